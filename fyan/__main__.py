@@ -1,0 +1,3 @@
+from fyan.cli import main
+
+raise SystemExit(main())

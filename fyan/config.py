@@ -1,0 +1,212 @@
+"""Typed configuration: built-in defaults < project ``fyan.toml`` < environment.
+
+Every key is declared here with its default, its unit and its meaning; ``config/fyan.example.toml``
+is the annotated copy users read (a test keeps the two equal). Environment overrides use the
+prefix ``FYAN_`` and ``__`` between sections, for example ``FYAN_LEAN__LAKE=/opt/elan/bin/lake``
+or ``FYAN_SCHEDULER__PARALLELISM=4``. API keys are never part of the configuration: providers
+read them from the environment variables their SDKs document.
+
+Errors: ``load_config`` raises ``ConfigError`` naming the file and the offending key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from fyan.errors import ConfigError
+
+STAGE_NAMES = ("specify", "reason", "plan", "audit", "prove", "critic", "curate", "review")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProjectSection(_Section):
+    name: str = Field(description="Project name, shown in status output.")
+    source: str = Field(description="Main source document, relative to the project folder.")
+    lean_lib: str = Field(
+        default="",
+        description="Lean library (root module) name of the project's Lake package; "
+        "derived from the project name when empty.",
+    )
+
+
+class IntakeSection(_Section):
+    unit_kinds: list[str] = Field(
+        default=[
+            "theorem",
+            "lemma",
+            "proposition",
+            "corollary",
+            "claim",
+            "conjecture",
+            "definition",
+        ],
+        description="Statement kinds (canonical names) that become theorem units. Other "
+        "theorem-like environments (problem, example, remark, ...) are catalogued, not units.",
+    )
+    unknown_references: Literal["error", "warn"] = Field(
+        default="error",
+        description="What a reference from a statement or proof to a label defined nowhere "
+        "in the document does: stop intake, or be reported as a warning.",
+    )
+    term_edges: bool = Field(
+        default=True,
+        description="Add a dependency edge from a statement to an earlier definition whose "
+        "defined term (bold or emphasised in the definition) it mentions.",
+    )
+
+
+class StageAgent(_Section):
+    provider: Literal["replay", "record", "anthropic", "openai", "openai-compatible"] = "replay"
+    model: str = "example-authored"
+    base_url: str | None = Field(default=None, description="Endpoint of an OpenAI-compatible server.")
+    max_tokens: int = Field(default=8192, gt=0, description="Reply budget, tokens.")
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    record_provider: Literal["anthropic", "openai", "openai-compatible"] | None = Field(
+        default=None, description="With provider = 'record': the live provider to record from."
+    )
+
+
+class AgentsSection(_Section):
+    replay_file: str = Field(
+        default="replay/cassette.jsonl",
+        description="Record/replay cassette, relative to the project folder.",
+    )
+    form_repairs: int = Field(
+        default=2, ge=0, description="Form repairs allowed for a reply that does not validate."
+    )
+    prove_iterations: int = Field(
+        default=3, ge=1, description="Formalizer plan-prove-review iterations per attempt (with a toolchain)."
+    )
+    default: StageAgent = StageAgent()
+    stages: dict[str, StageAgent] = Field(default_factory=dict)
+
+    @field_validator("stages")
+    @classmethod
+    def _known_stages(cls, value: dict[str, StageAgent]) -> dict[str, StageAgent]:
+        unknown = sorted(set(value) - set(STAGE_NAMES))
+        if unknown:
+            raise ValueError(f"unknown stage(s) {unknown}; known: {list(STAGE_NAMES)}")
+        return value
+
+    def for_stage(self, stage: str) -> StageAgent:
+        """The agent configuration of ``stage`` (falls back to ``default``)."""
+        return self.stages.get(stage, self.default)
+
+
+class LeanSection(_Section):
+    lake: str = Field(default="", description="Path to `lake`; empty = PATH, then ~/.elan/bin.")
+    toolchain: str = Field(
+        default="leanprover/lean4:v4.31.0", description="Content of the Lake package's lean-toolchain."
+    )
+    build_timeout: float = Field(default=900.0, gt=0, description="Seconds per `lake` call.")
+    memory_limit_mb: int = Field(default=8192, gt=0, description="Address-space limit per build, MiB.")
+    sandbox: Literal["auto", "require", "off"] = Field(
+        default="auto",
+        description="auto: use bubblewrap when present, warn otherwise; require: refuse to build "
+        "without it; off: never sandbox.",
+    )
+    axiom_allowlist: list[str] = Field(default=["propext", "Classical.choice", "Quot.sound"])
+    extra_imports: list[str] = Field(
+        default=[], description="Modules every unit file imports (for example Mathlib)."
+    )
+
+
+class AuditSection(_Section):
+    threshold: int = Field(default=2, ge=0, le=3, description="Minimum grade that freezes a statement.")
+    grade1_policy: Literal["repair", "bridge"] = Field(
+        default="repair",
+        description="Grade-1 statements go back to the Planner (repair) or are frozen with a "
+        "bridge obligation (bridge).",
+    )
+
+
+class SchedulerSection(_Section):
+    parallelism: int = Field(default=2, ge=1, description="Stage attempts running at once.")
+    attempts_per_stage: int = Field(
+        default=3, ge=1, description="Failed attempts of one stage before the unit is blocked."
+    )
+
+
+class FyanConfig(BaseSettings):
+    """The whole configuration of one project."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="FYAN_", env_nested_delimiter="__", extra="forbid", case_sensitive=False
+    )
+
+    project: ProjectSection
+    intake: IntakeSection = IntakeSection()
+    agents: AgentsSection = AgentsSection()
+    lean: LeanSection = LeanSection()
+    audit: AuditSection = AuditSection()
+    scheduler: SchedulerSection = SchedulerSection()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # environment wins over the file (passed as init kwargs); no dotenv, no secrets dir
+        return (env_settings, init_settings)
+
+    @property
+    def lean_lib(self) -> str:
+        return self.project.lean_lib or lean_lib_name(self.project.name)
+
+
+def lean_lib_name(project_name: str) -> str:
+    """CamelCase Lean library name from a project name (``taste-number-theory`` →
+    ``TasteNumberTheory``); prefixed with ``Fyan`` if it would not start with a letter."""
+    parts = [p for p in "".join(c if c.isalnum() else " " for c in project_name).split() if p]
+    name = "".join(p[:1].upper() + p[1:] for p in parts) or "Project"
+    return name if name[0].isalpha() and name.isascii() else "Fyan" + name
+
+
+def _format_validation_error(path: Path, err: ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"])
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif e["type"] == "missing":
+            msg = "required key is missing"
+        lines.append(f"  {loc}: {msg}")
+    return f"{path}: invalid configuration\n" + "\n".join(lines)
+
+
+def load_config(path: Path) -> FyanConfig:
+    """Read a project's ``fyan.toml`` (``path``) and apply environment overrides.
+
+    Raises ``ConfigError`` when the file is missing, is not TOML (with line and column), or
+    has an unknown or ill-typed key (each named with its dotted path).
+    """
+    try:
+        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path}: configuration file not found", hint="create the project with `fyan init`"
+        ) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    try:
+        return FyanConfig(**data)
+    except ValidationError as e:
+        raise ConfigError(
+            _format_validation_error(path, e),
+            hint="see config/fyan.example.toml for every key and its default",
+        ) from None

@@ -1,0 +1,86 @@
+"""Error types and exit codes shared by every command.
+
+Every error a user can cause carries a message that names the offending file (and line when
+there is one) and a hint that says what to do next. The CLI maps each class to a documented
+exit code (see ``ExitCode``); anything else is a bug and exits with ``ExitCode.INTERNAL``.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes of the ``fyan`` command (documented in ``fyan --help``)."""
+
+    OK = 0
+    INTERNAL = 1  # a bug: an exception Fyan did not expect
+    USAGE = 2  # bad command line (argparse uses 2 as well)
+    INCOMPLETE = 3  # ran to quiescence but some units are blocked / a gate failed
+    INPUT = 4  # bad input: source document, config, project folder, replay file
+    STATE = 5  # refused by the state gateway, or the project is locked by another run
+
+
+class FyanError(Exception):
+    """Base class of all errors reported to the user.
+
+    ``message`` says what is wrong (with ``file:line`` when known); ``hint`` says what to do.
+    """
+
+    exit_code: ExitCode = ExitCode.INPUT
+    #: When raised inside a stage attempt: can another attempt help? (False blocks the unit.)
+    retryable: bool = True
+
+    def __init__(self, message: str, *, hint: str | None = None, retryable: bool | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        if retryable is not None:
+            self.retryable = retryable
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class InputError(FyanError):
+    """A source document cannot be read or is malformed (missing file, not TeX, unbalanced
+    environments, duplicate label, unknown reference, include loop)."""
+
+
+class DagError(InputError):
+    """The dependency DAG is invalid (cycle, unknown edge target, statement in no unit)."""
+
+
+class ConfigError(FyanError):
+    """``fyan.toml`` or an environment override is invalid."""
+
+
+class ProjectError(FyanError):
+    """The folder is not a Fyan project, or it is in a state the command cannot use."""
+
+
+class ReplayMissError(FyanError):
+    """The replay provider has no recorded response for a request (names the request key).
+    Not retryable: the same request misses again."""
+
+    retryable = False
+
+
+class ModelOutputError(FyanError):
+    """A model reply could not be validated after the allowed number of form repairs."""
+
+
+class ProviderError(FyanError):
+    """A model provider failed (network, authentication, exhausted retries)."""
+
+
+class TransitionError(FyanError):
+    """The gateway refused a state transition (illegal order, dependency not complete)."""
+
+    exit_code = ExitCode.STATE
+
+
+class LockedError(FyanError):
+    """Another Fyan process holds the project's lock."""
+
+    exit_code = ExitCode.STATE
