@@ -1,0 +1,476 @@
+"""TeX intake: theorem-like environments, labels, references and blueprint macros.
+
+The document is parsed with pylatexenc's tolerant ``LatexWalker`` (one parse per file); this
+module walks the node tree and keeps provenance (file, first and last line) for everything it
+records. What it understands:
+
+* theorem-like environments: the common names (``theorem``, ``thm``, ``lemma``, ``defn``, ...,
+  see ``KIND_ALIASES``) and every environment declared with ``\\newtheorem`` (starred or not,
+  with shared counters) or ``\\declaretheorem``; the kind comes from the declared display name;
+* ``\\input``, ``\\include``, ``\\include*`` and ``\\subfile``, resolved relative to the main
+  file's folder like LaTeX does, with or without the ``.tex`` suffix;
+* ``\\label`` anywhere (labels inside a statement or its proof, for example on an item or an
+  equation, belong to that statement);
+* references ``\\ref``, ``\\cref``, ``\\Cref``, ``\\eqref``, ``\\autoref``, ``\\nameref`` (comma
+  lists allowed) and the blueprint macros ``\\uses``, ``\\proves``, ``\\lean``, ``\\leanok``,
+  ``\\mathlibok``;
+* a ``proof`` environment belongs to the statement before it, or to the statement its optional
+  argument references (``\\begin{proof}[Proof of \\cref{x}]``).
+
+Errors (``InputError``, always naming file and line): unreadable or binary file, a file with no
+TeX in it, unbalanced ``\\begin``/``\\end``, a missing ``\\input`` file, an ``\\input`` loop, a
+label defined twice. Non-UTF-8 files are read as Latin-1 with a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pylatexenc import latexwalker, macrospec
+from pylatexenc.latexwalker import (
+    LatexCommentNode,
+    LatexEnvironmentNode,
+    LatexGroupNode,
+    LatexMacroNode,
+    LatexMathNode,
+    LatexWalker,
+)
+
+from fyan.errors import InputError
+from fyan.intake.catalogue import (
+    KIND_ALIASES,
+    Catalogue,
+    LabelSite,
+    ProofBlock,
+    Provenance,
+    Reference,
+    Statement,
+)
+
+REFERENCE_MACROS = frozenset(
+    {"ref", "cref", "Cref", "eqref", "autoref", "nameref", "labelcref", "crefrange", "uses", "proves"}
+)
+INCLUDE_MACROS = frozenset({"input", "include", "subfile"})
+PROOF_ENVS = frozenset({"proof", "proof*"})
+TERM_MACROS = frozenset({"textbf", "emph", "textit", "defn", "term", "keyword"})
+VERBATIM_ENVS = ("verbatim", "Verbatim", "lstlisting", "minted", "comment")
+
+_BEGIN_END = re.compile(r"\\(begin|end)\s*\{([^{}]*)\}")
+
+
+def _latex_context() -> macrospec.LatexContextDb:
+    ctx = latexwalker.get_default_latex_context_db()
+    specs = [macrospec.MacroSpec(name, "*{") for name in REFERENCE_MACROS - {"crefrange"}]
+    specs += [
+        macrospec.MacroSpec("crefrange", "*{{"),
+        macrospec.MacroSpec("lean", "{"),
+        macrospec.MacroSpec("leanok", ""),
+        macrospec.MacroSpec("mathlibok", ""),
+        macrospec.MacroSpec("notready", ""),
+        macrospec.MacroSpec("input", "{"),
+        macrospec.MacroSpec("include", "*{"),
+        macrospec.MacroSpec("subfile", "{"),
+        macrospec.MacroSpec("newtheorem", "*{[{["),
+        macrospec.MacroSpec("declaretheorem", "[{"),
+        macrospec.MacroSpec("label", "{"),
+    ]
+    ctx.add_context_category("fyan", macros=specs, prepend=True)
+    return ctx
+
+
+_NEWTHEOREM = re.compile(r"\\(?:newtheorem\*?\s*\{([^{}]+)\}|declaretheorem\s*(?:\[[^\]]*\])?\s*\{([^{}]+)\})")
+
+
+@dataclass
+class _SourceFile:
+    path: Path
+    rel: str
+    text: str
+    newlines: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.newlines = [m.start() for m in re.finditer("\n", self.text)]
+
+    def line(self, pos: int) -> int:
+        """1-based line of character offset ``pos``."""
+        return bisect_left(self.newlines, pos) + 1
+
+
+def _decode(path: Path, rel: str, data: bytes, warnings: list[str]) -> str:
+    if b"\x00" in data[:65536]:
+        raise InputError(f"{rel}: binary file, not TeX", hint="give the .tex source of the document")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        warnings.append(f"{rel}:{line}: file is not UTF-8; read as Latin-1")
+        return data.decode("latin-1")
+
+
+def _strip_comment(line: str) -> str:
+    i = 0
+    while True:
+        i = line.find("%", i)
+        if i < 0:
+            return line
+        backslashes = 0
+        j = i - 1
+        while j >= 0 and line[j] == "\\":
+            backslashes += 1
+            j -= 1
+        if backslashes % 2 == 0:
+            return line[:i]
+        i += 1
+
+
+def _check_balance(src: _SourceFile) -> None:
+    """Raise ``InputError`` at the first unmatched ``\\begin``/``\\end`` (comments and verbatim
+    content ignored; only the document body when the file has ``\\begin{document}``)."""
+    stack: list[tuple[str, int]] = []
+    lines = src.text.split("\n")
+    start = 0
+    for n, raw in enumerate(lines):
+        if re.search(r"\\begin\s*\{document\}", _strip_comment(raw)):
+            start = n
+            break
+    verbatim: str | None = None
+    for n in range(start, len(lines)):
+        line = lines[n]
+        if verbatim is None:
+            line = _strip_comment(line)
+        for m in _BEGIN_END.finditer(line):
+            what, name = m.group(1), m.group(2).strip()
+            if verbatim is not None:
+                if what == "end" and name == verbatim:
+                    verbatim = None
+                    stack.pop()
+                continue
+            if what == "begin":
+                stack.append((name, n + 1))
+                if name.rstrip("*") in VERBATIM_ENVS:
+                    verbatim = name
+            elif not stack:
+                raise InputError(
+                    f"{src.rel}:{n + 1}: \\end{{{name}}} without a matching \\begin{{{name}}}",
+                    hint="fix the environment nesting in the source",
+                )
+            elif stack[-1][0] != name:
+                open_name, open_line = stack[-1]
+                raise InputError(
+                    f"{src.rel}:{n + 1}: \\end{{{name}}} closes \\begin{{{open_name}}} "
+                    f"opened at line {open_line}",
+                    hint="fix the environment nesting in the source",
+                )
+            else:
+                stack.pop()
+    if stack:
+        name, line_no = stack[-1]
+        raise InputError(
+            f"{src.rel}:{line_no}: \\begin{{{name}}} is never closed",
+            hint=f"add \\end{{{name}}} or remove the \\begin",
+        )
+
+
+def _arg_text(node: LatexMacroNode, index: int) -> str | None:
+    args = node.nodeargd.argnlist if node.nodeargd is not None else []
+    if index >= len(args) or args[index] is None:
+        return None
+    text = args[index].latex_verbatim()
+    if text[:1] in "{[" and text[-1:] in "}]":
+        text = text[1:-1]
+    return text.strip()
+
+
+def _last_arg_text(node: LatexMacroNode) -> str | None:
+    args = node.nodeargd.argnlist if node.nodeargd is not None else []
+    for i in range(len(args) - 1, -1, -1):
+        if args[i] is not None and args[i].latex_verbatim()[:1] == "{":
+            return _arg_text(node, i)
+    return None
+
+
+def _plain_term(tex: str) -> str:
+    text = re.sub(r"\$[^$]*\$", " ", tex)
+    text = re.sub(r"\\[a-zA-Z]+\*?", " ", text)
+    text = re.sub(r"[{}~\\]", " ", text)
+    return " ".join(text.split()).strip(" .,;:").lower()
+
+
+@dataclass
+class _Builder:
+    stmt: Statement
+    proof_seen: bool = False
+
+
+@dataclass
+class _Ctx:
+    builder: _Builder | None = None
+    in_proof: bool = False
+
+
+class _TexReader:
+    def __init__(self, main: Path, source_root: Path) -> None:
+        self.main = main
+        self.root = source_root
+        self.warnings: list[str] = []
+        self.files: list[str] = []
+        self.statements: list[Statement] = []
+        self.labels: dict[str, LabelSite] = {}
+        self.theorem_envs: dict[str, str] = {}  # env name -> canonical kind
+        self._stack: list[str] = []
+        self._context = _latex_context()
+        self._env_specs: set[str] = set()
+
+    def _announce_environments(self, text: str) -> None:
+        """Tell the parser about theorem environments a file declares, before parsing it, so
+        their optional argument (the title) is parsed as one; the kind is set when the
+        declaration itself is walked."""
+        names = {m.group(1) or m.group(2) for m in _NEWTHEOREM.finditer(text)} - self._env_specs
+        names = {n.strip() for n in names if n and n.strip()}
+        if names:
+            self._context.add_context_category(
+                f"fyan-theorems-{len(self._env_specs)}",
+                environments=[macrospec.EnvironmentSpec(n, "[") for n in sorted(names)],
+                prepend=True,
+            )
+            self._env_specs |= names
+
+    # -- files -----------------------------------------------------------------------------
+    def _rel(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def _load(self, path: Path) -> _SourceFile:
+        rel = self._rel(path)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise InputError(f"{rel}: cannot read: {e.strerror}") from None
+        text = _decode(path, rel, data, self.warnings)
+        src = _SourceFile(path, rel, text)
+        if not self.files:  # the main file must look like TeX
+            if "\\" not in text or not re.search(r"\\[a-zA-Z]+", text):
+                raise InputError(
+                    f"{rel}: does not look like a TeX document (no TeX command in it)",
+                    hint="give the .tex source of the document",
+                )
+        _check_balance(src)
+        return src
+
+    def _resolve_include(self, name: str, src: _SourceFile, line: int) -> Path:
+        name = name.strip()
+        base = self.main.parent
+        # LaTeX resolves against the folder it runs in (the main file's); a chapter file read
+        # as the main file still names its siblings from the blueprint root, so try that too.
+        folders = dict.fromkeys([base, src.path.parent, self.root])
+        candidates = [f / n for f in folders for n in (name, f"{name}.tex")]
+        for cand in candidates:
+            if cand.is_file():
+                return cand
+        raise InputError(
+            f"{src.rel}:{line}: included file {name!r} not found (looked in {self._rel(base)}/)",
+            hint="copy the whole source tree, or remove the \\input",
+        )
+
+    def read_file(self, path: Path, ctx: _Ctx) -> None:
+        key = str(path.resolve())
+        if key in self._stack:
+            chain = " -> ".join(self._rel(Path(p)) for p in self._stack + [key])
+            raise InputError(f"\\input loop: {chain}", hint="remove the circular \\input")
+        self._stack.append(key)
+        src = self._load(path)
+        self.files.append(src.rel)
+        self._announce_environments(src.text)
+        walker = LatexWalker(src.text, latex_context=self._context, tolerant_parsing=True)
+        nodes, _, _ = walker.get_latex_nodes()
+        self._walk(nodes, src, ctx)
+        self._stack.pop()
+
+    # -- walking ---------------------------------------------------------------------------
+    def _walk(self, nodes: list, src: _SourceFile, ctx: _Ctx) -> None:
+        for node in nodes:
+            if node is None or isinstance(node, LatexCommentNode):
+                continue
+            if isinstance(node, LatexEnvironmentNode):
+                self._environment(node, src, ctx)
+            elif isinstance(node, LatexMacroNode):
+                self._macro(node, src, ctx)
+            elif isinstance(node, (LatexGroupNode, LatexMathNode)):
+                self._walk(node.nodelist, src, ctx)
+
+    def _kind_of(self, env: str) -> str | None:
+        if env in self.theorem_envs:
+            return self.theorem_envs[env]
+        base = env.rstrip("*")
+        if base in self.theorem_envs:
+            return self.theorem_envs[base]
+        return KIND_ALIASES.get(base)
+
+    def _environment(self, node: LatexEnvironmentNode, src: _SourceFile, ctx: _Ctx) -> None:
+        env = node.environmentname
+        if env in PROOF_ENVS:
+            self._proof(node, src, ctx)
+            return
+        kind = self._kind_of(env)
+        if kind is None:
+            self._walk(node.nodelist, src, ctx)
+            if node.nodeargd is not None:
+                self._walk([a for a in node.nodeargd.argnlist if a is not None], src, ctx)
+            return
+        start, end = src.line(node.pos), src.line(node.pos + node.len - 1)
+        title = _arg_text(node, 0)
+        stmt = Statement(
+            index=len(self.statements),
+            kind=kind,
+            env=env,
+            title=title or None,
+            body=node.latex_verbatim(),
+            provenance=Provenance(file=src.rel, line_start=start, line_end=end),
+        )
+        self.statements.append(stmt)
+        inner = _Ctx(_Builder(stmt), in_proof=False)
+        if node.nodeargd is not None:
+            self._walk([a for a in node.nodeargd.argnlist if a is not None], src, inner)
+        self._walk(node.nodelist, src, inner)
+
+    def _proof(self, node: LatexEnvironmentNode, src: _SourceFile, ctx: _Ctx) -> None:
+        line = src.line(node.pos)
+        target: Statement | None = None
+        title = _arg_text(node, 0) or ""
+        for m in re.finditer(r"\\(?:c|C|auto|name)?ref\*?\s*\{([^{}]*)\}", title):
+            for label in m.group(1).split(","):
+                site = self.labels.get(label.strip())
+                if site is not None and site.statement_index is not None:
+                    target = self.statements[site.statement_index]
+                    break
+            if target is not None:
+                break
+        if target is None and self.statements:
+            target = self.statements[-1]
+        if target is None:
+            self.warnings.append(f"{src.rel}:{line}: proof with no statement before it; ignored")
+            self._walk(node.nodelist, src, ctx)
+            return
+        prov = Provenance(file=src.rel, line_start=line, line_end=src.line(node.pos + node.len - 1))
+        if target.proof is None:
+            target.proof = ProofBlock(body=node.latex_verbatim(), provenance=prov)
+        else:
+            self.warnings.append(
+                f"{src.rel}:{line}: second proof for {target.display} "
+                f"(first at {target.proof.provenance}); its references count as proof references"
+            )
+        inner = _Ctx(_Builder(target, proof_seen=True), in_proof=True)
+        self._walk(node.nodelist, src, inner)
+
+    def _macro(self, node: LatexMacroNode, src: _SourceFile, ctx: _Ctx) -> None:
+        name = node.macroname
+        b = ctx.builder
+        if name == "label":
+            label = _arg_text(node, 0)
+            if label:
+                self._label(label, src, src.line(node.pos), b)
+            return
+        if name in REFERENCE_MACROS:
+            if b is None:
+                return
+            line = src.line(node.pos)
+            texts = [t for t in (_arg_text(node, i) for i in range(1, 3)) if t]
+            for text in texts:
+                for label in text.split(","):
+                    label = label.strip()
+                    if label:
+                        b.stmt.references.append(
+                            Reference(label=label, macro=name, file=src.rel, line=line, in_proof=ctx.in_proof)
+                        )
+            return
+        if name == "lean":
+            if b is not None:
+                text = _arg_text(node, 0) or ""
+                b.stmt.lean_names.extend(n.strip() for n in text.split(",") if n.strip())
+            return
+        if name == "leanok":
+            if b is not None:
+                if ctx.in_proof and b.stmt.proof is not None:
+                    b.stmt.proof.leanok = True
+                else:
+                    b.stmt.leanok = True
+            return
+        if name == "mathlibok":
+            if b is not None:
+                b.stmt.mathlibok = True
+            return
+        if name in INCLUDE_MACROS:
+            target = _last_arg_text(node)
+            if target:
+                path = self._resolve_include(target, src, src.line(node.pos))
+                self.read_file(path, ctx)
+            return
+        if name == "newtheorem":
+            env = _arg_text(node, 1)
+            display = _arg_text(node, 3)
+            if env:
+                self._declare(env, display)
+            return
+        if name == "declaretheorem":
+            env = _arg_text(node, 1)
+            opts = _arg_text(node, 0) or ""
+            m = re.search(r"name\s*=\s*\{?([^,}\]]+)", opts)
+            if env:
+                self._declare(env, m.group(1) if m else env)
+            return
+        if name in TERM_MACROS and b is not None and b.stmt.kind == "definition" and not ctx.in_proof:
+            text = _arg_text(node, 0)
+            if text:
+                term = _plain_term(text)
+                if len(term) >= 3 and term not in b.stmt.defined_terms:
+                    b.stmt.defined_terms.append(term)
+        if node.nodeargd is not None:
+            self._walk([a for a in node.nodeargd.argnlist if a is not None], src, ctx)
+
+    def _declare(self, env: str, display: str | None) -> None:
+        words = _plain_term(display or env).split()
+        kind = None
+        for word in words + [env]:
+            kind = KIND_ALIASES.get(word.lower())
+            if kind:
+                break
+        self.theorem_envs[env] = kind or env.lower()
+
+    def _label(self, label: str, src: _SourceFile, line: int, b: _Builder | None) -> None:
+        if label in self.labels:
+            first = self.labels[label]
+            raise InputError(
+                f"{src.rel}:{line}: label {label!r} is defined twice (first at {first.file}:{first.line})",
+                hint="rename one of the labels",
+            )
+        index = b.stmt.index if b is not None else None
+        self.labels[label] = LabelSite(label=label, file=src.rel, line=line, statement_index=index)
+        if b is not None:
+            b.stmt.labels.append(label)
+            if b.stmt.label is None and not b.proof_seen:
+                b.stmt.label = label
+
+
+def read_tex(main: Path, *, source_root: Path | None = None) -> Catalogue:
+    """Read the TeX document whose main file is ``main`` (following its ``\\input`` tree).
+
+    Provenance paths are relative to ``source_root`` (default: ``main``'s folder). Returns a
+    ``Catalogue``; raises ``InputError`` as described in the module docstring.
+    """
+    main = main.resolve()
+    root = (source_root or main.parent).resolve()
+    reader = _TexReader(main, root)
+    reader.read_file(main, _Ctx())
+    return Catalogue(
+        source_root=str(root),
+        main_file=reader._rel(main),
+        files=reader.files,
+        statements=reader.statements,
+        labels=reader.labels,
+        warnings=reader.warnings,
+    )

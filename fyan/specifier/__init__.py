@@ -1,0 +1,1 @@
+"""Specifier (deterministic part): theorem units, the dependency DAG and ``problem.tex``."""
