@@ -1,0 +1,439 @@
+"""The gateway: the only code that writes stage state (DESIGN.md §2, §5).
+
+Agents and stage code write files into an *attempt folder* and nothing else. The gateway
+
+1. refuses illegal transitions (``begin``): a stage out of order (``prove`` before ``audit``
+   succeeded), any stage of a unit whose dependencies are not complete, a unit that is
+   complete, blocked or already running;
+2. decides an attempt's outcome (``finish``) only from the persisted files and the exit status,
+   by running the stage's deterministic check (``fyan.stages.checks``; never a model). A check
+   that raises fails closed;
+3. publishes the artifacts into ``units/<unit>/`` crash-safely: files are first copied into
+   ``units/<unit>/.staging/<tag>/``, then the transition (run status, artifact rows with their
+   sha256, freezes, events) is committed in **one** SQLite transaction, then the staged files are
+   renamed into place. A crash before the commit leaves the previous state (the staging folder
+   is an orphan, deleted by ``recover``); a crash after it is rolled forward by ``recover``,
+   which publishes a staged file only if the store records exactly its hash.
+
+SQLite runs in WAL mode with ``synchronous=NORMAL``: a killed process never loses a committed
+transition (a power cut may lose the last one, never half of one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from fyan.errors import TransitionError
+from fyan.project import Project
+from fyan.specifier.dag import Dag
+from fyan.state.faults import fault_point
+from fyan.state.lifecycle import progress
+from fyan.state.models import FailureKind, RunStatus, Stage, StageRun, UnitRecord
+from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store
+
+#: Files each stage's agent must leave in its attempt folder (paths inside ``units/<unit>/``).
+STAGE_OUTPUTS: dict[Stage, tuple[str, ...]] = {
+    Stage.REASON: ("proof.md",),
+    Stage.PLAN: ("lemma_dag.json", "blueprint.md", "Statement.lean"),
+    Stage.AUDIT: ("audit/record.json",),
+    Stage.PROVE: ("Basic.lean",),
+    Stage.GATE: (),
+}
+
+
+class FreezeSpec(BaseModel):
+    """A declaration to freeze, with the hashes that bind it (see ``FreezeRecord``)."""
+
+    decl: str
+    role: str = "root"
+    normalized_signature: str
+    signature_hash: str
+    type_hash: str | None = None
+    bound_inputs: dict[str, str]
+
+
+@dataclass
+class CheckContext:
+    """What a stage check may look at: the project, the store (read-only), the attempt."""
+
+    project: Project
+    store: Store
+    unit: UnitRecord
+    run: StageRun
+    attempt_dir: Path
+
+
+@dataclass
+class CheckOutcome:
+    """A stage check's verdict. ``derived`` files (reports written by the check itself, e.g.
+    ``audit/result.json``) are published whatever the verdict."""
+
+    passed: bool
+    reason: str
+    derived: dict[str, bytes] = field(default_factory=dict)
+    freezes: list[FreezeSpec] = field(default_factory=list)
+    frozen_outputs: tuple[str, ...] = ()
+    rewind_to: Stage | None = None
+    failure_kind: FailureKind = FailureKind.CHECK
+    event_data: dict[str, Any] = field(default_factory=dict)
+
+
+Check = Callable[[CheckContext], CheckOutcome]
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    return sha256_bytes(path.read_bytes())
+
+
+class Gateway:
+    """Sole writer of a project's state database and of ``units/<unit>/``.
+
+    ``checks`` maps each stage to its deterministic check; the orchestrator passes
+    ``fyan.stages.checks.standard_checks()``. Thread-safe: writes are serialised by a lock,
+    checks run outside it.
+    """
+
+    def __init__(self, project: Project, checks: Mapping[Stage, Check] | None = None) -> None:
+        self.project = project
+        self.paths = project.paths
+        self.checks = dict(checks or {})
+        self.paths.state.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(self.paths.db, check_same_thread=False, isolation_level=None, timeout=30)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        with self._tx() as c:
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    c.execute(statement)
+            row = c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:
+                c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(row["value"]) != SCHEMA_VERSION:
+                raise TransitionError(
+                    f"{self.paths.db}: state schema version {row['value']}, this Fyan needs {SCHEMA_VERSION}",
+                    hint="use the Fyan version that created the project",
+                )
+        self.store = Store(self.paths.db)
+
+    def close(self) -> None:
+        self.store.close()
+        self._conn.close()
+
+    # -- plumbing --------------------------------------------------------------------------
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    @staticmethod
+    def _event(c: sqlite3.Connection, kind: str, unit: str | None, run_id: int | None, data: dict) -> None:
+        c.execute(
+            "INSERT INTO events (ts, kind, unit, run_id, data) VALUES (?, ?, ?, ?, ?)",
+            (time.time(), kind, unit, run_id, json.dumps(data, sort_keys=True)),
+        )
+
+    def event(self, kind: str, unit: str | None = None, data: dict | None = None, run_id: int | None = None) -> None:
+        """Append an event (advice received, source changed, ...) to the event log."""
+        with self._tx() as c:
+            self._event(c, kind, unit, run_id, data or {})
+
+    def _staging(self, unit: str, tag: str) -> Path:
+        return self.paths.unit(unit) / ".staging" / tag
+
+    def _stage_files(self, unit: str, tag: str, files: Mapping[str, bytes]) -> Path:
+        staging = self._staging(unit, tag)
+        if staging.exists():
+            shutil.rmtree(staging)
+        for rel, data in files.items():
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        return staging
+
+    def _publish(self, unit: str, tag: str) -> None:
+        staging = self._staging(unit, tag)
+        if not staging.exists():
+            return
+        for src in sorted(p for p in staging.rglob("*") if p.is_file()):
+            rel = src.relative_to(staging)
+            dest = self.paths.unit(unit) / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dest)
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            staging.parent.rmdir()  # units/<unit>/.staging, when no other attempt is staged
+        except OSError:
+            pass
+
+    def _insert_artifacts(
+        self, c: sqlite3.Connection, unit: str, run_id: int | None, files: Mapping[str, bytes], frozen: tuple[str, ...]
+    ) -> None:
+        now = time.time()
+        for rel, data in files.items():
+            c.execute(
+                "INSERT INTO artifacts (unit, run_id, kind, path, sha256, frozen, created_at) VALUES (?,?,?,?,?,?,?)",
+                (unit, run_id, rel, f"units/{unit}/{rel}", sha256_bytes(data), int(rel in frozen), now),
+            )
+
+    # -- intake ----------------------------------------------------------------------------
+    def register_units(self, dag: Dag, files: Mapping[str, Mapping[str, bytes]], meta: Mapping[str, str]) -> None:
+        """Record the Specifier's units, edges and per-unit intake files (``problem.tex``...).
+
+        Refused when the project already has units (re-ingesting is a separate operation).
+        """
+        with self._lock:
+            if self._conn.execute("SELECT COUNT(*) FROM units").fetchone()[0]:
+                raise TransitionError(
+                    f"{self.paths.root}: the project already has units", hint="inspect them with `fyan status`"
+                )
+            for u in dag.units:
+                self._stage_files(u.id, "ingest", files.get(u.id, {}))
+            fault_point("register:after_copy")
+            with self._tx() as c:
+                for u in dag.units:
+                    c.execute(
+                        "INSERT INTO units VALUES (?,?,?,?,?,?,?,?,?)",
+                        (u.id, u.order, u.kind, u.label, u.title, u.module, dag.layers[u.id],
+                         json.dumps(u.statements), str(u.provenance)),
+                    )
+                for e in dag.edges:
+                    c.execute(
+                        "INSERT OR IGNORE INTO unit_deps VALUES (?,?,?,?,?)",
+                        (e.unit, e.depends_on, e.origin, int(e.in_proof), e.evidence),
+                    )
+                for u in dag.units:
+                    self._insert_artifacts(c, u.id, None, files.get(u.id, {}), ())
+                for k, v in meta.items():
+                    c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
+                self._event(c, "ingested", None, None, {"units": len(dag.units), "edges": len(dag.edges)})
+            fault_point("register:after_commit")
+            for u in dag.units:
+                self._publish(u.id, "ingest")
+
+    # -- transitions -----------------------------------------------------------------------
+    def begin(self, unit_id: str, stage: Stage, attempts_per_stage: int) -> StageRun:
+        """Start an attempt of ``stage`` for ``unit_id``; returns the running ``StageRun``.
+
+        Raises ``TransitionError`` naming the rule when the transition is illegal.
+        """
+        with self._tx() as c:
+            if c.execute("SELECT 1 FROM units WHERE id = ?", (unit_id,)).fetchone() is None:
+                raise TransitionError(f"unknown unit {unit_id!r}")
+            own = self._progress(c, unit_id, attempts_per_stage)
+            if own.running is not None:
+                raise TransitionError(f"{unit_id}: {own.running.stage.value} is already running (run {own.running.id})")
+            if own.complete:
+                raise TransitionError(f"{unit_id}: already complete")
+            if own.blocked_reason is not None:
+                raise TransitionError(f"{unit_id}: blocked: {own.blocked_reason}")
+            pending = [
+                d for (d,) in c.execute("SELECT DISTINCT depends_on FROM unit_deps WHERE unit = ?", (unit_id,))
+                if not self._progress(c, d, attempts_per_stage).complete
+            ]
+            if pending:
+                raise TransitionError(
+                    f"{unit_id}: cannot start {stage.value}: dependencies not complete: {', '.join(sorted(pending))}"
+                )
+            if own.next_stage is not stage:
+                raise TransitionError(
+                    f"{unit_id}: cannot start {stage.value}: the next stage is "
+                    f"{own.next_stage.value if own.next_stage else 'none'}"
+                )
+            attempt = 1 + c.execute(
+                "SELECT COUNT(*) FROM stage_runs WHERE unit = ? AND stage = ?", (unit_id, stage.value)
+            ).fetchone()[0]
+            now = time.time()
+            cur = c.execute(
+                "INSERT INTO stage_runs (unit, stage, attempt, status, started_at, attempt_dir) VALUES (?,?,?,?,?,?)",
+                (unit_id, stage.value, attempt, RunStatus.RUNNING.value, now, ""),
+            )
+            run_id = cur.lastrowid
+            attempt_dir = f".fyan/attempts/{unit_id}/{run_id:06d}-{stage.value}"
+            c.execute("UPDATE stage_runs SET attempt_dir = ? WHERE id = ?", (attempt_dir, run_id))
+            self._event(c, "stage_started", unit_id, run_id, {"stage": stage.value, "attempt": attempt})
+        (self.paths.root / attempt_dir).mkdir(parents=True, exist_ok=True)
+        return StageRun(
+            id=run_id, unit=unit_id, stage=stage, attempt=attempt, status=RunStatus.RUNNING,
+            started_at=now, attempt_dir=attempt_dir,
+        )
+
+    @staticmethod
+    def _progress(c: sqlite3.Connection, unit_id: str, attempts_per_stage: int):
+        rows = c.execute("SELECT * FROM stage_runs WHERE unit = ? ORDER BY id", (unit_id,)).fetchall()
+        start = c.execute("SELECT value FROM meta WHERE key = 'session_started'").fetchone()
+        return progress([StageRun(**dict(r)) for r in rows], attempts_per_stage, float(start[0]) if start else 0.0)
+
+    def start_session(self) -> float:
+        """Mark the start of a run session (see ``lifecycle``: environment failures of earlier
+        sessions are retried). Returns the session start, POSIX seconds."""
+        now = time.time()
+        with self._tx() as c:
+            c.execute("INSERT OR REPLACE INTO meta VALUES ('session_started', ?)", (repr(now),))
+            self._event(c, "session_started", None, None, {"pid": os.getpid()})
+        return now
+
+    def finish(
+        self,
+        run: StageRun,
+        *,
+        exit_status: int = 0,
+        agent_error: str | None = None,
+        failure_kind: FailureKind = FailureKind.AGENT,
+    ) -> StageRun:
+        """Close ``run``: decide its outcome from the attempt folder and publish.
+
+        With ``agent_error`` (the agent or provider failed) the attempt fails with that reason
+        and no check runs. Otherwise the stage's check decides; missing declared outputs fail
+        the attempt. Returns the updated ``StageRun``. Raises ``TransitionError`` if the run is
+        not running any more.
+        """
+        attempt_dir = self.paths.root / run.attempt_dir
+        unit = self.store.unit(run.unit)
+        assert unit is not None
+        if agent_error is not None:
+            outcome = CheckOutcome(passed=False, reason=agent_error, failure_kind=failure_kind)
+        elif exit_status != 0:
+            outcome = CheckOutcome(passed=False, reason=f"agent exited with status {exit_status}")
+        else:
+            outcome = self._check(run, unit, attempt_dir)
+        files: dict[str, bytes] = {}
+        if outcome.passed:
+            for rel in STAGE_OUTPUTS[run.stage]:
+                files[rel] = (attempt_dir / rel).read_bytes()
+        files.update(outcome.derived)
+        tag = f"run-{run.id}"
+        self._stage_files(run.unit, tag, files)
+        fault_point("finish:after_copy")
+        status = RunStatus.SUCCEEDED if outcome.passed else RunStatus.FAILED
+        with self._tx() as c:
+            row = c.execute("SELECT status FROM stage_runs WHERE id = ?", (run.id,)).fetchone()
+            if row is None or row["status"] != RunStatus.RUNNING.value:
+                shutil.rmtree(self._staging(run.unit, tag), ignore_errors=True)
+                raise TransitionError(f"run {run.id} of {run.unit} is not running (status {row and row['status']})")
+            self._insert_artifacts(c, run.unit, run.id, files, outcome.frozen_outputs if outcome.passed else ())
+            if outcome.passed and outcome.freezes:
+                c.execute("UPDATE freezes SET active = 0 WHERE unit = ?", (run.unit,))
+                for f in outcome.freezes:
+                    c.execute(
+                        "INSERT INTO freezes (unit, run_id, decl, role, normalized_signature, signature_hash, "
+                        "type_hash, bound_inputs, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                        (run.unit, run.id, f.decl, f.role, f.normalized_signature, f.signature_hash,
+                         f.type_hash, json.dumps(f.bound_inputs, sort_keys=True), time.time()),
+                    )
+            rewind = None if outcome.passed else outcome.rewind_to
+            if rewind is not None and list(Stage).index(rewind) <= list(Stage).index(Stage.PLAN):
+                c.execute("UPDATE freezes SET active = 0 WHERE unit = ?", (run.unit,))
+            now = time.time()
+            c.execute(
+                "UPDATE stage_runs SET status = ?, finished_at = ?, exit_status = ?, reason = ?, "
+                "failure_kind = ?, rewind_to = ? WHERE id = ?",
+                (status.value, now, exit_status, outcome.reason,
+                 None if outcome.passed else outcome.failure_kind.value,
+                 rewind.value if rewind else None, run.id),
+            )
+            self._event(
+                c, "stage_finished", run.unit, run.id,
+                {"stage": run.stage.value, "status": status.value, "reason": outcome.reason,
+                 "rewind_to": rewind.value if rewind else None, **outcome.event_data},
+            )
+        fault_point("finish:after_commit")
+        self._publish(run.unit, tag)
+        if run.stage is Stage.GATE and outcome.passed:
+            self._sync_lean_package()
+        return run.model_copy(
+            update=dict(
+                status=status, finished_at=now, exit_status=exit_status, reason=outcome.reason,
+                failure_kind=None if outcome.passed else outcome.failure_kind, rewind_to=rewind,
+            )
+        )
+
+    def _check(self, run: StageRun, unit: UnitRecord, attempt_dir: Path) -> CheckOutcome:
+        missing = [rel for rel in STAGE_OUTPUTS[run.stage] if not (attempt_dir / rel).is_file()]
+        if missing:
+            return CheckOutcome(passed=False, reason=f"attempt left no {', '.join(missing)}")
+        check = self.checks.get(run.stage)
+        if check is None:
+            return CheckOutcome(passed=False, reason=f"no deterministic check is configured for {run.stage.value}")
+        try:
+            return check(CheckContext(self.project, self.store, unit, run, attempt_dir))
+        except Exception as e:  # fail closed: a crashing check never passes
+            return CheckOutcome(passed=False, reason=f"{run.stage.value} check failed with {type(e).__name__}: {e}")
+
+    def record_model_call(
+        self, run: StageRun | None, *, stage: str, provider: str, model: str, request_key: str,
+        tokens_in: int, tokens_out: int, cost: float, latency_s: float, cache_hit: bool, replay: bool,
+    ) -> None:
+        """Persist one model call (tokens, cost in USD, latency in seconds)."""
+        with self._tx() as c:
+            c.execute(
+                "INSERT INTO model_calls (run_id, unit, stage, provider, model, request_key, tokens_in, "
+                "tokens_out, cost, latency_s, cache_hit, replay, ts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run.id if run else None, run.unit if run else None, stage, provider, model, request_key,
+                 tokens_in, tokens_out, cost, latency_s, int(cache_hit), int(replay), time.time()),
+            )
+
+    # -- recovery --------------------------------------------------------------------------
+    def recover(self) -> list[StageRun]:
+        """Bring disk and store back into agreement after a crash; call with the run lock held.
+
+        Marks runs left ``running`` as ``interrupted`` (returned, so they can be re-run),
+        publishes staged files whose hash the store records as current, deletes other staged
+        files, and re-derives the Lean package.
+        """
+        with self._tx() as c:
+            rows = c.execute("SELECT * FROM stage_runs WHERE status = ?", (RunStatus.RUNNING.value,)).fetchall()
+            interrupted = [StageRun(**dict(r)) for r in rows]
+            for r in interrupted:
+                c.execute(
+                    "UPDATE stage_runs SET status = ?, finished_at = ?, reason = ? WHERE id = ?",
+                    (RunStatus.INTERRUPTED.value, time.time(), "interrupted: the process stopped during the attempt", r.id),
+                )
+                self._event(c, "stage_interrupted", r.unit, r.id, {"stage": r.stage.value})
+        current = {(a.unit, a.kind): a.sha256 for a in self.store.artifacts()}
+        if self.paths.units.is_dir():
+            for staging_root in self.paths.units.glob("*/.staging"):
+                unit = staging_root.parent.name
+                for tag_dir in sorted(p for p in staging_root.iterdir() if p.is_dir()):
+                    for f in sorted(p for p in tag_dir.rglob("*") if p.is_file()):
+                        kind = f.relative_to(tag_dir).as_posix()
+                        if current.get((unit, kind)) == sha256_file(f):
+                            dest = self.paths.unit(unit) / kind
+                            dest.parent.mkdir(parents=True, exist_ok=True)
+                            os.replace(f, dest)
+                shutil.rmtree(staging_root, ignore_errors=True)
+        self._sync_lean_package()
+        return [r.model_copy(update={"status": RunStatus.INTERRUPTED}) for r in interrupted]
+
+    def _sync_lean_package(self) -> None:
+        from fyan.lean.package import sync_package
+
+        sync_package(self.project, self.store)

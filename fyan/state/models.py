@@ -1,0 +1,153 @@
+"""Pydantic models of everything the state store holds (DESIGN.md §5).
+
+Timestamps are POSIX seconds (float, UTC). Paths are relative to the project folder.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Stage(StrEnum):
+    """The per-unit stages, in the order the gateway allows them (DESIGN.md §1.3)."""
+
+    REASON = "reason"
+    PLAN = "plan"
+    AUDIT = "audit"
+    PROVE = "prove"
+    GATE = "gate"
+
+    @property
+    def next(self) -> Stage | None:
+        order = list(Stage)
+        i = order.index(self)
+        return order[i + 1] if i + 1 < len(order) else None
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"  # the process died while the attempt ran: not a failure
+
+
+class FailureKind(StrEnum):
+    """Why an attempt failed; decides whether another attempt can help."""
+
+    CHECK = "check"  # the stage's deterministic checks refused the artifacts: retry
+    AGENT = "agent"  # the provider/agent failed (invalid reply, replay miss): retry
+    ENVIRONMENT = "environment"  # e.g. no Lean toolchain: retrying cannot help, block
+
+
+class UnitStatus(StrEnum):
+    WAITING = "waiting"  # some dependency is not complete yet
+    READY = "ready"  # may run its next stage
+    RUNNING = "running"
+    COMPLETE = "complete"  # the completion gate passed
+    BLOCKED = "blocked"  # out of attempts, an environment failure, or a blocked dependency
+
+
+class UnitRecord(BaseModel):
+    id: str
+    order: int
+    kind: str
+    label: str | None = None
+    title: str | None = None
+    module: str
+    layer: int
+    statements: list[int]
+    provenance: str = Field(description="file:first-last line of the first statement")
+
+
+class DependencyRecord(BaseModel):
+    unit: str
+    depends_on: str
+    origin: str
+    in_proof: bool
+    evidence: str
+
+
+class StageRun(BaseModel):
+    id: int
+    unit: str
+    stage: Stage
+    attempt: int = Field(description="1 for the first attempt of this stage of this unit")
+    status: RunStatus
+    started_at: float
+    finished_at: float | None = None
+    exit_status: int | None = None
+    reason: str | None = None
+    failure_kind: FailureKind | None = None
+    rewind_to: Stage | None = Field(default=None, description="Stage to go back to after a failure")
+    attempt_dir: str
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.finished_at is None else self.finished_at - self.started_at
+
+
+class ArtifactRecord(BaseModel):
+    id: int
+    unit: str
+    run_id: int | None = Field(description="None for artifacts written at intake (problem.tex)")
+    kind: str = Field(description="Path inside units/<unit>/, e.g. proof.md or audit/record.json")
+    path: str
+    sha256: str
+    frozen: bool = False
+    created_at: float
+
+
+class FreezeRecord(BaseModel):
+    """A frozen declaration (statement or bridge) with what it was certified against."""
+
+    id: int
+    unit: str
+    run_id: int
+    decl: str
+    role: str = Field(description="root | bridge_source | bridge")
+    normalized_signature: str
+    signature_hash: str
+    type_hash: str | None = None
+    bound_inputs: dict[str, str] = Field(description="input path -> sha256 at freeze time")
+    created_at: float
+    active: bool = True
+
+
+class EventRecord(BaseModel):
+    id: int
+    ts: float
+    kind: str
+    unit: str | None = None
+    run_id: int | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class ModelCallRecord(BaseModel):
+    id: int
+    run_id: int | None
+    unit: str | None
+    stage: str
+    provider: str
+    model: str
+    request_key: str
+    tokens_in: int
+    tokens_out: int
+    cost: float
+    latency_s: float
+    cache_hit: bool
+    replay: bool
+    ts: float
+
+
+class UnitView(BaseModel):
+    """A unit with its computed status (never stored: derived from the runs, see lifecycle)."""
+
+    unit: UnitRecord
+    status: UnitStatus
+    next_stage: Stage | None
+    reason: str | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    attempts: dict[str, int] = Field(default_factory=dict, description="stage -> attempts so far")

@@ -1,0 +1,199 @@
+"""The state store, read side: SQLite (stdlib ``sqlite3``, WAL) at ``.fyan/state.db``.
+
+Everything here opens the database **read-only** (``mode=ro``): a write through a ``Store``
+fails inside SQLite. The schema is created and every row is written by
+``fyan.state.gateway.Gateway``, the only writer (DESIGN.md §2, §5). Keeping all reads behind
+this small class is what lets a server database replace SQLite later.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from fyan.errors import ProjectError
+from fyan.state.lifecycle import unit_views
+from fyan.state.models import (
+    ArtifactRecord,
+    DependencyRecord,
+    EventRecord,
+    FreezeRecord,
+    ModelCallRecord,
+    StageRun,
+    UnitRecord,
+    UnitView,
+)
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS units (
+    id TEXT PRIMARY KEY, ord INTEGER NOT NULL, kind TEXT NOT NULL, label TEXT, title TEXT,
+    module TEXT NOT NULL UNIQUE, layer INTEGER NOT NULL, statements TEXT NOT NULL,
+    provenance TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS unit_deps (
+    unit TEXT NOT NULL REFERENCES units(id), depends_on TEXT NOT NULL REFERENCES units(id),
+    origin TEXT NOT NULL, in_proof INTEGER NOT NULL, evidence TEXT NOT NULL,
+    PRIMARY KEY (unit, depends_on, origin)
+);
+CREATE TABLE IF NOT EXISTS stage_runs (
+    id INTEGER PRIMARY KEY, unit TEXT NOT NULL REFERENCES units(id), stage TEXT NOT NULL,
+    attempt INTEGER NOT NULL, status TEXT NOT NULL, started_at REAL NOT NULL,
+    finished_at REAL, exit_status INTEGER, reason TEXT, failure_kind TEXT, rewind_to TEXT,
+    attempt_dir TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS stage_runs_unit ON stage_runs(unit, id);
+CREATE TABLE IF NOT EXISTS artifacts (
+    id INTEGER PRIMARY KEY, unit TEXT NOT NULL REFERENCES units(id), run_id INTEGER,
+    kind TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL, frozen INTEGER NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS artifacts_unit ON artifacts(unit, kind, id);
+CREATE TABLE IF NOT EXISTS freezes (
+    id INTEGER PRIMARY KEY, unit TEXT NOT NULL REFERENCES units(id), run_id INTEGER NOT NULL,
+    decl TEXT NOT NULL, role TEXT NOT NULL, normalized_signature TEXT NOT NULL,
+    signature_hash TEXT NOT NULL, type_hash TEXT, bound_inputs TEXT NOT NULL,
+    created_at REAL NOT NULL, active INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY, ts REAL NOT NULL, kind TEXT NOT NULL, unit TEXT, run_id INTEGER,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS model_calls (
+    id INTEGER PRIMARY KEY, run_id INTEGER, unit TEXT, stage TEXT NOT NULL,
+    provider TEXT NOT NULL, model TEXT NOT NULL, request_key TEXT NOT NULL,
+    tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, cost REAL NOT NULL,
+    latency_s REAL NOT NULL, cache_hit INTEGER NOT NULL, replay INTEGER NOT NULL, ts REAL NOT NULL
+);
+"""
+
+
+def open_readonly(db: Path) -> sqlite3.Connection:
+    """A read-only connection to ``db`` (raises ``sqlite3.OperationalError`` on any write)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False, timeout=30)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _run(row: sqlite3.Row) -> StageRun:
+    return StageRun(**dict(row))
+
+
+class Store:
+    """Read-only view of a project's state database."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self._local = threading.local()
+
+    @property
+    def exists(self) -> bool:
+        return self.db.is_file()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            if not self.db.is_file():
+                raise ProjectError(
+                    f"{self.db}: the project has no state yet", hint="run `fyan run <project>` first"
+                )
+            conn = open_readonly(self.db)
+            self._local.conn = conn
+        return conn
+
+    def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        return self._conn().execute(sql, args).fetchall()
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- reads -----------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0]["value"] if rows else None
+
+    def units(self) -> list[UnitRecord]:
+        rows = self._rows("SELECT * FROM units ORDER BY ord")
+        return [
+            UnitRecord(
+                id=r["id"], order=r["ord"], kind=r["kind"], label=r["label"], title=r["title"],
+                module=r["module"], layer=r["layer"], statements=json.loads(r["statements"]),
+                provenance=r["provenance"],
+            )
+            for r in rows
+        ]
+
+    def unit(self, unit_id: str) -> UnitRecord | None:
+        return next((u for u in self.units() if u.id == unit_id), None)
+
+    def deps(self, unit: str | None = None) -> list[DependencyRecord]:
+        sql = "SELECT * FROM unit_deps" + (" WHERE unit = ?" if unit else "") + " ORDER BY unit, depends_on"
+        return [
+            DependencyRecord(**{**dict(r), "in_proof": bool(r["in_proof"])})
+            for r in self._rows(sql, (unit,) if unit else ())
+        ]
+
+    def runs(self, unit: str | None = None) -> list[StageRun]:
+        if unit is None:
+            return [_run(r) for r in self._rows("SELECT * FROM stage_runs ORDER BY id")]
+        return [_run(r) for r in self._rows("SELECT * FROM stage_runs WHERE unit = ? ORDER BY id", (unit,))]
+
+    def run(self, run_id: int) -> StageRun | None:
+        rows = self._rows("SELECT * FROM stage_runs WHERE id = ?", (run_id,))
+        return _run(rows[0]) if rows else None
+
+    def artifacts(self, unit: str | None = None, *, current: bool = True) -> list[ArtifactRecord]:
+        """Artifacts of ``unit`` (all units when None); with ``current`` only the latest
+        version of each (unit, kind)."""
+        where = "WHERE unit = ?" if unit else ""
+        args: tuple[Any, ...] = (unit,) if unit else ()
+        if current:
+            sql = (
+                f"SELECT * FROM artifacts WHERE id IN (SELECT MAX(id) FROM artifacts {where} "
+                "GROUP BY unit, kind) ORDER BY unit, kind"
+            )
+        else:
+            sql = f"SELECT * FROM artifacts {where} ORDER BY id"
+        return [ArtifactRecord(**{**dict(r), "frozen": bool(r["frozen"])}) for r in self._rows(sql, args)]
+
+    def artifact(self, unit: str, kind: str) -> ArtifactRecord | None:
+        rows = self._rows(
+            "SELECT * FROM artifacts WHERE unit = ? AND kind = ? ORDER BY id DESC LIMIT 1", (unit, kind)
+        )
+        return ArtifactRecord(**{**dict(rows[0]), "frozen": bool(rows[0]["frozen"])}) if rows else None
+
+    def freezes(self, unit: str, *, active_only: bool = True) -> list[FreezeRecord]:
+        sql = "SELECT * FROM freezes WHERE unit = ?" + (" AND active = 1" if active_only else "") + " ORDER BY id"
+        return [
+            FreezeRecord(**{**dict(r), "bound_inputs": json.loads(r["bound_inputs"]), "active": bool(r["active"])})
+            for r in self._rows(sql, (unit,))
+        ]
+
+    def events(self, unit: str | None = None, *, after_id: int = 0, limit: int = 1000) -> list[EventRecord]:
+        sql = "SELECT * FROM events WHERE id > ?" + (" AND unit = ?" if unit else "") + " ORDER BY id LIMIT ?"
+        args: tuple[Any, ...] = (after_id, unit, limit) if unit else (after_id, limit)
+        return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in self._rows(sql, args)]
+
+    def model_calls(self, unit: str | None = None) -> list[ModelCallRecord]:
+        sql = "SELECT * FROM model_calls" + (" WHERE unit = ?" if unit else "") + " ORDER BY id"
+        return [
+            ModelCallRecord(**{**dict(r), "cache_hit": bool(r["cache_hit"]), "replay": bool(r["replay"])})
+            for r in self._rows(sql, (unit,) if unit else ())
+        ]
+
+    def session_start(self) -> float:
+        """When the current run session began (POSIX seconds; 0 before the first run)."""
+        value = self.meta("session_started")
+        return float(value) if value else 0.0
+
+    def views(self, attempts_per_stage: int) -> dict[str, UnitView]:
+        """Every unit with its computed status (see ``fyan.state.lifecycle``)."""
+        return unit_views(self.units(), self.deps(), self.runs(), attempts_per_stage, self.session_start())
