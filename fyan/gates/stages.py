@@ -1,0 +1,277 @@
+"""Deterministic checks of each stage's artifacts, run by the gateway before it advances.
+
+No check calls a model. Each returns a ``CheckOutcome``: pass/fail, the reason, files it
+derives (reports), statements to freeze, and where to go back to after a failure.
+
+* reason — ``proof.md`` carries the unit's provenance block unchanged and has content;
+* plan — ``lemma_dag.json`` validates, has no dangling edge, self-loop or cycle, every node is
+  reachable from a root; ``Statement.lean`` is Fyan's rendering around the model's part, passes
+  the source lints, declares every lemma-DAG node, every theorem body is ``by sorry``, no root
+  is ``True``, definition units' roots are definitions; it compiles when a toolchain exists;
+* audit — the evidence record validates (``fyan.audit.validator``); grade ≥ threshold freezes
+  the roots (signature hash, bound inputs: ``problem.tex`` and the upstream unit files, and the
+  elaborated type hash when a toolchain exists); below → back to the Planner; rejected → retry;
+* prove — ``Basic.lean`` is Fyan's rendering around the model's part, passes the lints, and
+  every frozen declaration is there with its frozen signature (an edit fails the attempt);
+* gate — the completion gate (``fyan.gates.completion``); a missing toolchain blocks the unit
+  (``environment`` failure), any other failure goes back to the Formalizer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+from pydantic import ValidationError
+
+from fyan.agents.schemas import LemmaDag
+from fyan.audit.record import EvidenceRecord
+from fyan.audit.validator import validate_record
+from fyan.gates.completion import report_json, run_gate
+from fyan.lean import declarations
+from fyan.lean.lints import errors as lint_errors
+from fyan.lean.lints import lint
+from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
+from fyan.lean.probe import run_probe
+from fyan.lean.runner import run_process
+from fyan.lean.toolchain import TOOLCHAIN_MISSING, discover
+from fyan.lean.workspace import prepare_workspace
+from fyan.specifier.problem import BEGIN as PROV_BEGIN
+from fyan.specifier.problem import END as PROV_END
+from fyan.state.gateway import Check, CheckContext, CheckOutcome, FreezeSpec, sha256_file
+from fyan.state.models import FailureKind, Stage
+
+
+def provenance_block(text: str) -> str | None:
+    """The provenance block (markers included) in ``text``, or None."""
+    start = text.find(PROV_BEGIN)
+    end = text.find(PROV_END)
+    if start < 0 or end < start:
+        return None
+    return text[start : end + len(PROV_END)]
+
+
+def _problem_text(ctx: CheckContext) -> str:
+    return (ctx.project.paths.unit(ctx.unit.id) / "problem.tex").read_text(encoding="utf-8")
+
+
+def check_reason(ctx: CheckContext) -> CheckOutcome:
+    text = (ctx.attempt_dir / "proof.md").read_text(encoding="utf-8")
+    expected = provenance_block(_problem_text(ctx))
+    if provenance_block(text) != expected:
+        return CheckOutcome(False, "proof.md does not carry the unit's provenance block unchanged")
+    body = text.replace(expected or "", "").strip()
+    if len(body) < 40:
+        return CheckOutcome(False, "proof.md has no proof text")
+    return CheckOutcome(True, f"proof.md written ({len(body.split())} words)")
+
+
+def _lemma_dag(path: Path) -> tuple[LemmaDag | None, list[str]]:
+    try:
+        dag = LemmaDag.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError) as e:
+        return None, [f"lemma_dag.json does not validate: {e}"]
+    problems: list[str] = []
+    names = [n.name for n in dag.nodes]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        problems.append(f"lemma DAG names used twice: {dup}")
+    known = set(names)
+    g = nx.DiGraph()
+    g.add_nodes_from(known)
+    for n in dag.nodes:
+        for u in n.uses:
+            if u == n.name:
+                problems.append(f"lemma {n.name} uses itself")
+            elif u not in known:
+                problems.append(f"lemma {n.name} uses {u}, which is not a node (dangling edge)")
+            else:
+                g.add_edge(n.name, u)
+    for r in dag.roots:
+        if r not in known:
+            problems.append(f"root {r} is not a node of the lemma DAG")
+    try:
+        cycle = nx.find_cycle(g)
+        problems.append("lemma DAG has a cycle: " + " -> ".join([a for a, _ in cycle] + [cycle[0][0]]))
+    except nx.NetworkXNoCycle:
+        pass
+    reachable = set()
+    for r in dag.roots:
+        if r in g:
+            reachable |= {r} | nx.descendants(g, r)
+    orphans = sorted(known - reachable)
+    if orphans and not problems:
+        problems.append(f"lemma(s) not reachable from a root: {orphans}")
+    return dag, problems
+
+
+def _rendered(ctx: CheckContext, text: str, part: str) -> bool:
+    return text == render_unit_file(ctx.project, ctx.store, ctx.unit, model_part(text), part)
+
+
+def _compile(ctx: CheckContext, part: str, text: str, log_name: str) -> tuple[bool | None, str]:
+    """Build the unit's ``part`` module in its workspace: (ok, reason); ok None = no toolchain."""
+    disc = discover(ctx.project.config.lean)
+    if disc.toolchain is None:
+        return None, disc.problem or TOOLCHAIN_MISSING
+    cfg = ctx.project.config.lean
+    ws = prepare_workspace(ctx.project, ctx.unit, {part: text})
+    module = unit_module(ctx.project, ctx.unit, part)
+    proc = run_process([str(disc.toolchain.lake), "build", module], cwd=ws.root, timeout_s=cfg.build_timeout,
+                       memory_mb=cfg.memory_limit_mb, sandbox=cfg.sandbox, writable=[ws.root],
+                       log_path=ctx.attempt_dir / log_name)
+    if proc.ok:
+        return True, f"{module} compiles"
+    return False, f"{module} does not compile: {proc.note or 'exit ' + str(proc.exit_code)} (see {log_name})"
+
+
+def check_plan(ctx: CheckContext) -> CheckOutcome:
+    dag, problems = _lemma_dag(ctx.attempt_dir / "lemma_dag.json")
+    if dag is None or problems:
+        return CheckOutcome(False, "; ".join(problems))
+    text = (ctx.attempt_dir / "Statement.lean").read_text(encoding="utf-8")
+    if not _rendered(ctx, text, "Statement"):
+        return CheckOutcome(False, "Statement.lean was changed outside the model-written part (imports/namespace are Fyan's)")
+    errs = lint_errors(lint(model_part(text)))
+    if errs:
+        return CheckOutcome(False, "Statement.lean: " + "; ".join(map(str, errs)))
+    decls = declarations.scan(text)
+    ns = unit_namespace(ctx.project, ctx.unit)
+    for node in dag.nodes:
+        d = declarations.find(decls, f"{ns}.{node.name}")
+        if d is None:
+            return CheckOutcome(False, f"Statement.lean has no declaration for lemma-DAG node {node.name}")
+        if d.kind == "theorem" and not d.body_is_sorry:
+            return CheckOutcome(False, f"{node.name}: scaffold bodies must be `by sorry`, found `{declarations.normalize(d.body)[:60]}`")
+    for r in dag.roots:
+        d = declarations.find(decls, f"{ns}.{r}")
+        assert d is not None
+        if d.kind == "theorem" and d.type_text in ("True", "⊤", "True ∧ True"):
+            return CheckOutcome(False, f"root {r} states `True`: a vacuous root is refused")
+        if ctx.unit.kind == "definition" and d.kind not in declarations.DEFINITION_KINDS:
+            return CheckOutcome(False, f"root {r} of a definition unit must be a definition, found {d.kind}")
+        if ctx.unit.kind != "definition" and d.kind != "theorem":
+            return CheckOutcome(False, f"root {r} of a {ctx.unit.kind} unit must be a theorem, found {d.kind}")
+    ok, reason = _compile(ctx, "Statement", text, "statement-build.log")
+    if ok is False:
+        return CheckOutcome(False, reason)
+    note = reason if ok else f"not compiled ({reason})"
+    return CheckOutcome(True, f"scaffold with {len(dag.nodes)} node(s), root(s) {', '.join(dag.roots)}; {note}")
+
+
+def _bound_inputs(ctx: CheckContext) -> dict[str, str]:
+    paths = [ctx.project.paths.unit(ctx.unit.id) / "problem.tex"]
+    paths += [ctx.project.paths.unit(d.id) / "Basic.lean" for d in upstream(ctx.store, ctx.unit.id)]
+    return {ctx.project.paths.rel(p): sha256_file(p) for p in paths if p.is_file()}
+
+
+def root_texts(ctx_project, unit, statement: str, roots: list[str]) -> tuple[str, dict[str, declarations.Declaration]]:
+    """The audited text of ``roots`` in ``statement`` (theorem headers; whole definitions) and
+    the declarations by full name. Raises ``KeyError`` naming a root that is not declared."""
+    decls = declarations.scan(statement)
+    ns = unit_namespace(ctx_project, unit)
+    found: dict[str, declarations.Declaration] = {}
+    parts = []
+    for r in roots:
+        d = declarations.find(decls, f"{ns}.{r}")
+        if d is None:
+            raise KeyError(f"{ns}.{r}")
+        found[f"{ns}.{r}"] = d
+        parts.append(f"{d.kind} {d.name} " + (d.header if d.kind == "theorem" else f"{d.header} := {d.body}"))
+    return "\n".join(parts), found
+
+
+def check_audit(ctx: CheckContext) -> CheckOutcome:
+    threshold = ctx.project.config.audit.threshold
+    unit_dir = ctx.project.paths.unit(ctx.unit.id)
+    dag = LemmaDag.model_validate_json((unit_dir / "lemma_dag.json").read_text(encoding="utf-8"))
+    statement = (unit_dir / "Statement.lean").read_text(encoding="utf-8")
+    ns = unit_namespace(ctx.project, ctx.unit)
+    root = f"{ns}.{dag.roots[0]}"
+    try:
+        lean_text, decls = root_texts(ctx.project, ctx.unit, statement, dag.roots)
+    except KeyError as e:
+        return CheckOutcome(False, f"Statement.lean has no root {e.args[0]}", rewind_to=Stage.PLAN)
+    try:
+        record = EvidenceRecord.model_validate_json((ctx.attempt_dir / "audit/record.json").read_text(encoding="utf-8"))
+    except (ValidationError, ValueError) as e:
+        result_errors = [f"record does not validate: {e}"]
+        data = {"valid": False, "errors": result_errors, "threshold": threshold, "routing": "reject", "root": root}
+        return CheckOutcome(False, "audit record rejected: " + result_errors[0],
+                            derived={"audit/result.json": json.dumps(data, indent=2).encode()})
+    problem = _problem_text(ctx)
+    prov = provenance_block(problem) or ""
+    result = validate_record(record, problem_text=problem.replace(prov, ""), lean_header=lean_text, root=root,
+                             threshold=threshold)
+    derived = {"audit/result.json": result.model_dump_json(indent=2).encode()}
+    if not result.valid:
+        return CheckOutcome(False, "audit record rejected: " + "; ".join(result.errors[:5]), derived=derived)
+    if result.routing != "freeze":
+        return CheckOutcome(False, f"audit grade {result.grade} < {threshold}; repair: " + " | ".join(result.repairs),
+                            derived=derived, rewind_to=Stage.PLAN, event_data={"grade": result.grade})
+    type_hashes = _statement_type_hashes(ctx, statement, list(decls))
+    bound = _bound_inputs(ctx)
+    freezes = [
+        FreezeSpec(decl=name, role="root", normalized_signature=d.frozen_signature,
+                   signature_hash=declarations.signature_hash(d.frozen_signature),
+                   type_hash=type_hashes.get(name), bound_inputs=bound)
+        for name, d in decls.items()
+    ]
+    return CheckOutcome(True, f"audit grade {result.grade} >= {threshold}: froze {', '.join(dag.roots)}",
+                        derived=derived, freezes=freezes, event_data={"grade": result.grade})
+
+
+def _statement_type_hashes(ctx: CheckContext, statement: str, roots: list[str]) -> dict[str, str]:
+    """Elaborated type hashes of the roots from the scaffold (empty without a toolchain)."""
+    disc = discover(ctx.project.config.lean)
+    if disc.toolchain is None:
+        return {}
+    ok, _ = _compile(ctx, "Statement", statement, "freeze-build.log")
+    if not ok:
+        return {}
+    ws = ctx.project.paths.workspace(ctx.unit.id)
+    probe = run_probe(disc.toolchain, ws, [unit_module(ctx.project, ctx.unit, "Statement")], roots,
+                      ctx.project.config.lean, ctx.attempt_dir / "freeze-probe.log")
+    return {n: r.type_hash for n, r in probe.records.items() if r.found and r.type_hash}
+
+
+def check_prove(ctx: CheckContext) -> CheckOutcome:
+    text = (ctx.attempt_dir / "Basic.lean").read_text(encoding="utf-8")
+    if not _rendered(ctx, text, "Basic"):
+        return CheckOutcome(False, "Basic.lean was changed outside the model-written part (imports/namespace are Fyan's)")
+    errs = lint_errors(lint(model_part(text)))
+    if errs:
+        return CheckOutcome(False, "Basic.lean: " + "; ".join(map(str, errs)))
+    decls = declarations.scan(text)
+    for f in ctx.store.freezes(ctx.unit.id):
+        d = declarations.find(decls, f.decl)
+        if d is None:
+            return CheckOutcome(False, f"frozen declaration {f.decl} is missing from Basic.lean")
+        if d.frozen_signature != f.normalized_signature:
+            return CheckOutcome(False, f"frozen declaration {f.decl} was edited: `{d.frozen_signature}` "
+                                       f"differs from the frozen `{f.normalized_signature}`")
+    return CheckOutcome(True, f"Basic.lean with {len(decls)} declaration(s); frozen statements intact")
+
+
+def check_gate(ctx: CheckContext) -> CheckOutcome:
+    disc = discover(ctx.project.config.lean)
+    report = run_gate(ctx.project, ctx.store, ctx.unit, ctx.attempt_dir, disc)
+    derived = {"gate/report.json": report_json(report)}
+    if report.passed:
+        return CheckOutcome(True, "completion gate passed", derived=derived)
+    if disc.toolchain is None:
+        return CheckOutcome(False, disc.problem or TOOLCHAIN_MISSING, derived=derived,
+                            failure_kind=FailureKind.ENVIRONMENT)
+    return CheckOutcome(False, "completion gate failed: " + report.summary(), derived=derived, rewind_to=Stage.PROVE)
+
+
+def standard_checks() -> dict[Stage, Check]:
+    """The deterministic check of every stage (what the orchestrator gives the gateway)."""
+    return {
+        Stage.REASON: check_reason,
+        Stage.PLAN: check_plan,
+        Stage.AUDIT: check_audit,
+        Stage.PROVE: check_prove,
+        Stage.GATE: check_gate,
+    }

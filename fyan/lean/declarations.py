@@ -1,0 +1,249 @@
+"""A light scanner of Lean 4 source: comments, declarations, headers, signatures.
+
+This is *not* an elaborator. It finds top-level declarations (``theorem``, ``lemma``, ``def``,
+``abbrev``, ``instance``, ``structure``, ``class``, ``inductive``, ``axiom``, ``opaque``,
+``example``) with their modifiers, full name (``namespace`` blocks applied), header (binders
+and type, up to the top-level ``:=``, ``where`` or ``|``) and body, with 1-based line numbers.
+It is used to check model-written files before Lean sees them (scaffold shape, frozen headers
+copied verbatim, source lints). Decisions about correctness are taken on the elaborated
+environment through the probe (``fyan.lean.probe``); DESIGN.md §3 forbids deciding from source
+text alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+DECL_KEYWORDS = (
+    "theorem", "lemma", "def", "abbrev", "instance", "structure", "class", "inductive",
+    "axiom", "opaque", "example",
+)
+DEFINITION_KINDS = ("def", "abbrev", "structure", "class", "inductive", "instance", "opaque")
+MODIFIERS = ("private", "protected", "noncomputable", "unsafe", "partial", "nonrec", "public")
+#: Commands that end a declaration's body when they start a line.
+COMMAND_STARTS = (
+    "end", "namespace", "section", "open", "variable", "universe", "set_option", "attribute",
+    "#", "@[", "macro", "syntax", "notation", "local", "scoped", "elab", "import", "mutual",
+    "initialize", "builtin_initialize", "run_cmd", "deriving", "export", "infix", "infixl",
+    "infixr", "prefix", "postfix", "/--", "omit", "include",
+) + DECL_KEYWORDS + MODIFIERS
+
+_DECL_RE = re.compile(
+    r"^(?P<attrs>(?:@\[[^\]]*\]\s*)*)(?P<mods>(?:(?:" + "|".join(MODIFIERS) + r")\s+)*)"
+    r"(?P<kw>" + "|".join(DECL_KEYWORDS) + r")\b(?P<rest>.*)$"
+)
+_IDENT = r"(?:«[^»]*»|[^\s:(){}\[\]⦃⦄,.«»]+)(?:\.(?:«[^»]*»|[^\s:(){}\[\]⦃⦄,.«»]+))*"
+
+
+@dataclass
+class Declaration:
+    kind: str
+    name: str  # as written
+    full_name: str  # with the enclosing namespaces
+    modifiers: tuple[str, ...]
+    attributes: str
+    header: str  # binders and type, comments removed, whitespace as written
+    body: str  # after := (or the where/| clauses), comments removed
+    line_start: int
+    line_end: int
+
+    @property
+    def signature(self) -> str:
+        """Normalized signature: kind, name and header with whitespace collapsed."""
+        return normalize(f"{self.kind} {self.name} {self.header}")
+
+    @property
+    def frozen_signature(self) -> str:
+        """What a freeze binds: the signature, plus the body for definition-like declarations
+        (the body of a definition *is* its statement)."""
+        if self.kind in DEFINITION_KINDS:
+            return normalize(f"{self.signature} := {self.body}")
+        return self.signature
+
+    @property
+    def type_text(self) -> str:
+        """The statement's type: the header after its last top-level colon."""
+        i = _top_level_colon(self.header)
+        return normalize(self.header[i + 1 :]) if i >= 0 else ""
+
+    @property
+    def body_is_sorry(self) -> bool:
+        return normalize(self.body) in ("by sorry", "sorry", "by\nsorry", "by exact sorry")
+
+
+def normalize(text: str) -> str:
+    return " ".join(text.split())
+
+
+def signature_hash(signature: str) -> str:
+    return hashlib.sha256(signature.encode("utf-8")).hexdigest()
+
+
+def strip_comments(src: str) -> str:
+    """``src`` with comments (``--`` and nested ``/- -/``, doc comments included) replaced by
+    spaces; newlines and string literals are kept, so offsets and line numbers do not move."""
+    out: list[str] = []
+    i, n, depth = 0, len(src), 0
+    in_string = False
+    while i < n:
+        c = src[i]
+        if depth:
+            if src.startswith("/-", i):
+                depth += 1
+                out.append("  ")
+                i += 2
+            elif src.startswith("-/", i):
+                depth -= 1
+                out.append("  ")
+                i += 2
+            else:
+                out.append("\n" if c == "\n" else " ")
+                i += 1
+            continue
+        if in_string:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(src[i + 1])
+                i += 2
+                continue
+            if c == '"':
+                in_string = False
+            i += 1
+            continue
+        if c == '"' and not (i > 0 and src[i - 1] == "'" and i + 1 < n and src[i + 1] == "'"):
+            in_string = True
+            out.append(c)
+            i += 1
+        elif src.startswith("/-", i):
+            depth = 1
+            out.append("  ")
+            i += 2
+        elif src.startswith("--", i):
+            j = src.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _top_level_colon(header: str) -> int:
+    depth, last = 0, -1
+    i = 0
+    while i < len(header):
+        c = header[i]
+        if c in "([{⦃⟨":
+            depth += 1
+        elif c in ")]}⦄⟩":
+            depth -= 1
+        elif c == ":" and depth == 0 and not header.startswith(":=", i):
+            last = i
+        i += 1
+    return last
+
+
+def _split_header(text: str) -> tuple[str, str]:
+    """Split the text after a declaration's name into (header, body) at the first top-level
+    ``:=``, ``where`` or ``|`` (pattern-matching definitions)."""
+    depth = 0
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c in "([{⦃⟨":
+            depth += 1
+        elif c in ")]}⦄⟩":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            if text.startswith(":=", i):
+                return text[:i], text[i + 2 :]
+            if c == "|" and (i == 0 or text[i - 1] in " \n\t") and not text.startswith("||", i):
+                return text[:i], text[i:]
+            if text.startswith("where", i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.'")) and (
+                i + 5 == len(text) or not (text[i + 5].isalnum() or text[i + 5] in "_'")
+            ):
+                return text[:i], text[i:]
+        i += 1
+    return text, ""
+
+
+def _starts_command(line: str) -> bool:
+    stripped = line.lstrip()
+    if not stripped or line[:1] in (" ", "\t"):
+        return False
+    return any(
+        stripped.startswith(k) and (k in ("#", "@[", "/--") or len(stripped) == len(k) or not (stripped[len(k)].isalnum() or stripped[len(k)] in "_'."))
+        for k in COMMAND_STARTS
+    )
+
+
+def scan(src: str) -> list[Declaration]:
+    """Top-level declarations of Lean source ``src`` in order (see module docstring)."""
+    clean = strip_comments(src)
+    lines = clean.split("\n")
+    decls: list[Declaration] = []
+    namespaces: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if line[:1] not in (" ", "\t"):
+            m_ns = re.match(r"^namespace\s+(" + _IDENT + r")\s*$", stripped)
+            if m_ns:
+                namespaces.append(m_ns.group(1))
+                i += 1
+                continue
+            m_end = re.match(r"^end(?:\s+(" + _IDENT + r"))?\s*$", stripped)
+            if m_end and namespaces and m_end.group(1) == namespaces[-1]:
+                namespaces.pop()
+                i += 1
+                continue
+        m = _DECL_RE.match(line) if line[:1] not in (" ", "\t") else None
+        if m is None:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not _starts_command(lines[j]):
+            j += 1
+        end = j - 1
+        while end > i and not lines[end].strip():
+            end -= 1
+        text = "\n".join([m.group("rest")] + lines[i + 1 : end + 1])
+        kind = m.group("kw")
+        name = ""
+        if kind not in ("example",):
+            m_name = re.match(r"\s*(" + _IDENT + r")", text)
+            if m_name and not text.lstrip().startswith(("(", "[", "{", ":", "⦃")):
+                name = m_name.group(1)
+                text = text[m_name.end() :]
+        header, body = _split_header(text)
+        if name.startswith("_root_."):
+            full = name[len("_root_.") :]
+        else:
+            full = ".".join(namespaces + [name]) if name else ""
+        decls.append(
+            Declaration(
+                kind="theorem" if kind == "lemma" else kind,
+                name=name,
+                full_name=full,
+                modifiers=tuple(m.group("mods").split()),
+                attributes=m.group("attrs").strip(),
+                header=header.strip(),
+                body=body.strip(),
+                line_start=i + 1,
+                line_end=end + 1,
+            )
+        )
+        i = j
+    return decls
+
+
+def find(decls: list[Declaration], name: str) -> Declaration | None:
+    """The declaration called ``name`` (full name, or as written)."""
+    for d in decls:
+        if name and (d.full_name == name or d.name == name):
+            return d
+    return None

@@ -1,0 +1,137 @@
+"""The project's Lake package (``lean/``) and the Lean files of each unit.
+
+Layout (``<Lib>`` from ``[project] lean_lib``, ``<Unit>`` the unit's module component)::
+
+    lean/lakefile.toml  lean/lean-toolchain  lean/<Lib>.lean (root: imports complete units)
+    lean/<Lib>/<Unit>/Basic.lean   one per complete unit (copied from units/<unit>/Basic.lean)
+
+A unit file is written by code around the model's declarations: the imports (upstream units
+and ``[lean] extra_imports``), ``open`` of every upstream unit's namespace, and
+``namespace <Lib>.<Unit>`` so declarations of different units never collide. Models never
+write imports (the ``import`` lint rejects them).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from string import Template
+
+import networkx as nx
+
+from fyan.project import Project
+from fyan.resources import data_dir
+from fyan.state.models import UnitRecord, UnitStatus
+from fyan.state.store import Store
+
+MODEL_BEGIN = "-- fyan: begin model-written declarations"
+MODEL_END = "-- fyan: end model-written declarations"
+
+
+def unit_namespace(project: Project, unit: UnitRecord) -> str:
+    return f"{project.config.lean_lib}.{unit.module}"
+
+
+def unit_module(project: Project, unit: UnitRecord, part: str = "Basic") -> str:
+    return f"{project.config.lean_lib}.{unit.module}.{part}"
+
+
+def upstream(store: Store, unit_id: str) -> list[UnitRecord]:
+    """All transitive dependencies of ``unit_id``, in document order."""
+    g = nx.DiGraph()
+    g.add_edges_from((d.unit, d.depends_on) for d in store.deps())
+    ids = nx.descendants(g, unit_id) if unit_id in g else set()
+    return [u for u in store.units() if u.id in ids]
+
+
+def render_unit_file(project: Project, store: Store, unit: UnitRecord, body: str, part: str) -> str:
+    """The full Lean file of ``unit`` (``part`` = Statement or Basic) around ``body``."""
+    deps = upstream(store, unit.id)
+    direct = {d.depends_on for d in store.deps(unit.id)}
+    imports = [unit_module(project, d) for d in deps if d.id in direct] + list(project.config.lean.extra_imports)
+    lines = [f"import {m}" for m in imports]
+    lines += [
+        "",
+        f"/-! Fyan unit `{unit.id}` ({part}). Source: {unit.provenance}.",
+        "The declarations between the markers are model-written; everything else is written by Fyan. -/",
+        "",
+    ]
+    if deps:
+        lines.append("open " + " ".join(unit_namespace(project, d) for d in deps))
+        lines.append("")
+    ns = unit_namespace(project, unit)
+    lines += [f"namespace {ns}", "", MODEL_BEGIN, body.strip("\n"), MODEL_END, "", f"end {ns}", ""]
+    return "\n".join(lines)
+
+
+def model_part(text: str) -> str:
+    """The model-written declarations of a unit file (the text between the markers)."""
+    start = text.find(MODEL_BEGIN)
+    end = text.rfind(MODEL_END)
+    if start < 0 or end < start:
+        return text
+    return text[start + len(MODEL_BEGIN) : end].strip("\n")
+
+
+def _template(name: str, **values: str) -> str:
+    return Template((data_dir("lake-template") / name).read_text(encoding="utf-8")).substitute(**values)
+
+
+def write_package_config(project: Project, folder: Path) -> None:
+    """Write ``lakefile.toml`` and ``lean-toolchain`` for the project's library into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lib = project.config.lean_lib
+    (folder / "lakefile.toml").write_text(_template("lakefile.toml", lib=lib), encoding="utf-8")
+    (folder / "lean-toolchain").write_text(
+        _template("lean-toolchain", toolchain=project.config.lean.toolchain), encoding="utf-8"
+    )
+
+
+def init_package(project: Project) -> None:
+    """Create ``lean/`` from ``lake-template/`` (keeps an existing lakefile a user edited)."""
+    lean = project.paths.lean
+    if not (lean / "lakefile.toml").exists():
+        write_package_config(project, lean)
+    _write_root(project, [])
+
+
+def _write_root(project: Project, modules: list[str]) -> None:
+    lib = project.config.lean_lib
+    text = _template("Root.lean", lib=lib, imports="\n".join(f"import {m}" for m in modules))
+    root = project.paths.lean / f"{lib}.lean"
+    if not root.exists() or root.read_text(encoding="utf-8") != text:
+        root.parent.mkdir(parents=True, exist_ok=True)
+        root.write_text(text, encoding="utf-8")
+
+
+def sync_package(project: Project, store: Store) -> list[str]:
+    """Make ``lean/`` hold exactly the complete units (idempotent); returns their modules."""
+    if not store.exists:
+        return []
+    lib = project.config.lean_lib
+    views = store.views(project.config.scheduler.attempts_per_stage)
+    modules = []
+    keep = set()
+    for uid, view in views.items():
+        if view.status is not UnitStatus.COMPLETE:
+            continue
+        src = project.paths.unit(uid) / "Basic.lean"
+        if not src.is_file():
+            continue
+        dest = project.paths.lean / lib / view.unit.module / "Basic.lean"
+        keep.add(view.unit.module)
+        data = src.read_bytes()
+        if not dest.is_file() or dest.read_bytes() != data:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_suffix(".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(dest)
+        modules.append(unit_module(project, view.unit))
+    lib_dir = project.paths.lean / lib
+    if lib_dir.is_dir():
+        for child in lib_dir.iterdir():
+            if child.is_dir() and child.name not in keep:
+                shutil.rmtree(child)
+    if project.paths.lean.is_dir():
+        _write_root(project, modules)
+    return modules
