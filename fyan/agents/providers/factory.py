@@ -1,0 +1,52 @@
+"""Build the provider a stage is configured to use (``[agents]`` in ``fyan.toml``)."""
+
+from __future__ import annotations
+
+import threading
+
+from fyan.agents.providers.base import Provider
+from fyan.agents.providers.replay import RecordingProvider, ReplayProvider
+from fyan.config import StageAgent
+from fyan.errors import ConfigError
+from fyan.project import Project
+
+
+def _live(kind: str, agent: StageAgent) -> Provider:
+    from fyan.agents.providers.sdk import AnthropicProvider, OpenAIProvider
+
+    if kind == "anthropic":
+        return AnthropicProvider()
+    if kind == "openai":
+        return OpenAIProvider()
+    if kind == "openai-compatible":
+        if not agent.base_url:
+            raise ConfigError("provider openai-compatible needs base_url (e.g. http://localhost:8000/v1)")
+        return OpenAIProvider(base_url=agent.base_url)
+    raise ConfigError(f"unknown provider {kind!r}")
+
+
+class ProviderFactory:
+    """One provider instance per (stage configuration); thread-safe, created lazily."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self._cache: dict[str, Provider] = {}
+        self._lock = threading.Lock()
+
+    def for_stage(self, stage: str) -> Provider:
+        agent = self.project.config.agents.for_stage(stage)
+        key = agent.model_dump_json()
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = self._build(agent)
+            return self._cache[key]
+
+    def _build(self, agent: StageAgent) -> Provider:
+        cassette = self.project.paths.root / self.project.config.agents.replay_file
+        if agent.provider == "replay":
+            return ReplayProvider(cassette)
+        if agent.provider == "record":
+            if agent.record_provider is None:
+                raise ConfigError('provider = "record" needs record_provider = "anthropic" | "openai" | "openai-compatible"')
+            return RecordingProvider(_live(agent.record_provider, agent), cassette)
+        return _live(agent.provider, agent)

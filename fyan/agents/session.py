@@ -1,0 +1,115 @@
+"""One stage attempt's access to a model: render prompts, call, validate, account.
+
+Every call's rendered prompt and reply are stored in the attempt folder
+(``calls/NN-<prompt>.request.json`` / ``.response.md``) and persisted through the gateway
+(tokens in/out, cost in USD, latency in seconds, replay hit). Structured replies are validated
+with pydantic; an invalid reply gets ``[agents] form_repairs`` repair turns that quote the
+errors, after which the attempt fails with ``ModelOutputError`` (never a silent default).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from fyan.agents.pricing import cost_usd
+from fyan.agents.prompts import render
+from fyan.agents.providers.base import Message, ModelRequest, ModelResponse, Provider
+from fyan.config import StageAgent
+from fyan.errors import ModelOutputError
+from fyan.state.gateway import Gateway
+from fyan.state.models import StageRun
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*)\n\s*```\s*$", re.DOTALL)
+
+
+def parse_json_reply(text: str, schema: type[T]) -> tuple[T | None, list[str]]:
+    """Parse one JSON object (optionally in a ```json fence) into ``schema``: (object, errors)."""
+    m = _FENCE.match(text)
+    body = m.group(1) if m else text.strip()
+    start = body.find("{")
+    if start < 0:
+        return None, ["the reply contains no JSON object"]
+    try:
+        data, end = json.JSONDecoder().raw_decode(body, start)
+    except json.JSONDecodeError as e:
+        return None, [f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"]
+    if body[end:].strip():
+        return None, ["text after the JSON object; reply with the object only"]
+    try:
+        return schema.model_validate(data), []
+    except ValidationError as e:
+        return None, [f"{'.'.join(str(x) for x in err['loc']) or '(root)'}: {err['msg']}" for err in e.errors()]
+
+
+class StageSession:
+    def __init__(
+        self, *, gateway: Gateway, run: StageRun, provider: Provider, agent: StageAgent, form_repairs: int, attempt_dir: Path
+    ) -> None:
+        self.gateway = gateway
+        self.run = run
+        self.provider = provider
+        self.agent = agent
+        self.form_repairs = form_repairs
+        self.attempt_dir = attempt_dir
+        self.calls = 0
+
+    def _send(self, name: str, messages: list[Message], json_output: bool) -> ModelResponse:
+        request = ModelRequest(
+            stage=self.run.stage.value, unit=self.run.unit, model=self.agent.model, messages=messages,
+            max_tokens=self.agent.max_tokens, temperature=self.agent.temperature, json_output=json_output,
+        )
+        self.calls += 1
+        calls = self.attempt_dir / "calls"
+        calls.mkdir(parents=True, exist_ok=True)
+        stem = f"{self.calls:02d}-{name}"
+        (calls / f"{stem}.request.json").write_text(
+            json.dumps({"key": request.key(), **request.model_dump()}, indent=2, ensure_ascii=False), encoding="utf-8"
+        )
+        response = self.provider.complete(request)
+        (calls / f"{stem}.response.md").write_text(response.text, encoding="utf-8")
+        self.gateway.record_model_call(
+            self.run, stage=self.run.stage.value, provider=response.provider, model=response.model,
+            request_key=request.key(), tokens_in=response.usage.tokens_in, tokens_out=response.usage.tokens_out,
+            cost=cost_usd(response), latency_s=response.latency_s, cache_hit=response.cache_hit, replay=response.replay,
+        )
+        return response
+
+    def _messages(self, name: str, values: dict[str, str]) -> list[Message]:
+        return [
+            Message(role="system", content=render(f"{name}.system", values)),
+            Message(role="user", content=render(f"{name}.user", values)),
+        ]
+
+    def ask(self, name: str, values: dict[str, str]) -> str:
+        """Free-text reply to prompt ``name`` filled with ``values``."""
+        return self._send(name, self._messages(name, values), json_output=False).text
+
+    def ask_json(
+        self, name: str, values: dict[str, str], schema: type[T], check: Callable[[T], list[str]] | None = None
+    ) -> T:
+        """A reply validated into ``schema`` (and by ``check``, a form check returning errors).
+
+        Raises ``ModelOutputError`` after the allowed form repairs.
+        """
+        messages = self._messages(name, values)
+        errors: list[str] = []
+        for _ in range(self.form_repairs + 1):
+            response = self._send(name, messages, json_output=True)
+            obj, errors = parse_json_reply(response.text, schema)
+            if obj is not None and check is not None:
+                errors = check(obj)
+            if obj is not None and not errors:
+                return obj
+            repair = render("form_repair.user", {"errors": "\n".join(f"- {e}" for e in errors)})
+            messages = messages + [Message(role="assistant", content=response.text), Message(role="user", content=repair)]
+        raise ModelOutputError(
+            f"{self.run.stage.value} reply did not validate after {self.form_repairs} form repair(s): " + "; ".join(errors[:3])
+        )

@@ -1,0 +1,418 @@
+"""The ``fyan`` command line.
+
+Every command is a function that returns a ``CommandResult`` (exit code, JSON payload, human
+text); ``--json`` prints the payload instead of the text, so machine use is never an
+afterthought. Errors Fyan expects (``FyanError``) print their message and hint and exit with
+the code of their class; anything else is a bug (exit 1, traceback in the project log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fyan import __version__, logs
+from fyan.errors import ExitCode, FyanError, InputError, ProjectError
+
+EPILOG = """exit codes:
+  0  success (for `run`: every unit complete)
+  1  internal error (a bug; see .fyan/logs/fyan.jsonl)
+  2  bad command line
+  3  incomplete: the run reached quiescence with blocked units, or the gate failed
+  4  bad input: source document, configuration, project folder or replay cassette
+  5  refused: an illegal state transition, or another run holds the project lock
+
+A Lean toolchain is needed to complete units (install elan, then `elan default stable`).
+Without one, Fyan runs every stage it can and blocks units at the completion gate."""
+
+
+@dataclass
+class CommandResult:
+    code: ExitCode = ExitCode.OK
+    payload: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
+# -- init ------------------------------------------------------------------------------------
+
+FYAN_TOML = """# Fyan project configuration. Every key, its default and its meaning:
+# config/fyan.example.toml in the Fyan repository.
+
+[project]
+name = {name}
+source = {source}
+
+[agents.default]
+# "replay" serves recorded responses from replay/cassette.jsonl; for a live model use
+# provider = "anthropic" (ANTHROPIC_API_KEY) or "openai" (OPENAI_API_KEY), with model = "...".
+provider = "replay"
+model = "example-authored"
+"""
+
+
+def _toml_str(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def cmd_init(args: argparse.Namespace) -> CommandResult:
+    from fyan.intake import read_source
+    from fyan.project import Project
+    from fyan.specifier.ingest import ingest
+    from fyan.state.gateway import Gateway
+
+    target = Path(args.dir)
+    source = Path(args.source)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ProjectError(f"{target}: exists and is not empty", hint="choose a new folder for the project")
+    catalogue = read_source(source)  # fails before anything is created
+    name = args.name or target.resolve().name
+    main_dir = source.resolve().parent
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=target.resolve().parent))
+    try:
+        for rel in catalogue.files:
+            src = main_dir / rel
+            dest = tmp / "source" / rel
+            if ".." in Path(rel).parts or Path(rel).is_absolute():
+                raise InputError(f"{rel}: included from outside the main file's folder {main_dir}",
+                                 hint="give the main file at the root of the source tree")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+        (tmp / "fyan.toml").write_text(
+            FYAN_TOML.format(name=_toml_str(name), source=_toml_str(f"source/{catalogue.main_file}")), encoding="utf-8"
+        )
+        project = Project.open(tmp)
+        gateway = Gateway(project)
+        try:
+            report = ingest(project, gateway)
+        finally:
+            gateway.close()
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; a project folder is not
+        if target.exists():
+            target.rmdir()
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    text = (
+        f"Created project {target}: {report.statements} theorem-like statements in {len(report.files)} file(s), "
+        f"{report.units} units, {report.edges} dependency edges, {report.layers} layer(s).\n"
+        + "".join(f"  warning: {w}\n" for w in report.warnings)
+        + f"Next: fyan run {target}"
+    )
+    return CommandResult(ExitCode.OK, {"project": str(target), **report.model_dump()}, text)
+
+
+# -- run -------------------------------------------------------------------------------------
+
+class _Progress:
+    """Live progress: a rich display on a terminal, one line per event otherwise."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.enabled = enabled
+        self.tty = sys.stdout.isatty()
+        self.lock = threading.Lock()
+        self.live = None
+        if enabled and self.tty:
+            from rich.live import Live
+
+            self.live = Live(refresh_per_second=4, transient=True)
+            self.live.start()
+
+    def __call__(self, event, views) -> None:
+        if not self.enabled:
+            return
+        with self.lock:
+            if self.live is not None:
+                self.live.update(self._table(views))
+                if event.status in ("succeeded", "failed"):
+                    self.live.console.print(self._line(event))
+            elif event.status != "started":
+                print(self._line(event), flush=True)
+
+    @staticmethod
+    def _line(event) -> str:
+        reason = f" — {event.reason}" if event.reason and event.status != "succeeded" else ""
+        return f"{time.strftime('%H:%M:%S')}  {event.stage.value:<6} {event.unit:<40} {event.status}{reason}"[:300]
+
+    @staticmethod
+    def _table(views):
+        from rich.table import Table
+
+        layers: dict[int, list] = {}
+        for v in views.values():
+            layers.setdefault(v.unit.layer, []).append(v)
+        t = Table(title="fyan run", expand=False)
+        t.add_column("layer")
+        t.add_column("complete", justify="right")
+        t.add_column("running")
+        t.add_column("blocked", justify="right")
+        for layer, vs in sorted(layers.items()):
+            running = [f"{v.unit.id}:{v.next_stage.value if v.next_stage else ''}" for v in vs if v.status.value == "running"]
+            t.add_row(str(layer), f"{sum(v.status.value == 'complete' for v in vs)}/{len(vs)}",
+                      ", ".join(running)[:80], str(sum(v.status.value == "blocked" for v in vs)))
+        return t
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
+def _open_for_run(path: str):
+    from fyan.project import Project
+    from fyan.specifier.ingest import ingest
+    from fyan.state.gateway import Gateway
+
+    project = Project.open(path)
+    fresh = not project.paths.db.exists()
+    gateway = Gateway(project)
+    report = None
+    try:
+        if fresh or not gateway.store.units():
+            report = ingest(project, gateway)
+    except BaseException:
+        gateway.close()
+        if fresh:  # leave the folder as it was: no half-made state
+            shutil.rmtree(project.paths.state, ignore_errors=True)
+        raise
+    return project, gateway, report
+
+
+def cmd_run(args: argparse.Namespace) -> CommandResult:
+    from fyan.orchestrator.engine import Engine
+    from fyan.orchestrator.lock import ProjectLock
+    from fyan.project import Project
+
+    Project.open(args.dir)  # clear error before taking the lock
+    lock = ProjectLock(Path(args.dir) / ".fyan" / "run.lock")
+    with lock:
+        project, gateway, report = _open_for_run(args.dir)
+        progress = None
+        try:
+            if report is not None and not args.json:
+                print(f"Ingested {report.source}: {report.units} units, {report.edges} edges, {report.layers} layer(s)", flush=True)
+            total = len(gateway.store.units())
+            progress = _Progress(total, enabled=not args.json)
+            engine = Engine(project, gateway, only=set(args.unit) if args.unit else None,
+                            parallelism=args.parallelism, on_event=progress)
+            summary = engine.run()
+        finally:
+            if progress is not None:
+                progress.close()
+            gateway.close()
+    payload = {
+        "project": project.name, "units": summary.units, "layers": summary.layers, "counts": summary.counts,
+        "by_layer": {str(k): v for k, v in summary.by_layer.items()}, "steps": summary.steps,
+        "interrupted_resumed": summary.interrupted, "elapsed_s": summary.elapsed_s,
+        "blocked": [{"unit": u, "reason": r} for u, r in summary.blocked],
+    }
+    lines = [
+        f"{project.name}: {summary.units} units in {summary.layers} layer(s); "
+        + ", ".join(f"{n} {k}" for k, n in sorted(summary.counts.items()))
+        + f" ({summary.steps} stage attempts, {summary.elapsed_s}s)"
+    ]
+    reasons: dict[str, list[str]] = {}
+    for unit, reason in summary.blocked:
+        reasons.setdefault(_root_reason(reason), []).append(unit)
+    for reason, units in reasons.items():
+        lines.append(f"  blocked ({len(units)}): {reason}")
+        lines.append("    " + ", ".join(units[:8]) + (f", ... (+{len(units) - 8})" if len(units) > 8 else ""))
+    if summary.blocked:
+        lines.append(f"Details: fyan status {args.dir}")
+    return CommandResult(summary.exit_code, payload, "\n".join(lines))
+
+
+def _root_reason(reason: str) -> str:
+    """Group 'dependency X is blocked: R' under R."""
+    while reason.startswith("dependency ") and " is blocked: " in reason:
+        reason = reason.split(" is blocked: ", 1)[1]
+    return reason
+
+
+# -- status ----------------------------------------------------------------------------------
+
+def cmd_status(args: argparse.Namespace) -> CommandResult:
+    from fyan.project import Project
+    from fyan.state.store import Store
+
+    project = Project.open(args.dir)
+    store = Store(project.paths.db)
+    if not store.exists:
+        return CommandResult(ExitCode.OK, {"project": project.name, "units": [], "ingested": False},
+                             f"{project.name}: not ingested yet. Next: fyan run {args.dir}")
+    views = store.views(project.config.scheduler.attempts_per_stage)
+    units = [
+        {
+            "id": v.unit.id, "kind": v.unit.kind, "label": v.unit.label, "layer": v.unit.layer,
+            "provenance": v.unit.provenance, "status": v.status.value,
+            "stage": v.next_stage.value if v.next_stage else None, "reason": v.reason,
+            "depends_on": v.depends_on, "attempts": v.attempts,
+        }
+        for v in views.values()
+    ]
+    counts: dict[str, int] = {}
+    for u in units:
+        counts[u["status"]] = counts.get(u["status"], 0) + 1
+    payload: dict[str, Any] = {"project": project.name, "ingested": True, "counts": counts, "units": units}
+    if args.cost:
+        payload["cost"] = _cost(store)
+    store.close()
+    return CommandResult(ExitCode.OK, payload, _status_text(project.name, units, counts, payload.get("cost")))
+
+
+def _cost(store) -> dict[str, Any]:
+    by_stage: dict[str, dict[str, float]] = {}
+    by_unit: dict[str, dict[str, float]] = {}
+    for c in store.model_calls():
+        for key, table in ((c.stage, by_stage), (c.unit or "-", by_unit)):
+            row = table.setdefault(key, {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0, "replayed": 0})
+            row["calls"] += 1
+            row["tokens_in"] += c.tokens_in
+            row["tokens_out"] += c.tokens_out
+            row["cost_usd"] = round(row["cost_usd"] + c.cost, 6)
+            row["replayed"] += int(c.replay)
+    return {"by_stage": by_stage, "by_unit": by_unit}
+
+
+def _status_text(name: str, units: list[dict], counts: dict[str, int], cost: dict | None) -> str:
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    order = {"blocked": 0, "running": 1, "ready": 2, "waiting": 3, "complete": 4}
+    table = Table(title=f"{name}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    for col in ("unit", "layer", "kind", "status", "stage", "reason"):
+        table.add_column(col, overflow="fold")
+    for u in sorted(units, key=lambda u: (order.get(u["status"], 9), u["layer"])):
+        table.add_row(u["id"], str(u["layer"]), u["kind"], u["status"], u["stage"] or "-", (u["reason"] or "")[:200])
+    buf = StringIO()
+    console = Console(file=buf, width=max(100, shutil.get_terminal_size((140, 20)).columns), force_terminal=False)
+    console.print(table)
+    if cost:
+        ct = Table(title="model usage by stage")
+        for col in ("stage", "calls", "tokens in", "tokens out", "cost (USD)", "replayed"):
+            ct.add_column(col)
+        for stage, row in cost["by_stage"].items():
+            ct.add_row(stage, str(row["calls"]), str(row["tokens_in"]), str(row["tokens_out"]), f"{row['cost_usd']:.4f}", str(row["replayed"]))
+        console.print(ct)
+    return buf.getvalue().rstrip()
+
+
+# -- gate ------------------------------------------------------------------------------------
+
+def cmd_gate(args: argparse.Namespace) -> CommandResult:
+    from fyan.gates.completion import run_gate
+    from fyan.project import Project
+    from fyan.state.store import Store
+
+    project = Project.open(args.dir)
+    store = Store(project.paths.db)
+    unit = store.unit(args.unit) if store.exists else None
+    if unit is None:
+        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {args.dir}`")
+    with tempfile.TemporaryDirectory(prefix="fyan-gate-") as tmp:
+        report = run_gate(project, store, unit, Path(tmp))
+    store.close()
+    lines = [f"Completion gate for {unit.id}: {'PASSED' if report.passed else 'NOT PASSED'}"
+             + (f" (toolchain {report.toolchain})" if report.toolchain else "")]
+    lines.append(f"  roots: {', '.join(report.roots) or '(none frozen)'}")
+    for c in report.checks:
+        mark = {"pass": "ok  ", "fail": "FAIL", "unavailable": "n/a "}[c.status]
+        lines.append(f"  [{mark}] {c.name}{'' if c.required else ' (informational)'}: {c.reason}")
+    code = ExitCode.OK if report.passed else ExitCode.INCOMPLETE
+    return CommandResult(code, report.model_dump(mode="json"), "\n".join(lines))
+
+
+# -- wiring ----------------------------------------------------------------------------------
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
+    "init": cmd_init,
+    "run": cmd_run,
+    "status": cmd_status,
+    "gate": cmd_gate,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fyan",
+        description="Formalize a mathematical document in Lean 4, theorem unit by theorem unit, "
+        "behind a deterministic completion gate.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"fyan {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("init", help="create a project from a source document and split it into theorem units",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="new project folder")
+    p.add_argument("--source", required=True, help="main TeX file of the document (its \\input tree is copied too)")
+    p.add_argument("--name", help="project name (default: the folder name)")
+    p.add_argument("--json", action="store_true", help="print a JSON result")
+
+    p = sub.add_parser("run", help="run every stage of every unit to quiescence (foreground, resumable)",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--unit", action="append", help="restrict to this unit and its dependencies (repeatable)")
+    p.add_argument("--parallelism", type=int, help="stage attempts at once (default: [scheduler] parallelism)")
+    p.add_argument("--json", action="store_true", help="no progress display; print a JSON summary")
+
+    p = sub.add_parser("status", help="one line per unit: stage, status, reason",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--cost", action="store_true", help="also sum model usage and cost per stage and unit")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("gate", help="run the completion gate on a unit now and print every check",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("unit", help="unit id (see `fyan status`)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = COMMANDS[args.command](args)
+    except FyanError as e:
+        if getattr(args, "json", False):
+            print(json.dumps({"error": e.message, "hint": e.hint, "exit_code": int(e.exit_code)}))
+        else:
+            print(f"fyan: error: {e.message}", file=sys.stderr)
+            if e.hint:
+                print(f"  hint: {e.hint}", file=sys.stderr)
+        return int(e.exit_code)
+    except KeyboardInterrupt:
+        print("fyan: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    except Exception as e:  # a bug: say so, keep the traceback
+        logs.get().error("internal_error", command=args.command, error=repr(e), exc_info=True)
+        import traceback
+
+        traceback.print_exc()
+        print(f"fyan: internal error: {type(e).__name__}: {e} (this is a bug in Fyan)", file=sys.stderr)
+        return int(ExitCode.INTERNAL)
+    if args.json:
+        print(json.dumps(result.payload, indent=2, ensure_ascii=False, default=str))
+    elif result.text:
+        print(result.text)
+    return int(result.code)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Orchestration: the run lock, critical-path-first scheduling and the run loop."""

@@ -1,0 +1,54 @@
+"""One running orchestrator per project: an exclusive ``flock`` on ``.fyan/run.lock``.
+
+The kernel releases the lock when the process dies (even on SIGKILL), so a crashed run never
+leaves a stale lock. The file records the holder's pid and start time for the refusal message.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import time
+from pathlib import Path
+from types import TracebackType
+
+from fyan.errors import LockedError
+
+
+class ProjectLock:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise LockedError(
+                f"{self.path.parent.parent}: another Fyan run is already working on this project ({holder})",
+                hint="wait for it to finish, or stop it; `fyan status` works meanwhile",
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}")
+        fh.flush()
+        self._fh = fh
+
+    def release(self) -> None:
+        if self._fh is not None:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> ProjectLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.release()
