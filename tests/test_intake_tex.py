@@ -1,0 +1,201 @@
+"""TeX intake on real corpus documents and on bad input."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from fyan.errors import InputError
+from fyan.intake import read_source
+from fyan.intake.tex import read_tex
+
+
+def strip_comments(tex: str) -> str:
+    return "\n".join(re.sub(r"(?<!\\)%.*", "", line) for line in tex.splitlines())
+from tests.conftest import corpus, write
+
+STMT_KINDS = {"theorem", "lemma", "proposition", "corollary", "claim"}
+
+
+def counts(cat):
+    kinds = Counter(s.kind for s in cat.statements)
+    uses = [r for s in cat.statements for r in s.references if r.macro == "uses"]
+    return {
+        "stmt": sum(n for k, n in kinds.items() if k in STMT_KINDS),
+        "def": kinds["definition"],
+        "labels": len(cat.labels),
+        "uses": len(uses),
+        "uses_stmt": sum(not r.in_proof for r in uses),
+        "uses_proof": sum(r.in_proof for r in uses),
+    }
+
+
+def assert_provenance_exact(cat, root: Path):
+    """Every statement's first line holds its \\begin and its last line its \\end."""
+    for s in cat.statements:
+        lines = (root / s.provenance.file).read_text(encoding="utf-8").splitlines()
+        assert f"\\begin{{{s.env}}}" in lines[s.provenance.line_start - 1], s.provenance
+        assert f"\\end{{{s.env}}}" in lines[s.provenance.line_end - 1], s.provenance
+        if s.proof is not None:
+            p = s.proof.provenance
+            plines = (root / p.file).read_text(encoding="utf-8").splitlines()
+            assert "\\begin{proof}" in plines[p.line_start - 1]
+
+
+def test_ernst_section_counts_and_provenance():
+    path = corpus("notes/ernst_ibl_intro_to_proof/TasteNumberTheory.tex")
+    cat = read_tex(path)
+    kinds = Counter(s.kind for s in cat.statements)
+    # 8 theorems, 1 corollary, 2 definitions; 4 problems (one more is commented out: not counted)
+    assert kinds == {"theorem": 8, "corollary": 1, "definition": 2, "problem": 4}
+    assert_provenance_exact(cat, path.parent)
+    first = cat.by_label("thm:n even implies n^2 even")
+    assert first is not None and first.kind == "theorem"
+    assert "$n^2$ is an even integer" in first.body
+    divides = cat.by_label("def:divides")
+    assert divides.defined_terms == ["divides", "divisible by", "factor"]
+
+
+def test_ernst_number_theory_sections_match_manifest():
+    cat = read_tex(corpus("notes/ernst_ibl_intro_to_proof/ernst_number_theory_sections.concat.tex"))
+    c = counts(cat)
+    # MANIFEST: 30 stmt, 8 def, 34 labels
+    assert (c["stmt"], c["def"], c["labels"]) == (30, 8, 34)
+
+
+def test_dirichlet_blueprint_matches_manifest():
+    path = corpus("blueprints/dirichlet_nonvanishing/blueprint/src/content.tex")
+    cat = read_tex(path)
+    c = counts(cat)
+    # MANIFEST: stmt 10, def 2, labels 13, \uses 8 commands / 14 items, \lean 12
+    assert (c["stmt"], c["def"], c["labels"], c["uses"]) == (10, 2, 13, 14)
+    assert sum(len(s.lean_names) > 0 for s in cat.statements) == 12
+    assert_provenance_exact(cat, path.parent)
+    # statement-level and proof-level \uses are kept apart
+    assert c["uses_stmt"] > 0 and c["uses_proof"] > 0
+
+
+def test_ramanujan_nagell_matches_manifest():
+    cat = read_tex(corpus("blueprints/ramanujan_nagell/blueprint/src/content.tex"))
+    c = counts(cat)
+    assert (c["stmt"], c["def"], c["labels"], c["uses"]) == (61, 8, 69, 155)
+
+
+def test_pfr_multi_file_through_input_matches_manifest():
+    src = corpus("blueprints/pfr/blueprint/src")
+    cat = read_tex(src / "web.tex")
+    assert cat.files[:4] == ["web.tex", "preamble/common.tex", "preamble/web.tex", "chapter/main.tex"]
+    assert len(cat.files) == 17  # web, 2 preamble files, main, 13 chapters
+    c = counts(cat)
+    # MANIFEST: stmt 188, def 30, labels 269, \uses 497 items (65 commands in statements, 167 in proofs)
+    assert (c["stmt"], c["def"], c["labels"], c["uses"]) == (188, 30, 269, 497)
+    commands = [len(re.findall(r"\\uses\{", strip_comments(s.body))) for s in cat.statements]
+    proof_commands = [len(re.findall(r"\\uses\{", strip_comments(s.proof.body))) for s in cat.statements if s.proof]
+    assert (sum(commands), sum(proof_commands)) == (65, 167)
+    assert_provenance_exact(cat, src)
+    # the flat file gives the same statements
+    flat = read_tex(corpus("blueprints/pfr.content.flat.tex"))
+    assert [s.label for s in flat.statements] == [s.label for s in cat.statements]
+
+
+def test_chapter_main_read_as_main_file_resolves_from_the_blueprint_root():
+    src = corpus("blueprints/pfr/blueprint/src")
+    cat = read_tex(src / "chapter/main.tex", source_root=src)
+    assert len(cat.statements) == 218
+
+
+def test_newtheorem_aliases_proofs_labels_and_references(tmp_path):
+    main = write(tmp_path / "main.tex", r"""\documentclass{article}
+\newtheorem{thmx}{Theorem}
+\newtheorem{prob}[thmx]{Problem}
+\newtheorem*{keylem}{Key Lemma}
+\begin{document}
+\input{defs}
+\begin{thmx}[Main]\label{thm:main}
+By Lemma~\ref{lem:key} and \cref{def:a, eq:inner}, $x$.
+\end{thmx}
+\begin{proof}
+Use \eqref{eq:inner} and \autoref{lem:key}. \uses{def:a}
+\end{proof}
+\begin{keylem}\label{lem:key} Something \begin{equation}\label{eq:inner} y \end{equation} \end{keylem}
+\begin{prob} not a unit kind \end{prob}
+\end{document}
+""")
+    write(tmp_path / "defs.tex", "\\begin{defn}\\label{def:a} An \\emph{apple} is red.\\end{defn}\n")
+    cat = read_tex(main)
+    assert [(s.kind, s.label) for s in cat.statements] == [
+        ("definition", "def:a"), ("theorem", "thm:main"), ("lemma", "lem:key"), ("problem", None)]
+    main_thm = cat.statements[1]
+    assert main_thm.title == "Main"
+    assert main_thm.proof is not None and main_thm.proof.provenance.line_start == 10
+    stmt_refs = {(r.label, r.macro) for r in main_thm.references if not r.in_proof}
+    assert stmt_refs == {("lem:key", "ref"), ("def:a", "cref"), ("eq:inner", "cref")}
+    proof_refs = {(r.label, r.macro) for r in main_thm.references if r.in_proof}
+    assert proof_refs == {("eq:inner", "eqref"), ("lem:key", "autoref"), ("def:a", "uses")}
+    assert cat.labels["eq:inner"].statement_index == 2  # an equation label belongs to its statement
+    assert cat.statements[0].provenance.file == "defs.tex"
+    assert cat.statements[0].defined_terms == ["apple"]
+
+
+def test_proof_with_ref_in_its_title_belongs_to_that_statement(tmp_path):
+    main = write(tmp_path / "m.tex", r"""\begin{lemma}\label{a}A\end{lemma}
+\begin{lemma}\label{b}B\end{lemma}
+\begin{proof}[Proof of Lemma~\ref{a}] uses \ref{b} \end{proof}
+""")
+    cat = read_tex(main)
+    assert cat.statements[0].proof is not None and cat.statements[1].proof is None
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("\\begin{theorem} x \\end{lemma}\n", r"m\.tex:1: \\end\{lemma\} closes \\begin\{theorem\} opened at line 1"),
+        ("\\begin{theorem}\nx\n", r"m\.tex:1: \\begin\{theorem\} is never closed"),
+        ("x\n\\end{proof}\n", r"m\.tex:2: \\end\{proof\} without a matching"),
+        ("\\begin{lemma}\\label{a}\\end{lemma}\n\\begin{lemma}\\label{a}\\end{lemma}\n",
+         r"m\.tex:2: label 'a' is defined twice \(first at m\.tex:1\)"),
+        ("\\input{missing}\n", r"m\.tex:1: included file 'missing' not found"),
+        ("just some words, no commands at all\n", r"does not look like a TeX document"),
+    ],
+)
+def test_bad_tex_input_is_a_precise_error(tmp_path, text, message):
+    path = write(tmp_path / "m.tex", text)
+    with pytest.raises(InputError, match=message):
+        read_tex(path)
+
+
+def test_comments_do_not_count(tmp_path):
+    path = write(tmp_path / "m.tex", "% \\begin{theorem}\n\\begin{lemma} 100\\% sure % \\end{theorem}\n\\end{lemma}\n")
+    cat = read_tex(path)
+    assert [s.kind for s in cat.statements] == ["lemma"]
+
+
+def test_input_loop_is_reported(tmp_path):
+    write(tmp_path / "a.tex", "\\input{b}\n")
+    write(tmp_path / "b.tex", "\\input{a}\n")
+    with pytest.raises(InputError, match=r"\\input loop: a\.tex -> b\.tex -> a\.tex"):
+        read_tex(tmp_path / "a.tex")
+
+
+def test_binary_and_missing_and_pdf_sources(tmp_path):
+    junk = tmp_path / "junk.tex"
+    junk.write_bytes(b"\x00\x01\x02binary\xff")
+    with pytest.raises(InputError, match="binary file, not TeX"):
+        read_source(junk)
+    with pytest.raises(InputError, match="source file not found"):
+        read_source(tmp_path / "nope.tex")
+    pdf = tmp_path / "x.pdf"
+    pdf.write_bytes(b"%PDF-1.7 ...")
+    with pytest.raises(InputError, match="PDF sources are not supported"):
+        read_source(pdf)
+
+
+def test_latin1_file_is_read_with_a_warning(tmp_path):
+    path = tmp_path / "l.tex"
+    path.write_bytes("\\begin{theorem}\\label{t} Erd\xf6s\n\\end{theorem}\n".encode("latin-1"))
+    cat = read_tex(path)
+    assert "Erdös" in cat.statements[0].body
+    assert any(re.search(r"l\.tex:1: file is not UTF-8; read as Latin-1", w) for w in cat.warnings)
