@@ -16,8 +16,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
-SAMPLES = ROOT.parent / "shared" / "lean-samples"
+
+
+def _shared() -> Path:
+    """The workplace's shared folder (corpus and Lean samples): $FYAN_SHARED_DIR, the
+    checkout's sibling ``shared/``, or /work/shared."""
+    for candidate in (os.environ.get("FYAN_SHARED_DIR"), ROOT.parent / "shared", "/work/shared"):
+        if candidate and (Path(candidate) / "corpus").is_dir():
+            return Path(candidate)
+    return ROOT.parent / "shared"
+
+
+SHARED = _shared()
+CORPUS = SHARED / "corpus"
+SAMPLES = SHARED / "lean-samples"
 EXAMPLE = ROOT / "projects" / "taste-number-theory"
 
 
