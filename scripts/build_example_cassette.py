@@ -28,11 +28,9 @@ from fyan.agents.providers.replay import RecordingProvider  # noqa: E402
 from fyan.errors import FyanError  # noqa: E402
 
 LABEL = "authored example response (written by the Fyan developers, not produced by a model)"
-SUFFIX = {"reason": "md", "plan": "json", "audit": "json", "prove": "json"}
-
-
 class AuthoredProvider(Provider):
-    """Serves ``authored/<unit>/<stage>.<md|json>``; token counts are word counts (labelled)."""
+    """Serves ``authored/<unit>/<prompt>.<md|json>`` (``json`` for a structured reply; the
+    Specifier's project-level calls from ``authored/_project/``); token counts are word counts."""
 
     name = "replay"
 
@@ -40,7 +38,7 @@ class AuthoredProvider(Provider):
         self.folder = folder
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        path = self.folder / str(request.unit) / f"{request.stage}.{SUFFIX[request.stage]}"
+        path = self.folder / (request.unit or "_project") / f"{request.prompt}.{'json' if request.json_output else 'md'}"
         if not path.is_file():
             raise FyanError(f"no authored response {path}")
         text = path.read_text(encoding="utf-8")

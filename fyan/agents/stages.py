@@ -96,7 +96,7 @@ def reason(s: StageSession, u: UnitContext) -> None:
         "unit": u.unit.id, "kind": u.unit.kind, "problem": u.statement_tex,
         "source_proof": (u.read("source_proof.tex") or "(the document gives no proof)").strip(),
         "upstream": u.upstream(), "guidance": u.guidance(),
-    })
+    }).text
     u.write("proof.md", f"{u.provenance}\n\n{text.strip()}\n")
 
 

@@ -391,13 +391,15 @@ class Gateway:
     def record_model_call(
         self, run: StageRun | None, *, stage: str, provider: str, model: str, request_key: str,
         tokens_in: int, tokens_out: int, cost: float, latency_s: float, cache_hit: bool, replay: bool,
+        unit: str | None = None,
     ) -> None:
-        """Persist one model call (tokens, cost in USD, latency in seconds)."""
+        """Persist one model call (tokens, cost in USD, latency in seconds). ``unit`` names the
+        unit of a call made outside a stage run (Specifier, post-completion tasks)."""
         with self._tx() as c:
             c.execute(
                 "INSERT INTO model_calls (run_id, unit, stage, provider, model, request_key, tokens_in, "
                 "tokens_out, cost, latency_s, cache_hit, replay, ts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (run.id if run else None, run.unit if run else None, stage, provider, model, request_key,
+                (run.id if run else None, run.unit if run else unit, stage, provider, model, request_key,
                  tokens_in, tokens_out, cost, latency_s, int(cache_hit), int(replay), time.time()),
             )
 
