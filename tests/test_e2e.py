@@ -32,7 +32,7 @@ def run_json(capsys, *argv):
 def test_example_completes_in_dependency_order_with_a_clean_toolchain(example, fake_lake, capsys):
     code, summary = run_json(capsys, "run", str(example))
     assert code == 0, summary
-    assert summary["units"] == 11 and summary["counts"] == {"complete": 11} and summary["layers"] == 2
+    assert summary["units"] == 11 and summary["counts"] == {"complete": 11} and summary["layers"] == 3
     store = Store(example / ".fyan" / "state.db")
     runs = store.runs()
     gate_done = {r.unit: r.finished_at for r in runs if r.stage is Stage.GATE and r.status is RunStatus.SUCCEEDED}
