@@ -72,6 +72,14 @@ class PostOutcome:
     skill_files: dict[str, bytes] = field(default_factory=dict)
 
 
+#: Files an attempt may leave besides its outputs, published with them when the check passes
+#: (the Reasoner's last review, the Formalizer's iteration log).
+STAGE_EXTRA_OUTPUTS: dict[Stage, tuple[str, ...]] = {
+    Stage.REASON: ("proof_review.json",),
+    Stage.PROVE: ("iterations.json",),
+}
+
+
 class FreezeSpec(BaseModel):
     """A declaration to freeze, with the hashes that bind it (see ``FreezeRecord``)."""
 
@@ -359,6 +367,9 @@ class Gateway:
         if outcome.passed:
             for rel in STAGE_OUTPUTS[run.stage]:
                 files[rel] = (attempt_dir / rel).read_bytes()
+            for rel in STAGE_EXTRA_OUTPUTS.get(run.stage, ()):
+                if (attempt_dir / rel).is_file():
+                    files[rel] = (attempt_dir / rel).read_bytes()
         files.update(outcome.derived)
         tag = f"run-{run.id}"
         self._stage_files(run.unit, tag, files)
