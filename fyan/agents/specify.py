@@ -122,8 +122,8 @@ class ModelSpecifier:
         raise InputError(
             f"the Specifier's validation found critical problems after {agents.specify_rounds} regeneration(s):\n  "
             + "\n  ".join(f"{f.unit}: {f.finding.aspect}: {f.finding.detail}" for f in critical[:10]),
-            hint=f"see {self.project.paths.rel(self.attempt_dir)}/specification.json; fix the source statements, "
-            'or set [intake] specifier = "deterministic"',
+            hint='fix the source statements, or set [intake] specifier = "deterministic" in fyan.toml '
+            "(every round's proposal and findings: .fyan/attempts/_specify/<time>/specification.json)",
         )
 
     def _values(self, catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], feedback: str) -> dict[str, str]:
