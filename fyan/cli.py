@@ -259,12 +259,15 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
         return CommandResult(ExitCode.OK, {"project": project.name, "units": [], "ingested": False},
                              f"{project.name}: not ingested yet. Next: fyan run {args.dir}")
     views = store.views(project.config.scheduler.attempts_per_stage)
+    post: dict[str, dict[str, str]] = {}
+    for p in store.post_runs():  # latest run of each post-completion task (never affects status)
+        post.setdefault(p.unit, {})[p.task] = p.status.value
     units = [
         {
             "id": v.unit.id, "kind": v.unit.kind, "label": v.unit.label, "layer": v.unit.layer,
             "provenance": v.unit.provenance, "status": v.status.value,
             "stage": v.next_stage.value if v.next_stage else None, "reason": v.reason,
-            "depends_on": v.depends_on, "attempts": v.attempts,
+            "depends_on": v.depends_on, "attempts": v.attempts, "after_completion": post.get(v.unit.id, {}),
         }
         for v in views.values()
     ]

@@ -159,6 +159,10 @@ def test_post_completion_failure_never_changes_completion(example, fake_lake, ca
     failed = [p for p in store.post_runs() if p.status is RunStatus.FAILED]
     assert [(p.unit, p.task) for p in failed] == [("theorem-8", "curate")] and "has no response" in failed[0].reason
     assert store.views(3)["theorem-8"].status.value == "complete"
+    code, status = run_json(capsys, "status", str(example))
+    by_id = {u["id"]: u for u in status["units"]}
+    assert by_id["theorem-8"]["status"] == "complete"
+    assert by_id["theorem-8"]["after_completion"] == {"curate": "failed", "review": "succeeded"}
     # the next session tries the failed task again; the unit stays complete
     code, summary = run_json(capsys, "run", str(example))
     assert code == 0 and summary["counts"] == {"complete": 11} and summary["steps"] == 0
