@@ -28,7 +28,8 @@ EPILOG = """exit codes:
   0  success (for `run`: every unit complete)
   1  internal error (a bug; see .fyan/logs/fyan.jsonl)
   2  bad command line
-  3  incomplete: the run reached quiescence with blocked units, or the gate failed
+  3  incomplete: the run reached quiescence with blocked units, the gate failed,
+     or `doctor` found something needed missing
   4  bad input: source document, configuration, project folder or replay cassette
   5  refused: an illegal state transition, or another run holds the project lock
 
@@ -90,12 +91,14 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
         (tmp / "fyan.toml").write_text(
             FYAN_TOML.format(name=_toml_str(name), source=_toml_str(f"source/{catalogue.main_file}")), encoding="utf-8"
         )
-        project = Project.open(tmp)
-        gateway = Gateway(project)
-        try:
-            report = ingest(project, gateway)
-        finally:
-            gateway.close()
+        report = None
+        if not args.no_ingest:
+            project = Project.open(tmp)
+            gateway = Gateway(project)
+            try:
+                report = ingest(project, gateway)
+            finally:
+                gateway.close()
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; a project folder is not
@@ -105,6 +108,10 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if report is None:
+        return CommandResult(ExitCode.OK, {"project": str(target), "ingested": False, "statements": len(catalogue.statements)},
+                             f"Created project {target} ({len(catalogue.statements)} theorem-like statements); not ingested yet.\n"
+                             f"Edit {target / 'fyan.toml'} (providers, [intake] specifier), then: fyan run {target}")
     text = (
         f"Created project {target}: {report.statements} theorem-like statements in {len(report.files)} file(s), "
         f"{report.units} units, {report.edges} dependency edges, {report.layers} layer(s).\n"
@@ -252,12 +259,15 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
         return CommandResult(ExitCode.OK, {"project": project.name, "units": [], "ingested": False},
                              f"{project.name}: not ingested yet. Next: fyan run {args.dir}")
     views = store.views(project.config.scheduler.attempts_per_stage)
+    post: dict[str, dict[str, str]] = {}
+    for p in store.post_runs():  # latest run of each post-completion task (never affects status)
+        post.setdefault(p.unit, {})[p.task] = p.status.value
     units = [
         {
             "id": v.unit.id, "kind": v.unit.kind, "label": v.unit.label, "layer": v.unit.layer,
             "provenance": v.unit.provenance, "status": v.status.value,
             "stage": v.next_stage.value if v.next_stage else None, "reason": v.reason,
-            "depends_on": v.depends_on, "attempts": v.attempts,
+            "depends_on": v.depends_on, "attempts": v.attempts, "after_completion": post.get(v.unit.id, {}),
         }
         for v in views.values()
     ]
@@ -272,23 +282,36 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
 
 
 def _cost(store) -> dict[str, Any]:
-    by_stage: dict[str, dict[str, float]] = {}
-    by_unit: dict[str, dict[str, float]] = {}
+    """Model usage summed per stage, per unit and in total (tokens, USD, calls, replayed,
+    cache hits), with the models the pricing table does not price."""
+    from fyan.agents.pricing import is_priced
+
+    def row() -> dict[str, Any]:
+        return {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0, "replayed": 0, "cache_hits": 0, "latency_s": 0.0}
+
+    by_stage: dict[str, dict[str, Any]] = {}
+    by_unit: dict[str, dict[str, Any]] = {}
+    total = row()
+    unpriced: set[str] = set()
     for c in store.model_calls():
-        for key, table in ((c.stage, by_stage), (c.unit or "-", by_unit)):
-            row = table.setdefault(key, {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0, "replayed": 0})
-            row["calls"] += 1
-            row["tokens_in"] += c.tokens_in
-            row["tokens_out"] += c.tokens_out
-            row["cost_usd"] = round(row["cost_usd"] + c.cost, 6)
-            row["replayed"] += int(c.replay)
-    return {"by_stage": by_stage, "by_unit": by_unit}
+        if not c.replay and c.provider != "command" and not is_priced(c.model):
+            unpriced.add(c.model)
+        for r in (by_stage.setdefault(c.stage, row()), by_unit.setdefault(c.unit or "(project)", row()), total):
+            r["calls"] += 1
+            r["tokens_in"] += c.tokens_in
+            r["tokens_out"] += c.tokens_out
+            r["cost_usd"] = round(r["cost_usd"] + c.cost, 9)
+            r["replayed"] += int(c.replay)
+            r["cache_hits"] += int(c.cache_hit and not c.replay)
+            r["latency_s"] = round(r["latency_s"] + c.latency_s, 3)
+    return {"by_stage": by_stage, "by_unit": by_unit, "total": total, "unpriced_models": sorted(unpriced)}
 
 
 def _status_text(name: str, units: list[dict], counts: dict[str, int], cost: dict | None) -> str:
     from io import StringIO
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     order = {"blocked": 0, "running": 1, "ready": 2, "waiting": 3, "complete": 4}
@@ -296,17 +319,21 @@ def _status_text(name: str, units: list[dict], counts: dict[str, int], cost: dic
     for col in ("unit", "layer", "kind", "status", "stage", "reason"):
         table.add_column(col, overflow="fold")
     for u in sorted(units, key=lambda u: (order.get(u["status"], 9), u["layer"])):
-        table.add_row(u["id"], str(u["layer"]), u["kind"], u["status"], u["stage"] or "-", (u["reason"] or "")[:200])
+        table.add_row(u["id"], str(u["layer"]), u["kind"], u["status"], u["stage"] or "-", escape((u["reason"] or "")[:200]))
     buf = StringIO()
     console = Console(file=buf, width=max(100, shutil.get_terminal_size((140, 20)).columns), force_terminal=False)
     console.print(table)
     if cost:
-        ct = Table(title="model usage by stage")
-        for col in ("stage", "calls", "tokens in", "tokens out", "cost (USD)", "replayed"):
-            ct.add_column(col)
-        for stage, row in cost["by_stage"].items():
-            ct.add_row(stage, str(row["calls"]), str(row["tokens_in"]), str(row["tokens_out"]), f"{row['cost_usd']:.4f}", str(row["replayed"]))
-        console.print(ct)
+        for key, title in (("by_stage", "stage"), ("by_unit", "unit")):
+            ct = Table(title=f"model usage by {title}")
+            for col in (title, "calls", "tokens in", "tokens out", "cost (USD)", "replayed", "cache hits"):
+                ct.add_column(col)
+            for name, row in list(cost[key].items()) + [("total", cost["total"])]:
+                ct.add_row(name, str(row["calls"]), str(row["tokens_in"]), str(row["tokens_out"]), f"{row['cost_usd']:.4f}",
+                           str(row["replayed"]), str(row["cache_hits"]))
+            console.print(ct)
+        if cost["unpriced_models"]:
+            console.print("not in config/pricing.toml (counted as 0 USD): " + ", ".join(cost["unpriced_models"]))
     return buf.getvalue().rstrip()
 
 
@@ -335,6 +362,20 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
     return CommandResult(code, report.model_dump(mode="json"), "\n".join(lines))
 
 
+# -- doctor ----------------------------------------------------------------------------------
+
+def cmd_doctor(args: argparse.Namespace) -> CommandResult:
+    from fyan.doctor import diagnose, render
+    from fyan.project import Project
+
+    project = Project.open(args.dir) if args.dir else None
+    report = diagnose(project.config if project else None, project.paths.root if project else None, online=args.online)
+    if project is not None:
+        report["project"] = project.name
+    code = ExitCode.OK if report["ok"] else ExitCode.INCOMPLETE
+    return CommandResult(code, report, render(report))
+
+
 # -- wiring ----------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
@@ -342,6 +383,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "run": cmd_run,
     "status": cmd_status,
     "gate": cmd_gate,
+    "doctor": cmd_doctor,
 }
 
 
@@ -361,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="new project folder")
     p.add_argument("--source", required=True, help="main TeX file of the document (its \\input tree is copied too)")
     p.add_argument("--name", help="project name (default: the folder name)")
+    p.add_argument("--no-ingest", action="store_true",
+                   help="only create the folder and fyan.toml; the first `fyan run` ingests (to configure a model "
+                   "Specifier or providers first)")
     p.add_argument("--json", action="store_true", help="print a JSON result")
 
     p = sub.add_parser("run", help="run every stage of every unit to quiescence (foreground, resumable)",
@@ -381,6 +426,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="project folder")
     p.add_argument("unit", help="unit id (see `fyan status`)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("doctor", help="which model providers are usable here, and whether a Lean toolchain is present",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", nargs="?", help="project folder (its configured providers); without it, the hosted APIs' keys")
+    p.add_argument("--online", action="store_true", help="also contact the hosted APIs' endpoints (Anthropic, OpenAI)")
+    p.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 

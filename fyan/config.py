@@ -61,17 +61,35 @@ class IntakeSection(_Section):
         description="Add a dependency edge from a statement to an earlier definition whose "
         "defined term (bold or emphasised in the definition) it mentions.",
     )
+    specifier: Literal["deterministic", "model"] = Field(
+        default="deterministic",
+        description="deterministic: one unit per statement, edges from references; model: the "
+        "specify agent also groups statements and proposes edges (checked by code), and a "
+        "validation pass compares each problem.tex with its source.",
+    )
 
 
 class StageAgent(_Section):
-    provider: Literal["replay", "record", "anthropic", "openai", "openai-compatible"] = "replay"
-    model: str = "example-authored"
+    provider: Literal["replay", "record", "anthropic", "openai", "openai-compatible", "command"] = "replay"
+    model: str = Field(default="example-authored", description="Model name sent to the provider (and priced by config/pricing.toml).")
     base_url: str | None = Field(default=None, description="Endpoint of an OpenAI-compatible server.")
     max_tokens: int = Field(default=8192, gt=0, description="Reply budget, tokens.")
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    temperature: float | None = Field(
+        default=None, ge=0.0, le=2.0,
+        description="Sampling temperature; unset = the provider's default (OpenAI reasoning models accept no other).",
+    )
+    structured_output: Literal["schema", "json", "prompt"] = Field(
+        default="schema",
+        description="How a structured reply is asked for: the API's schema mode, its JSON mode, or the prompt "
+        "alone. Replies are validated with pydantic in every case.",
+    )
     record_provider: Literal["anthropic", "openai", "openai-compatible"] | None = Field(
         default=None, description="With provider = 'record': the live provider to record from."
     )
+    command: list[str] = Field(
+        default=[], description="With provider = 'command': the CLI to run in the unit workspace (prompt on stdin)."
+    )
+    timeout: float = Field(default=1800.0, gt=0, description="Seconds per call (command agent: the kill deadline).")
 
 
 class AgentsSection(_Section):
@@ -83,7 +101,16 @@ class AgentsSection(_Section):
         default=2, ge=0, description="Form repairs allowed for a reply that does not validate."
     )
     prove_iterations: int = Field(
-        default=3, ge=1, description="Formalizer plan-prove-review iterations per attempt (with a toolchain)."
+        default=3, ge=1, description="Formalizer plan-prove-review iterations per attempt."
+    )
+    review_rounds: int = Field(
+        default=1, ge=0, description="Reasoner revisions after a review pass that refutes a step."
+    )
+    specify_rounds: int = Field(
+        default=2, ge=0, description="Specifier regenerations after critical findings on problem.tex."
+    )
+    post_completion: bool = Field(
+        default=True, description="Run the Curator (skills/) and the Auditor (review.md) after a unit completes."
     )
     default: StageAgent = StageAgent()
     stages: dict[str, StageAgent] = Field(default_factory=dict)

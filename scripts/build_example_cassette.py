@@ -7,7 +7,7 @@ replay is keyed by the hash of each request, and requests depend on the prompts 
 upstream artifacts. This script runs the whole pipeline on a scratch copy of the project with
 a provider that serves the authored file for each (unit, stage), records every request/response
 pair into ``replay/cassette.jsonl`` (labelled as authored), and checks that every unit reached
-the end. It uses the toolchain test double (``tests/fakes/fake_lake.py``) so that downstream
+the end, Curator and Auditor included. It uses the toolchain test double (``tests/fakes/fake_lake.py``) so that downstream
 units are reached without a Lean installation; nothing the double prints is recorded.
 Prints the number of entries written.
 """
@@ -28,11 +28,9 @@ from fyan.agents.providers.replay import RecordingProvider  # noqa: E402
 from fyan.errors import FyanError  # noqa: E402
 
 LABEL = "authored example response (written by the Fyan developers, not produced by a model)"
-SUFFIX = {"reason": "md", "plan": "json", "audit": "json", "prove": "json"}
-
-
 class AuthoredProvider(Provider):
-    """Serves ``authored/<unit>/<stage>.<md|json>``; token counts are word counts (labelled)."""
+    """Serves ``authored/<unit>/<prompt>.<md|json>`` (``json`` for a structured reply; the
+    Specifier's project-level calls from ``authored/_project/``); token counts are word counts."""
 
     name = "replay"
 
@@ -40,7 +38,7 @@ class AuthoredProvider(Provider):
         self.folder = folder
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        path = self.folder / str(request.unit) / f"{request.stage}.{SUFFIX[request.stage]}"
+        path = self.folder / (request.unit or "_project") / f"{request.prompt}.{'json' if request.json_output else 'md'}"
         if not path.is_file():
             raise FyanError(f"no authored response {path}")
         text = path.read_text(encoding="utf-8")
@@ -68,12 +66,18 @@ def main(project_dir: Path) -> int:
         provider = RecordingProvider(AuthoredProvider(project_dir / "replay" / "authored"), new_cassette, label=LABEL)
         project = Project.open(work)
         gateway = Gateway(project)
-        ingest(project, gateway)
+        ingest(project, gateway, providers=lambda stage: provider)
         summary = Engine(project, gateway, providers=lambda stage: provider, parallelism=1).run()
+        post = gateway.store.post_runs()
         gateway.close()
         if summary.counts.get("complete", 0) != summary.units:
             for unit, reason in summary.blocked:
                 print(f"not complete: {unit}: {reason}", file=sys.stderr)
+            return 1
+        failed = [p for p in post if p.status.value != "succeeded"]
+        if len(post) != 2 * summary.units or failed:
+            for p in failed:
+                print(f"post-completion {p.task} of {p.unit} failed: {p.reason}", file=sys.stderr)
             return 1
         shutil.copyfile(new_cassette, cassette)
         entries = sum(1 for line in cassette.read_text().splitlines() if line.strip())

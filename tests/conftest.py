@@ -63,6 +63,9 @@ class FakeLake:
 def fake_lake(tmp_path_factory, monkeypatch) -> FakeLake:
     fake = FakeLake(tmp_path_factory.mktemp("fake-lake"))
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
+    # the double and its log live under /tmp, which the bubblewrap sandbox replaces with a
+    # private tmpfs: sandboxed builds could not see them (the sandbox is tested on its own)
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
     monkeypatch.setenv("FAKE_LAKE_LOG", str(fake.log))
     monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
     return fake

@@ -32,7 +32,7 @@ def run_json(capsys, *argv):
 def test_example_completes_in_dependency_order_with_a_clean_toolchain(example, fake_lake, capsys):
     code, summary = run_json(capsys, "run", str(example))
     assert code == 0, summary
-    assert summary["units"] == 11 and summary["counts"] == {"complete": 11} and summary["layers"] == 2
+    assert summary["units"] == 11 and summary["counts"] == {"complete": 11} and summary["layers"] == 3
     store = Store(example / ".fyan" / "state.db")
     runs = store.runs()
     gate_done = {r.unit: r.finished_at for r in runs if r.stage is Stage.GATE and r.status is RunStatus.SUCCEEDED}
@@ -69,6 +69,31 @@ def test_example_completes_in_dependency_order_with_a_clean_toolchain(example, f
     report = json.loads((example / "units" / "theorem-8" / "gate" / "report.json").read_text())
     assert report["passed"] and {c["name"] for c in report["checks"] if c["status"] == "pass"} >= {
         "sorry_free", "build", "frozen_statements", "bridge_obligations", "semantic_certification", "axiom_audit"}
+    # the Specifier's model part proposed two edges, checked and recorded as such
+    proposed = {(d.unit, d.depends_on) for d in deps if d.origin == "proposed"}
+    assert proposed == {("theorem-7", "thm-divides-sum"), ("theorem-7", "thm-divides-negative")}
+    assert "divides_add" in (example / "units" / "theorem-7" / "Basic.lean").read_text()
+    # Curator and Auditor ran after completion, once per unit each
+    post = store.post_runs()
+    assert sorted((p.unit, p.task) for p in post) == sorted((u.id, t) for u in store.units() for t in ("curate", "review"))
+    assert {p.status for p in post} == {RunStatus.SUCCEEDED}
+    skills = sorted(p.name for p in (example / "skills").glob("*.md"))
+    assert skills == ["divisibility-by-witness.md", "parity-case-split.md", "reuse-closure-lemmas.md"]
+    refused = json.loads((example / "units" / "thm-transitivity-of-divides" / "curate.json").read_text())["refused"]
+    assert refused == [{"skill": "divides-trans-chain", "reason": "names lemma(s) not in the environment: Divides.trans_mul"}]
+    assert "TasteNumberTheory.ThmDividesSum.divides_add" in (example / "skills" / "reuse-closure-lemmas.md").read_text()
+    review = (example / "units" / "theorem-8" / "review.md").read_text()
+    assert "| declarations | 2 (theorem 2) |" in review and "| `sorry` | 0 |" in review
+    assert "- the reviewer listed axioms ['propext']; the probe found none" in review  # the counts win
+    assert review.index("Deterministic counts") < review.index("Reviewer's notes (model-written)")
+    # accounting: every call persisted; status --cost sums per stage and per unit
+    code, status = run_json(capsys, "status", str(example), "--cost")
+    cost = status["cost"]
+    assert set(cost["by_stage"]) == {"specify", "reason", "plan", "audit", "prove", "curate", "review"}
+    assert set(cost["by_unit"]) == {u.id for u in store.units()} | {"(project)"}
+    assert cost["total"]["calls"] == len(store.model_calls()) == 89 == cost["total"]["replayed"]
+    assert cost["by_stage"]["reason"]["calls"] == 22  # proof and review pass for each unit
+    assert sum(r["tokens_in"] for r in cost["by_unit"].values()) == cost["total"]["tokens_in"] > 0
 
 
 def test_example_without_toolchain_blocks_every_unit_with_the_message(example, no_lake, capsys):
@@ -102,6 +127,7 @@ def test_rerun_after_installing_lean_resumes_without_redoing_work(example, no_la
 
     fake = FakeLake(tmp_path)
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")  # the double is under /tmp (see conftest)
     code, summary = run_json(capsys, "run", str(example))
     assert code == 0 and summary["counts"] == {"complete": 11}
     runs = Store(example / ".fyan" / "state.db").runs("definition-1")
@@ -120,6 +146,27 @@ def test_missing_replay_response_is_reported_and_blocks_the_unit(example, fake_l
     reason = summary["blocked"][0]["reason"]
     assert summary["blocked"][0]["unit"] == "theorem-8"
     assert "has no response for request" in reason and "stage plan, unit theorem-8" in reason
+
+
+def test_post_completion_failure_never_changes_completion(example, fake_lake, capsys):
+    cassette = example / "replay" / "cassette.jsonl"
+    lines = [line for line in cassette.read_text().splitlines()
+             if not ('"unit": "theorem-8"' in line and '"stage": "curate"' in line)]
+    cassette.write_text("\n".join(lines) + "\n")
+    code, summary = run_json(capsys, "run", str(example))
+    assert code == 0 and summary["counts"] == {"complete": 11}
+    store = Store(example / ".fyan" / "state.db")
+    failed = [p for p in store.post_runs() if p.status is RunStatus.FAILED]
+    assert [(p.unit, p.task) for p in failed] == [("theorem-8", "curate")] and "has no response" in failed[0].reason
+    assert store.views(3)["theorem-8"].status.value == "complete"
+    code, status = run_json(capsys, "status", str(example))
+    by_id = {u["id"]: u for u in status["units"]}
+    assert by_id["theorem-8"]["status"] == "complete"
+    assert by_id["theorem-8"]["after_completion"] == {"curate": "failed", "review": "succeeded"}
+    # the next session tries the failed task again; the unit stays complete
+    code, summary = run_json(capsys, "run", str(example))
+    assert code == 0 and summary["counts"] == {"complete": 11} and summary["steps"] == 0
+    assert [(p.unit, p.task, p.status.value) for p in store.post_runs()][-1] == ("theorem-8", "curate", "failed")
 
 
 def test_run_on_a_folder_that_is_not_a_project(tmp_path, capsys):

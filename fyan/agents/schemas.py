@@ -27,12 +27,25 @@ class LemmaNode(BaseModel):
     kind: Literal["theorem", "def", "abbrev", "structure", "inductive", "instance"] = "theorem"
     statement: str = Field(description="Informal statement of this node")
     uses: list[str] = Field(default_factory=list, description="Names of other nodes it depends on")
+    cites: list[str] = Field(
+        default_factory=list,
+        description="Existing declarations (upstream units, Lean core, imported libraries) its proof will use; "
+        "checked against the environment before use",
+    )
 
     @field_validator("name")
     @classmethod
     def _ident(cls, v: str) -> str:
         if not is_lean_ident(v):
             raise ValueError(f"not a Lean identifier: {v!r}")
+        return v
+
+    @field_validator("cites")
+    @classmethod
+    def _idents(cls, v: list[str]) -> list[str]:
+        bad = [n for n in v if not is_lean_ident(n)]
+        if bad:
+            raise ValueError(f"not Lean identifiers: {bad}")
         return v
 
 
@@ -56,8 +69,115 @@ class PlanReply(BaseModel):
 class ProveReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    plan: str = Field(default="", description="What this iteration changes and why (plan step)")
     lean: str = Field(description="All declarations of the unit with proofs (no imports, no namespace)")
     notes: str = ""
+    done: bool = Field(default=False, description="The model believes the proof is complete: only a request; the gate decides")
 
 
 AuditReply = EvidenceRecord
+
+
+class Objection(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    step: str = Field(description="The step of proof.md objected to (quote or number)")
+    severity: Literal["critical", "minor"] = Field(description="critical: the step is false or does not follow")
+    objection: str = Field(min_length=1)
+
+
+class ReasonReview(BaseModel):
+    """The Reasoner's review pass: an attempt to refute the steps of ``proof.md``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Literal["sound", "refuted"]
+    objections: list[Objection] = Field(default_factory=list)
+
+    @property
+    def critical(self) -> list[Objection]:
+        return [o for o in self.objections if o.severity == "critical"]
+
+
+class SpecifyGroup(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    statements: list[int] = Field(min_length=2, description="Catalogue indices of statements forming one unit")
+    reason: str = Field(min_length=1)
+
+
+class ProposedEdge(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    unit: int = Field(description="Catalogue index of a statement of the dependent unit")
+    depends_on: int = Field(description="Catalogue index of a statement of the unit it depends on")
+    in_proof: bool = Field(default=True, description="Needed only by the proof (not by the statement)")
+    reason: str = Field(min_length=1)
+
+
+class SpecifyReply(BaseModel):
+    """The Specifier's proposal: groups of statements that form one unit (all others stay one
+    unit each) and dependency edges beyond the explicit references."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    groups: list[SpecifyGroup] = Field(default_factory=list)
+    edges: list[ProposedEdge] = Field(default_factory=list)
+
+
+class SpecFinding(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    aspect: Literal["coverage", "hypotheses", "added_assumptions", "conclusions", "provenance", "dependencies", "other"]
+    severity: Literal["critical", "minor"]
+    detail: str = Field(min_length=1)
+
+
+class SpecifyCheck(BaseModel):
+    """The validation pass: one ``problem.tex`` compared with its source statements."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    findings: list[SpecFinding] = Field(default_factory=list)
+
+
+class Skill(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Short slug, e.g. parity-case-split")
+    title: str = Field(min_length=1)
+    when_to_use: str = Field(min_length=1)
+    pattern: str = Field(min_length=1, description="Markdown: the proof pattern, with a Lean sketch")
+    lemmas: list[str] = Field(default_factory=list, description="Declarations the pattern relies on (must exist)")
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,62}", v):
+            raise ValueError(f"skill name must be a lowercase slug ([a-z0-9-], at most 63): {v!r}")
+        return v
+
+
+class CurateReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    skills: list[Skill] = Field(default_factory=list)
+
+
+class ClaimedCounts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    declarations: int = Field(ge=0)
+    sorry: int = Field(ge=0)
+    admit: int = Field(ge=0)
+    axioms: list[str] = Field(default_factory=list)
+
+
+class ReviewReply(BaseModel):
+    """The Auditor's reply: prose for humans, and the counts it believes (cross-checked)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    summary: str = Field(min_length=1)
+    observations: list[str] = Field(default_factory=list)
+    counts: ClaimedCounts

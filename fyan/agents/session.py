@@ -1,10 +1,12 @@
 """One stage attempt's access to a model: render prompts, call, validate, account.
 
 Every call's rendered prompt and reply are stored in the attempt folder
-(``calls/NN-<prompt>.request.json`` / ``.response.md``) and persisted through the gateway
-(tokens in/out, cost in USD, latency in seconds, replay hit). Structured replies are validated
-with pydantic; an invalid reply gets ``[agents] form_repairs`` repair turns that quote the
-errors, after which the attempt fails with ``ModelOutputError`` (never a silent default).
+(``calls/NN-<prompt>.request.json`` / ``.response.md``, and ``.files.json`` for the file changes
+of a command agent) and persisted through the gateway (``Gateway.record_model_call``: stage,
+unit, provider, model, tokens in/out, cost in USD from ``config/pricing.toml``, latency in
+seconds, cache and replay hits). Structured replies are validated with pydantic; an invalid
+reply gets ``[agents] form_repairs`` repair turns that quote the errors, after which the
+attempt fails with ``ModelOutputError`` (never a silent default).
 """
 
 from __future__ import annotations
@@ -50,8 +52,13 @@ def parse_json_reply(text: str, schema: type[T]) -> tuple[T | None, list[str]]:
 
 
 class StageSession:
+    """Model access for one attempt. ``run`` is None for project-level work (the Specifier)
+    and for the post-completion tasks, which are not stage runs; then ``stage`` and ``unit``
+    say what the calls are for."""
+
     def __init__(
-        self, *, gateway: Gateway, run: StageRun, provider: Provider, agent: StageAgent, form_repairs: int, attempt_dir: Path
+        self, *, gateway: Gateway, run: StageRun | None, provider: Provider, agent: StageAgent, form_repairs: int,
+        attempt_dir: Path, stage: str | None = None, unit: str | None = None,
     ) -> None:
         self.gateway = gateway
         self.run = run
@@ -59,27 +66,41 @@ class StageSession:
         self.agent = agent
         self.form_repairs = form_repairs
         self.attempt_dir = attempt_dir
+        self.stage = stage or (run.stage.value if run else "project")
+        self.unit = unit if unit is not None else (run.unit if run else None)
         self.calls = 0
+        self.last_response: ModelResponse | None = None
 
-    def _send(self, name: str, messages: list[Message], json_output: bool) -> ModelResponse:
+    @property
+    def edits_files(self) -> bool:
+        return self.provider.edits_files
+
+    def _send(self, name: str, messages: list[Message], json_output: bool, schema: type[BaseModel] | None = None,
+              workspace: Path | None = None, unit: str | None = None) -> ModelResponse:
         request = ModelRequest(
-            stage=self.run.stage.value, unit=self.run.unit, model=self.agent.model, messages=messages,
+            stage=self.stage, unit=unit or self.unit, prompt=name, model=self.agent.model, messages=messages,
             max_tokens=self.agent.max_tokens, temperature=self.agent.temperature, json_output=json_output,
+            json_schema=schema.model_json_schema() if schema is not None else None,
+            schema_name=schema.__name__ if schema is not None else "reply",
+            workspace=str(workspace) if workspace is not None else None,
         )
         self.calls += 1
         calls = self.attempt_dir / "calls"
         calls.mkdir(parents=True, exist_ok=True)
-        stem = f"{self.calls:02d}-{name}"
+        stem = f"{self.calls:02d}-{name}" + (f"-{unit}" if unit else "")
         (calls / f"{stem}.request.json").write_text(
             json.dumps({"key": request.key(), **request.model_dump()}, indent=2, ensure_ascii=False), encoding="utf-8"
         )
         response = self.provider.complete(request)
         (calls / f"{stem}.response.md").write_text(response.text, encoding="utf-8")
+        if response.files:
+            (calls / f"{stem}.files.json").write_text(json.dumps(response.files, indent=2, ensure_ascii=False), encoding="utf-8")
         self.gateway.record_model_call(
-            self.run, stage=self.run.stage.value, provider=response.provider, model=response.model,
+            self.run, stage=self.stage, unit=unit or self.unit, provider=response.provider, model=response.model,
             request_key=request.key(), tokens_in=response.usage.tokens_in, tokens_out=response.usage.tokens_out,
             cost=cost_usd(response), latency_s=response.latency_s, cache_hit=response.cache_hit, replay=response.replay,
         )
+        self.last_response = response
         return response
 
     def _messages(self, name: str, values: dict[str, str]) -> list[Message]:
@@ -88,21 +109,24 @@ class StageSession:
             Message(role="user", content=render(f"{name}.user", values)),
         ]
 
-    def ask(self, name: str, values: dict[str, str]) -> str:
-        """Free-text reply to prompt ``name`` filled with ``values``."""
-        return self._send(name, self._messages(name, values), json_output=False).text
+    def ask(self, name: str, values: dict[str, str], *, workspace: Path | None = None) -> ModelResponse:
+        """Free-text reply to prompt ``name`` filled with ``values`` (a command agent runs in
+        ``workspace`` and its file changes come back in ``ModelResponse.files``)."""
+        return self._send(name, self._messages(name, values), json_output=False, workspace=workspace)
 
     def ask_json(
-        self, name: str, values: dict[str, str], schema: type[T], check: Callable[[T], list[str]] | None = None
+        self, name: str, values: dict[str, str], schema: type[T], check: Callable[[T], list[str]] | None = None,
+        *, unit: str | None = None,
     ) -> T:
         """A reply validated into ``schema`` (and by ``check``, a form check returning errors).
 
+        ``unit`` overrides the session's unit for accounting (the Specifier's per-unit calls).
         Raises ``ModelOutputError`` after the allowed form repairs.
         """
         messages = self._messages(name, values)
         errors: list[str] = []
         for _ in range(self.form_repairs + 1):
-            response = self._send(name, messages, json_output=True)
+            response = self._send(name, messages, json_output=True, schema=schema, unit=unit)
             obj, errors = parse_json_reply(response.text, schema)
             if obj is not None and check is not None:
                 errors = check(obj)
@@ -111,5 +135,5 @@ class StageSession:
             repair = render("form_repair.user", {"errors": "\n".join(f"- {e}" for e in errors)})
             messages = messages + [Message(role="assistant", content=response.text), Message(role="user", content=repair)]
         raise ModelOutputError(
-            f"{self.run.stage.value} reply did not validate after {self.form_repairs} form repair(s): " + "; ".join(errors[:3])
+            f"{self.stage} reply ({name}) did not validate after {self.form_repairs} form repair(s): " + "; ".join(errors[:3])
         )

@@ -4,6 +4,20 @@ Each stage function reads the unit's published artifacts (read-only), asks its m
 ``StageSession`` and writes its outputs into the attempt folder — nothing else. Provenance
 blocks, imports, namespaces and file layout are written by code. Whether the attempt counts is
 decided afterwards by the gateway's deterministic check (``fyan.gates.stages``).
+
+* **Reasoner** — ``proof.md``, then a review pass (``reason_review``) that tries to refute its
+  steps; a critical objection sends the proof back for revision (``[agents] review_rounds``
+  times); if one still stands, the attempt fails (the agent declines; nothing is published).
+  The last review is kept as ``proof_review.json``.
+* **Planner** — lemma DAG, blueprint, scaffold; the existing lemmas a node ``cites`` are looked
+  up in the environment (``fyan.lean.names``) before the plan is accepted: a missing name is a
+  form repair with the names quoted, and the gateway's check looks them up again.
+* **Formalizer** — up to ``[agents] prove_iterations`` iterations of plan → prove → review: the
+  model states its plan and writes the proofs (or, for a command agent, edits ``Basic.lean`` in
+  the unit workspace); the review is code: frozen declarations intact, source lints, and with a
+  toolchain the build's diagnostics (errors, ``sorry``), fed back into the next iteration. The
+  model's ``done`` is only a request, recorded in ``iterations.json``: iterations stop when the
+  review finds nothing, and the completion gate decides.
 """
 
 from __future__ import annotations
@@ -12,14 +26,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fyan.agents.schemas import LemmaDag, PlanReply, ProveReply
+import json
+
+from fyan.agents.schemas import LemmaDag, PlanReply, ProveReply, ReasonReview
 from fyan.agents.session import StageSession
+from fyan.errors import ModelOutputError
 from fyan.audit.record import CONVERSIONS, RELATION_GRADE, AuditResult, EvidenceRecord
 from fyan.audit.validator import validate_record
 from fyan.gates.completion import GateReport
-from fyan.gates.stages import provenance_block, root_texts
+from fyan.gates.stages import cited_names_problem, frozen_problems, provenance_block, root_texts
 from fyan.lean import declarations
 from fyan.lean.diagnostics import parse_lake_output
+from fyan.lean.lints import errors as lint_errors
+from fyan.lean.lints import lint
 from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
 from fyan.lean.runner import run_process
 from fyan.lean.toolchain import discover
@@ -92,12 +111,35 @@ class UnitContext:
 
 
 def reason(s: StageSession, u: UnitContext) -> None:
-    text = s.ask("reason", {
+    values = {
         "unit": u.unit.id, "kind": u.unit.kind, "problem": u.statement_tex,
         "source_proof": (u.read("source_proof.tex") or "(the document gives no proof)").strip(),
-        "upstream": u.upstream(), "guidance": u.guidance(),
-    })
-    u.write("proof.md", f"{u.provenance}\n\n{text.strip()}\n")
+        "upstream": u.upstream(), "guidance": u.guidance(), "review": NONE,
+    }
+    rounds = u.project.config.agents.review_rounds
+    for round_ in range(rounds + 1):
+        text = s.ask("reason", values).text.strip()
+        review = s.ask_json("reason_review", {
+            "unit": u.unit.id, "kind": u.unit.kind, "problem": u.statement_tex, "proof": text, "upstream": u.upstream(),
+        }, ReasonReview, check=_review_form)
+        u.write("proof_review.json", json.dumps({"round": round_ + 1, **review.model_dump()}, indent=2) + "\n")
+        if not review.critical:
+            u.write("proof.md", f"{u.provenance}\n\n{text}\n")
+            return
+        values = {**values, "review": "A reviewer tried to refute your previous proof and objected:\n" + "\n".join(
+            f"- step {o.step}: {o.objection}" for o in review.critical) + "\n\nYour previous proof:\n\n" + text}
+    raise ModelOutputError(
+        f"the review pass refuted the proof after {rounds} revision(s): "
+        + "; ".join(f"step {o.step}: {o.objection}" for o in review.critical[:3])
+    )
+
+
+def _review_form(review: ReasonReview) -> list[str]:
+    if review.verdict == "sound" and review.critical:
+        return ["verdict is `sound` but there are critical objections: say `refuted`, or make them minor"]
+    if review.verdict == "refuted" and not review.critical:
+        return ["verdict is `refuted` but no objection is critical: name the step that fails"]
+    return []
 
 
 def _repair_request(u: UnitContext) -> str:
@@ -113,11 +155,20 @@ def _repair_request(u: UnitContext) -> str:
 
 
 def plan(s: StageSession, u: UnitContext) -> None:
+    def names(reply: PlanReply) -> list[str]:
+        check, problem = cited_names_problem(u.project, u.store, u.unit, reply.lemma_dag, u.attempt_dir)
+        if check is not None:
+            u.write("lemma_names.json", check.model_dump_json(indent=2) + "\n")
+        if problem is None:
+            return []
+        return [f"lemma_dag.nodes: {problem}. Cite only declarations that exist (upstream units' names as listed, "
+                "Lean core, imported libraries), or add the lemma as a node of the DAG and prove it"]
+
     reply = s.ask_json("plan", {
         "unit": u.unit.id, "kind": u.unit.kind, "namespace": u.namespace, "problem": u.statement_tex,
         "proof": (u.read("proof.md") or "").replace(u.provenance, "").strip(),
         "upstream": u.upstream(), "repair": _repair_request(u), "guidance": u.guidance(),
-    }, PlanReply)
+    }, PlanReply, check=names)
     u.write("lemma_dag.json", reply.lemma_dag.model_dump_json(indent=2) + "\n")
     u.write("blueprint.md", f"{u.provenance}\n\n{reply.blueprint.strip()}\n")
     u.write("Statement.lean", render_unit_file(u.project, u.store, u.unit, reply.lean, "Statement"))
@@ -168,21 +219,55 @@ def prove(s: StageSession, u: UnitContext) -> None:
         "proof": (u.read("proof.md") or "").replace(u.provenance, "").strip(),
         "blueprint": (u.read("blueprint.md") or "").replace(u.provenance, "").strip(),
         "statement": model_part(u.read("Statement.lean") or ""), "frozen": _frozen(u),
-        "upstream": u.upstream(), "feedback": _gate_feedback(u), "guidance": u.guidance(),
+        "upstream": u.upstream(), "feedback": _gate_feedback(u), "guidance": u.guidance(), "previous": NONE,
     }
     iterations = u.project.config.agents.prove_iterations
     discovery = discover(u.project.config.lean)
-    text = ""
-    for i in range(iterations):
-        reply = s.ask_json("prove", values, ProveReply)
-        text = render_unit_file(u.project, u.store, u.unit, reply.lean, "Basic")
-        if discovery.toolchain is None or i == iterations - 1:
+    text = render_unit_file(u.project, u.store, u.unit, values["statement"], "Basic")
+    log = []
+    for i in range(1, iterations + 1):
+        if s.edits_files:
+            text, plan_text, done = _prove_in_workspace(s, u, values, text)
+        else:
+            reply = s.ask_json("prove", values, ProveReply)
+            text = render_unit_file(u.project, u.store, u.unit, reply.lean, "Basic")
+            plan_text, done = reply.plan, reply.done
+        problems = review_candidate(u, text, discovery.toolchain.lake if discovery.toolchain else None, i)
+        log.append({"iteration": i, "plan": plan_text, "model_says_done": done, "review": problems or "clean",
+                    "compiled": discovery.toolchain is not None})
+        u.write("iterations.json", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
+        if not problems:
             break
-        feedback = _compile_feedback(u, text, discovery.toolchain.lake, i + 1)
-        if feedback is None:
-            break
-        values = {**values, "feedback": feedback}
+        said = "You said the proof was done, but the review found problems.\n" if done else ""
+        values = {**values, "feedback": f"{said}Review of iteration {i}:\n" + "\n".join(problems),
+                  "previous": f"```lean\n{model_part(text)}\n```"}
     u.write("Basic.lean", text)
+
+
+def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str], current: str) -> tuple[str, str, bool]:
+    """One command-agent iteration: the agent edits Basic.lean in the unit workspace; its
+    change is the candidate (the model-written part, re-rendered by Fyan)."""
+    ws = prepare_workspace(u.project, u.unit, {"Basic": current})
+    rel = ws.module_file(unit_module(u.project, u.unit, "Basic")).relative_to(ws.root).as_posix()
+    response = s.ask("prove_agent", {**values, "file": rel}, workspace=ws.root)
+    changed = response.files.get(rel)
+    if changed is None:
+        return current, response.text.strip(), False
+    return render_unit_file(u.project, u.store, u.unit, model_part(changed), "Basic"), response.text.strip(), False
+
+
+def review_candidate(u: UnitContext, text: str, lake: Path | None, iteration: int) -> list[str]:
+    """The Formalizer's review step (code only): frozen declarations, lints, and with a
+    toolchain the build's errors and ``sorry``. Empty when nothing is wrong."""
+    problems = [f"- {p} (frozen statements are read-only: copy them exactly)" for p in frozen_problems(u.store, u.unit.id, text)]
+    findings = lint(model_part(text))
+    problems += [f"- lint {f}" for f in lint_errors(findings)]
+    problems += [f"- line {f.line}: the proof is unfinished (`sorry`/`admit`): {f.text}" for f in findings if f.rule == "sorry"]
+    if lake is not None:
+        feedback = _compile_feedback(u, text, lake, iteration)
+        if feedback is not None:
+            problems.append(feedback)
+    return problems
 
 
 def _compile_feedback(u: UnitContext, text: str, lake: Path, iteration: int) -> str | None:
@@ -197,7 +282,7 @@ def _compile_feedback(u: UnitContext, text: str, lake: Path, iteration: int) -> 
     problems = [d for d in log.in_files({rel}) if d.severity == "error" or d.is_sorry]
     if proc.ok and not problems:
         return None
-    lines = [f"Iteration {iteration}: lake build {'succeeded' if proc.ok else 'failed'} ({proc.note or 'exit ' + str(proc.exit_code)})."]
+    lines = [f"- lake build {'succeeded' if proc.ok else 'failed'} ({proc.note or 'exit ' + str(proc.exit_code)})"]
     lines += [f"- line {d.line}:{d.column} {d.severity}: {d.text}" for d in problems[:30]]
     return "\n".join(lines)
 

@@ -8,6 +8,9 @@ derives (reports), statements to freeze, and where to go back to after a failure
   reachable from a root; ``Statement.lean`` is Fyan's rendering around the model's part, passes
   the source lints, declares every lemma-DAG node, every theorem body is ``by sorry``, no root
   is ``True``, definition units' roots are definitions; it compiles when a toolchain exists;
+  every existing lemma a node ``cites`` is found in the environment (``fyan.lean.names``: via
+  Lean with a toolchain, else among the upstream units' declarations), reported in the derived
+  ``lemma_names.json``;
 * audit — the evidence record validates (``fyan.audit.validator``); grade ≥ threshold freezes
   the roots (signature hash, bound inputs: ``problem.tex`` and the upstream unit files, and the
   elaborated type hash when a toolchain exists); below → back to the Planner; rejected → retry;
@@ -32,6 +35,7 @@ from fyan.gates.completion import report_json, run_gate
 from fyan.lean import declarations
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
+from fyan.lean.names import NameCheck, check_names
 from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
 from fyan.lean.probe import run_probe
 from fyan.lean.runner import run_process
@@ -157,7 +161,30 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
     if ok is False:
         return CheckOutcome(False, reason)
     note = reason if ok else f"not compiled ({reason})"
-    return CheckOutcome(True, f"scaffold with {len(dag.nodes)} node(s), root(s) {', '.join(dag.roots)}; {note}")
+    names, problem = cited_names_problem(ctx.project, ctx.store, ctx.unit, dag, ctx.attempt_dir)
+    derived = {"lemma_names.json": names.model_dump_json(indent=2).encode()} if names is not None else {}
+    if problem:
+        return CheckOutcome(False, problem, derived=derived)
+    cited = f"; {len(names.found)} cited lemma(s) found {names.describe()}" if names is not None and names.found else ""
+    return CheckOutcome(True, f"scaffold with {len(dag.nodes)} node(s), root(s) {', '.join(dag.roots)}; {note}{cited}",
+                        derived=derived)
+
+
+def cited_names_problem(project, store, unit, dag: LemmaDag, log_dir: Path) -> tuple[NameCheck | None, str | None]:
+    """Check the lemma names the lemma DAG ``cites`` (``fyan.lean.names``): (the check or None
+    when nothing is cited, a failure reason or None). A cited name must not be a node of the
+    DAG itself (that is ``uses``)."""
+    nodes = {n.name for n in dag.nodes}
+    cites = list(dict.fromkeys(c for n in dag.nodes for c in n.cites))
+    if not cites:
+        return None, None
+    clash = [c for c in cites if c in nodes]
+    if clash:
+        return None, f"lemma DAG cites its own node(s) {clash}: list them in `uses`"
+    names = check_names(project, store, unit, cites, log_dir=log_dir)
+    if names.missing:
+        return names, f"cited lemma(s) not found {names.describe()}: {', '.join(names.missing)}"
+    return names, None
 
 
 def _bound_inputs(ctx: CheckContext) -> dict[str, str]:
@@ -236,6 +263,20 @@ def _statement_type_hashes(ctx: CheckContext, statement: str, roots: list[str]) 
     return {n: r.type_hash for n, r in probe.records.items() if r.found and r.type_hash}
 
 
+def frozen_problems(store, unit_id: str, text: str) -> list[str]:
+    """Every frozen declaration of ``unit_id`` missing from, or edited in, Lean ``text``."""
+    decls = declarations.scan(text)
+    problems = []
+    for f in store.freezes(unit_id):
+        d = declarations.find(decls, f.decl)
+        if d is None:
+            problems.append(f"frozen declaration {f.decl} is missing from Basic.lean")
+        elif d.frozen_signature != f.normalized_signature:
+            problems.append(f"frozen declaration {f.decl} was edited: `{d.frozen_signature}` "
+                            f"differs from the frozen `{f.normalized_signature}`")
+    return problems
+
+
 def check_prove(ctx: CheckContext) -> CheckOutcome:
     text = (ctx.attempt_dir / "Basic.lean").read_text(encoding="utf-8")
     if not _rendered(ctx, text, "Basic"):
@@ -243,14 +284,10 @@ def check_prove(ctx: CheckContext) -> CheckOutcome:
     errs = lint_errors(lint(model_part(text)))
     if errs:
         return CheckOutcome(False, "Basic.lean: " + "; ".join(map(str, errs)))
+    problems = frozen_problems(ctx.store, ctx.unit.id, text)
+    if problems:
+        return CheckOutcome(False, problems[0])
     decls = declarations.scan(text)
-    for f in ctx.store.freezes(ctx.unit.id):
-        d = declarations.find(decls, f.decl)
-        if d is None:
-            return CheckOutcome(False, f"frozen declaration {f.decl} is missing from Basic.lean")
-        if d.frozen_signature != f.normalized_signature:
-            return CheckOutcome(False, f"frozen declaration {f.decl} was edited: `{d.frozen_signature}` "
-                                       f"differs from the frozen `{f.normalized_signature}`")
     return CheckOutcome(True, f"Basic.lean with {len(decls)} declaration(s); frozen statements intact")
 
 

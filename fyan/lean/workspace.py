@@ -51,7 +51,8 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str])
     if lib_dir.exists():
         shutil.rmtree(lib_dir)
     if (project.paths.lean / lib).is_dir():
-        shutil.copytree(project.paths.lean / lib, lib_dir)
+        # *.tmp: a file sync_package is writing at this moment (renamed into place next)
+        shutil.copytree(project.paths.lean / lib, lib_dir, ignore=shutil.ignore_patterns("*.tmp"))
     ws = Workspace(root, lib)
     for part, text in files.items():
         path = ws.module_file(unit_module(project, unit, part))

@@ -9,6 +9,13 @@ nothing ready (every unit complete, blocked, or waiting on a blocked unit).
 
 On start the gateway's ``recover`` marks attempts a dead process left running as
 *interrupted*; they are simply run again. Nothing that completed is run again.
+
+Post-completion tasks (the Curator ``curate`` and the Auditor ``review``, ``[agents]
+post_completion``) are extra work items for complete units, dispatched when a slot is free,
+each at most once per session for each completion (a failed one is tried again by the next
+``fyan run``). They go through ``Gateway.begin_post``/``finish_post`` and are recorded apart
+from the stage runs, so their outcome never changes a unit's status: a unit is complete when
+its gate passed, whatever the Curator or Auditor do afterwards.
 """
 
 from __future__ import annotations
@@ -23,15 +30,17 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from fyan import logs
+from fyan.agents.post import POST_AGENTS
 from fyan.agents.providers.base import Provider
 from fyan.agents.providers.factory import ProviderFactory
 from fyan.agents.session import StageSession
 from fyan.agents.stages import STAGE_AGENTS, UnitContext
 from fyan.errors import ExitCode, FyanError, TransitionError
+from fyan.gates.post import post_checks
 from fyan.gates.stages import standard_checks
 from fyan.project import Project
-from fyan.state.gateway import Check, Gateway
-from fyan.state.models import FailureKind, Stage, StageRun, UnitStatus, UnitView
+from fyan.state.gateway import POST_TASKS, Check, Gateway
+from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
 from fyan.orchestrator.scheduler import order_ready, stage_costs
 
 
@@ -83,6 +92,8 @@ class Engine:
         self.on_event = on_event
         self.log = logs.configure(project.paths.logs)
         self.only = self._closure(only) if only else None
+        self.post_enabled = project.config.agents.post_completion
+        self._post_tried: set[tuple[str, str, int]] = set()
 
     def _closure(self, only: set[str]) -> set[str]:
         """The units named in ``only`` and everything they depend on."""
@@ -139,6 +150,52 @@ class Engine:
         self._emit(StepEvent(unit, stage, done.status.value, done.reason))
         return done
 
+    def post_work(self, views: dict[str, UnitView], busy: set[str]) -> list[tuple[str, str, int]]:
+        """(unit, task, gate run) of post-completion tasks due now (module docstring)."""
+        if not self.post_enabled:
+            return []
+        gates: dict[str, int] = {}
+        for r in self.gateway.store.runs():
+            if r.stage is Stage.GATE and r.status is RunStatus.SUCCEEDED:
+                gates[r.unit] = r.id
+        done = {(p.unit, p.task, p.gate_run_id) for p in self.gateway.store.post_runs()
+                if p.status in (RunStatus.SUCCEEDED, RunStatus.RUNNING)}
+        work = []
+        for uid, v in views.items():
+            if v.status is not UnitStatus.COMPLETE or uid not in gates or (self.only is not None and uid not in self.only):
+                continue
+            for task in POST_TASKS:
+                item = (uid, task, gates[uid])
+                if item not in done and item not in self._post_tried and f"{uid}#{task}" not in busy:
+                    work.append(item)
+        return work
+
+    def post_step(self, unit: str, task: str) -> PostRun | None:
+        """Run one post-completion task for the complete ``unit`` through the gateway."""
+        try:
+            run = self.gateway.begin_post(unit, task)
+        except TransitionError as e:
+            self.log.info("post_refused", unit=unit, task=task, reason=str(e))
+            return None
+        try:
+            store = self.gateway.store
+            unit_record = store.unit(unit)
+            assert unit_record is not None
+            session = StageSession(
+                gateway=self.gateway, run=None, provider=self.providers(task),
+                agent=self.project.config.agents.for_stage(task), form_repairs=self.project.config.agents.form_repairs,
+                attempt_dir=self.project.paths.root / run.attempt_dir, stage=task, unit=unit,
+            )
+            POST_AGENTS[task](session, UnitContext(self.project, store, unit_record, run))  # type: ignore[arg-type]
+            done = self.gateway.finish_post(run, post_checks()[task])
+        except FyanError as e:
+            done = self.gateway.finish_post(run, None, agent_error=e.message)
+        except Exception as e:  # a bug in a post task never stops the run loop
+            self.log.error("post_crashed", unit=unit, task=task, error=repr(e), tb=traceback.format_exc())
+            done = self.gateway.finish_post(run, None, agent_error=f"internal error in {task}: {type(e).__name__}: {e}")
+        self.log.info("post_finished", unit=unit, task=task, status=done.status.value, reason=done.reason)
+        return done
+
     def run(self) -> RunSummary:
         """Run to quiescence (module docstring) and summarise."""
         start = time.monotonic()
@@ -162,6 +219,10 @@ class Engine:
                             assert stage is not None
                             inflight[pool.submit(self.step, uid, stage)] = uid
                             steps += 1
+                    if len(inflight) < self.parallelism:
+                        for uid, task, gate in self.post_work(views, set(inflight.values()))[: self.parallelism - len(inflight)]:
+                            self._post_tried.add((uid, task, gate))
+                            inflight[pool.submit(self.post_step, uid, task)] = f"{uid}#{task}"
                     if not inflight:
                         break
                     done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)

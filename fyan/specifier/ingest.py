@@ -2,12 +2,18 @@
 
 Everything is computed in memory first; only a fully valid result reaches the gateway, so bad
 input (malformed TeX, an unknown label, a cycle) leaves the project exactly as it was.
+
+With ``[intake] specifier = "model"`` the Specifier's model part (``fyan.agents.specify``) runs
+between the deterministic units/edges and the final validation: it may group statements and
+propose edges (each checked by the DAG validator), and a validation pass compares each
+``problem.tex`` with its source statements.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Callable
 
 from pydantic import BaseModel
 
@@ -15,9 +21,9 @@ from fyan.errors import InputError
 from fyan.intake import read_source
 from fyan.lean.package import init_package
 from fyan.project import Project
-from fyan.specifier.dag import Dag, extract_edges, validate
+from fyan.specifier.dag import Dag, Edge, extract_edges, validate
 from fyan.specifier.problem import render_problem, render_source_proof
-from fyan.specifier.units import build_units
+from fyan.specifier.units import UnitSpec, build_units
 from fyan.state.gateway import Gateway
 
 
@@ -33,8 +39,28 @@ class IngestReport(BaseModel):
     notes: list[str]
 
 
-def plan_ingest(project: Project) -> tuple[Dag, dict[str, dict[str, bytes]], dict[str, str], IngestReport]:
-    """Compute units, DAG, per-unit files and metadata without writing anything."""
+def render_files(catalogue, units: list[UnitSpec], edges: list[Edge]) -> dict[str, dict[str, bytes]]:
+    """Per-unit intake files (``problem.tex``, ``source_proof.tex``) rendered by code."""
+    prefix = "source/"
+    files: dict[str, dict[str, bytes]] = {}
+    for u in units:
+        deps = [e for e in edges if e.unit == u.id]
+        unit_files = {"problem.tex": render_problem(u, catalogue, deps, prefix).encode()}
+        proof = render_source_proof(u, catalogue, prefix)
+        if proof is not None:
+            unit_files["source_proof.tex"] = proof.encode()
+        files[u.id] = unit_files
+    return files
+
+
+def plan_ingest(
+    project: Project, specifier: Callable | None = None
+) -> tuple[Dag, dict[str, dict[str, bytes]], dict[str, str], IngestReport]:
+    """Compute units, DAG, per-unit files and metadata without writing anything.
+
+    ``specifier(catalogue, units, edges) -> (units, edges, notes, meta)`` is the Specifier's
+    model part, when configured; its result is validated like the deterministic one.
+    """
     cfg = project.config.intake
     main = project.source_main
     catalogue = read_source(main, source_root=project.paths.source)
@@ -51,22 +77,20 @@ def plan_ingest(project: Project) -> tuple[Dag, dict[str, dict[str, bytes]], dic
     edges, notes = extract_edges(
         catalogue, units, unknown_references=cfg.unknown_references, term_edges=cfg.term_edges
     )
+    extra_meta: dict[str, str] = {}
+    if specifier is not None:
+        validate(catalogue, units, edges, cfg.unit_kinds)  # the deterministic part must hold first
+        units, edges, more_notes, extra_meta = specifier(catalogue, units, edges)
+        notes = notes + more_notes
     dag = validate(catalogue, units, edges, cfg.unit_kinds)
-    prefix = "source/"
-    files: dict[str, dict[str, bytes]] = {}
-    for u in units:
-        deps = [e for e in edges if e.unit == u.id]
-        unit_files = {"problem.tex": render_problem(u, catalogue, deps, prefix).encode()}
-        proof = render_source_proof(u, catalogue, prefix)
-        if proof is not None:
-            unit_files["source_proof.tex"] = proof.encode()
-        files[u.id] = unit_files
+    files = render_files(catalogue, units, edges)
     digest = hashlib.sha256()
     for rel in catalogue.files:
         digest.update(rel.encode() + b"\0" + (project.paths.source / rel).read_bytes())
     meta = {
         "source_sha256": digest.hexdigest(),
         "catalogue": catalogue.model_dump_json(),
+        **extra_meta,
     }
     report = IngestReport(
         source=project.config.project.source, files=catalogue.files, statements=len(catalogue.statements),
@@ -76,9 +100,17 @@ def plan_ingest(project: Project) -> tuple[Dag, dict[str, dict[str, bytes]], dic
     return dag, files, meta, report
 
 
-def ingest(project: Project, gateway: Gateway) -> IngestReport:
-    """Ingest ``project``'s source and register the result (see module docstring)."""
-    dag, files, meta, report = plan_ingest(project)
+def ingest(project: Project, gateway: Gateway, providers: Callable | None = None) -> IngestReport:
+    """Ingest ``project``'s source and register the result (see module docstring).
+
+    ``providers(stage) -> Provider`` serves the Specifier's model part (default: the project's
+    configured providers)."""
+    specifier = None
+    if project.config.intake.specifier == "model":
+        from fyan.agents.specify import ModelSpecifier
+
+        specifier = ModelSpecifier(project, gateway, providers)
+    dag, files, meta, report = plan_ingest(project, specifier)
     gateway.register_units(dag, files, meta)
     init_package(project)
     return report

@@ -41,7 +41,7 @@ from fyan.project import Project
 from fyan.specifier.dag import Dag
 from fyan.state.faults import fault_point
 from fyan.state.lifecycle import progress
-from fyan.state.models import FailureKind, RunStatus, Stage, StageRun, UnitRecord
+from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitRecord
 from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store
 
 #: Files each stage's agent must leave in its attempt folder (paths inside ``units/<unit>/``).
@@ -51,6 +51,32 @@ STAGE_OUTPUTS: dict[Stage, tuple[str, ...]] = {
     Stage.AUDIT: ("audit/record.json",),
     Stage.PROVE: ("Basic.lean",),
     Stage.GATE: (),
+}
+
+
+#: Post-completion tasks: the Curator (``curate``) and the Auditor (``review``). They run after
+#: the completion gate passed, are recorded in ``post_runs`` (never in ``stage_runs``) and
+#: publish only what their deterministic check admits; no outcome of theirs is read by the
+#: lifecycle rules, so they never change whether a unit is complete.
+POST_TASKS = ("curate", "review")
+
+
+@dataclass
+class PostOutcome:
+    """A post-completion check's verdict and the files it admits for publication:
+    ``unit_files`` inside ``units/<unit>/``, ``skill_files`` inside ``skills/``."""
+
+    passed: bool
+    reason: str
+    unit_files: dict[str, bytes] = field(default_factory=dict)
+    skill_files: dict[str, bytes] = field(default_factory=dict)
+
+
+#: Files an attempt may leave besides its outputs, published with them when the check passes
+#: (the Reasoner's last review, the Formalizer's iteration log).
+STAGE_EXTRA_OUTPUTS: dict[Stage, tuple[str, ...]] = {
+    Stage.REASON: ("proof_review.json",),
+    Stage.PROVE: ("iterations.json",),
 }
 
 
@@ -92,6 +118,18 @@ class CheckOutcome:
 
 
 Check = Callable[[CheckContext], CheckOutcome]
+PostCheck = Callable[["PostContext"], PostOutcome]
+
+
+@dataclass
+class PostContext:
+    """What a post-completion check may look at (like ``CheckContext``)."""
+
+    project: Project
+    store: Store
+    unit: UnitRecord
+    run: PostRun
+    attempt_dir: Path
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -329,6 +367,9 @@ class Gateway:
         if outcome.passed:
             for rel in STAGE_OUTPUTS[run.stage]:
                 files[rel] = (attempt_dir / rel).read_bytes()
+            for rel in STAGE_EXTRA_OUTPUTS.get(run.stage, ()):
+                if (attempt_dir / rel).is_file():
+                    files[rel] = (attempt_dir / rel).read_bytes()
         files.update(outcome.derived)
         tag = f"run-{run.id}"
         self._stage_files(run.unit, tag, files)
@@ -391,13 +432,15 @@ class Gateway:
     def record_model_call(
         self, run: StageRun | None, *, stage: str, provider: str, model: str, request_key: str,
         tokens_in: int, tokens_out: int, cost: float, latency_s: float, cache_hit: bool, replay: bool,
+        unit: str | None = None,
     ) -> None:
-        """Persist one model call (tokens, cost in USD, latency in seconds)."""
+        """Persist one model call (tokens, cost in USD, latency in seconds). ``unit`` names the
+        unit of a call made outside a stage run (Specifier, post-completion tasks)."""
         with self._tx() as c:
             c.execute(
                 "INSERT INTO model_calls (run_id, unit, stage, provider, model, request_key, tokens_in, "
                 "tokens_out, cost, latency_s, cache_hit, replay, ts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (run.id if run else None, run.unit if run else None, stage, provider, model, request_key,
+                (run.id if run else None, run.unit if run else unit, stage, provider, model, request_key,
                  tokens_in, tokens_out, cost, latency_s, int(cache_hit), int(replay), time.time()),
             )
 
@@ -430,8 +473,101 @@ class Gateway:
                             dest.parent.mkdir(parents=True, exist_ok=True)
                             os.replace(f, dest)
                 shutil.rmtree(staging_root, ignore_errors=True)
+        skills_staging = self.paths.skills / ".staging"
+        if skills_staging.is_dir():
+            recorded = {a.path: a.sha256 for a in self.store.artifacts() if a.kind.startswith("skill:")}
+            for f in sorted(p for p in skills_staging.rglob("*") if p.is_file()):
+                rel = "/".join(f.relative_to(skills_staging).parts[1:])
+                if recorded.get(f"skills/{rel}") == sha256_file(f):
+                    os.replace(f, self.paths.skills / rel)
+            shutil.rmtree(skills_staging, ignore_errors=True)
         self._sync_lean_package()
         return [r.model_copy(update={"status": RunStatus.INTERRUPTED}) for r in interrupted]
+
+    # -- post-completion tasks (Curator, Auditor) --------------------------------------------
+    def begin_post(self, unit_id: str, task: str) -> PostRun:
+        """Start ``task`` (``POST_TASKS``) for the complete unit ``unit_id``.
+
+        Raises ``TransitionError`` when the unit is not complete, or the task already ran or is
+        running for the unit's current completion (its latest successful gate run).
+        """
+        if task not in POST_TASKS:
+            raise TransitionError(f"unknown post-completion task {task!r}; known: {', '.join(POST_TASKS)}")
+        with self._tx() as c:
+            if not self._progress(c, unit_id, 1).complete:
+                raise TransitionError(f"{unit_id}: {task} runs only after the completion gate passed")
+            gate = c.execute("SELECT MAX(id) FROM stage_runs WHERE unit = ? AND stage = ? AND status = ?",
+                             (unit_id, Stage.GATE.value, RunStatus.SUCCEEDED.value)).fetchone()[0]
+            done = c.execute("SELECT status FROM post_runs WHERE unit = ? AND task = ? AND gate_run_id = ? AND status IN (?, ?)",
+                             (unit_id, task, gate, RunStatus.RUNNING.value, RunStatus.SUCCEEDED.value)).fetchone()
+            if done is not None:
+                raise TransitionError(f"{unit_id}: {task} is already {done[0]} for this completion")
+            now = time.time()
+            cur = c.execute("INSERT INTO post_runs (unit, task, gate_run_id, status, started_at, attempt_dir) VALUES (?,?,?,?,?,?)",
+                            (unit_id, task, gate, RunStatus.RUNNING.value, now, ""))
+            run_id = cur.lastrowid
+            attempt_dir = f".fyan/attempts/{unit_id}/post-{run_id:06d}-{task}"
+            c.execute("UPDATE post_runs SET attempt_dir = ? WHERE id = ?", (attempt_dir, run_id))
+            self._event(c, "post_started", unit_id, None, {"task": task, "post_run": run_id})
+        (self.paths.root / attempt_dir).mkdir(parents=True, exist_ok=True)
+        return PostRun(id=run_id, unit=unit_id, task=task, gate_run_id=gate, status=RunStatus.RUNNING,
+                       started_at=now, attempt_dir=attempt_dir)
+
+    def finish_post(self, run: PostRun, check: PostCheck | None, *, agent_error: str | None = None) -> PostRun:
+        """Close a post-completion run: its check decides what is published (crash-safe, like
+        ``finish``); a failing or crashing check publishes nothing. Never touches stage state."""
+        attempt_dir = self.paths.root / run.attempt_dir
+        unit = self.store.unit(run.unit)
+        assert unit is not None
+        if agent_error is not None:
+            outcome = PostOutcome(False, agent_error)
+        elif check is None:
+            outcome = PostOutcome(False, f"no deterministic check is configured for {run.task}")
+        else:
+            try:
+                outcome = check(PostContext(self.project, self.store, unit, run, attempt_dir))
+            except Exception as e:  # fail closed
+                outcome = PostOutcome(False, f"{run.task} check failed with {type(e).__name__}: {e}")
+        unit_files = outcome.unit_files if outcome.passed else {}
+        skill_files = outcome.skill_files if outcome.passed else {}
+        tag = f"post-{run.id}"
+        self._stage_files(run.unit, tag, unit_files)
+        skills_staging = self.paths.skills / ".staging" / tag
+        for rel, data in skill_files.items():
+            target = skills_staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        status = RunStatus.SUCCEEDED if outcome.passed else RunStatus.FAILED
+        with self._tx() as c:
+            row = c.execute("SELECT status FROM post_runs WHERE id = ?", (run.id,)).fetchone()
+            if row is None or row["status"] != RunStatus.RUNNING.value:
+                raise TransitionError(f"post run {run.id} of {run.unit} is not running")
+            self._insert_artifacts(c, run.unit, None, unit_files, ())
+            now = time.time()
+            for rel, data in skill_files.items():
+                c.execute(
+                    "INSERT INTO artifacts (unit, run_id, kind, path, sha256, frozen, created_at) VALUES (?,?,?,?,?,?,?)",
+                    (run.unit, None, f"skill:{rel}", f"skills/{rel}", sha256_bytes(data), 0, now),
+                )
+            c.execute("UPDATE post_runs SET status = ?, finished_at = ?, reason = ? WHERE id = ?",
+                      (status.value, now, outcome.reason, run.id))
+            self._event(c, "post_finished", run.unit, None, {"task": run.task, "post_run": run.id,
+                                                             "status": status.value, "reason": outcome.reason})
+        self._publish(run.unit, tag)
+        if skills_staging.is_dir():
+            for src in sorted(p for p in skills_staging.rglob("*") if p.is_file()):
+                dest = self.paths.skills / src.relative_to(skills_staging)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(src, dest)
+            shutil.rmtree(skills_staging, ignore_errors=True)
+            try:
+                skills_staging.parent.rmdir()  # skills/.staging, when no other task is staged
+            except OSError:
+                pass
+        return run.model_copy(update=dict(status=status, finished_at=now, reason=outcome.reason))
 
     def _sync_lean_package(self) -> None:
         from fyan.lean.package import sync_package

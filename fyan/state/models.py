@@ -142,6 +142,23 @@ class ModelCallRecord(BaseModel):
     ts: float
 
 
+class PostRun(BaseModel):
+    """A post-completion task (``curate``: the Curator; ``review``: the Auditor) for a complete
+    unit. Kept apart from ``StageRun`` on purpose: the lifecycle rules never read these rows,
+    so no post-completion outcome can make a unit complete or incomplete (only the completion
+    gate does)."""
+
+    id: int
+    unit: str
+    task: str = Field(description="curate | review")
+    gate_run_id: int = Field(description="The successful gate run this task follows")
+    status: RunStatus
+    started_at: float
+    finished_at: float | None = None
+    reason: str | None = None
+    attempt_dir: str
+
+
 class UnitView(BaseModel):
     """A unit with its computed status (never stored: derived from the runs, see lifecycle)."""
 

@@ -22,6 +22,7 @@ from fyan.state.models import (
     EventRecord,
     FreezeRecord,
     ModelCallRecord,
+    PostRun,
     StageRun,
     UnitRecord,
     UnitView,
@@ -69,6 +70,11 @@ CREATE TABLE IF NOT EXISTS model_calls (
     provider TEXT NOT NULL, model TEXT NOT NULL, request_key TEXT NOT NULL,
     tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, cost REAL NOT NULL,
     latency_s REAL NOT NULL, cache_hit INTEGER NOT NULL, replay INTEGER NOT NULL, ts REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS post_runs (
+    id INTEGER PRIMARY KEY, unit TEXT NOT NULL REFERENCES units(id), task TEXT NOT NULL,
+    gate_run_id INTEGER NOT NULL, status TEXT NOT NULL, started_at REAL NOT NULL,
+    finished_at REAL, reason TEXT, attempt_dir TEXT NOT NULL
 );
 """
 
@@ -188,6 +194,15 @@ class Store:
             ModelCallRecord(**{**dict(r), "cache_hit": bool(r["cache_hit"]), "replay": bool(r["replay"])})
             for r in self._rows(sql, (unit,) if unit else ())
         ]
+
+    def post_runs(self, unit: str | None = None) -> list[PostRun]:
+        """Post-completion task runs (Curator, Auditor) of ``unit`` (all when None), oldest first.
+        Empty for a database written before the table existed (until the gateway opens it)."""
+        sql = "SELECT * FROM post_runs" + (" WHERE unit = ?" if unit else "") + " ORDER BY id"
+        try:
+            return [PostRun(**dict(r)) for r in self._rows(sql, (unit,) if unit else ())]
+        except sqlite3.OperationalError:
+            return []
 
     def session_start(self) -> float:
         """When the current run session began (POSIX seconds; 0 before the first run)."""

@@ -15,7 +15,8 @@ no axioms. Scenario overrides, for the gate and cheat tests, come from the JSON 
     {"build": {"exit": 1, "output": "..."},          # replaces the build output
      "probe": {"<decl>": {"found": false} | {"axioms": [...]} | {"type_hash": "..."}},
      "probe_output": "...",                          # raw probe output (e.g. forged lines)
-     "sorry_warnings": true}                         # add sorry warnings for `sorry` in source
+     "sorry_warnings": true,                         # add sorry warnings for `sorry` in source
+     "constants": ["Int.mul_comm", ...]}             # library names the probe also finds
 
 Every call is appended to ``FAKE_LAKE_LOG`` when set, so tests can see what Fyan ran.
 """
@@ -89,6 +90,8 @@ def probe(sc: dict) -> int:
         print(sc["probe_output"])
         return 0
     decls = declarations(Path.cwd())
+    for name in sc.get("constants", []):
+        decls.setdefault(name, name)
     overrides = sc.get("probe", {})
     for m in re.finditer(r'^#fyan_probe "([^"]+)" (\S+)$', source, re.MULTILINE):
         nonce, name = m.group(1), m.group(2)

@@ -1,4 +1,10 @@
-"""Build the provider a stage is configured to use (``[agents]`` in ``fyan.toml``)."""
+"""Build the provider a stage is configured to use (``[agents]`` in ``fyan.toml``).
+
+``provider`` is one of ``replay`` (serve the cassette), ``record`` (call ``record_provider``
+and append to the cassette), ``anthropic``, ``openai``, ``openai-compatible`` (``base_url``)
+or ``command`` (a CLI run in the unit workspace). Raises ``ConfigError`` for an incomplete
+configuration and ``ProviderError`` (not retryable) when an API key is missing.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +17,22 @@ from fyan.errors import ConfigError
 from fyan.project import Project
 
 
-def _live(kind: str, agent: StageAgent) -> Provider:
+def live_provider(kind: str, agent: StageAgent) -> Provider:
+    """A provider that calls a model (or a command): ``kind`` with ``agent``'s settings."""
+    from fyan.agents.providers.command import CommandAgentProvider
     from fyan.agents.providers.sdk import AnthropicProvider, OpenAIProvider
 
+    common = dict(structured_output=agent.structured_output, request_timeout=agent.timeout)
     if kind == "anthropic":
-        return AnthropicProvider()
+        return AnthropicProvider(**common)
     if kind == "openai":
-        return OpenAIProvider()
+        return OpenAIProvider(**common)
     if kind == "openai-compatible":
         if not agent.base_url:
             raise ConfigError("provider openai-compatible needs base_url (e.g. http://localhost:8000/v1)")
-        return OpenAIProvider(base_url=agent.base_url)
+        return OpenAIProvider(base_url=agent.base_url, **common)
+    if kind == "command":
+        return CommandAgentProvider(agent.command, timeout_s=agent.timeout)
     raise ConfigError(f"unknown provider {kind!r}")
 
 
@@ -48,5 +59,5 @@ class ProviderFactory:
         if agent.provider == "record":
             if agent.record_provider is None:
                 raise ConfigError('provider = "record" needs record_provider = "anthropic" | "openai" | "openai-compatible"')
-            return RecordingProvider(_live(agent.record_provider, agent), cassette)
-        return _live(agent.provider, agent)
+            return RecordingProvider(live_provider(agent.record_provider, agent), cassette)
+        return live_provider(agent.provider, agent)

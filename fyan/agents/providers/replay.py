@@ -27,8 +27,10 @@ class CassetteEntry(BaseModel):
     unit: str | None = None
     model: str
     label: str
+    prompt: str = ""
     text: str
     usage: Usage = Usage()
+    files: dict[str, str | None] = {}
 
 
 def load_cassette(path: Path) -> dict[str, CassetteEntry]:
@@ -51,6 +53,8 @@ def load_cassette(path: Path) -> dict[str, CassetteEntry]:
 
 
 class ReplayProvider(Provider):
+    """Serves recorded responses (with the file changes of a recorded command agent)."""
+
     name = "replay"
 
     def __init__(self, cassette: Path) -> None:
@@ -69,17 +73,22 @@ class ReplayProvider(Provider):
         entry = self._load().get(key)
         if entry is None:
             where = f"stage {request.stage}" + (f", unit {request.unit}" if request.unit else "")
+            where += f", prompt {request.prompt}" if request.prompt else ""
             raise ReplayMissError(
-                f"replay cassette {self.cassette} has no response for request {key[:16]} ({where}, model {request.model})",
+                f"replay cassette {self.cassette} has no response for request {key} ({where}, model {request.model})",
                 hint="the prompt or its inputs changed since recording: re-record with "
                 'provider = "record" (see README), or rebuild the example with scripts/build_example_cassette.py',
             )
         return ModelResponse(text=entry.text, usage=entry.usage, provider=self.name, model=entry.model,
-                             latency_s=0.0, replay=True, key=key)
+                             latency_s=0.0, replay=True, key=key, files=entry.files)
 
 
 class RecordingProvider(Provider):
     name = "record"
+
+    @property
+    def edits_files(self) -> bool:  # type: ignore[override]
+        return self.inner.edits_files
 
     def __init__(self, inner: Provider, cassette: Path, label: str = "recorded model response") -> None:
         self.inner = inner
@@ -90,8 +99,9 @@ class RecordingProvider(Provider):
     def complete(self, request: ModelRequest) -> ModelResponse:
         start = time.monotonic()
         response = self.inner.complete(request)
-        entry = CassetteEntry(key=request.key(), stage=request.stage, unit=request.unit, model=request.model,
-                              label=self.label, text=response.text, usage=response.usage)
+        entry = CassetteEntry(key=request.key(), stage=request.stage, unit=request.unit, prompt=request.prompt,
+                              model=request.model, label=self.label, text=response.text, usage=response.usage,
+                              files=response.files)
         with self._lock:
             self.cassette.parent.mkdir(parents=True, exist_ok=True)
             with open(self.cassette, "a", encoding="utf-8") as fh:

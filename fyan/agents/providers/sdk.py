@@ -2,10 +2,34 @@
 
 API keys come only from the environment variables the SDKs document (``ANTHROPIC_API_KEY``,
 ``OPENAI_API_KEY``; for an OpenAI-compatible server ``FYAN_OPENAI_COMPATIBLE_API_KEY``,
-optional) and are never logged. SDK-internal retries are switched off; tenacity retries
-transient failures only — rate limits (429), overload (529), server errors (5xx), timeouts and
-connection errors — with exponential backoff and jitter. A 400-class error is not retried.
-Anthropic prompt-prefix caching: the system prompt is sent as a cached block.
+optional) and are never logged: Fyan logs the provider, model, HTTP status and attempt number
+of a retried call, never headers or the client object.
+
+Retries: the SDKs' own retries are switched off (``max_retries=0``); tenacity retries
+transient failures only — rate limits (429), overload (Anthropic 529), other 5xx, request
+timeouts (408), client timeouts and connection errors — ``attempts`` times in all, with
+exponential backoff and jitter (``wait_initial`` .. ``wait_max`` seconds). Anything else (400
+bad request, 401 authentication, 404 unknown model, 422) fails at once with ``ProviderError``;
+401/403/404 are marked not retryable (another attempt cannot help until the configuration is
+fixed). A reply that does not validate is not a provider error: the stage session repairs it.
+
+Structured output (``structured_output`` of the stage's agent configuration):
+``schema`` sends the reply model's JSON schema through the API's structured-output mode
+(Anthropic ``output_config.format``, schema adapted by ``anthropic.transform_schema``; OpenAI
+``response_format`` ``json_schema``, non-strict), ``json`` asks only for a JSON object (OpenAI
+``json_object``; Anthropic has no such mode, so the prompt alone asks), ``prompt`` relies on the
+prompt. The reply is validated with pydantic in every case.
+
+Sampling temperature: sent to OpenAI-style endpoints when configured; the Messages API this
+Anthropic SDK speaks (2.x) takes none, so it is not sent there.
+
+Prompt-prefix caching: Anthropic gets a cache breakpoint on the system prompt (shared by every
+unit of a stage) and the top-level automatic breakpoint (so form repairs and Formalizer
+iterations, which resend the conversation, read it from the cache); OpenAI caches long prefixes
+automatically. Both report cached tokens, which pricing charges at the cache price.
+
+Tests pass a client built on ``httpx2.MockTransport`` (``http_client=``): the SDKs use
+``httpx2``, which respx does not patch.
 """
 
 from __future__ import annotations
@@ -17,35 +41,58 @@ from typing import Any
 
 import anthropic
 import openai
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from fyan import logs
 from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider, Usage
 from fyan.errors import ProviderError
+
+StructuredOutput = str  # "schema" | "json" | "prompt"
+
+_NOT_RETRYABLE_STATUS = (401, 403, 404)
+
+
+def _transient_status(status: int) -> bool:
+    return status in (408, 429) or status >= 500
 
 
 def _transient_anthropic(e: BaseException) -> bool:
     if isinstance(e, (anthropic.APITimeoutError, anthropic.APIConnectionError, anthropic.RateLimitError)):
         return True
-    return isinstance(e, anthropic.APIStatusError) and (e.status_code >= 500 or e.status_code == 429)
+    return isinstance(e, anthropic.APIStatusError) and _transient_status(e.status_code)
 
 
 def _transient_openai(e: BaseException) -> bool:
     if isinstance(e, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
         return True
-    return isinstance(e, openai.APIStatusError) and (e.status_code >= 500 or e.status_code == 429)
+    return isinstance(e, openai.APIStatusError) and _transient_status(e.status_code)
 
 
 class _SdkProvider(Provider):
-    def __init__(self, *, attempts: int = 5, wait_initial: float = 1.0, wait_max: float = 60.0) -> None:
+    def __init__(
+        self, *, attempts: int = 5, wait_initial: float = 1.0, wait_max: float = 60.0,
+        structured_output: StructuredOutput = "schema", request_timeout: float = 600.0,
+    ) -> None:
         self.attempts = attempts
         self.wait_initial = wait_initial
         self.wait_max = wait_max
+        self.structured_output = structured_output
+        self.request_timeout = request_timeout
+
+    def _log_retry(self, state: RetryCallState) -> None:
+        e = state.outcome.exception() if state.outcome else None
+        logs.get().warning(
+            "model_call_retry", provider=self.name, attempt=state.attempt_number,
+            status=getattr(e, "status_code", None), error=type(e).__name__,
+            wait_s=round(state.next_action.sleep, 2) if state.next_action else None,
+        )
 
     def _retrying(self, transient: Callable[[BaseException], bool]) -> Retrying:
         return Retrying(
             retry=retry_if_exception(transient),
             stop=stop_after_attempt(self.attempts),
-            wait=wait_exponential_jitter(initial=self.wait_initial, max=self.wait_max),
+            wait=wait_exponential_jitter(multiplier=self.wait_initial, max=self.wait_max, jitter=self.wait_initial),
+            before_sleep=self._log_retry,
             reraise=True,
         )
 
@@ -56,9 +103,12 @@ class _SdkProvider(Provider):
                     return fn()
         except error_types as e:
             status = getattr(e, "status_code", None)
+            logs.get().warning("model_call_failed", provider=self.name, status=status, error=type(e).__name__)
             raise ProviderError(
-                f"{self.name} call failed" + (f" (HTTP {status})" if status else "") + f": {type(e).__name__}: {_short(e)}",
-                hint="check the model name, the API key in the environment and the endpoint",
+                f"{self.name} call failed" + (f" (HTTP {status})" if status else "")
+                + (f" after {self.attempts} attempts" if transient(e) else "") + f": {type(e).__name__}: {_short(e)}",
+                hint="check the model name, the API key in the environment and the endpoint (`fyan doctor`)",
+                retryable=status not in _NOT_RETRYABLE_STATUS,
             ) from None
         raise AssertionError("unreachable")
 
@@ -69,6 +119,8 @@ def _short(e: BaseException) -> str:
 
 
 class AnthropicProvider(_SdkProvider):
+    """Anthropic Messages API. ``client`` (tests) replaces the one built from the environment."""
+
     name = "anthropic"
 
     def __init__(self, client: anthropic.Anthropic | None = None, **kw: Any) -> None:
@@ -76,61 +128,80 @@ class AnthropicProvider(_SdkProvider):
         if client is None:
             if not os.environ.get("ANTHROPIC_API_KEY"):
                 raise ProviderError("ANTHROPIC_API_KEY is not set", hint="export ANTHROPIC_API_KEY=... (never put keys in fyan.toml)", retryable=False)
-            client = anthropic.Anthropic(max_retries=0)
+            client = anthropic.Anthropic(max_retries=0, timeout=self.request_timeout)
         self.client = client
 
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``request``."""
+        kwargs: dict[str, Any] = dict(
+            model=request.model, max_tokens=request.max_tokens,
+            messages=[{"role": m.role, "content": m.content} for m in request.conversation],
+            cache_control={"type": "ephemeral"},
+        )
+        if request.system:
+            kwargs["system"] = [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]
+        if request.json_schema is not None and self.structured_output == "schema":
+            kwargs["output_config"] = {"format": {"type": "json_schema", "schema": anthropic.transform_schema(request.json_schema)}}
+        return kwargs
+
     def complete(self, request: ModelRequest) -> ModelResponse:
-        system = [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}] if request.system else []
-        messages = [{"role": m.role, "content": m.content} for m in request.conversation]
+        kwargs = self.body(request)
         start = time.monotonic()
-
-        def call() -> Any:
-            kwargs: dict[str, Any] = dict(model=request.model, max_tokens=request.max_tokens, messages=messages,
-                                          temperature=request.temperature)
-            if system:
-                kwargs["system"] = system
-            return self.client.messages.create(**kwargs)
-
-        resp = self._call(call, _transient_anthropic, (anthropic.AnthropicError,))
+        resp = self._call(lambda: self.client.messages.create(**kwargs), _transient_anthropic, (anthropic.AnthropicError,))
         text = "".join(getattr(b, "text", "") for b in resp.content if getattr(b, "type", "") == "text")
         u = resp.usage
-        usage = Usage(tokens_in=u.input_tokens or 0, tokens_out=u.output_tokens or 0,
-                      cache_read=getattr(u, "cache_read_input_tokens", 0) or 0,
-                      cache_write=getattr(u, "cache_creation_input_tokens", 0) or 0)
+        read = getattr(u, "cache_read_input_tokens", 0) or 0
+        write = getattr(u, "cache_creation_input_tokens", 0) or 0
+        # Anthropic's input_tokens counts only the uncached tokens after the last breakpoint
+        usage = Usage(tokens_in=(u.input_tokens or 0) + read + write, tokens_out=u.output_tokens or 0,
+                      cache_read=read, cache_write=write)
         return ModelResponse(text=text, usage=usage, provider=self.name, model=request.model,
                              latency_s=time.monotonic() - start, key=request.key())
 
 
 class OpenAIProvider(_SdkProvider):
-    """OpenAI, or any OpenAI-compatible server when ``base_url`` is given (vLLM, llama.cpp, Ollama)."""
+    """OpenAI Chat Completions, or any OpenAI-compatible server when ``base_url`` is given
+    (vLLM, llama.cpp server, Ollama). ``client`` (tests) replaces the one built here."""
 
     name = "openai"
 
     def __init__(self, client: openai.OpenAI | None = None, base_url: str | None = None, **kw: Any) -> None:
         super().__init__(**kw)
+        self.compatible = bool(base_url)
+        if base_url:
+            self.name = "openai-compatible"
         if client is None:
             if base_url:
-                self.name = "openai-compatible"
-                client = openai.OpenAI(base_url=base_url, max_retries=0,
+                client = openai.OpenAI(base_url=base_url, max_retries=0, timeout=self.request_timeout,
                                        api_key=os.environ.get("FYAN_OPENAI_COMPATIBLE_API_KEY", "not-needed"))
             else:
                 if not os.environ.get("OPENAI_API_KEY"):
                     raise ProviderError("OPENAI_API_KEY is not set", hint="export OPENAI_API_KEY=... (never put keys in fyan.toml)", retryable=False)
-                client = openai.OpenAI(max_retries=0)
+                client = openai.OpenAI(max_retries=0, timeout=self.request_timeout)
         self.client = client
 
-    def complete(self, request: ModelRequest) -> ModelResponse:
-        messages = [{"role": m.role, "content": m.content} for m in request.messages]
-        start = time.monotonic()
-
-        def call() -> Any:
-            kwargs: dict[str, Any] = dict(model=request.model, messages=messages, max_tokens=request.max_tokens,
-                                          temperature=request.temperature)
-            if request.json_output:
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` for ``request``."""
+        kwargs: dict[str, Any] = dict(model=request.model, messages=[{"role": m.role, "content": m.content} for m in request.messages])
+        # hosted OpenAI models take max_completion_tokens (reasoning models refuse max_tokens);
+        # local OpenAI-compatible servers generally know only max_tokens
+        kwargs["max_tokens" if self.compatible else "max_completion_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.json_output and self.structured_output != "prompt":
+            if request.json_schema is not None and self.structured_output == "schema":
+                kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                    "name": request.schema_name, "schema": request.json_schema, "strict": False}}
+            else:
                 kwargs["response_format"] = {"type": "json_object"}
-            return self.client.chat.completions.create(**kwargs)
+        return kwargs
 
-        resp = self._call(call, _transient_openai, (openai.OpenAIError,))
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        kwargs = self.body(request)
+        start = time.monotonic()
+        resp = self._call(lambda: self.client.chat.completions.create(**kwargs), _transient_openai, (openai.OpenAIError,))
+        if not resp.choices:
+            raise ProviderError(f"{self.name} returned no choices for model {request.model}")
         text = resp.choices[0].message.content or ""
         u = resp.usage
         cached = 0

@@ -1,0 +1,156 @@
+"""``fyan doctor``: which providers are usable here, and whether a Lean toolchain is present.
+
+For each agent configuration a project uses (the stages sharing one are reported together):
+
+* ``replay`` — the cassette file exists (how many entries); a miss is only known when a
+  request is made;
+* ``record`` — as the live provider it records from, plus the cassette folder;
+* ``anthropic`` / ``openai`` — the API key is in the environment (the key itself is never
+  printed); the endpoint is contacted only with ``--online`` (otherwise: "not checked");
+* ``openai-compatible`` — ``base_url`` is set and answers ``GET <base_url>/models`` (a local
+  server; 5 s timeout);
+* ``command`` — the program is found on ``PATH``.
+
+Then the Lean toolchain (``fyan.lean.toolchain.discover``: ``lake --version``) and the build
+sandbox (bubblewrap). Nothing is reported usable that was not checked.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+from pydantic import BaseModel
+
+from fyan.config import FyanConfig, StageAgent
+
+KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+DEFAULT_ENDPOINTS = {"anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+                     "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1")}
+
+
+class Finding(BaseModel):
+    what: str
+    ok: bool | None  # None: not checked
+    detail: str
+
+
+def _reach(url: str, timeout: float = 5.0) -> tuple[bool, str]:
+    import httpx2
+
+    try:
+        resp = httpx2.get(url, timeout=timeout)
+    except httpx2.HTTPError as e:
+        return False, f"{url} unreachable: {type(e).__name__}: {str(e)[:120]}"
+    return True, f"{url} answered HTTP {resp.status_code}"
+
+
+def check_agent(kind: str, agent: StageAgent, cassette, online: bool) -> list[Finding]:
+    """Findings for one provider ``kind`` configured as ``agent``."""
+    from fyan.agents.providers.replay import load_cassette
+    from fyan.errors import FyanError
+
+    out: list[Finding] = []
+    if kind == "replay":
+        if cassette.is_file():
+            try:
+                n = len(load_cassette(cassette))
+                out.append(Finding(what="cassette", ok=True, detail=f"{cassette} ({n} recorded responses)"))
+            except FyanError as e:
+                out.append(Finding(what="cassette", ok=False, detail=e.message))
+        else:
+            out.append(Finding(what="cassette", ok=False, detail=f"{cassette} does not exist"))
+    elif kind == "record":
+        if agent.record_provider is None:
+            out.append(Finding(what="record_provider", ok=False, detail='provider = "record" needs record_provider'))
+        else:
+            out += check_agent(agent.record_provider, agent, cassette, online)
+    elif kind in KEY_VARS:
+        var = KEY_VARS[kind]
+        present = bool(os.environ.get(var))
+        out.append(Finding(what="api key", ok=present, detail=f"{var} {'is set' if present else 'is not set'}"))
+        env, default = DEFAULT_ENDPOINTS[kind]
+        base = os.environ.get(env) or default
+        if online:
+            ok, detail = _reach(base)
+            out.append(Finding(what="endpoint", ok=ok, detail=detail))
+        else:
+            out.append(Finding(what="endpoint", ok=None, detail=f"{base} not checked (use --online)"))
+    elif kind == "openai-compatible":
+        if not agent.base_url:
+            out.append(Finding(what="base_url", ok=False, detail="base_url is not set"))
+        else:
+            ok, detail = _reach(agent.base_url.rstrip("/") + "/models")
+            out.append(Finding(what="endpoint", ok=ok, detail=detail))
+    elif kind == "command":
+        if not agent.command:
+            out.append(Finding(what="command", ok=False, detail="command = [...] is empty"))
+        else:
+            path = shutil.which(agent.command[0])
+            out.append(Finding(what="command", ok=path is not None,
+                               detail=f"{agent.command[0]} found at {path}" if path else f"{agent.command[0]} not found on PATH"))
+    return out
+
+
+def stages_in_use(config: FyanConfig) -> list[str]:
+    stages = ["reason", "plan", "audit", "prove"]
+    if config.intake.specifier == "model":
+        stages.insert(0, "specify")
+    if config.agents.post_completion:
+        stages += ["curate", "review"]
+    return stages
+
+
+def diagnose(config: FyanConfig | None, project_root=None, online: bool = False) -> dict[str, Any]:
+    """The doctor's report: ``providers`` (one entry per distinct agent configuration),
+    ``lean``, ``sandbox`` and ``ok`` (every needed thing usable)."""
+    from fyan.config import LeanSection
+    from fyan.lean.runner import bwrap_status
+    from fyan.lean.toolchain import discover
+
+    providers = []
+    if config is not None:
+        groups: dict[str, tuple[StageAgent, list[str]]] = {}
+        for stage in stages_in_use(config):
+            agent = config.agents.for_stage(stage)
+            groups.setdefault(agent.model_dump_json(), (agent, []))[1].append(stage)
+        cassette = project_root / config.agents.replay_file
+        for agent, stages in groups.values():
+            findings = check_agent(agent.provider, agent, cassette, online)
+            providers.append({
+                "stages": stages, "provider": agent.provider, "model": agent.model,
+                "usable": all(f.ok is not False for f in findings),
+                "checks": [f.model_dump() for f in findings],
+            })
+    else:
+        for kind in ("anthropic", "openai"):
+            findings = check_agent(kind, StageAgent(provider=kind), None, online)
+            providers.append({"stages": [], "provider": kind, "model": "", "usable": all(f.ok is not False for f in findings),
+                              "checks": [f.model_dump() for f in findings]})
+    lean_cfg = config.lean if config is not None else LeanSection()
+    disc = discover(lean_cfg)
+    lean = {"present": disc.toolchain is not None,
+            "detail": f"{disc.toolchain.lake}: {disc.toolchain.version}" if disc.toolchain else disc.problem,
+            "looked_in": list(disc.looked_in)}
+    bwrap, why = bwrap_status()
+    sandbox = {"available": bwrap is not None, "detail": why, "setting": lean_cfg.sandbox}
+    ok = all(p["usable"] for p in providers) and lean["present"] and (bwrap is not None or lean_cfg.sandbox != "require")
+    return {"providers": providers, "lean": lean, "sandbox": sandbox, "ok": ok}
+
+
+def render(report: dict[str, Any]) -> str:
+    mark = {True: "ok  ", False: "FAIL", None: "--  "}
+    lines = []
+    for p in report["providers"]:
+        head = f"{p['provider']}" + (f" ({p['model']})" if p["model"] else "")
+        lines.append(f"[{mark[p['usable']]}] provider {head}" + (f" for {', '.join(p['stages'])}" if p["stages"] else ""))
+        for c in p["checks"]:
+            lines.append(f"         [{mark[c['ok']]}] {c['what']}: {c['detail']}")
+    lean = report["lean"]
+    lines.append(f"[{mark[lean['present']]}] Lean toolchain: {lean['detail']}")
+    sb = report["sandbox"]
+    lines.append(f"[{mark[sb['available']] if sb['available'] or sb['setting'] == 'require' else '--  '}] build sandbox "
+                 f"([lean] sandbox = {sb['setting']}): {sb['detail']}")
+    lines.append("Everything needed is usable." if report["ok"] else "Something needed is missing (see FAIL above).")
+    return "\n".join(lines)

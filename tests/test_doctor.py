@@ -1,0 +1,119 @@
+"""``fyan doctor`` and ``fyan init --no-ingest``; the post-completion transition rules."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from fyan.cli import main
+from fyan.errors import TransitionError
+from fyan.state.models import Stage
+from tests.helpers import ingested, make_project
+
+SECRET = "sk-doctor-SECRET-31d"
+
+
+class Models(BaseHTTPRequestHandler):
+    """A local OpenAI-compatible server's /v1/models (stands in for vLLM/llama.cpp/Ollama)."""
+
+    def do_GET(self):  # noqa: N802
+        body = json.dumps({"data": [{"id": "local-model"}]}).encode()
+        self.send_response(200 if self.path == "/v1/models" else 404)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def local_server():
+    server = HTTPServer(("127.0.0.1", 0), Models)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+def doctor(capsys, *argv):
+    code = main(["doctor", *argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_doctor_reports_each_provider_and_the_toolchain_honestly(tmp_path, capsys, monkeypatch, local_server, no_lake):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    toml = f'''[agents.default]
+provider = "anthropic"
+model = "claude-haiku-4-5"
+[agents.stages.reason]
+provider = "openai-compatible"
+base_url = "{local_server}"
+model = "local-model"
+[agents.stages.prove]
+provider = "command"
+command = ["fyan-no-such-agent", "--print"]
+[agents.stages.review]
+provider = "openai-compatible"
+base_url = "http://127.0.0.1:9/v1"
+'''
+    project = make_project(tmp_path / "p", extra_toml=toml)
+    code, report = doctor(capsys, str(project.paths.root))
+    assert code == 3 and not report["ok"]
+    by = {tuple(p["stages"]): p for p in report["providers"]}
+    anthropic = by[("plan", "audit", "curate")]
+    assert anthropic["usable"] and anthropic["checks"][0]["detail"] == "ANTHROPIC_API_KEY is set"
+    assert anthropic["checks"][1]["ok"] is None and "not checked" in anthropic["checks"][1]["detail"]
+    local = by[("reason",)]
+    assert local["usable"] and local["checks"][0]["detail"] == f"{local_server}/models answered HTTP 200"
+    assert not by[("prove",)]["usable"] and "fyan-no-such-agent not found on PATH" in by[("prove",)]["checks"][0]["detail"]
+    assert not by[("review",)]["usable"] and "unreachable" in by[("review",)]["checks"][0]["detail"]
+    assert report["lean"]["present"] is False and report["lean"]["detail"].startswith("Lean toolchain not found")
+    main(["doctor", str(project.paths.root)])
+    text = capsys.readouterr().out
+    assert SECRET not in text and SECRET not in json.dumps(report)
+    assert "[FAIL] provider command (example-authored) for prove" in text
+
+
+def test_doctor_on_the_example_with_a_toolchain(capsys, fake_lake):
+    from tests.conftest import EXAMPLE
+
+    code, report = doctor(capsys, str(EXAMPLE))
+    assert report["lean"]["present"] and "Lake version 5.0.0-fake" in report["lean"]["detail"]
+    (replay,) = report["providers"]
+    assert replay["provider"] == "replay" and replay["usable"] and "89 recorded responses" in replay["checks"][0]["detail"]
+    assert replay["stages"] == ["specify", "reason", "plan", "audit", "prove", "curate", "review"]
+    assert code == (0 if report["sandbox"]["available"] or report["sandbox"]["setting"] != "require" else 3)
+
+
+def test_doctor_without_a_project_checks_the_hosted_keys(capsys, monkeypatch, no_lake):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    code, report = doctor(capsys)
+    keys = {p["provider"]: p["checks"][0]["ok"] for p in report["providers"]}
+    assert keys == {"anthropic": False, "openai": True} and code == 3
+
+
+def test_init_without_ingest_leaves_ingest_to_the_first_run(tmp_path, capsys):
+    src = tmp_path / "doc" / "main.tex"
+    src.parent.mkdir()
+    src.write_text("\\begin{lemma}\\label{l} $1 = 1$. \\end{lemma}\n")
+    assert main(["init", str(tmp_path / "p"), "--source", str(src), "--no-ingest"]) == 0
+    assert "not ingested yet" in capsys.readouterr().out
+    assert (tmp_path / "p" / "fyan.toml").is_file() and not (tmp_path / "p" / ".fyan").exists()
+    assert main(["status", str(tmp_path / "p")]) == 0
+    assert "not ingested yet" in capsys.readouterr().out
+
+
+def test_post_tasks_only_for_complete_units(tmp_path):
+    project, gateway = ingested(tmp_path / "p")
+    with pytest.raises(TransitionError, match="curate runs only after the completion gate passed"):
+        gateway.begin_post("def-a", "curate")
+    with pytest.raises(TransitionError, match="unknown post-completion task"):
+        gateway.begin_post("def-a", "gate")
+    assert gateway.store.post_runs() == [] and [r.stage for r in gateway.store.runs()] == []
+    assert Stage.GATE.next is None  # no post task is a stage: the lifecycle ends at the gate
+    gateway.close()
