@@ -335,6 +335,14 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
     return CommandResult(code, report.model_dump(mode="json"), "\n".join(lines))
 
 
+# -- shadow (SA-Pass; implemented in fyan/shadow/commands.py) ---------------------------------
+
+def cmd_shadow(args: argparse.Namespace) -> CommandResult:
+    from fyan.shadow.commands import cmd_shadow as run
+
+    return run(args)
+
+
 # -- wiring ----------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
@@ -342,6 +350,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "run": cmd_run,
     "status": cmd_status,
     "gate": cmd_gate,
+    "shadow": cmd_shadow,
 }
 
 
@@ -381,6 +390,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="project folder")
     p.add_argument("unit", help="unit id (see `fyan status`)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    from fyan.shadow.commands import add_parser as add_shadow_parser
+
+    add_shadow_parser(sub, EPILOG)
     return parser
 
 
