@@ -108,7 +108,6 @@ def adapt(shadow_set: ShadowSet, candidate: Candidate) -> Adaptation:
     ref_decls = declarations.scan(shadow_set.reference)
     pool = [d for d in candidate.helpers if d.kind != "example"]
     taken = {candidate.name}
-    aux: list[NameMatch] = []
     # exact and near-exact names first, so a unique-of-kind guess never steals a named match
     ordered = sorted(shadow_set.auxiliary, key=lambda a: 0 if any(name_rule(a, d.full_name) for d in pool) else 1)
     found: dict[str, NameMatch] = {}
