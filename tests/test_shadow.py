@@ -460,6 +460,10 @@ def test_shadow_eval_refuses_to_clobber_a_foreign_folder_and_reports_stale_repla
                  "--replay", str(REPLAY), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code == 4 and "no recorded outcome for mathd_algebra_44/reordered/compile" in err
+    assert not (tmp_path / "o" / "summary.json").exists()
+    # the folder a failed run left is ours: the next run replaces it
+    assert main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
+                 "--replay", str(REPLAY), "--out", str(tmp_path / "o")]) == 0
 
 
 # -- the real adapter (lake env lean --json) at its process boundary ----------------------------
@@ -496,6 +500,9 @@ def test_real_adapter_through_the_fake_toolchain_gives_the_same_scores(fake_lean
     assert calls and all(c["argv"][:3] == ["env", "lean", "--json"] and c["argv"][3].endswith(".lean")
                          and Path(c["cwd"]).resolve() == ws.resolve() for c in calls)
     assert len(calls) == sum(1 for _ in (tmp_path / "rec.jsonl").open())  # every outcome recorded
+    # files are compiled from a scratch folder inside the workspace (visible in the sandbox), then removed
+    assert all(Path(c["argv"][3]).resolve().is_relative_to((ws / ".fyan-shadow").resolve()) for c in calls)
+    assert not (ws / ".fyan-shadow").exists()
     # the recording replays to the same result
     code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
                  "--replay", str(tmp_path / "rec.jsonl"), "--out", str(tmp_path / "o2"), "--json"])
@@ -791,6 +798,7 @@ statement = "∀ a b : Nat, a = 2 → b = 3 → a + b = 5"
 forward = '''
 first
 | exact fun a b h k => (nat_add a b h k).1
+| exact fun a b h k => nat_add a b h k
 | (intro a b h k; suffices hc : a + b = 5 ∧ b + a = 5 from hc.1; apply nat_add <;> assumption)
 '''
 [[shadows]]
@@ -806,6 +814,7 @@ first
 proof = '''
 first
 | exact fun a b h k => ⟨left a b h k, right a b h k⟩
+| exact fun a b h k => left a b h k
 | (intros; exact ⟨by apply left <;> assumption, by apply right <;> assumption⟩)
 '''
 """)

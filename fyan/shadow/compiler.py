@@ -8,9 +8,10 @@ implementations:
   ``lake env lean --json <file>`` in a Lake workspace the user configures (a package whose
   ``lakefile`` requires Mathlib for minif2f-style problems, built or fetched with
   ``lake exe cache get``), through ``fyan.lean.runner.run_process``: a timeout per compile
-  (seconds), a memory limit (MiB), the bubblewrap sandbox per ``[lean] sandbox`` (nothing is
-  writable: a plain ``lean`` run writes no file). Lake documents ``lake env`` as running a
-  command with the package's ``LEAN_PATH``; ``lean --json`` prints one message per line.
+  (seconds), a memory limit (MiB), the bubblewrap sandbox per ``[lean] sandbox`` (only the
+  scratch folder ``<workspace>/.fyan-shadow/run-*`` is bound; a plain ``lean`` run writes no
+  file; the folder is removed by ``close``). Lake documents ``lake env`` as running a command
+  with the package's ``LEAN_PATH``; ``lean --json`` prints one message per line.
 * ``RecordedCompiler`` — replays outcomes from a JSON-lines file keyed by the sha256 of the file
   text (with the run's nonce replaced by a placeholder), and fails loudly on a miss. Each entry
   says where it came from (``origin``): a recorded Lean run, or an *authored expectation* (what a
@@ -123,7 +124,10 @@ class LakeEnvCompiler(Compiler):
         self.config = config
         self.timeout_s = timeout_s
         self.log_dir = log_dir
-        self.scratch = Path(tempfile.mkdtemp(prefix="fyan-shadow-"))
+        # inside the workspace, not /tmp: the sandbox mounts a private /tmp, where Lean would not
+        # see the file; bound writable below so it is visible wherever the workspace lives
+        (workspace / ".fyan-shadow").mkdir(parents=True, exist_ok=True)
+        self.scratch = Path(tempfile.mkdtemp(prefix="run-", dir=workspace / ".fyan-shadow"))
         self.description = f"lean ({toolchain.version}) in {workspace}"
 
     def compile(self, text: str, *, label: str, nonce: str) -> CompileOutcome:
@@ -133,7 +137,7 @@ class LakeEnvCompiler(Compiler):
         proc = run_process(
             [str(self.toolchain.lake), "env", "lean", "--json", str(path)],
             cwd=self.workspace, timeout_s=self.timeout_s, memory_mb=self.config.memory_limit_mb,
-            sandbox=self.config.sandbox, writable=[],
+            sandbox=self.config.sandbox, writable=[self.scratch],
             log_path=(self.log_dir / f"{safe}.log") if self.log_dir else None,
         )
         return _outcome(label, proc.output, proc.exit_code, f"lean: {self.toolchain.version}",
@@ -141,6 +145,10 @@ class LakeEnvCompiler(Compiler):
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
+        try:
+            self.scratch.parent.rmdir()  # only when no other run uses it
+        except OSError:
+            pass
 
 
 class RecordedOutcome(BaseModel):

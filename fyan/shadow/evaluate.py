@@ -186,8 +186,6 @@ def evaluate_submission(
     blocking = [f for f in findings if f.severity == "error" or f.rule == "notation"]
     lint_text = [str(f) for f in findings]
     adaptation = adapt(shadow_set, candidate)
-    if adaptation.unresolved and adapter is not None:
-        adaptation = adapter(shadow_set, candidate, adaptation)
     common = dict(path=path, candidate=info, adaptation=adaptation, lint=lint_text)
     if blocking:
         return _fail_all(shadow_set, problem, submission,
@@ -214,6 +212,9 @@ def evaluate_submission(
     compile_check = CheckOutcome(check="compile", passed=compiled, reason=reason, file=rel,
                                  exit_code=outcome.exit_code, duration_s=outcome.duration_s,
                                  origin=outcome.origin, errors=_error_lines(outcome))
+    if compiled and adaptation.unresolved and adapter is not None:  # the model fallback, only when it matters
+        adaptation = adapter(shadow_set, candidate, adaptation)
+        common["adaptation"] = adaptation
     results: dict[str, CheckOutcome] = {}
     unresolved = [m.reference for m in adaptation.unresolved]
     for check, checker in checkers(shadow_set).items():
@@ -275,21 +276,22 @@ class EvalResult(BaseModel):
     elapsed_s: float = 0.0
 
 
+#: Written first into every report folder: marks it as ours, so a later run may replace it (even
+#: one a failed run left without summary.json) while any other non-empty folder is refused.
+OUT_MARKER = ".fyan-shadow-eval"
+
+
 def _prepare_out(out_dir: Path) -> None:
     if out_dir.exists():
         if not out_dir.is_dir():
             raise InputError(f"{out_dir}: exists and is not a folder", hint="choose another --out")
         if any(out_dir.iterdir()):
-            summary = out_dir / "summary.json"
-            try:
-                ours = json.loads(summary.read_text(encoding="utf-8")).get("format") == REPORT_FORMAT
-            except (OSError, ValueError, AttributeError):
-                ours = False
-            if not ours:
+            if not (out_dir / OUT_MARKER).is_file():
                 raise InputError(f"{out_dir}: not empty and not an earlier `fyan shadow eval` report",
                                  hint="choose an empty or new folder for --out")
             shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / OUT_MARKER).write_text(REPORT_FORMAT + "\n", encoding="utf-8")
 
 
 def run_eval(
