@@ -151,7 +151,7 @@ def cmd_eval(args: argparse.Namespace) -> CommandResult:
                          (c.reason for c in [*r.forward, r.backward] if c is not None and not c.passed), ""))[:70]])
     lines = [
         _table(f"SA-Pass: {s.submissions} submission(s), {len(sets)} shadow set(s)",
-               ["problem", "submission", "compile", "forward", "backward", "SA-Pass", "soft", "target name", "first failure"],
+               ["problem", "submission", "compile", "forward", "backward", "SA-Pass", "soft", "name rule", "first failure"],
                rows),
         "",
         _table("summary", ["submissions", "compile rate", "SA-Pass", "SA-Pass_soft", "forward-all rate", "backward rate"],
