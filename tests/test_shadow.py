@@ -568,15 +568,11 @@ def _first_request(args: list[str]):
     from fyan.config import StageAgent
     from fyan.shadow.agent import ModelCaller
     from fyan.shadow.commands import _draft_input
-    from fyan.shadow.shadowset import Method
+    from fyan.shadow.draft import prompt_values
 
-    ns = build_parser().parse_args(args)
-    base = _draft_input(ns)
+    base = _draft_input(build_parser().parse_args(args))
     caller = ModelCaller(None, StageAgent(model="example-authored"), stage="shadow_draft")
-    values = {"problem": base.problem, "target": base.target, "header": base.header.strip() or "(none)",
-              "reference": base.reference.strip(), "informal": base.informal.strip() or "(none)",
-              "methods": ", ".join(m.value for m in Method)}
-    return caller, values
+    return caller, prompt_values(base)
 
 
 def test_draft_kept_only_when_complete_with_a_form_repair(tmp_path, capsys, monkeypatch):

@@ -100,6 +100,15 @@ class DraftResult(BaseModel):
     written: str | None = None
 
 
+def prompt_values(base: DraftInput) -> dict[str, str]:
+    """The placeholders of ``prompts/shadow_draft.*.md`` for ``base``."""
+    return {
+        "problem": base.problem, "target": base.target, "header": base.header.strip() or "(none)",
+        "reference": base.reference.strip(), "informal": base.informal.strip() or "(none)",
+        "methods": ", ".join(m.value for m in Method),
+    }
+
+
 def draft(base: DraftInput, caller: ModelCaller, compiler: Compiler | None, *, unavailable: str = "") -> DraftResult:
     """Ask the model, validate (with form repairs), then run the completeness check.
 
@@ -107,12 +116,7 @@ def draft(base: DraftInput, caller: ModelCaller, compiler: Compiler | None, *, u
     propagate. ``kept`` is True only when the set is complete.
     """
     model = caller.agent.model
-    values = {
-        "problem": base.problem, "target": base.target, "header": base.header.strip() or "(none)",
-        "reference": base.reference.strip(), "informal": base.informal.strip() or "(none)",
-        "methods": ", ".join(m.value for m in Method),
-    }
-    reply = caller.ask_json(STAGE, values, DraftReply, unit=base.problem,
+    reply = caller.ask_json(STAGE, prompt_values(base), DraftReply, unit=base.problem,
                             check=lambda r: form_errors(base, r, model))
     shadow_set = to_shadow_set(base, reply, model)
     completeness = check_completeness(shadow_set, compiler, unavailable=unavailable)
