@@ -376,6 +376,14 @@ def cmd_doctor(args: argparse.Namespace) -> CommandResult:
     return CommandResult(code, report, render(report))
 
 
+# -- shadow (SA-Pass; implemented in fyan/shadow/commands.py) ---------------------------------
+
+def cmd_shadow(args: argparse.Namespace) -> CommandResult:
+    from fyan.shadow.commands import cmd_shadow as run
+
+    return run(args)
+
+
 # -- wiring ----------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
@@ -384,6 +392,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "status": cmd_status,
     "gate": cmd_gate,
     "doctor": cmd_doctor,
+    "shadow": cmd_shadow,
 }
 
 
@@ -432,6 +441,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", nargs="?", help="project folder (its configured providers); without it, the hosted APIs' keys")
     p.add_argument("--online", action="store_true", help="also contact the hosted APIs' endpoints (Anthropic, OpenAI)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    from fyan.shadow.commands import add_parser as add_shadow_parser
+
+    add_shadow_parser(sub, EPILOG)
     return parser
 
 

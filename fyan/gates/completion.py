@@ -198,6 +198,10 @@ class _Gate:
         self._kernel_replay(tc is not None and probe is not None and probe.ok)
 
         checks = [self.results[n] for n in CHECK_ORDER]
+        from fyan.shadow.gate import shadow_checks  # issue 6: units with a shadow set need SA-Pass = 1
+
+        checks += shadow_checks(self.project, self.unit, source, roots, self.discovery, self.log_dir,
+                                built=self.results["build"].passed)
         passed = all(c.passed for c in checks if c.required)
         return GateReport(
             unit=self.unit.id, passed=passed, roots=roots, checks=checks,

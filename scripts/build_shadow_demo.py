@@ -1,0 +1,124 @@
+"""Rebuild the SA-Pass demo's recorded compile outcomes from its authored expectations.
+
+    python scripts/build_shadow_demo.py [projects/shadow-demo]
+
+No Lean toolchain runs where the demo was made, so its compile results are *authored
+expectations* (``authored/outcomes.toml``: what Lean 4 with Mathlib is expected to decide, written
+by people). Replay is keyed by the sha256 of each assembled file, and the assembled files depend
+on the shadow sets, the submissions and Fyan's assembly code. This script runs
+``fyan shadow check`` and ``fyan shadow eval``'s code paths on the demo with a compiler that
+renders the authored expectation of each compile label as ``lean --json`` output (errors at the
+line given or at the checker's first line, sorry warnings and ``#print axioms`` as Lean prints
+them, the end marker), records every outcome into ``replay/compile.jsonl`` labelled
+``authored expectation (not a Lean run)``, and fails if an authored entry was never used (stale).
+Prints the number of entries written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fyan.lean import declarations  # noqa: E402
+from fyan.shadow.compiler import MARKER, CompileOutcome, Compiler, RecordingCompiler, _outcome  # noqa: E402
+
+ORIGIN = "authored expectation (not a Lean run): what Lean 4 + Mathlib is expected to decide"
+DEFAULT_AXIOMS = ["propext", "Classical.choice", "Quot.sound"]
+
+
+def _message(line: int, severity: str, data: str, kind: str = "[anonymous]") -> str:
+    return json.dumps({"caption": "", "data": data, "endPos": {"column": 6, "line": line}, "fileName": "Check.lean",
+                       "isSilent": False, "keepFullRange": False, "kind": kind, "pos": {"column": 0, "line": line},
+                       "severity": severity}, ensure_ascii=False)
+
+
+class AuthoringCompiler(Compiler):
+    """Renders ``authored/outcomes.toml`` as Lean output (see the module docstring)."""
+
+    description = "authored expectations"
+
+    def __init__(self, authored: dict) -> None:
+        self.defaults = authored.pop("defaults", {})
+        self.entries = authored
+        self.used: set[str] = set()
+
+    def compile(self, text: str, *, label: str, nonce: str) -> CompileOutcome:
+        check = label.rsplit("/", 1)[-1]
+        spec = self.entries.get(label)
+        if spec is not None:
+            self.used.add(label)
+        else:
+            spec = self.defaults.get(check.split(":")[0], {})
+        lines = text.split("\n")
+        decls = declarations.scan(text)
+        messages: list[str] = []
+        sorry_decls = {d.full_name for d in decls if re.search(r"\b(?:sorry|admit)\b", d.body)}
+        for d in decls:
+            if d.full_name in sorry_decls or (d.kind == "example" and re.search(r"\bsorry\b", d.body)):
+                messages.append(_message(d.line_start, "warning", "declaration uses `sorry`", "hasSorry"))
+        if "error" in spec:
+            line = spec.get("line") or self._default_error_line(lines, decls)
+            messages.append(_message(line, "error", spec["error"]))
+        for n, line in enumerate(lines, start=1):
+            m = re.match(r"^#print axioms (\S+)\s*$", line)
+            if m:
+                axioms = list(spec.get("axioms", DEFAULT_AXIOMS))
+                if m.group(1) in sorry_decls and "sorryAx" not in axioms:
+                    axioms.insert(1, "sorryAx")
+                messages.append(_message(n, "information", f"'{m.group(1)}' depends on axioms: [{', '.join(axioms)}]"))
+            if line.startswith(f'#print "{MARKER} '):
+                messages.append(_message(n, "information", f"{MARKER} {nonce}\n"))
+        exit_code = 1 if "error" in spec else 0
+        return _outcome(label, "\n".join(messages) + ("\n" if messages else ""), exit_code, ORIGIN)
+
+    @staticmethod
+    def _default_error_line(lines: list[str], decls) -> int:
+        for n, line in enumerate(lines, start=1):
+            if line.startswith("-- fyan shadow check:"):
+                return n + 1  # the checker's `example` line
+        theorems = [d for d in decls if d.kind == "theorem"]
+        return theorems[-1].line_start if theorems else 1
+
+
+def main(demo: Path) -> int:
+    from fyan.shadow.complete import check_completeness
+    from fyan.shadow.evaluate import run_eval
+    from fyan.shadow.shadowset import load_shadow_sets
+
+    demo = demo.resolve()
+    authored = tomllib.loads((demo / "authored" / "outcomes.toml").read_text(encoding="utf-8"))
+    compiler = AuthoringCompiler(authored)
+    target = demo / "replay" / "compile.jsonl"
+    with tempfile.TemporaryDirectory(prefix="fyan-shadow-demo-") as tmp:
+        recorded = Path(tmp) / "compile.jsonl"
+        recorder = RecordingCompiler(compiler, recorded)
+        sets = load_shadow_sets(demo / "shadows")
+        incomplete = [s.problem for s in (check_completeness(x, recorder) for x in sets.values()) if not s.complete]
+        if incomplete:
+            print(f"authored expectations make these shadow sets incomplete: {incomplete}", file=sys.stderr)
+            return 1
+        run_eval(sets, demo / "shadows", demo / "submissions", Path(tmp) / "out", recorder, jobs=1)
+        unused = sorted(set(compiler.entries) - compiler.used)
+        if unused:
+            print("authored entries never compiled (stale labels): " + ", ".join(unused), file=sys.stderr)
+            return 1
+        entries = {}
+        for line in recorded.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            entries[entry["key"]] = entry
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("".join(json.dumps(entries[k], ensure_ascii=False, sort_keys=True) + "\n"
+                                  for k in sorted(entries, key=lambda k: entries[k]["label"])), encoding="utf-8")
+    print(f"{len(entries)} outcomes written to {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "projects" / "shadow-demo"))

@@ -1,0 +1,81 @@
+"""Test double of ``lake env lean --json <file>`` (no Lean toolchain can run in CI).
+
+It stands in for the real command that ``fyan.shadow.compiler.LakeEnvCompiler`` runs in a Lake
+workspace with Mathlib, so the real adapter is exercised at its process boundary: argv, working
+folder, timeout, exit code and ``lean --json`` parsing. What it prints comes from recorded
+compile outcomes (the JSON-lines format of ``RecordedCompiler``; for the demo these are the
+authored expectations of ``projects/shadow-demo/authored/outcomes.toml``) named by
+``FAKE_LEAN_OUTCOMES``: the file's text is keyed exactly as the recorder keys it (the run's nonce,
+read from the file's end marker, is replaced by the placeholder and substituted back in the
+output). An unknown file prints a ``lean --json`` error and exits 1. ``FAKE_LEAN_SLEEP`` (seconds)
+delays every compile (timeout tests).
+
+Every other command (``lake --version``, ``lake build``, the probe on stdin) is handed to
+``tests/fakes/fake_lake.py`` (issue 3's double, used unchanged), so the completion gate runs end to
+end with a shadow set. Calls are appended to ``FAKE_LAKE_LOG`` when set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+_MARKER = re.compile(r'^#print "FYAN-SHADOW-END ([0-9a-f]{32})"\s*$', re.MULTILINE)
+
+
+#: Same as fyan.shadow.compiler.NONCE_PLACEHOLDER (a test checks it); not imported, so that each
+#: fake compile starts fast (no pydantic import).
+NONCE_PLACEHOLDER = "<FYAN-SHADOW-NONCE>"
+
+
+def load_recordings(path: Path) -> dict[str, dict]:
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            entry = json.loads(line)
+            out[entry["key"]] = entry
+    return out
+
+
+def text_key(text: str, nonce: str) -> str:
+    return hashlib.sha256(text.replace(nonce, NONCE_PLACEHOLDER).encode("utf-8")).hexdigest()
+
+
+def compile_file(path: Path) -> int:
+    if os.environ.get("FAKE_LEAN_SLEEP"):
+        time.sleep(float(os.environ["FAKE_LEAN_SLEEP"]))
+    text = path.read_text(encoding="utf-8")
+    m = _MARKER.search(text)
+    nonce = m.group(1) if m else "no-nonce-in-file"
+    outcomes = os.environ.get("FAKE_LEAN_OUTCOMES")
+    entry = load_recordings(Path(outcomes)).get(text_key(text, nonce)) if outcomes else None
+    if entry is None:
+        print(json.dumps({"caption": "", "data": "fake lean: no recorded outcome for this file", "endPos": None,
+                          "fileName": str(path), "isSilent": False, "keepFullRange": False, "kind": "[anonymous]",
+                          "pos": {"column": 0, "line": 1}, "severity": "error"}))
+        return 1
+    sys.stdout.write(entry["output"].replace(NONCE_PLACEHOLDER, nonce))
+    return entry["exit_code"] if entry["exit_code"] is not None else 1
+
+
+def main(argv: list[str]) -> int:
+    if argv[:3] == ["env", "lean", "--json"] and len(argv) == 4 and argv[3] != "--stdin":
+        log = os.environ.get("FAKE_LAKE_LOG")
+        if log:
+            with open(log, "a") as fh:
+                fh.write(json.dumps({"argv": argv, "cwd": os.getcwd()}) + "\n")
+        return compile_file(Path(argv[3]))
+    import fake_lake
+
+    return fake_lake.main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

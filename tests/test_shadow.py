@@ -1,0 +1,827 @@
+"""SA-Pass (fyan/shadow): scoring, extraction, name adaptation, file assembly, completeness,
+evaluation, drafting, the CLI on the minif2f demo set, and the shadow gate.
+
+No Lean runs here. Compile results come from three kinds of stand-ins for Lean, each named where
+it is used: ``HandMade`` (hand-made outcomes per check label, at the ``Compiler`` interface), the
+demo's recorded outcomes (authored expectations, ``projects/shadow-demo/replay/compile.jsonl``,
+replayed by ``RecordedCompiler``), and ``tests/fakes/fake_lean_env.py`` (a fake ``lake`` executable
+that the real ``LakeEnvCompiler`` runs). The test marked ``lean`` runs the real toolchain.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from fyan.cli import main
+from fyan.config import LeanSection
+from fyan.errors import InputError
+from fyan.shadow import assemble
+from fyan.shadow.adapt import adapt, name_rule, rename
+from fyan.shadow.compiler import (
+    MARKER,
+    CompileOutcome,
+    Compiler,
+    LakeEnvCompiler,
+    RecordedCompiler,
+    parse_axioms,
+)
+from fyan.shadow.complete import check_completeness
+from fyan.shadow.evaluate import evaluate_submission, judge
+from fyan.shadow.extract import NoCandidate, extract_candidate, open_scopes
+from fyan.shadow.score import score, soft, summarize
+from fyan.shadow.shadowset import ShadowSet, checkers, load_shadow_set, load_shadow_sets
+from tests.conftest import ROOT, write
+
+DEMO = ROOT / "projects" / "shadow-demo"
+REPLAY = DEMO / "replay" / "compile.jsonl"
+FAKE = ROOT / "tests" / "fakes" / "fake_lean_env.py"
+
+# -- stand-in for Lean at the Compiler interface -----------------------------------------------
+
+
+def _msg(line: int, severity: str, data: str, kind: str = "[anonymous]") -> str:
+    return json.dumps({"caption": "", "data": data, "endPos": None, "fileName": "F.lean", "isSilent": False,
+                       "keepFullRange": False, "kind": kind, "pos": {"column": 0, "line": line}, "severity": severity})
+
+
+class HandMade(Compiler):
+    """Stands in for Lean: hand-made outcomes by check (the label's last part). ``fail`` maps a
+    check to an error message; ``axioms`` is what ``#print axioms`` prints. Everything else
+    compiles, and the marker is printed where a real Lean prints it (its own line)."""
+
+    description = "hand-made outcomes"
+
+    def __init__(self, fail: dict[str, str] | None = None, axioms=("propext",), marker: bool = True) -> None:
+        self.fail = fail or {}
+        self.axioms = list(axioms)
+        self.marker = marker
+        self.labels: list[str] = []
+        self.texts: dict[str, str] = {}
+
+    def compile(self, text: str, *, label: str, nonce: str) -> CompileOutcome:
+        self.labels.append(label)
+        self.texts[label] = text
+        check = label.rsplit("/", 1)[-1]
+        lines = text.split("\n")
+        out = []
+        for n, line in enumerate(lines, start=1):
+            if line.startswith("#print axioms "):
+                out.append(_msg(n, "information", f"'{line.split()[-1]}' depends on axioms: [{', '.join(self.axioms)}]"))
+            if line.startswith(f'#print "{MARKER}') and self.marker:
+                out.append(_msg(n, "information", f"{MARKER} {nonce}\n"))
+        if check in self.fail:
+            at = [n for n, line in enumerate(lines, 1) if line.startswith("-- fyan shadow check")] or \
+                [n for n, line in enumerate(lines, 1) if line.startswith("theorem")]
+            first = at[0] + 1
+            out.append(_msg(first, "error", self.fail[check]))
+        from fyan.shadow.compiler import _outcome
+
+        return _outcome(label, "\n".join(out), 1 if check in self.fail else 0, "hand-made")
+
+
+REF = """theorem t3 (x y : ℝ) (h₀ : x = 1) (h₁ : y = 2) : x = 1 ∧ y ≤ 2 ∧ 2 ≤ y := by
+  sorry
+"""
+
+
+def three_shadows() -> ShadowSet:
+    forward = "first\n| exact fun x y h₀ h₁ => (t3 x y h₀ h₁).{i}\n| (intros; apply t3 <;> assumption)"
+    return ShadowSet(
+        problem="t3", target="t3", header="import Mathlib", reference=REF,
+        shadows=[{"id": f"s{i}", "method": m, "statement": f"∀ x y : ℝ, x = 1 → y = 2 → P{i}",
+                  "forward": forward.format(i=i)} for i, m in ((1, "projection"), (2, "consequence"), (3, "consequence"))],
+        backward={"proof": "first\n| exact fun x y h₀ h₁ => ⟨s1 x y h₀ h₁, s2 x y h₀ h₁, s3 x y h₀ h₁⟩\n| (intros; simp_all)"},
+    )
+
+
+# -- scoring -------------------------------------------------------------------------------------
+
+
+def test_scores_one_of_three_forward_checks_failing():
+    s = score(True, [True, True, False], True)
+    assert Fraction(s.sa_pass_soft_exact) == Fraction(1, 2) * Fraction(2, 3) + Fraction(1, 2) * 1 == Fraction(5, 6)
+    assert (s.compile, s.forward_passed, s.forward_total, s.backward, s.sa_pass) == (1, 2, 3, 1, 0)
+    assert s.forward_fraction == Fraction(2, 3) and not s.forward_all
+
+
+def test_scores_edge_cases():
+    assert score(True, [True, True], True).sa_pass == 1 and score(True, [True, True], True).sa_pass_soft == 1.0
+    # does not compile: zero everywhere, whatever the checks said
+    z = score(False, [True, True], True)
+    assert (z.compile, z.forward_passed, z.backward, z.sa_pass, z.sa_pass_soft) == (0, 0, 0, 0, 0.0)
+    assert soft(True, [False, False], True) == Fraction(1, 2)
+    assert soft(True, [True, False], False) == Fraction(1, 4)
+    with pytest.raises(ValueError):
+        score(True, [], True)
+    m = summarize([score(True, [True], True), score(True, [True, False, False], True), score(False, [True], True)])
+    assert m.compile_rate == round(2 / 3, 6) and m.sa_pass == round(1 / 3, 6)
+    assert m.sa_pass_soft == round(float((1 + Fraction(1, 2) * Fraction(1, 3) + Fraction(1, 2)) / 3), 6)
+    assert m.forward_all_rate == round(1 / 3, 6) and m.backward_rate == round(2 / 3, 6)
+    assert summarize([]).submissions == 0
+
+
+# -- candidate extraction ----------------------------------------------------------------------
+
+ATTEMPT = """import Mathlib
+
+open Real
+
+/-- a helper -/
+def double (n : ℕ) : ℕ := 2 * n
+
+lemma helper (n : ℕ) : double n = n + n := by unfold double; ring
+
+theorem foo (n : ℕ) : double n = 2 * n := by
+  -- a long attempt
+  induction n with
+  | zero => rfl
+  | succ k ih => sorry
+
+theorem foo_backup (n : ℕ) : double n = 2 * n := by
+  sorry
+
+example : True := trivial
+#eval "theorem in a string"
+"""
+
+
+def test_last_theorem_block_is_the_candidate_with_helpers_kept():
+    c = extract_candidate(ATTEMPT)
+    assert c.name == "foo_backup" and c.declaration.line_start == 16
+    assert [d.full_name for d in c.helpers] == ["double", "helper", "foo"]
+    assert c.kept.startswith("import Mathlib\n\nopen Real") and c.kept.rstrip().endswith("sorry")
+    assert "example" not in c.kept and "#eval" not in c.kept  # after the candidate: never compiled
+    assert c.sorry_in_proof and not c.sorry_in_statement
+
+
+def test_extraction_namespaces_and_scopes():
+    text = "namespace A\nsection\nvariable (n : ℕ)\nnamespace B\ntheorem t : True := trivial\nend B\nend\nend A\n"
+    c = extract_candidate(text)
+    assert c.name == "A.B.t"
+    assert c.closing == ("end B", "end", "end A")
+    assert open_scopes(text, 8) == []
+    assert extract_candidate("noncomputable section\ntheorem u : True := trivial\n").closing == ("end",)
+    with pytest.raises(NoCandidate):
+        extract_candidate("def x := 1\nexample : True := trivial\n")
+    assert extract_candidate("theorem s (h : sorry) : True := trivial\n").sorry_in_statement
+
+
+# -- name adaptation ------------------------------------------------------------------------------
+
+
+def _set_with_aux(aux_kind: str = "def") -> ShadowSet:
+    return ShadowSet(
+        problem="p", target="main_thm", auxiliary=["f"],
+        reference=f"{aux_kind} f (n : ℕ) : ℕ := n + 1\ntheorem main_thm : f 1 = 2 := by\n  sorry\n",
+        shadows=[{"id": "s", "method": "unfolding", "statement": "f 1 = 2", "forward": "first\n| exact main_thm\n| rfl"}],
+        backward={"proof": "first\n| exact s\n| exact s"},
+    )
+
+
+@pytest.mark.parametrize(("candidate_src", "target_rule", "aux", "aux_rule"), [
+    ("def f (n : ℕ) : ℕ := n + 1\ntheorem main_thm : f 1 = 2 := rfl\n", "exact", "f", "exact"),
+    ("namespace MiniF2F\ndef f (n : ℕ) : ℕ := n + 1\ntheorem main_thm : f 1 = 2 := rfl\nend MiniF2F\n",
+     "namespace-stripped", "MiniF2F.f", "namespace-stripped"),
+    ("def F (n : ℕ) : ℕ := n + 1\ntheorem Main_Thm : F 1 = 2 := rfl\n", "case-folded", "F", "case-folded"),
+    ("def succ' (n : ℕ) : ℕ := n + 1\ntheorem answer : succ' 1 = 2 := rfl\n", "last-theorem-block", "succ'",
+     "unique-of-kind"),
+])
+def test_renaming_rules(candidate_src, target_rule, aux, aux_rule):
+    a = adapt(_set_with_aux(), extract_candidate(candidate_src))
+    assert a.target.rule == target_rule
+    assert (a.auxiliary[0].candidate, a.auxiliary[0].rule) == (aux, aux_rule)
+    assert a.method == "rules" and not a.unresolved
+
+
+def test_renaming_ambiguity_and_kind_mismatch_stay_unresolved():
+    two = extract_candidate("def g (n : ℕ) := n + 1\ndef h (n : ℕ) := n + 1\ntheorem t : g 1 = 2 := rfl\n")
+    a = adapt(_set_with_aux(), two)
+    assert a.unresolved and "2 declarations of kind def" in a.unresolved[0].problem
+    only_theorem = extract_candidate("theorem lemma1 : True := trivial\ntheorem t : True := trivial\n")
+    assert "no def" in adapt(_set_with_aux(), only_theorem).unresolved[0].problem
+    # an exactly named auxiliary wins over a unique-of-kind guess for another name
+    assert name_rule("A.b", "b") == "namespace-stripped" and name_rule("x", "y") is None
+
+
+def test_rename_replaces_whole_identifiers_only():
+    text = "exact (foo x).1 -- foo_bar Bar.foo @foo foo' foo.le"
+    assert rename(text, {"foo": "N.foo2"}) == "exact (N.foo2 x).1 -- foo_bar Bar.foo @N.foo2 foo' N.foo2.le"
+    assert rename("f (g x)", {"f": "g", "g": "f"}) == "g (f x)"  # one pass: no chain renaming
+
+
+# -- file assembly ----------------------------------------------------------------------------------
+
+
+def test_each_checker_gets_its_own_copy_with_imports_and_namespaces_intact():
+    sub = ("import Mathlib\n\nopen Real\n\nnamespace MiniF2F\n\n"
+           "theorem T3 (x y : ℝ) (h₀ : x = 1) (h₁ : y = 2) : x = 1 ∧ y ≤ 2 ∧ 2 ≤ y := by\n  sorry\n\nend MiniF2F\n")
+    ss = three_shadows()
+    cand = extract_candidate(sub)
+    a = adapt(ss, cand)
+    assert a.mapping == {"t3": "MiniF2F.T3"} and a.target.rule == "case-folded"
+    files = {check: assemble.checker_file(cand, check, rename(text, a.mapping), f"{i:032x}")
+             for i, (check, text) in enumerate(checkers(ss).items())}
+    assert list(files) == ["forward:s1", "forward:s2", "forward:s3", "backward"]
+    for check, f in files.items():
+        lines = f.text.split("\n")
+        assert lines[0] == "import Mathlib" and lines[2] == "open Real" and lines[4] == "namespace MiniF2F"
+        assert "end MiniF2F" in lines and lines.index("end MiniF2F") < f.checker_lines[0]
+        assert lines[f.marker_line - 1] == f'#print "{MARKER} {f.nonce}"'
+        body = "\n".join(lines[f.checker_lines[0] - 1: f.checker_lines[1]])
+        assert body.startswith("-- fyan shadow check:") and "MiniF2F.T3" in body and "t3 " not in body
+        others = [c for c in files if c != check]
+        assert not any(f"check: forward `{o.split(':')[-1]}`" in f.text for o in others if o.startswith("forward"))
+    assert "type_of% @MiniF2F.T3" in files["backward"].text
+    cf = assemble.candidate_file(cand, "0" * 32)
+    assert cf.text.split("\n")[cf.axioms_line - 1] == "#print axioms MiniF2F.T3"
+
+
+# -- judging compile outcomes (the nonce-tagged end marker) -------------------------------------
+
+
+def test_judge_requires_the_marker_with_this_nonce_on_its_line():
+    cand = extract_candidate("theorem t : True := trivial\n")
+    f = assemble.checker_file(cand, "forward:s", "example : True := t", "a" * 32)
+    from fyan.shadow.compiler import _outcome
+
+    ok = _outcome("l", _msg(f.marker_line, "information", f"{MARKER} {'a' * 32}"), 0, "x")
+    assert judge(ok, f) == (True, "compiles")
+    assert not judge(_outcome("l", "", 0, "x"), f)[0]  # elaboration stopped early: no marker
+    forged = _outcome("l", _msg(1, "information", f"{MARKER} {'a' * 32}"), 0, "x")  # printed by the candidate
+    assert "did not reach the end" in judge(forged, f)[1]
+    stale = _outcome("l", _msg(f.marker_line, "information", f"{MARKER} {'b' * 32}"), 0, "x")
+    assert not judge(stale, f)[0]
+    sorry = _outcome("l", "\n".join([_msg(f.marker_line, "information", f"{MARKER} {'a' * 32}"),
+                                     _msg(f.checker_lines[0], "warning", "declaration uses `sorry`", "hasSorry")]), 0, "x")
+    assert judge(sorry, f) == (False, "the checker uses sorry")
+    timed = CompileOutcome(label="l", exit_code=None, timed_out=True, note="killed at the timeout of 5 s", origin="x")
+    assert judge(timed, f)[1].startswith("timed out")
+    assert parse_axioms("'a.b' depends on axioms: [propext,\n sorryAx]") == ["propext", "sorryAx"]
+    assert parse_axioms("'x' does not depend on any axioms") == [] and parse_axioms("hello") is None
+
+
+# -- evaluation with hand-made compile results --------------------------------------------------
+
+SUB3 = "import Mathlib\n\ntheorem t3 (x y : ℝ) (h₀ : x = 1) (h₁ : y = 2) : x = 1 ∧ y ≤ 2 := by\n  exact ⟨h₀, h₁.le⟩\n"
+
+
+def test_evaluation_candidate_compiles_but_fails_one_of_three_forward_checks(tmp_path):
+    lean = HandMade(fail={"forward:s3": "type mismatch"})  # stands in for Lean
+    r = evaluate_submission(three_shadows(), SUB3, submission="weak", compiler=lean, files_dir=tmp_path / "f",
+                            report_root=tmp_path)
+    assert [c.passed for c in r.forward] == [True, True, False] and r.backward.passed and r.compile.passed
+    assert Fraction(r.scores.sa_pass_soft_exact) == Fraction(5, 6) and r.scores.sa_pass == 0
+    assert "in the checker" in r.forward[2].reason
+    assert lean.labels == ["t3/weak/compile", "t3/weak/forward:s1", "t3/weak/forward:s2", "t3/weak/forward:s3",
+                           "t3/weak/backward"]
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == [
+        "backward.lean", "compile.lean", "forward-s1.lean", "forward-s2.lean", "forward-s3.lean"]
+
+
+def test_evaluation_sorry_policy_and_fail_closed_evidence():
+    ss = three_shadows()
+    with_sorry = HandMade(axioms=("propext", "sorryAx"))
+    r = evaluate_submission(ss, SUB3, submission="s", compiler=with_sorry)
+    assert not r.compile.passed and "sorryAx" in r.compile.reason and r.scores.sa_pass_soft == 0
+    assert len(with_sorry.labels) == 1  # checkers are not run for a candidate that does not compile
+    r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(axioms=("propext", "sorryAx")),
+                            allow_sorry_proofs=True)
+    assert r.compile.passed and r.scores.sa_pass == 1
+    r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(marker=False))
+    assert not r.compile.passed and "end marker" in r.compile.reason
+    r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(axioms=("propext", "Lean.ofReduceBool")))
+    assert not r.compile.passed and "native_decide" in r.compile.reason
+    r = evaluate_submission(ss, SUB3.replace("theorem t3", "#exit\ntheorem t3"), submission="s", compiler=HandMade())
+    assert not r.compile.passed and "forbidden construct" in r.compile.reason
+    r = evaluate_submission(ss, "theorem t3 (x : ℝ) : sorry := sorry\n", submission="s", compiler=HandMade())
+    assert r.compile.reason == "sorry in the candidate's statement"
+    r = evaluate_submission(ss, "example : True := trivial\n", submission="s", compiler=HandMade())
+    assert "no top-level theorem" in r.compile.reason and r.candidate is None
+
+
+# -- completeness ---------------------------------------------------------------------------------
+
+
+def test_completeness_failure_is_reported_per_checker():
+    ss = three_shadows()
+    lean = HandMade(fail={"forward:s2": "unknown identifier", "backward": "unsolved goals"})
+    result = check_completeness(ss, lean)
+    assert not result.complete
+    by = {c.check: c for c in result.checks}
+    assert [c.check for c in result.failures] == ["forward:s2", "backward", "vacuity:s1", "vacuity:s2", "vacuity:s3"]
+    assert "unknown identifier" in by["forward:s2"].reason and "unsolved goals" in by["backward"].reason
+    assert by["forward:s1"].passed and by["reference"].passed
+    assert "vacuous" in by["vacuity:s1"].reason  # HandMade compiles the probe: the checker would not need T
+    vac = lean.texts["t3/reference/vacuity:s1"]
+    assert "theorem t3 : True := trivial" in vac and "(x y : ℝ)" not in vac
+    ok = check_completeness(ss, HandMade(fail={f"vacuity:s{i}": "function expected" for i in (1, 2, 3)}))
+    assert ok.complete and len(ok.checks) == 8
+
+
+def test_completeness_fails_closed_without_a_toolchain():
+    result = check_completeness(three_shadows(), None, unavailable="Lean toolchain not found")
+    assert not result.complete and all(not c.passed and "Lean toolchain not found" in c.reason for c in result.checks)
+
+
+# -- shadow-set files ---------------------------------------------------------------------------
+
+
+def test_shadow_set_validation_names_file_and_problem(tmp_path):
+    good = (DEMO / "shadows" / "mathd_algebra_44" / "shadowset.toml").read_text(encoding="utf-8")
+    p = write(tmp_path / "mathd_algebra_44" / "shadowset.toml", good)
+    assert load_shadow_set(p).target == "mathd_algebra_44"
+    bad = write(tmp_path / "x" / "shadowset.toml", good.replace('problem = "mathd_algebra_44"', 'problem = "x"')
+                .replace("(mathd_algebra_44 s t h₀ h₁).1\n", "sorry\n", 1))
+    with pytest.raises(InputError) as e:
+        load_shadow_set(bad)
+    assert str(bad) in e.value.message and "sorry" in e.value.message
+    vacuous = write(tmp_path / "y" / "shadowset.toml", good.replace('problem = "mathd_algebra_44"', 'problem = "y"')
+                    .replace("""forward = '''
+first
+| exact fun s t h₀ h₁ => (mathd_algebra_44 s t h₀ h₁).1""", "forward = '''\nfirst\n| linarith", 1)
+                    .replace("| exact fun s t h₀ h₁ => (let _hc := @mathd_algebra_44; (by apply _hc <;> assumption : s = 1 ∧ t = 4)).1\n| (intro s t h₀ h₁; suffices hc : s = 1 ∧ t = 4 from hc.1; apply mathd_algebra_44 <;> assumption)", "| linarith", 1))
+    with pytest.raises(InputError, match="never mentions the target"):
+        load_shadow_set(vacuous)
+    wrong = write(tmp_path / "z" / "shadowset.toml", good)
+    with pytest.raises(InputError, match="differs from its folder name"):
+        load_shadow_set(wrong)
+    broken = write(tmp_path / "w" / "shadowset.toml", "problem = 'w\n")
+    with pytest.raises(InputError, match="not valid TOML"):
+        load_shadow_set(broken)
+
+
+# -- the demo set: minif2f statements, recorded (authored) compile outcomes -------------------------
+
+#: Hand-computed expectations per submission: (compile, forward passed, forward total, backward,
+#: SA-Pass, SA-Pass_soft). Source of each decision: projects/shadow-demo/authored/outcomes.toml.
+DEMO_EXPECTED = {
+    ("mathd_algebra_126", "backup"): (1, 3, 3, 1, 1, "1"),            # backup declaration is the candidate
+    ("mathd_algebra_126", "backup_sorry"): (0, 0, 3, 0, 0, "0"),      # sorry in the backup: fails
+    ("mathd_algebra_126", "faithful"): (1, 3, 3, 1, 1, "1"),
+    ("mathd_algebra_126", "weakened"): (1, 2, 3, 1, 0, "5/6"),        # ½·⅔ + ½·1
+    ("mathd_algebra_182", "renamed"): (1, 1, 1, 1, 1, "1"),
+    ("mathd_algebra_182", "strengthened"): (1, 1, 1, 0, 0, "1/2"),    # ½·1 + ½·0
+    ("mathd_algebra_44", "namespaced"): (1, 2, 2, 1, 1, "1"),
+    ("mathd_algebra_44", "reordered"): (1, 2, 2, 1, 1, "1"),
+    ("mathd_algebra_513", "retyped"): (1, 0, 2, 0, 0, "0"),
+    ("mathd_algebra_513", "wrong_proof"): (0, 0, 2, 0, 0, "0"),
+    ("numbertheory_prmdvsneqnsqmodpeq0", "faithful"): (1, 2, 2, 1, 1, "1"),
+    ("numbertheory_prmdvsneqnsqmodpeq0", "weakened"): (1, 1, 2, 1, 0, "3/4"),  # ½·½ + ½·1
+}
+#: 10 of 12 compile; 6 pass; soft = (6 + 5/6 + 1/2 + 3/4) / 12 = 97/144; 7 forward-all; 8 backward.
+DEMO_SUMMARY = {"submissions": 12, "compile_rate": round(10 / 12, 6), "sa_pass": 0.5,
+                "sa_pass_soft": round(97 / 144, 6), "forward_all_rate": round(7 / 12, 6), "backward_rate": round(8 / 12, 6)}
+
+
+def _check_demo_payload(payload: dict) -> None:
+    got = {(r["problem"], r["submission"]): (r["compile"], r["forward_passed"], r["forward_total"], r["backward"],
+                                             r["sa_pass"], r["sa_pass_soft_exact"]) for r in payload["per_submission"]}
+    assert got == DEMO_EXPECTED
+    assert payload["summary"] == DEMO_SUMMARY
+
+
+def test_demo_minif2f_statements_come_from_the_corpus():
+    from tests.conftest import corpus
+
+    rows = {json.loads(line)["name"]: json.loads(line)
+            for line in corpus("datasets/deepseek_prover_v1.5/minif2f.jsonl").read_text(encoding="utf-8").splitlines()}
+    for problem, ss in load_shadow_sets(DEMO / "shadows").items():
+        stmt = rows[problem]["formal_statement"].rstrip().removesuffix(":= by").rstrip()
+        ref = ss.reference.strip().removesuffix("sorry").strip().removesuffix(":= by").strip()
+        assert " ".join(ref.split()) == " ".join(stmt.split()), problem
+        assert ss.header.strip() == rows[problem]["header"].strip()
+
+
+def test_shadow_eval_cli_on_the_demo_set_matches_hand_computed_scores(tmp_path, capsys):
+    out = tmp_path / "report"
+    code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
+                 "--replay", str(REPLAY), "--out", str(out), "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0
+    _check_demo_payload(payload)
+    assert "authored expectation (not a Lean run)" in payload["compiler"]
+    per_problem = json.loads((out / "mathd_algebra_126.json").read_text(encoding="utf-8"))
+    backup = next(s for s in per_problem["submissions"] if s["submission"] == "backup")
+    assert backup["candidate"]["name"] == "mathd_algebra_126_backup" and backup["adaptation"]["target"]["rule"] == "last-theorem-block"
+    assert (out / "files" / "mathd_algebra_126" / "weakened" / "forward-y_ge.lean").is_file()
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["summary"] == DEMO_SUMMARY
+    # the text output prints the summary table
+    code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
+                 "--replay", str(REPLAY), "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "SA-Pass_soft" in text and "0.674" in text and "5/6" in text
+
+
+def test_demo_recorded_outcomes_are_current_and_labelled(tmp_path):
+    entries = [json.loads(line) for line in REPLAY.read_text(encoding="utf-8").splitlines()]
+    assert entries and all(e["origin"].startswith("authored expectation (not a Lean run)") for e in entries)
+    # completeness of every demo set, from the same recorded outcomes
+    sets = load_shadow_sets(DEMO / "shadows")
+    compiler = RecordedCompiler(REPLAY)
+    assert all(check_completeness(s, compiler).complete for s in sets.values())
+
+
+def test_shadow_check_cli_on_the_demo_and_without_a_toolchain(no_lake, capsys):
+    code = main(["shadow", "check", "--shadows", str(DEMO / "shadows"), "--replay", str(REPLAY), "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0 and payload["complete"] and len(payload["sets"]) == 5
+    code = main(["shadow", "check", "--shadows", str(DEMO / "shadows"), "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 3 and not payload["complete"]
+    assert all("Lean toolchain not found" in c["reason"] for s in payload["sets"] for c in s["checks"])
+
+
+def test_shadow_eval_without_toolchain_fails_closed(no_lake, tmp_path, capsys):
+    code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
+                 "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 3 and "Lean toolchain not found" in err and "--replay" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_shadow_eval_refuses_to_clobber_a_foreign_folder_and_reports_stale_replays(tmp_path, capsys):
+    foreign = tmp_path / "mine"
+    write(foreign / "notes.txt", "keep me")
+    code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
+                 "--replay", str(REPLAY), "--out", str(foreign)])
+    assert code == 4 and (foreign / "notes.txt").read_text() == "keep me"
+    subs = tmp_path / "subs"
+    shutil.copytree(DEMO / "submissions", subs)
+    p = subs / "mathd_algebra_44" / "reordered.lean"
+    p.write_text(p.read_text(encoding="utf-8").replace("-- the same statement", "-- an edited comment"), encoding="utf-8")
+    code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(subs),
+                 "--replay", str(REPLAY), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 4 and "no recorded outcome for mathd_algebra_44/reordered/compile" in err
+    assert not (tmp_path / "o" / "summary.json").exists()
+    # the folder a failed run left is ours: the next run replaces it
+    assert main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
+                 "--replay", str(REPLAY), "--out", str(tmp_path / "o")]) == 0
+
+
+# -- the real adapter (lake env lean --json) at its process boundary ----------------------------
+
+
+@pytest.fixture
+def fake_lean_env(tmp_path_factory, monkeypatch):
+    """Installs ``tests/fakes/fake_lean_env.py`` as ``lake`` (it stands in for ``lake env lean
+    --json FILE`` with Mathlib, replaying the demo's recorded outcomes; other commands go to
+    ``fake_lake.py``). The sandbox is off: the double lives under /tmp, which bubblewrap hides."""
+    d = tmp_path_factory.mktemp("fake-lean-env")
+    lake = d / "lake"
+    lake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    lake.chmod(0o755)
+    monkeypatch.setenv("FYAN_LEAN__LAKE", str(lake))
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
+    monkeypatch.setenv("FAKE_LEAN_OUTCOMES", str(REPLAY))
+    monkeypatch.setenv("FAKE_LAKE_LOG", str(d / "calls.jsonl"))
+    monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
+    return d
+
+
+def test_real_adapter_through_the_fake_toolchain_gives_the_same_scores(fake_lean_env, tmp_path, capsys):
+    ws = tmp_path / "ws"
+    write(ws / "lakefile.toml", 'name = "shadowws"\n')
+    code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
+                 "--workspace", str(ws), "--sandbox", "off", "--out", str(tmp_path / "o"), "--jobs", "3",
+                 "--record", str(tmp_path / "rec.jsonl"), "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0, payload
+    _check_demo_payload(payload)
+    calls = [json.loads(line) for line in (fake_lean_env / "calls.jsonl").read_text().splitlines()]
+    calls = [c for c in calls if c["argv"] != ["--version"]]  # toolchain discovery
+    assert calls and all(c["argv"][:3] == ["env", "lean", "--json"] and c["argv"][3].endswith(".lean")
+                         and Path(c["cwd"]).resolve() == ws.resolve() for c in calls)
+    assert len(calls) == sum(1 for _ in (tmp_path / "rec.jsonl").open())  # every outcome recorded
+    # files are compiled from a scratch folder inside the workspace (visible in the sandbox), then removed
+    assert all(Path(c["argv"][3]).resolve().is_relative_to((ws / ".fyan-shadow").resolve()) for c in calls)
+    assert not (ws / ".fyan-shadow").exists()
+    # the recording replays to the same result
+    code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
+                 "--replay", str(tmp_path / "rec.jsonl"), "--out", str(tmp_path / "o2"), "--json"])
+    _check_demo_payload(json.loads(capsys.readouterr().out))
+
+
+def test_fake_lean_env_keys_files_like_the_recorder():
+    sys.path.insert(0, str(FAKE.parent))
+    import fake_lean_env
+
+    from fyan.shadow.compiler import NONCE_PLACEHOLDER, text_key
+
+    assert fake_lean_env.NONCE_PLACEHOLDER == NONCE_PLACEHOLDER
+    assert fake_lean_env.text_key("a b", "b") == text_key("a b", "b")
+
+
+def test_real_adapter_timeout_per_compile(fake_lean_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_LEAN_SLEEP", "5")
+    from fyan.lean.toolchain import discover
+
+    tc = discover(LeanSection(lake=os.environ["FYAN_LEAN__LAKE"])).toolchain
+    compiler = LakeEnvCompiler(tc, tmp_path, LeanSection(sandbox="off"), timeout_s=1.0)
+    try:
+        ss = load_shadow_sets(DEMO / "shadows")["mathd_algebra_44"]
+        text = (DEMO / "submissions" / "mathd_algebra_44" / "reordered.lean").read_text(encoding="utf-8")
+        r = evaluate_submission(ss, text, submission="reordered", compiler=compiler)
+    finally:
+        compiler.close()
+    assert not r.compile.passed and r.compile.reason.startswith("timed out") and r.compile.duration_s < 4
+
+
+# -- drafting (model calls at the provider interface: a replay cassette) -------------------------
+
+
+def _cassette_entry(request, text: str) -> str:
+    from fyan.agents.providers.replay import CassetteEntry
+
+    return CassetteEntry(key=request.key(), stage=request.stage, unit=request.unit, model=request.model,
+                         label="authored test response", text=text).model_dump_json()
+
+
+GOOD_DRAFT = {
+    "shadows": [
+        {"id": "s_eq", "method": "projection", "statement": "∀ s t : ℝ, s = 9 - 2 * t → t = 3 * s + 1 → s = 1",
+         "forward": "first\n| exact fun s t h₀ h₁ => (mathd_algebra_44 s t h₀ h₁).1\n| (intros; apply (mathd_algebra_44 _ _ ‹_› ‹_›).1)"},
+        {"id": "t_eq", "method": "projection", "statement": "∀ s t : ℝ, s = 9 - 2 * t → t = 3 * s + 1 → t = 4",
+         "forward": "first\n| exact fun s t h₀ h₁ => (mathd_algebra_44 s t h₀ h₁).2\n| (intros; apply (mathd_algebra_44 _ _ ‹_› ‹_›).2)"},
+    ],
+    "backward": "first\n| exact fun s t h₀ h₁ => ⟨s_eq s t h₀ h₁, t_eq s t h₀ h₁⟩\n| (intros; exact ⟨by apply s_eq <;> assumption, by apply t_eq <;> assumption⟩)",
+}
+
+
+def _draft_args(tmp_path: Path, cassette: Path) -> list[str]:
+    return ["shadow", "draft", "--problem", "mathd_algebra_44",
+            "--jsonl", str(ROOT.parent / "shared" / "corpus" / "datasets" / "deepseek_prover_v1.5" / "minif2f.jsonl"),
+            "--out", str(tmp_path / "sets"), "--provider", "replay", "--model", "example-authored",
+            "--cassette", str(cassette), "--json"]
+
+
+def _first_request(args: list[str]):
+    """The request the draft command will send first (same code path: ``_draft_input``, ``ModelCaller``)."""
+    from fyan.cli import build_parser
+    from fyan.config import StageAgent
+    from fyan.shadow.agent import ModelCaller
+    from fyan.shadow.commands import _draft_input
+    from fyan.shadow.draft import prompt_values
+
+    base = _draft_input(build_parser().parse_args(args))
+    caller = ModelCaller(None, StageAgent(model="example-authored"), stage="shadow_draft")
+    return caller, prompt_values(base)
+
+
+def test_draft_kept_only_when_complete_with_a_form_repair(tmp_path, capsys, monkeypatch):
+    from tests.conftest import corpus
+
+    corpus("datasets/deepseek_prover_v1.5/minif2f.jsonl")
+    cassette = tmp_path / "cassette.jsonl"
+    args = _draft_args(tmp_path, cassette)
+    args[args.index("--jsonl") + 1] = str(corpus("datasets/deepseek_prover_v1.5/minif2f.jsonl"))
+    caller, values = _first_request(args)
+    # first reply breaks the robustness pattern; the repair turn gets the good draft
+    bad = json.loads(json.dumps(GOOD_DRAFT))
+    bad["shadows"][0]["forward"] = "exact fun s t h₀ h₁ => (mathd_algebra_44 s t h₀ h₁).1"
+    first = caller.request("shadow_draft", values, unit="mathd_algebra_44")
+    from fyan.agents.prompts import render
+    from fyan.agents.providers.base import Message
+
+    errors = "- shadow s_eq forward: the proof must start with `first` (robustness pattern)"
+    second = caller.request("shadow_draft", values, unit="mathd_algebra_44", history=[
+        Message(role="assistant", content=json.dumps(bad)), Message(role="user", content=render("form_repair.user", {"errors": errors}))])
+    cassette.write_text(_cassette_entry(first, json.dumps(bad)) + "\n" + _cassette_entry(second, json.dumps(GOOD_DRAFT)) + "\n")
+
+    class Lean(HandMade):
+        """Stands in for Lean for the completeness check: everything compiles but vacuity probes."""
+
+    lean = Lean(fail={"vacuity:s_eq": "function expected", "vacuity:t_eq": "function expected"})
+    monkeypatch.setattr("fyan.shadow.commands._compiler", lambda a: (lean, ""))
+    code = main(args)
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0 and payload["kept"] and payload["usage"]["calls"] == 2
+    written = tmp_path / "sets" / "mathd_algebra_44" / "shadowset.json"
+    ss = load_shadow_set(written)
+    assert ss.drafted_by == "example-authored" and [s.id for s in ss.shadows] == ["s_eq", "t_eq"]
+    assert "robustness pattern" in (tmp_path / "sets" / ".drafts" / "mathd_algebra_44" / "calls" / "02-shadow_draft.request.json").read_text()
+
+    # the same draft with a vacuous checker is rejected and not written where eval would load it
+    shutil.rmtree(tmp_path / "sets")
+    lean2 = Lean(fail={"vacuity:s_eq": "function expected"})  # t_eq's checker compiles without the target
+    monkeypatch.setattr("fyan.shadow.commands._compiler", lambda a: (lean2, ""))
+    code = main(args)
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 3 and not payload["kept"]
+    assert [c["check"] for c in payload["completeness"]["checks"] if not c["passed"]] == ["vacuity:t_eq"]
+    assert not (tmp_path / "sets" / "mathd_algebra_44").exists()
+    assert (tmp_path / "sets" / ".drafts" / "mathd_algebra_44" / "rejected.json").is_file()
+
+
+def test_draft_without_toolchain_is_rejected(tmp_path, capsys, no_lake):
+    from tests.conftest import corpus
+
+    cassette = tmp_path / "cassette.jsonl"
+    args = _draft_args(tmp_path, cassette)
+    args[args.index("--jsonl") + 1] = str(corpus("datasets/deepseek_prover_v1.5/minif2f.jsonl"))
+    caller, values = _first_request(args)
+    cassette.write_text(_cassette_entry(caller.request("shadow_draft", values, unit="mathd_algebra_44"),
+                                        json.dumps(GOOD_DRAFT)) + "\n")
+    code = main(args)
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 3 and not payload["kept"]
+    assert all("Lean toolchain not found" in c["reason"] for c in payload["completeness"]["checks"])
+
+
+# -- the model-drafted adapter (fallback) ---------------------------------------------------------
+
+
+def test_model_adapter_is_a_recorded_fallback(tmp_path):
+    from fyan.agents.providers.replay import ReplayProvider
+    from fyan.config import StageAgent
+    from fyan.shadow.adapter import model_adapter
+    from fyan.shadow.agent import ModelCaller
+
+    ss = _set_with_aux()
+    src = "def g (n : ℕ) := n + 1\ndef h (n : ℕ) := n + 2\ntheorem t : g 1 = 2 := rfl\n"
+    cand = extract_candidate(src)
+    assert adapt(ss, cand).unresolved  # two defs, no matching name: rules cannot decide
+    cassette = tmp_path / "c.jsonl"
+    agent = StageAgent(model="example-authored")
+    caller = ModelCaller(ReplayProvider(cassette), agent, stage="shadow_adapter")
+    values = {"problem": "p", "reference": ss.reference.strip(), "candidate": cand.kept.strip(), "candidate_name": "t",
+              "unresolved": "f"}
+    req = caller.request("shadow_adapter", values, unit="p")
+    cassette.write_text(_cassette_entry(req, json.dumps({"lean": "def f (n : ℕ) : ℕ := g n"})) + "\n")
+    lean = HandMade()  # stands in for Lean
+    r = evaluate_submission(ss, src, submission="s", compiler=lean, adapter=model_adapter(caller))
+    assert r.adaptation.method == "model-drafted adapter" and r.adaptation.adapter == "def f (n : ℕ) : ℕ := g n"
+    assert r.adaptation.auxiliary[0].rule == "model-drafted adapter" and r.scores.sa_pass == 1
+    assert "MODEL-DRAFTED ADAPTER" in lean.texts["p/s/forward:s"]
+    # an adapter that ignores the candidate is refused (form check), and the names stay unresolved
+    from fyan.shadow.adapter import adapter_errors
+
+    assert any("in terms of the candidate" in e for e in adapter_errors("def f (n : ℕ) : ℕ := n + 1", ["f"], cand))
+    assert any("exactly f" in e for e in adapter_errors("def k := g 1", ["f"], cand))
+
+
+# -- the shadow gate -------------------------------------------------------------------------------
+
+GATE_SET = """problem = "thm-divides-sum"
+target = "divides_add"
+reference = '''
+def Divides (a b : Int) : Prop := ∃ k, b = a * k
+theorem divides_add (a n m : Int) (hm : Divides a m) (hn : Divides a n) : Divides a (m + n) := by
+  sorry
+'''
+
+[[shadows]]
+id = "sum"
+method = "consequence"
+statement = "∀ a n m : Int, Divides a m → Divides a n → Divides a (m + n)"
+forward = '''
+first
+| exact fun a n m hm hn => divides_add a n m hm hn
+| (intros; apply divides_add <;> assumption)
+'''
+
+[backward]
+proof = '''
+first
+| exact fun a n m hm hn => sum a n m hm hn
+| (intros; apply sum <;> assumption)
+'''
+"""
+
+
+def _all_pass_outcomes(files: list[Path], path: Path) -> None:
+    """Outcomes for the gate's assembled files as a clean Lean would print them (authored by this
+    test: every file compiles, the marker and `#print axioms` lines are printed)."""
+    from fyan.shadow.compiler import NONCE_PLACEHOLDER, RecordedOutcome, text_key
+
+    lines = []
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        nonce = text.split(f'#print "{MARKER} ')[1].split('"')[0]
+        out = []
+        for n, line in enumerate(text.split("\n"), start=1):
+            if line.startswith("#print axioms "):
+                out.append(_msg(n, "information", f"'{line.split()[-1]}' depends on axioms: [propext]"))
+            if line.startswith(f'#print "{MARKER}'):
+                out.append(_msg(n, "information", f"{MARKER} {NONCE_PLACEHOLDER}"))
+        lines.append(RecordedOutcome(key=text_key(text, nonce), label=f.name, origin="authored by the test",
+                                     exit_code=0, output="\n".join(out) + "\n").model_dump_json())
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_shadow_gate_check_in_a_project(example, fake_lean_env, tmp_path, capsys, monkeypatch):
+    unit = "thm-divides-sum"
+    write(example / "shadows" / unit / "shadowset.toml", GATE_SET)
+    monkeypatch.setenv("FAKE_LEAN_OUTCOMES", str(tmp_path / "none.jsonl"))  # no outcome: Lean says error
+    code = main(["run", str(example), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 3 and summary["counts"] == {"blocked": 1, "complete": 10}, summary
+    report = json.loads((example / "units" / unit / "gate" / "report.json").read_text())
+    check = next(c for c in report["checks"] if c["name"] == "shadow_alignment")
+    assert check["required"] and check["status"] == "fail" and "SA-Pass = 0" in check["reason"]
+    assert report["passed"] is False and all(c["status"] == "pass" for c in report["checks"]
+                                             if c["required"] and c["name"] != "shadow_alignment")
+    assert not any(c["name"] == "shadow_alignment" for c in json.loads(
+        (example / "units" / "thm-divides-negative" / "gate" / "report.json").read_text())["checks"])
+    # with the outcomes a clean Lean prints for the files the gate assembles, the gate passes
+    from fyan.gates.completion import run_gate
+    from fyan.project import Project
+    from fyan.state.store import Store
+
+    project, store = Project.open(example), Store(example / ".fyan" / "state.db")
+    monkeypatch.setenv("FAKE_LEAN_OUTCOMES", str(tmp_path / "ok.jsonl"))
+    for _ in range(2):  # the checker files exist only once the candidate file compiles
+        run_gate(project, store, store.unit(unit), example / ".fyan" / "gate-log")
+        _all_pass_outcomes(sorted((example / ".fyan" / "gate-log").rglob("shadow/*.lean")), tmp_path / "ok.jsonl")
+    names = {f.name for f in (example / ".fyan" / "gate-log").rglob("shadow/*.lean")}
+    assert names == {"compile.lean", "forward-sum.lean", "backward.lean"}
+    # (run_gate, not `fyan gate`: that command crashes with a toolchain present, because its log
+    # folder is outside the project — a bug outside this issue, reported to the lead)
+    report = run_gate(project, store, store.unit(unit), example / ".fyan" / "gate-log").model_dump(mode="json")
+    store.close()
+    check = next(c for c in report["checks"] if c["name"] == "shadow_alignment")
+    assert report["passed"] and check["status"] == "pass", check
+    assert check["evidence"]["root"].endswith("divides_add") and check["evidence"]["scores"]["sa_pass"] == 1
+
+
+def test_shadow_gate_fails_closed(example, no_lake, capsys):
+    write(example / "shadows" / "thm-divides-sum" / "shadowset.toml", "problem = 'broken\n")
+    from fyan.gates.completion import CheckResult  # noqa: F401 - the hook returns these
+    from fyan.lean.toolchain import Discovery
+    from fyan.project import Project
+    from fyan.shadow.gate import shadow_checks
+    from fyan.state.models import UnitRecord
+
+    project = Project.open(example)
+    unit = UnitRecord.model_construct(id="thm-divides-sum")
+    [c] = shadow_checks(project, unit, "theorem x : True := trivial\n", ["x"], Discovery(None, "Lean toolchain not found", ()),
+                        example / "log", built=False)
+    assert c.status == "fail" and c.required and "unreadable shadow set" in c.reason
+    write(example / "shadows" / "thm-divides-sum" / "shadowset.toml", GATE_SET)
+    [c] = shadow_checks(project, unit, "theorem x : True := trivial\n", ["x"], Discovery(None, "Lean toolchain not found", ()),
+                        example / "log", built=False)
+    assert c.status == "fail" and c.reason == "Lean toolchain not found"
+    other = UnitRecord.model_construct(id="thm-divides-negative")
+    assert shadow_checks(project, other, "", [], Discovery(None, "x", ()), example / "log", built=True) == []
+
+
+# -- real Lean ------------------------------------------------------------------------------------
+
+
+@pytest.mark.lean
+def test_real_lean_core_only_shadow_set(tmp_path, capsys):
+    if shutil.which("lake") is None:
+        pytest.skip("no `lake` on PATH: install Lean with elan to run the real SA-Pass path")
+    ws = tmp_path / "ws"
+    write(ws / "lakefile.toml", 'name = "shadowws"\n')
+    write(tmp_path / "shadows" / "nat_add" / "shadowset.toml", """problem = "nat_add"
+target = "nat_add"
+reference = '''
+theorem nat_add (a b : Nat) (h : a = 2) (k : b = 3) : a + b = 5 ∧ b + a = 5 := by
+  sorry
+'''
+[[shadows]]
+id = "left"
+method = "projection"
+statement = "∀ a b : Nat, a = 2 → b = 3 → a + b = 5"
+forward = '''
+first
+| exact fun a b h k => (nat_add a b h k).1
+| exact fun a b h k => nat_add a b h k
+| (intro a b h k; suffices hc : a + b = 5 ∧ b + a = 5 from hc.1; apply nat_add <;> assumption)
+'''
+[[shadows]]
+id = "right"
+method = "projection"
+statement = "∀ a b : Nat, a = 2 → b = 3 → b + a = 5"
+forward = '''
+first
+| exact fun a b h k => (nat_add a b h k).2
+| (intro a b h k; suffices hc : a + b = 5 ∧ b + a = 5 from hc.2; apply nat_add <;> assumption)
+'''
+[backward]
+proof = '''
+first
+| exact fun a b h k => ⟨left a b h k, right a b h k⟩
+| exact fun a b h k => left a b h k
+| (intros; exact ⟨by apply left <;> assumption, by apply right <;> assumption⟩)
+'''
+""")
+    write(tmp_path / "subs" / "nat_add" / "faithful.lean",
+          "theorem nat_add (a b : Nat) (h : a = 2) (k : b = 3) : a + b = 5 ∧ b + a = 5 := by\n  subst h k; exact ⟨rfl, rfl⟩\n")
+    write(tmp_path / "subs" / "nat_add" / "weakened.lean",
+          "theorem nat_add' (a b : Nat) (h : a = 2) (k : b = 3) : a + b = 5 := by\n  subst h k; rfl\n")
+    assert main(["shadow", "check", "--shadows", str(tmp_path / "shadows"), "--workspace", str(ws)]) == 0
+    code = main(["shadow", "eval", "--shadows", str(tmp_path / "shadows"), "--submissions", str(tmp_path / "subs"),
+                 "--workspace", str(ws), "--out", str(tmp_path / "o"), "--json"])
+    assert code == 0
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    got = {r["submission"]: (r["sa_pass"], r["sa_pass_soft_exact"]) for r in summary["per_submission"]}
+    assert got == {"faithful": (1, "1"), "weakened": (0, "3/4")}
