@@ -441,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", nargs="?", help="project folder (its configured providers); without it, the hosted APIs' keys")
     p.add_argument("--online", action="store_true", help="also contact the hosted APIs' endpoints (Anthropic, OpenAI)")
     p.add_argument("--json", action="store_true", help="print JSON")
+
     from fyan.shadow.commands import add_parser as add_shadow_parser
 
     add_shadow_parser(sub, EPILOG)

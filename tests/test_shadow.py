@@ -722,7 +722,10 @@ def test_shadow_gate_check_in_a_project(example, fake_lean_env, tmp_path, capsys
     monkeypatch.setenv("FAKE_LEAN_OUTCOMES", str(tmp_path / "none.jsonl"))  # no outcome: Lean says error
     code = main(["run", str(example), "--json"])
     summary = json.loads(capsys.readouterr().out)
-    assert code == 3 and summary["counts"] == {"blocked": 1, "complete": 10}, summary
+    # the unit with the failing shadow check, and theorem-7, which depends on it (Specifier edge)
+    assert code == 3 and summary["counts"] == {"blocked": 2, "complete": 9}, summary
+    blocked = {b["unit"]: b["reason"] for b in summary["blocked"]}
+    assert set(blocked) == {unit, "theorem-7"} and blocked["theorem-7"].startswith(f"dependency {unit} is blocked")
     report = json.loads((example / "units" / unit / "gate" / "report.json").read_text())
     check = next(c for c in report["checks"] if c["name"] == "shadow_alignment")
     assert check["required"] and check["status"] == "fail" and "SA-Pass = 0" in check["reason"]
