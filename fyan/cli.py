@@ -335,6 +335,23 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
     return CommandResult(code, report.model_dump(mode="json"), "\n".join(lines))
 
 
+# -- audit -----------------------------------------------------------------------------------
+
+def cmd_audit(args: argparse.Namespace) -> CommandResult:
+    from fyan.audit.report import audit_report
+    from fyan.project import Project
+    from fyan.state.store import Store
+
+    project = Project.open(args.dir)
+    store = Store(project.paths.db)
+    unit = store.unit(args.unit) if store.exists else None
+    if unit is None:
+        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {args.dir}`")
+    certified, payload, text = audit_report(project, store, unit)
+    store.close()
+    return CommandResult(ExitCode.OK if certified else ExitCode.INCOMPLETE, payload, text)
+
+
 # -- wiring ----------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
@@ -342,6 +359,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "run": cmd_run,
     "status": cmd_status,
     "gate": cmd_gate,
+    "audit": cmd_audit,
 }
 
 
@@ -381,6 +399,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="project folder")
     p.add_argument("unit", help="unit id (see `fyan status`)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("audit", help="show a unit's semantic audit: slots, evidence record, grade, routing, staleness",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("unit", help="unit id (see `fyan status`)")
+    p.add_argument("--json", action="store_true", help="print the audit as JSON")
     return parser
 
 

@@ -126,6 +126,11 @@ class AuditSection(_Section):
         description="Grade-1 statements go back to the Planner (repair) or are frozen with a "
         "bridge obligation (bridge).",
     )
+    form_repairs: int = Field(
+        default=2, ge=0, le=3,
+        description="Form repairs the semantic judge gets for a reply that fails the validator "
+        "(at most 3); then the audit attempt is a rejection.",
+    )
 
 
 class SchedulerSection(_Section):

@@ -28,19 +28,33 @@ from fyan.agents.providers.replay import RecordingProvider  # noqa: E402
 from fyan.errors import FyanError  # noqa: E402
 
 LABEL = "authored example response (written by the Fyan developers, not produced by a model)"
-SUFFIX = {"reason": "md", "plan": "json", "audit": "json", "prove": "json"}
+
+
+def prompt_names() -> dict[str, str]:
+    """First line of each ``prompts/<name>.system.md`` -> name (how a request names its prompt)."""
+    out = {}
+    for path in sorted((ROOT / "prompts").glob("*.system.md")):
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        assert first not in out, f"two system prompts start with the same line: {path}"
+        out[first] = path.name[: -len(".system.md")]
+    return out
 
 
 class AuthoredProvider(Provider):
-    """Serves ``authored/<unit>/<stage>.<md|json>``; token counts are word counts (labelled)."""
+    """Serves ``authored/<unit>/<prompt>.<md|json>`` (the prompt is recognised by the first line
+    of the request's system message: a stage may call several prompts, e.g. the audit's
+    ``audit_source``, ``audit_source_check`` and ``audit``); token counts are word counts."""
 
     name = "replay"
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self.names = prompt_names()
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        path = self.folder / str(request.unit) / f"{request.stage}.{SUFFIX[request.stage]}"
+        name = self.names.get(request.system.splitlines()[0] if request.system else "", request.stage)
+        candidates = [self.folder / str(request.unit) / f"{name}.{ext}" for ext in ("json", "md")]
+        path = next((p for p in candidates if p.is_file()), candidates[0])
         if not path.is_file():
             raise FyanError(f"no authored response {path}")
         text = path.read_text(encoding="utf-8")
