@@ -349,6 +349,13 @@ class _Checker:
             for x in c_ids:
                 if x in self.cinfo:
                     scope |= set(self.cinfo[x].scope)
+            # what is introduced at that point on both sides: the partners of what is in scope
+            for x in list(scope):
+                for a, b in self.pairing.links:
+                    if x == a and b in self.cinfo:
+                        scope |= {b} | set(self.cinfo[b].scope)
+                    elif x == b and a in self.sinfo:
+                        scope |= {a} | set(self.sinfo[a].scope)
             scope |= set(s_ids) | set(c_ids)
             for u in p.uses:
                 if u in pieces:
