@@ -213,3 +213,24 @@ def test_negation_is_read_as_implication_to_false():
     r = tx(NOT(E("r", "ℚ", A("r * r = 2"))), "theorem t : ¬ ∃ q : ℚ, q * q = 3 := by sorry",
            [("s2", "c2"), ("s3", "c3")], rename={"r": "q"})
     assert not r.ok
+
+
+def test_unchanged_subformula_needs_no_descent_even_through_iff():
+    source = F("g", "ℤ", IMP(IFF(A("g * g = g"), OR(A("g = 0"), A("g = 1"))), A("0 ≤ g")))
+    lean = "theorem t (g : ℤ) (h : g * g = g ↔ g = 0 ∨ g = 1) : 0 ≤ g := by sorry"
+    r = tx(source, lean, [("s1", "c1"), ("s4", "c4"), ("s6", "c6"), ("s7", "c7"), ("s8", "c8")])
+    assert r.ok, r.refusals
+    assert any(s.via == "the same subformula" for s in r.recipes)
+
+
+def test_instance_arguments_are_premises():
+    source = F("G", "Type*", F("_inst", "Group G", F("_inst", "Fintype G", A("0 < Fintype.card G")), binder="instance"),
+               binder="explicit")
+    source["args"][0]["args"][0]["binder"] = "instance"
+    lean = "theorem t (G : Type*) [Group G] : 0 < Fintype.card G := by sorry"
+    r = tx(source, lean, [("s1", "c1"), ("s2", "c2"), ("s4", "c3")])
+    assert r.ok, r.refusals  # dropping the source's [Fintype G] makes the candidate stronger: fine
+    r = tx(F("G", "Type*", F("_inst", "Group G", A("0 < Fintype.card G"), binder="instance")),
+           "theorem t (G : Type*) [Group G] [Fintype G] : 0 < Fintype.card G := by sorry",
+           [("s1", "c1"), ("s2", "c2"), ("s3", "c4")])
+    assert not r.ok and any("candidate item c3 `Fintype G` has no counterpart" in m for m in r.refusals)

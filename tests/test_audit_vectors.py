@@ -241,3 +241,13 @@ def test_threshold_3_sends_a_grade_2_statement_back():
             argument="the two claims appear in the other order"),
     ], threshold=3)
     assert a.result.grade == 2 and a.result.routing == "repair"
+
+
+def test_objects_grouped_with_their_claim_count_at_the_claims_polarity():
+    src = F("R", "Type*", F("a", "R", F("b", "R", A("a * b = b * a"))))
+    a = audit(src, "theorem comm (R : Type*) : Nonempty (CommRing R) := by sorry", [
+        row(["s1"], ["c1"]),
+        row(["s2", "s3", "s4"], ["c2"], "mutated_weaker", argument="some commutative structure exists, not this one"),
+    ], transfer={})
+    item = a.item(2)
+    assert item.polarity == "positive" and not item.admissible and item.grade == 0

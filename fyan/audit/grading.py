@@ -2,7 +2,8 @@
 
 Per row (an *item*):
 
-* the row's polarity is the join of its slots' polarities (all equal → that one, else mixed);
+* the row's polarity is the join of its slots' polarities (all equal → that one, else mixed); an
+  object grouped with formulas about it counts at the polarity of its quantified formula;
 * an omission row is graded as the change its ⊤/⊥ replacement makes (``omission_direction``);
   an ordinary object without counterpart (it has no replacement) grades 0; an omission
   justified by a checked removal conversion grades 2; an omitted ⊤/⊥ itself grades 3;
@@ -52,7 +53,10 @@ def _evidence(row: EvidenceRow) -> str:
 
 def grade_row(i: int, row: EvidenceRow, src: SlotTable, cand: SlotTable) -> ItemGrade:
     slots: list[Slot] = [s for s in (*(src.get(x) for x in row.source), *(cand.get(x) for x in row.candidate)) if s]
-    pol: Polarity = join([s.polarity for s in slots])
+    # objects grouped with formulas about them stand for the quantified formula: its own polarity
+    with_leaves = any(s.kind != "object" for s in slots)
+    pol: Polarity = join([s.position or s.polarity if (s.kind == "object" and with_leaves) else s.polarity
+                          for s in slots])
     kinds = sorted({s.kind for s in slots})
     kind = "omission" if is_omission(row) else (kinds[0] if len(kinds) == 1 else "+".join(kinds))
     item = ItemGrade(row=i, source=row.source, candidate=row.candidate, kind=kind, relation=row.relation,

@@ -81,7 +81,7 @@ def extract_source(s: Asker, inputs: AuditInputs, repairs: int) -> tuple[SourceE
         terms = "\n".join(f"- `{t.name}`{' (defined here)' if t.defined_here else ''}: «{t.quote}»"
                           + (f"; also called {', '.join(t.aliases)}" if t.aliases else "") for t in ex.terms) or NONE
         verdict = s.ask_json("audit_source_check", {"problem": inputs.problem, "tree": tree_outline(tree), "terms": terms},
-                             SourceCheck, check=lambda r: check_errors(r, tree), repairs=repairs)
+                             SourceCheck, check=lambda r, t=tree: check_errors(r, t), repairs=repairs)
         if verdict.verdict == "faithful":
             return ex, verdict
         values = {**values, "objections": "\n".join(f"- {o.node}: {o.problem}" for o in verdict.objections)}

@@ -31,7 +31,7 @@ from fyan.lean.declarations import DEFINITION_KINDS, Declaration, normalize, str
 
 OPEN = "([{⦃⟨⟪⌊⌈"
 CLOSE = ")]}⦄⟩⟫⌋⌉"
-_PAIR = dict(zip(OPEN, CLOSE))
+_PAIR = dict(zip(OPEN, CLOSE, strict=True))
 #: Binders that extend as far right as possible (stop the search for connectives).
 SWALLOWING = ("∀", "∃!", "∃", "λ", "fun", "Π", "if", "match", "let", "have", "show")
 #: Characters that continue an arrow into a morphism-type arrow (``→*``, ``→+*``, ``→ₗ[R]``).

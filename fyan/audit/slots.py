@@ -47,8 +47,10 @@ class Slot(BaseModel):
     var: str | None = None
     domain: str | None = None
     binder: str | None = None
+    quantifier: Literal["forall", "exists"] | None = None
     quote: str | None = None
     polarity: Polarity
+    position: Polarity | None = Field(default=None, description="object: polarity of the quantified formula itself")
     scope: list[str] = Field(default_factory=list)
     replacement: Literal["⊤", "⊥"] | None = None
     literal: Literal["⊤", "⊥"] | None = Field(default=None, description="the leaf is ⊤ or ⊥ itself")
@@ -104,7 +106,7 @@ def cut_slots(tree: Node, side: Side, prefix: str, *, unfrozen_defs: frozenset[s
         if n.op in BINDER_OPS:
             slots.append(Slot(
                 id=nid, side=side, kind="object", text=object_text(n), var=n.var, domain=n.domain, binder=n.binder,
-                quote=n.quote, polarity=ni.polarity, scope=ni.scope, node=nid,
+                quantifier=n.op, quote=n.quote, polarity=ni.polarity, position=ni.position, scope=ni.scope, node=nid,
                 replacement="⊤" if n.binder == "instance" else None,
             ))
         elif n.is_leaf:

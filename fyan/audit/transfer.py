@@ -171,6 +171,9 @@ class _Checker:
             return self.use_cert(k, pol, f"{s.id} ~ {c.id}", m, [s.id], [c.id])
         if s.is_leaf and c.is_leaf:
             return self.leaf(s, c, pol, m)
+        if self.identical(s, c):
+            self.record(m, [s.id], [c.id], "the same subformula")
+            return True
         if "iff" in (s.op, c.op):
             return self.refuse(f"unsupported constructor ↔ at {s.id} ~ {c.id}: give a certificate for the whole "
                                f"equivalence")
@@ -182,6 +185,20 @@ class _Checker:
             op = s.op if s.op in ("and", "or") else c.op
             return self.junction(s, c, op, pol, m)
         return self.refuse(f"unsupported pair of constructors {s.op} ~ {c.op} at {s.id} ~ {c.id}")
+
+    def identical(self, s: Node, c: Node) -> bool:
+        """The two subtrees are the same formula up to renaming (no descent needed)."""
+        if s.op != c.op or len(s.args) != len(c.args):
+            return False
+        if s.op in ("atom", "def"):
+            return canonical(s.text, self.rename) == canonical(c.text)
+        if s.op in ("forall", "exists"):
+            if canonical(s.domain or "_", self.rename) != canonical(c.domain or "_") or s.binder != c.binder and \
+                    "instance" in (s.binder, c.binder):
+                return False
+            if s.var != c.var and self.rename.get(s.var or "") != c.var:
+                return False
+        return all(self.identical(a, b) for a, b in zip(s.args, c.args, strict=True))
 
     def leaf(self, s: Node, c: Node, pol: Polarity, m: str) -> bool:
         if s.op in ("true", "false") or c.op in ("true", "false"):
@@ -204,7 +221,11 @@ class _Checker:
     def _tele(n: Node) -> tuple[list[tuple[str, Node]], Node]:
         items: list[tuple[str, Node]] = []
         while True:
-            if n.op == "forall":
+            if n.op == "forall" and n.binder == "instance":
+                # an instance argument is a hypothesis about earlier objects: a premise
+                items.append(("premise", Node(op="atom", text=n.domain or "_", id=n.id)))
+                n = n.args[0]
+            elif n.op == "forall":
                 items.append(("binder", n))
                 n = n.args[0]
             elif n.op == "implies":

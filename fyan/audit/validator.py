@@ -52,10 +52,10 @@ class AuditContext:
     policy: str = "repair"
 
 
-def placeholder(text: str | None) -> bool:
-    """True when ``text`` is empty, too short (< 12 characters) or placeholder text."""
+def placeholder(text: str | None, minimum: int = 12) -> bool:
+    """True when ``text`` is empty, shorter than ``minimum`` characters, or placeholder text."""
     t = " ".join((text or "").split()).lower().strip(" .:;!")
-    return len(t) < 12 or t in PLACEHOLDERS or bool(re.fullmatch(r"[\W_]*(todo|tbd|xxx|\.\.\.|…)[\W_]*.*", t))
+    return len(t) < minimum or t in PLACEHOLDERS or bool(re.fullmatch(r"[\W_]*(todo|tbd|xxx|\.\.\.|…)[\W_]*.*", t))
 
 
 def is_omission(row: EvidenceRow) -> bool:
@@ -100,7 +100,7 @@ def rename_maps(record: EvidenceRecord, src: SlotTable, cand: SlotTable) -> dict
             ss = [x for x in s if x is not None and x.kind == kind]
             cc = [x for x in c if x is not None and x.kind == kind]
             if len(ss) == len(cc):
-                for a, b in zip(ss, cc):
+                for a, b in zip(ss, cc, strict=True):
                     if kind == "object" and a.var and b.var and a.binder != "instance":
                         out[a.var] = b.var
                     elif kind == "definition":
@@ -116,9 +116,11 @@ def same_texts(srcs: list[Slot], cands: list[Slot], rename: dict[str, str]) -> s
         ss = [s for s in srcs if s.kind == kind]
         cc = [c for c in cands if c.kind == kind]
         if kind == "object":
-            a = sorted(("inst:" if s.binder == "instance" else "") + canonical(s.domain or "_", rename) for s in ss)
-            b = sorted(("inst:" if c.binder == "instance" else "") + canonical(c.domain or "_", {}) for c in cc)
-            if "_" in a or "_" in b:
+            a = sorted(f"{s.quantifier}:" + ("inst:" if s.binder == "instance" else "") + canonical(s.domain or "_", rename)
+                       for s in ss)
+            b = sorted(f"{c.quantifier}:" + ("inst:" if c.binder == "instance" else "") + canonical(c.domain or "_", {})
+                       for c in cc)
+            if any(x.endswith(":_") for x in a + b):
                 return "an object without a stated domain cannot be checked as `same`"
         else:
             a = sorted(canonical(s.text, rename) for s in ss)
@@ -126,7 +128,8 @@ def same_texts(srcs: list[Slot], cands: list[Slot], rename: dict[str, str]) -> s
         if a != b:
             left = ", ".join(f"`{s.text}`" for s in ss)
             right = ", ".join(f"`{c.text}`" for c in cc)
-            return f"the texts differ: {left} vs {right} (after renaming bound variables and definitions)"
+            return f"the texts differ: {left} vs {right} (after renaming bound variables and definitions)" + (
+                "; or one is ∀ and the other ∃" if kind == "object" else "")
     return None
 
 
@@ -231,7 +234,7 @@ def validate(record: EvidenceRecord, src: SlotTable, cand: SlotTable, ctx: Audit
                 rel == "trivial_equivalent"):
             errors.append(f"{where}: {'an omission' if omission else 'unaligned'} must state the concrete difference "
                           f"in `difference`, got {row.difference!r}")
-        if row.repair is not None and row.repair.strip() and placeholder(row.repair):
+        if row.repair is not None and row.repair.strip() and placeholder(row.repair, minimum=6):
             errors.append(f"{where}: repair is placeholder text: {row.repair!r}")
         if omission:
             computed = omission_direction(row, src, cand)
