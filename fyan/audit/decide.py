@@ -145,6 +145,9 @@ def decide(inputs: AuditInputs, files: dict[str, bytes]) -> Decision:
     decision = Decision(result, side, src)
     if not bridge_eligible(result, ctx):
         return decision
+    if any(d.kind != "theorem" for d in side.decls.values()):
+        result.repairs.insert(0, "bridge obligations apply to theorems; a definition must match the source itself")
+        return decision
     if BRIDGE_LEAN not in files or BRIDGE_RECORD not in files:
         result.repairs.insert(0, "grade1_policy is bridge but no source-facing statement S0 was given")
         return decision

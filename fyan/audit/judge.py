@@ -137,7 +137,7 @@ def run_judge(s: Asker, inputs: AuditInputs, out: Path, *, repairs: int,
     _write(out, RECORD, json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
     ctx = inputs.context(side)
     result = grade_record(record, source_table(ex), side.slots, ctx)
-    if not bridge_eligible(result, ctx):
+    if not bridge_eligible(result, ctx) or any(d.kind != "theorem" for d in side.decls.values()):
         return
     reply = ask_bridge(s, inputs, side, result, repairs)
     _write(out, BRIDGE_LEAN, reply.lean.strip() + "\n")
