@@ -324,3 +324,12 @@ def test_fyan_audit_shows_the_record_and_reports_a_stale_statement(setup, capsys
     out = capsys.readouterr().out
     assert "status: stale" in out and f"STALE: {NS}.small_sq: bound input units/{UNIT}/problem.tex changed" in out
     assert main(["audit", root, "nope"]) == 4
+
+
+def test_a_scaffold_the_audit_cannot_read_is_refused_at_the_plan_stage(setup):
+    broken = "theorem small_sq (n : Int) (h0 : 0 < n) : n * n) < 100 := by\n  sorry"
+    project, gateway, provider, engine = setup(attempts=1, plan=[plan(broken)])
+    engine.run()
+    run = next(r for r in gateway.store.runs(UNIT) if r.stage is Stage.PLAN)
+    assert run.status is RunStatus.FAILED and "the semantic audit cannot read the root statement" in run.reason
+    assert provider.calls("audit_source") == []

@@ -58,9 +58,11 @@ class AuditInputs:
         return lean_side(self.statement, self.namespace, self.roots, self.upstream_signatures)
 
     def key(self, side: LeanSide | None = None) -> str:
-        """sha256 over what the judge is shown: the source statement and the comment-free roots."""
+        """sha256 over what the judge is shown (the source statement and the comment-free roots)
+        and the decision's parameters (threshold, policy): a verdict stands for these inputs."""
         text = (side or self.side()).text
-        return hashlib.sha256(("\x00".join([self.problem.strip(), text])).encode("utf-8")).hexdigest()
+        parts = [self.problem.strip(), text, f"threshold={self.threshold}", f"policy={self.policy}"]
+        return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
 
     def context(self, side: LeanSide) -> AuditContext:
         return AuditContext(root=side.root, threshold=self.threshold, checked_defs=side.checked_defs, policy=self.policy)

@@ -7,7 +7,8 @@ derives (reports), statements to freeze, and where to go back to after a failure
 * plan — ``lemma_dag.json`` validates, has no dangling edge, self-loop or cycle, every node is
   reachable from a root; ``Statement.lean`` is Fyan's rendering around the model's part, passes
   the source lints, declares every lemma-DAG node, every theorem body is ``by sorry``, no root
-  is ``True``, definition units' roots are definitions; it compiles when a toolchain exists;
+  is ``True``, definition units' roots are definitions, the semantic audit can read the roots'
+  statements; it compiles when a toolchain exists;
 * audit — ``fyan.audit.decide`` re-derives the verdict from the attempt's files (source
   extraction and its check, the evidence record, S0 for a bridge); grade ≥ threshold freezes
   the roots (signature hash, bound inputs: ``problem.tex`` and the upstream unit files, and the
@@ -153,11 +154,26 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
             return CheckOutcome(False, f"root {r} of a definition unit must be a definition, found {d.kind}")
         if ctx.unit.kind != "definition" and d.kind != "theorem":
             return CheckOutcome(False, f"root {r} of a {ctx.unit.kind} unit must be a theorem, found {d.kind}")
+    problem = _audit_readable(ctx, text, dag.roots)
+    if problem:
+        return CheckOutcome(False, problem)
     ok, reason = _compile(ctx, "Statement", text, "statement-build.log")
     if ok is False:
         return CheckOutcome(False, reason)
     note = reason if ok else f"not compiled ({reason})"
     return CheckOutcome(True, f"scaffold with {len(dag.nodes)} node(s), root(s) {', '.join(dag.roots)}; {note}")
+
+
+def _audit_readable(ctx: CheckContext, text: str, roots: list[str]) -> str | None:
+    """Why the semantic audit could not read the roots' statements (None: it can)."""
+    from fyan.audit.lean_tree import LeanParseError
+    from fyan.audit.statement import lean_side
+
+    try:
+        lean_side(text, unit_namespace(ctx.project, ctx.unit), roots)
+    except (LeanParseError, KeyError) as e:
+        return f"the semantic audit cannot read the root statement: {e}"
+    return None
 
 
 def _bound_inputs(ctx: CheckContext) -> dict[str, str]:
