@@ -230,8 +230,8 @@ def validate(record: EvidenceRecord, src: SlotTable, cand: SlotTable, ctx: Audit
             for x in row.affected:
                 if src.get(x) is None and cand.get(x) is None:
                     errors.append(f"{where}: affected item {x!r} is not a slot")
-        if (rel == "unaligned" or omission) and placeholder(row.difference) and rel != "same" and not (
-                rel == "trivial_equivalent"):
+        needs_difference = rel == "unaligned" or (omission and rel not in ("same", "trivial_equivalent"))
+        if needs_difference and placeholder(row.difference):
             errors.append(f"{where}: {'an omission' if omission else 'unaligned'} must state the concrete difference "
                           f"in `difference`, got {row.difference!r}")
         if row.repair is not None and row.repair.strip() and placeholder(row.repair, minimum=6):
