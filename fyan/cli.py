@@ -384,6 +384,23 @@ def cmd_shadow(args: argparse.Namespace) -> CommandResult:
     return run(args)
 
 
+# -- audit -----------------------------------------------------------------------------------
+
+def cmd_audit(args: argparse.Namespace) -> CommandResult:
+    from fyan.audit.report import audit_report
+    from fyan.project import Project
+    from fyan.state.store import Store
+
+    project = Project.open(args.dir)
+    store = Store(project.paths.db)
+    unit = store.unit(args.unit) if store.exists else None
+    if unit is None:
+        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {args.dir}`")
+    certified, payload, text = audit_report(project, store, unit)
+    store.close()
+    return CommandResult(ExitCode.OK if certified else ExitCode.INCOMPLETE, payload, text)
+
+
 # -- wiring ----------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
@@ -393,6 +410,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "gate": cmd_gate,
     "doctor": cmd_doctor,
     "shadow": cmd_shadow,
+    "audit": cmd_audit,
 }
 
 
@@ -445,6 +463,12 @@ def build_parser() -> argparse.ArgumentParser:
     from fyan.shadow.commands import add_parser as add_shadow_parser
 
     add_shadow_parser(sub, EPILOG)
+
+    p = sub.add_parser("audit", help="show a unit's semantic audit: slots, evidence record, grade, routing, staleness",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("unit", help="unit id (see `fyan status`)")
+    p.add_argument("--json", action="store_true", help="print the audit as JSON")
     return parser
 
 

@@ -150,8 +150,13 @@ class AuditSection(_Section):
     threshold: int = Field(default=2, ge=0, le=3, description="Minimum grade that freezes a statement.")
     grade1_policy: Literal["repair", "bridge"] = Field(
         default="repair",
-        description="Grade-1 statements go back to the Planner (repair) or are frozen with a "
-        "bridge obligation (bridge).",
+        description="Statements graded 1 (at least 1, below the threshold) go back to the Planner "
+        "(repair) or are frozen with a bridge obligation `<root>_faithful : S0` (bridge).",
+    )
+    form_repairs: int = Field(
+        default=2, ge=0, le=3,
+        description="Form repairs the semantic judge gets for a reply that fails the validator "
+        "(at most 3); then the audit attempt is a rejection.",
     )
 
 

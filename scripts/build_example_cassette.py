@@ -28,6 +28,8 @@ from fyan.agents.providers.replay import RecordingProvider  # noqa: E402
 from fyan.errors import FyanError  # noqa: E402
 
 LABEL = "authored example response (written by the Fyan developers, not produced by a model)"
+
+
 class AuthoredProvider(Provider):
     """Serves ``authored/<unit>/<prompt>.<md|json>`` (``json`` for a structured reply; the
     Specifier's project-level calls from ``authored/_project/``); token counts are word counts."""

@@ -116,16 +116,18 @@ class StageSession:
 
     def ask_json(
         self, name: str, values: dict[str, str], schema: type[T], check: Callable[[T], list[str]] | None = None,
-        *, unit: str | None = None,
+        repairs: int | None = None, *, unit: str | None = None,
     ) -> T:
         """A reply validated into ``schema`` (and by ``check``, a form check returning errors).
 
-        ``unit`` overrides the session's unit for accounting (the Specifier's per-unit calls).
+        ``repairs`` overrides ``form_repairs`` for this call (the audit's own limit); ``unit``
+        overrides the session's unit for accounting (the Specifier's per-unit calls).
         Raises ``ModelOutputError`` after the allowed form repairs.
         """
         messages = self._messages(name, values)
         errors: list[str] = []
-        for _ in range(self.form_repairs + 1):
+        allowed = self.form_repairs if repairs is None else repairs
+        for _ in range(allowed + 1):
             response = self._send(name, messages, json_output=True, schema=schema, unit=unit)
             obj, errors = parse_json_reply(response.text, schema)
             if obj is not None and check is not None:
@@ -135,5 +137,5 @@ class StageSession:
             repair = render("form_repair.user", {"errors": "\n".join(f"- {e}" for e in errors)})
             messages = messages + [Message(role="assistant", content=response.text), Message(role="user", content=repair)]
         raise ModelOutputError(
-            f"{self.stage} reply ({name}) did not validate after {self.form_repairs} form repair(s): " + "; ".join(errors[:3])
+            f"{self.stage} reply ({name}) did not validate after {allowed} form repair(s): " + "; ".join(errors[:3])
         )

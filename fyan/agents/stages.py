@@ -28,14 +28,12 @@ from pathlib import Path
 
 import json
 
-from fyan.agents.schemas import LemmaDag, PlanReply, ProveReply, ReasonReview
+from fyan.agents.schemas import PlanReply, ProveReply, ReasonReview
 from fyan.agents.session import StageSession
 from fyan.errors import ModelOutputError
-from fyan.audit.record import CONVERSIONS, RELATION_GRADE, AuditResult, EvidenceRecord
-from fyan.audit.validator import validate_record
+from fyan.audit.record import AuditResult
 from fyan.gates.completion import GateReport
-from fyan.gates.stages import cited_names_problem, frozen_problems, provenance_block, root_texts
-from fyan.lean import declarations
+from fyan.gates.stages import cited_names_problem, frozen_problems, provenance_block
 from fyan.lean.diagnostics import parse_lake_output
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
@@ -175,24 +173,17 @@ def plan(s: StageSession, u: UnitContext) -> None:
 
 
 def audit(s: StageSession, u: UnitContext) -> None:
-    dag = LemmaDag.model_validate_json(u.read("lemma_dag.json") or "{}")
-    statement = u.read("Statement.lean") or ""
-    root = f"{u.namespace}.{dag.roots[0]}"
-    header, _ = root_texts(u.project, u.unit, statement, dag.roots)
-    # the judge sees the roots with every comment removed (DESIGN.md §2)
-    lean_text = "\n".join(declarations.normalize(line) for line in declarations.strip_comments(header).splitlines())
-    threshold = u.project.config.audit.threshold
+    """The semantic audit's model calls (``fyan.audit.judge``): source extraction, its
+    independent check, the evidence record (and S0 for a bridge). A valid verdict below the
+    threshold on the same inputs is reused, never resampled."""
+    from fyan.audit.judge import prior_files, run_judge
+    from fyan.audit.unit import unit_inputs
 
-    def form(record: EvidenceRecord) -> list[str]:
-        return validate_record(record, problem_text=u.statement_tex, lean_header=header, root=root,
-                               threshold=threshold).errors
-
-    record = s.ask_json("audit", {
-        "unit": u.unit.id, "root": dag.roots[0], "problem": u.statement_tex, "statement": lean_text,
-        "relations": "\n".join(f"- `{r}` (grade {g})" for r, g in RELATION_GRADE.items()),
-        "conversions": "\n".join(f"- `{c}`: {d}" for c, d in CONVERSIONS.items()),
-    }, EvidenceRecord, check=form)
-    u.write("audit/record.json", record.model_dump_json(indent=2) + "\n")
+    inputs = unit_inputs(u.project, u.store, u.unit)
+    earlier = [u.project.paths.root / r.attempt_dir for r in u.store.runs(u.unit.id)
+               if r.stage is Stage.AUDIT and r.id != u.run.id]
+    prior = prior_files(earlier, inputs.key())
+    run_judge(s, inputs, u.attempt_dir, repairs=u.project.config.audit.form_repairs, prior=prior[0] if prior else None)
 
 
 def _frozen(u: UnitContext) -> str:

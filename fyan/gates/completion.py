@@ -275,9 +275,12 @@ class _Gate:
         if result.routing == "freeze" and result.grade is not None and result.grade >= threshold and roots:
             self.put("semantic_certification", True, f"audit grade {result.grade} >= threshold {threshold}",
                      grade=result.grade)
-        elif bridges:
-            self.put("semantic_certification", True, "certified through a bridge obligation (checked below)",
-                     grade=result.grade)
+        elif bridges and result.routing == "bridge" and result.bridge is not None and result.bridge.result.valid \
+                and (result.bridge.result.grade or 0) >= threshold and {b.decl for b in bridges} == {result.bridge.name}:
+            self.put("semantic_certification", True,
+                     f"audit grade {result.grade}, certified through the bridge obligation {result.bridge.name} "
+                     f"(S0 audited with grade {result.bridge.result.grade}; discharge checked below)",
+                     grade=result.grade, bridge=result.bridge.name, s0_grade=result.bridge.result.grade)
         else:
             self.put("semantic_certification", False,
                      f"audit grade {result.grade} below threshold {threshold}" if result.valid else "audit record was rejected",

@@ -7,13 +7,16 @@ derives (reports), statements to freeze, and where to go back to after a failure
 * plan — ``lemma_dag.json`` validates, has no dangling edge, self-loop or cycle, every node is
   reachable from a root; ``Statement.lean`` is Fyan's rendering around the model's part, passes
   the source lints, declares every lemma-DAG node, every theorem body is ``by sorry``, no root
-  is ``True``, definition units' roots are definitions; it compiles when a toolchain exists;
-  every existing lemma a node ``cites`` is found in the environment (``fyan.lean.names``: via
-  Lean with a toolchain, else among the upstream units' declarations), reported in the derived
-  ``lemma_names.json``;
-* audit — the evidence record validates (``fyan.audit.validator``); grade ≥ threshold freezes
+  is ``True``, definition units' roots are definitions, the semantic audit can read the roots'
+  statements; it compiles when a toolchain exists; every existing lemma a node ``cites`` is
+  found in the environment (``fyan.lean.names``: via Lean with a toolchain, else among the
+  upstream units' declarations), reported in the derived ``lemma_names.json``;
+* audit — ``fyan.audit.decide`` re-derives the verdict from the attempt's files (source
+  extraction and its check, the evidence record, S0 for a bridge); grade ≥ threshold freezes
   the roots (signature hash, bound inputs: ``problem.tex`` and the upstream unit files, and the
-  elaborated type hash when a toolchain exists); below → back to the Planner; rejected → retry;
+  elaborated type hash when a toolchain exists); a grade-1 statement under the bridge policy
+  freezes the roots and ``<root>_faithful`` (role ``bridge``); below → back to the Planner;
+  rejected → retry;
 * prove — ``Basic.lean`` is Fyan's rendering around the model's part, passes the lints, and
   every frozen declaration is there with its frozen signature (an edit fails the attempt);
 * gate — the completion gate (``fyan.gates.completion``); a missing toolchain blocks the unit
@@ -22,15 +25,12 @@ derives (reports), statements to freeze, and where to go back to after a failure
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import networkx as nx
 from pydantic import ValidationError
 
 from fyan.agents.schemas import LemmaDag
-from fyan.audit.record import EvidenceRecord
-from fyan.audit.validator import validate_record
 from fyan.gates.completion import report_json, run_gate
 from fyan.lean import declarations
 from fyan.lean.lints import errors as lint_errors
@@ -157,6 +157,9 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
             return CheckOutcome(False, f"root {r} of a definition unit must be a definition, found {d.kind}")
         if ctx.unit.kind != "definition" and d.kind != "theorem":
             return CheckOutcome(False, f"root {r} of a {ctx.unit.kind} unit must be a theorem, found {d.kind}")
+    problem = _audit_readable(ctx, text, dag.roots)
+    if problem:
+        return CheckOutcome(False, problem)
     ok, reason = _compile(ctx, "Statement", text, "statement-build.log")
     if ok is False:
         return CheckOutcome(False, reason)
@@ -187,66 +190,87 @@ def cited_names_problem(project, store, unit, dag: LemmaDag, log_dir: Path) -> t
     return names, None
 
 
+def _audit_readable(ctx: CheckContext, text: str, roots: list[str]) -> str | None:
+    """Why the semantic audit could not read the roots' statements (None: it can)."""
+    from fyan.audit.lean_tree import LeanParseError
+    from fyan.audit.statement import lean_side
+
+    try:
+        lean_side(text, unit_namespace(ctx.project, ctx.unit), roots)
+    except (LeanParseError, KeyError) as e:
+        return f"the semantic audit cannot read the root statement: {e}"
+    return None
+
+
 def _bound_inputs(ctx: CheckContext) -> dict[str, str]:
     paths = [ctx.project.paths.unit(ctx.unit.id) / "problem.tex"]
     paths += [ctx.project.paths.unit(d.id) / "Basic.lean" for d in upstream(ctx.store, ctx.unit.id)]
     return {ctx.project.paths.rel(p): sha256_file(p) for p in paths if p.is_file()}
 
 
-def root_texts(ctx_project, unit, statement: str, roots: list[str]) -> tuple[str, dict[str, declarations.Declaration]]:
-    """The audited text of ``roots`` in ``statement`` (theorem headers; whole definitions) and
-    the declarations by full name. Raises ``KeyError`` naming a root that is not declared."""
-    decls = declarations.scan(statement)
-    ns = unit_namespace(ctx_project, unit)
-    found: dict[str, declarations.Declaration] = {}
-    parts = []
-    for r in roots:
-        d = declarations.find(decls, f"{ns}.{r}")
-        if d is None:
-            raise KeyError(f"{ns}.{r}")
-        found[f"{ns}.{r}"] = d
-        parts.append(f"{d.kind} {d.name} " + (d.header if d.kind == "theorem" else f"{d.header} := {d.body}"))
-    return "\n".join(parts), found
-
-
 def check_audit(ctx: CheckContext) -> CheckOutcome:
-    threshold = ctx.project.config.audit.threshold
-    unit_dir = ctx.project.paths.unit(ctx.unit.id)
-    dag = LemmaDag.model_validate_json((unit_dir / "lemma_dag.json").read_text(encoding="utf-8"))
-    statement = (unit_dir / "Statement.lean").read_text(encoding="utf-8")
-    ns = unit_namespace(ctx.project, ctx.unit)
-    root = f"{ns}.{dag.roots[0]}"
+    """Re-decide the audit from the attempt's files (``fyan.audit.decide``; no model) and route:
+    freeze (grade ≥ threshold), bridge (grade 1 under ``grade1_policy = "bridge"``: the root and
+    ``<root>_faithful : S0`` are frozen, S0 having passed its own audit), repair (back to the
+    Planner with the localized repairs), reject (invalid files: the audit is retried). A valid
+    verdict below the threshold on the same inputs stands over a later attempt's (never
+    resampled)."""
+    from fyan.audit.decide import BRIDGE_LEAN, FILES, RESULT, decide, prior_verdict, read_files
+    from fyan.audit.unit import unit_inputs
+
     try:
-        lean_text, decls = root_texts(ctx.project, ctx.unit, statement, dag.roots)
-    except KeyError as e:
-        return CheckOutcome(False, f"Statement.lean has no root {e.args[0]}", rewind_to=Stage.PLAN)
-    try:
-        record = EvidenceRecord.model_validate_json((ctx.attempt_dir / "audit/record.json").read_text(encoding="utf-8"))
-    except (ValidationError, ValueError) as e:
-        result_errors = [f"record does not validate: {e}"]
-        data = {"valid": False, "errors": result_errors, "threshold": threshold, "routing": "reject", "root": root}
-        return CheckOutcome(False, "audit record rejected: " + result_errors[0],
-                            derived={"audit/result.json": json.dumps(data, indent=2).encode()})
-    problem = _problem_text(ctx)
-    prov = provenance_block(problem) or ""
-    result = validate_record(record, problem_text=problem.replace(prov, ""), lean_header=lean_text, root=root,
-                             threshold=threshold)
-    derived = {"audit/result.json": result.model_dump_json(indent=2).encode()}
+        inputs = unit_inputs(ctx.project, ctx.store, ctx.unit)
+    except (OSError, ValidationError, ValueError) as e:
+        return CheckOutcome(False, f"audit inputs unreadable: {e}", rewind_to=Stage.PLAN)
+    files = read_files(ctx.attempt_dir)
+    decision = decide(inputs, files)
+    result = decision.result
+    key = result.inputs.get("key", "")
+    earlier = [ctx.project.paths.root / r.attempt_dir for r in ctx.store.runs(ctx.unit.id)
+               if r.stage is Stage.AUDIT and r.id != ctx.run.id]
+    prior = prior_verdict(earlier, key) if key else None
+    if prior is not None:
+        result = prior[0].model_copy(update={"reused_from": prior[1].name})
+    data = result.model_dump_json(indent=2).encode() + b"\n"
+    (ctx.attempt_dir / RESULT).parent.mkdir(parents=True, exist_ok=True)
+    (ctx.attempt_dir / RESULT).write_bytes(data)
+    derived = {RESULT: data, **{name: files[name] for name in FILES if name in files}}
     if not result.valid:
         return CheckOutcome(False, "audit record rejected: " + "; ".join(result.errors[:5]), derived=derived)
-    if result.routing != "freeze":
-        return CheckOutcome(False, f"audit grade {result.grade} < {threshold}; repair: " + " | ".join(result.repairs),
-                            derived=derived, rewind_to=Stage.PLAN, event_data={"grade": result.grade})
-    type_hashes = _statement_type_hashes(ctx, statement, list(decls))
+    event = {"grade": result.grade, "routing": result.routing}
+    if result.routing == "repair":
+        return CheckOutcome(False, f"audit grade {result.grade} < {result.threshold}; repair: " + " | ".join(result.repairs),
+                            derived=derived, rewind_to=Stage.PLAN, event_data=event)
+    side = decision.side
+    assert side is not None
+    statement = inputs.statement
+    names = list(side.decls)
+    bridge = None
+    if result.routing == "bridge":
+        assert result.bridge is not None
+        lean = files[BRIDGE_LEAN].decode("utf-8")
+        bridge = declarations.scan(lean)[0]
+        statement = render_unit_file(ctx.project, ctx.store, ctx.unit, model_part(statement) + "\n\n" + lean.strip(),
+                                     "Statement")
+        names.append(result.bridge.name)
+    type_hashes = _statement_type_hashes(ctx, statement, names)
     bound = _bound_inputs(ctx)
     freezes = [
         FreezeSpec(decl=name, role="root", normalized_signature=d.frozen_signature,
                    signature_hash=declarations.signature_hash(d.frozen_signature),
                    type_hash=type_hashes.get(name), bound_inputs=bound)
-        for name, d in decls.items()
+        for name, d in side.decls.items()
     ]
-    return CheckOutcome(True, f"audit grade {result.grade} >= {threshold}: froze {', '.join(dag.roots)}",
-                        derived=derived, freezes=freezes, event_data={"grade": result.grade})
+    roots = ", ".join(n.split(".")[-1] for n in side.decls)
+    if bridge is not None and result.bridge is not None:
+        freezes.append(FreezeSpec(decl=result.bridge.name, role="bridge", normalized_signature=bridge.frozen_signature,
+                                  signature_hash=declarations.signature_hash(bridge.frozen_signature),
+                                  type_hash=type_hashes.get(result.bridge.name), bound_inputs=bound))
+        return CheckOutcome(True, f"audit grade {result.grade} < {result.threshold}: froze {roots} with the bridge "
+                                  f"obligation {result.bridge.name} (S0 graded {result.bridge.result.grade})",
+                            derived=derived, freezes=freezes, event_data=event)
+    return CheckOutcome(True, f"audit grade {result.grade} >= {result.threshold}: froze {roots}",
+                        derived=derived, freezes=freezes, event_data=event)
 
 
 def _statement_type_hashes(ctx: CheckContext, statement: str, roots: list[str]) -> dict[str, str]:

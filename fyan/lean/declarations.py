@@ -160,7 +160,11 @@ def _split_header(text: str) -> tuple[str, str]:
         elif depth == 0:
             if text.startswith(":=", i):
                 return text[:i], text[i + 2 :]
-            if c == "|" and (i == 0 or text[i - 1] in " \n\t") and not text.startswith("||", i):
+            # a match alternative `| pat => rhs` starts a line; `|x|` (absolute value) in a type does not
+            line_start = text.rfind("\n", 0, i) + 1
+            line_end = text.find("\n", i)
+            line = text[i : line_end if line_end >= 0 else len(text)]
+            if c == "|" and not text[line_start:i].strip() and not text.startswith("||", i) and ("=>" in line or "↦" in line):
                 return text[:i], text[i:]
             if text.startswith("where", i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.'")) and (
                 i + 5 == len(text) or not (text[i + 5].isalnum() or text[i + 5] in "_'")
