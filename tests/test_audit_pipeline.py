@@ -19,7 +19,7 @@ from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider
 from fyan.audit.record import AuditResult
 from fyan.cli import main
 from fyan.orchestrator.engine import Engine
-from fyan.resources import data_dir
+from fyan.errors import ProviderError
 from fyan.state.models import RunStatus, Stage
 from tests.helpers import ingested
 
@@ -82,17 +82,16 @@ class Scripted(Provider):
     def __init__(self, replies: dict[str, list[Reply]]) -> None:
         self.replies = replies
         self.requests: list[tuple[str, ModelRequest]] = []
-        self.names = {}
-        for path in data_dir("prompts").glob("*.system.md"):
-            self.names[path.read_text(encoding="utf-8").splitlines()[0]] = path.name[: -len(".system.md")]
 
     def calls(self, name: str) -> list[ModelRequest]:
         return [r for n, r in self.requests if n == name]
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        name = self.names[request.system.splitlines()[0]]
+        name = request.prompt
         count = len(self.calls(name))
         self.requests.append((name, request))
+        if name not in self.replies:  # e.g. the Curator after completion: not part of these tests
+            raise ProviderError(f"scripted model has no reply for prompt {name!r}", retryable=False)
         queue = self.replies[name]
         reply = queue[min(count, len(queue) - 1)]
         text = reply(request) if callable(reply) else reply
@@ -117,6 +116,7 @@ def by_statement(full: str, weak: str, s0: str = S0_RECORD) -> Callable[[ModelRe
 def replies(**over: list[Reply]) -> dict[str, list[Reply]]:
     base: dict[str, list[Reply]] = {
         "reason": ["Since 0 < n < 10 we have n ≤ 9, hence n·n ≤ 81 < 100. " * 2],
+        "reason_review": [json.dumps({"verdict": "sound", "objections": []})],
         "plan": [plan(WEAK)],
         "audit_source": [json.dumps(SOURCE)],
         "audit_source_check": [json.dumps(FAITHFUL)],

@@ -84,7 +84,8 @@ def test_doctor_on_the_example_with_a_toolchain(capsys, fake_lake):
     code, report = doctor(capsys, str(EXAMPLE))
     assert report["lean"]["present"] and "Lake version 5.0.0-fake" in report["lean"]["detail"]
     (replay,) = report["providers"]
-    assert replay["provider"] == "replay" and replay["usable"] and "89 recorded responses" in replay["checks"][0]["detail"]
+    entries = sum(1 for line in (EXAMPLE / "replay" / "cassette.jsonl").read_text().splitlines() if line.strip())
+    assert replay["provider"] == "replay" and replay["usable"] and f"{entries} recorded responses" in replay["checks"][0]["detail"]
     assert replay["stages"] == ["specify", "reason", "plan", "audit", "prove", "curate", "review"]
     assert code == (0 if report["sandbox"]["available"] or report["sandbox"]["setting"] != "require" else 3)
 
