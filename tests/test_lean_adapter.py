@@ -12,7 +12,7 @@ import pytest
 from fyan.lean import declarations
 from fyan.lean.diagnostics import parse_lake_output, parse_lean_json, parse_repl_output
 from fyan.lean.lints import errors, lint
-from fyan.lean.probe import parse_probe_output, render_probe
+from fyan.lean.probe import parse_probe_output, probe_lines, render_probe
 from fyan.lean.runner import run_process
 from tests.conftest import SAMPLES
 
@@ -106,9 +106,11 @@ def test_probe_counts_only_lines_with_this_runs_nonce():
 
 
 def test_probe_template_renders_imports_roots_and_nonce():
-    text = render_probe(["Lib.Unit.Basic"], ["Lib.Unit.root"], "FYAN-PROBE-x")
-    assert "import Lib.Unit.Basic" in text and '#fyan_probe "FYAN-PROBE-x" Lib.Unit.root' in text
-    assert "Lean.collectAxioms" in text
+    text = render_probe(["Lib.Unit.Basic"], ["Lib.Unit.root"], "FYAN-PROBE-x", local_prefix="Lib")
+    assert text.startswith("import Lean\nimport Lib.Unit.Basic\n")
+    assert '#fyan_probe "FYAN-PROBE-x" "Lib" Lib.Unit.root' in text
+    assert "Lean.collectAxioms" in text and "$" not in text
+    assert probe_lines(text) == {"Lib.Unit.root": text.splitlines().index('#fyan_probe "FYAN-PROBE-x" "Lib" Lib.Unit.root') + 1}
     with pytest.raises(ValueError):
         render_probe([], ['bad" name'], "n")
 

@@ -32,14 +32,14 @@ from fyan.gates.completion import report_json, run_gate
 from fyan.lean import declarations
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
-from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
-from fyan.lean.probe import run_probe
-from fyan.lean.runner import run_process
+from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace
+from fyan.lean.lake import lake_build
+from fyan.lean.signatures import freeze_specs
 from fyan.lean.toolchain import TOOLCHAIN_MISSING, discover
 from fyan.lean.workspace import prepare_workspace
 from fyan.specifier.problem import BEGIN as PROV_BEGIN
 from fyan.specifier.problem import END as PROV_END
-from fyan.state.gateway import Check, CheckContext, CheckOutcome, FreezeSpec, sha256_file
+from fyan.state.gateway import Check, CheckContext, CheckOutcome
 from fyan.state.models import FailureKind, Stage
 
 
@@ -115,15 +115,16 @@ def _compile(ctx: CheckContext, part: str, text: str, log_name: str) -> tuple[bo
     disc = discover(ctx.project.config.lean)
     if disc.toolchain is None:
         return None, disc.problem or TOOLCHAIN_MISSING
-    cfg = ctx.project.config.lean
-    ws = prepare_workspace(ctx.project, ctx.unit, {part: text})
     module = unit_module(ctx.project, ctx.unit, part)
-    proc = run_process([str(disc.toolchain.lake), "build", module], cwd=ws.root, timeout_s=cfg.build_timeout,
-                       memory_mb=cfg.memory_limit_mb, sandbox=cfg.sandbox, writable=[ws.root],
-                       log_path=ctx.attempt_dir / log_name)
-    if proc.ok:
+    try:
+        ws = prepare_workspace(ctx.project, ctx.unit, {part: text})
+    except OSError as e:
+        return False, f"{module} not built: cannot prepare the workspace: {e}"
+    build = lake_build(disc.toolchain, ws.root, [module], ctx.project.config.lean, ctx.attempt_dir,
+                       log_name.removesuffix(".log"))
+    if build.ok:
         return True, f"{module} compiles"
-    return False, f"{module} does not compile: {proc.note or 'exit ' + str(proc.exit_code)} (see {log_name})"
+    return False, f"{module} does not compile: {build.reason} (see {log_name})"
 
 
 def check_plan(ctx: CheckContext) -> CheckOutcome:
@@ -158,12 +159,6 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
         return CheckOutcome(False, reason)
     note = reason if ok else f"not compiled ({reason})"
     return CheckOutcome(True, f"scaffold with {len(dag.nodes)} node(s), root(s) {', '.join(dag.roots)}; {note}")
-
-
-def _bound_inputs(ctx: CheckContext) -> dict[str, str]:
-    paths = [ctx.project.paths.unit(ctx.unit.id) / "problem.tex"]
-    paths += [ctx.project.paths.unit(d.id) / "Basic.lean" for d in upstream(ctx.store, ctx.unit.id)]
-    return {ctx.project.paths.rel(p): sha256_file(p) for p in paths if p.is_file()}
 
 
 def root_texts(ctx_project, unit, statement: str, roots: list[str]) -> tuple[str, dict[str, declarations.Declaration]]:
@@ -210,30 +205,9 @@ def check_audit(ctx: CheckContext) -> CheckOutcome:
     if result.routing != "freeze":
         return CheckOutcome(False, f"audit grade {result.grade} < {threshold}; repair: " + " | ".join(result.repairs),
                             derived=derived, rewind_to=Stage.PLAN, event_data={"grade": result.grade})
-    type_hashes = _statement_type_hashes(ctx, statement, list(decls))
-    bound = _bound_inputs(ctx)
-    freezes = [
-        FreezeSpec(decl=name, role="root", normalized_signature=d.frozen_signature,
-                   signature_hash=declarations.signature_hash(d.frozen_signature),
-                   type_hash=type_hashes.get(name), bound_inputs=bound)
-        for name, d in decls.items()
-    ]
+    freezes, note = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, decls, ctx.attempt_dir)
     return CheckOutcome(True, f"audit grade {result.grade} >= {threshold}: froze {', '.join(dag.roots)}",
-                        derived=derived, freezes=freezes, event_data={"grade": result.grade})
-
-
-def _statement_type_hashes(ctx: CheckContext, statement: str, roots: list[str]) -> dict[str, str]:
-    """Elaborated type hashes of the roots from the scaffold (empty without a toolchain)."""
-    disc = discover(ctx.project.config.lean)
-    if disc.toolchain is None:
-        return {}
-    ok, _ = _compile(ctx, "Statement", statement, "freeze-build.log")
-    if not ok:
-        return {}
-    ws = ctx.project.paths.workspace(ctx.unit.id)
-    probe = run_probe(disc.toolchain, ws, [unit_module(ctx.project, ctx.unit, "Statement")], roots,
-                      ctx.project.config.lean, ctx.attempt_dir / "freeze-probe.log")
-    return {n: r.type_hash for n, r in probe.records.items() if r.found and r.type_hash}
+                        derived=derived, freezes=freezes, event_data={"grade": result.grade, "freeze": note})
 
 
 def check_prove(ctx: CheckContext) -> CheckOutcome:
