@@ -220,7 +220,7 @@ class _Gate:
             self.put("source_lints", False, problem or "no source")
 
         self._lean(source, problem, freezes)
-        self._sorry()
+        self._sorry(roots)
         self._axioms(roots)
         self._frozen(freezes, decls, problem)
         self._bridges(bridges, decls)
@@ -322,7 +322,7 @@ class _Gate:
         return f"{prefix}: {self.no_lean}"
 
     # -- individual checks -----------------------------------------------------------------
-    def _sorry(self) -> None:
+    def _sorry(self, roots: list[str]) -> None:
         if self.no_lean is not None or self.build is None or self.probe is None:
             self.put("sorry_free", False, self._lean_missing_reason("sorry count unknown"))
             return
@@ -334,7 +334,11 @@ class _Gate:
         with_sorry = sorted(n for n, r in self.probe.records.items() if "sorryAx" in r.axioms)
         evidence = {"sorry_warnings": len(warnings), "warning_lines": [d.line for d in warnings],
                     "declarations_with_sorryAx": with_sorry, "file": rel, **self._probe_evidence()}
-        if not seen:
+        absent = [r for r in roots if not self.probe.records[r].found]
+        if absent:
+            self.put("sorry_free", False, f"sorry count unknown: {', '.join(absent)} not in the compiled environment",
+                     **evidence)
+        elif not seen:
             self.put("sorry_free", False, f"sorry count unknown: the build output does not show {self.module}",
                      **evidence)
         elif with_sorry and not warnings:
@@ -494,7 +498,8 @@ class _Gate:
         proc = lake_env(tc, self.ws.root, [str(checker), self.module], self.project.config.lean, self.log_dir,
                         "kernel-replay")
         ok = proc.ok
-        tail = proc.output.strip().splitlines()[-1:] or [""]
+        out = [line.strip() for line in proc.output.splitlines() if line.strip()]
+        tail = [next((line for line in out if "error" in line or "exception" in line), out[0] if out else "no output")]
         self.put("kernel_replay", ok, f"kernel replay of {self.module} passed ({checker.name})" if ok
                  else f"kernel replay of {self.module} failed ({proc.describe()}): {tail[0][:200]}",
                  required=True, checker=str(checker), command=" ".join(proc.argv), exit_code=proc.exit_code,

@@ -78,7 +78,8 @@ def _verdict(targets: list[str], proc: ProcessResult, log: BuildLog) -> tuple[bo
         sample = next((u for u in log.unrecognized if u.strip()), "")
         return False, (f"{what} exited 0 but printed output in no format Fyan knows "
                        f"({len(log.unrecognized)} unrecognized line(s), e.g. {sample[:80]!r}): cannot confirm the build")
-    tail = f"Build completed successfully ({log.job_count} jobs)" if log.job_count else "build succeeded"
+    tail = (f"Build completed successfully ({log.job_count} job{'s' if log.job_count != 1 else ''})"
+            if log.job_count else "build succeeded")
     return True, f"{what}: {tail} in {proc.duration_s:g} s"
 
 
