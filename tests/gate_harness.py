@@ -15,8 +15,11 @@ run the gate on it (``Setup.gate``), with a toolchain-double scenario when they 
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +29,7 @@ from fyan.gates.stages import check_gate
 from fyan.lean import declarations
 from fyan.lean.package import render_unit_file, unit_namespace
 from fyan.lean.signatures import freeze_specs
+from fyan.lean.toolchain import Discovery
 from fyan.project import Project
 from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome, Gateway
 from fyan.state.models import RunStatus, Stage
@@ -88,7 +92,7 @@ def _accept(ctx):
     return CheckOutcome(True, "accepted by the test harness")
 
 
-def _audit(plan: dict[str, tuple[list[str], list[str]]]):
+def _audit(plan: dict[str, tuple[list[str], list[str]]], without_toolchain: set[str]):
     def check(ctx):
         roots, bridges = plan[ctx.unit.id]
         statement = (ctx.project.paths.unit(ctx.unit.id) / "Statement.lean").read_text(encoding="utf-8")
@@ -98,10 +102,12 @@ def _audit(plan: dict[str, tuple[list[str], list[str]]]):
         def pick(names):
             return {f"{ns}.{n}": declarations.find(scanned, f"{ns}.{n}") for n in names}
 
-        specs, note = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, pick(roots), ctx.attempt_dir)
+        disc = Discovery(None, "no toolchain at freeze time (test)", ()) if ctx.unit.id in without_toolchain else None
+        specs, note = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, pick(roots), ctx.attempt_dir,
+                                   discovery=disc)
         if bridges:
             more, _ = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, pick(bridges), ctx.attempt_dir,
-                                   role="bridge")
+                                   role="bridge", discovery=disc)
             specs += more
         grade, routing = (1, "repair") if bridges else (3, "freeze")
         result = AuditResult(valid=True, grade=grade, threshold=2, routing=routing, root=f"{ns}.{roots[0]}")
@@ -125,17 +131,40 @@ def _drive(project: Project, gw: Gateway, unit_id: str, statement: str, basic: s
         assert done.status is RunStatus.SUCCEEDED, f"{unit_id} {stage.value}: {done.reason}"
 
 
-def setup(root: Path, basic: str, *, bridge: bool = False) -> Setup:
+_SNAPSHOTS: dict[tuple, Path] = {}
+_SNAPSHOT_ROOT = Path(tempfile.mkdtemp(prefix="fyan-gate-harness-"))
+atexit.register(shutil.rmtree, _SNAPSHOT_ROOT, ignore_errors=True)
+
+
+def _checks(plan, freeze_without_toolchain: bool):
+    return {Stage.REASON: _accept, Stage.PLAN: _accept, Stage.PROVE: _accept, Stage.GATE: check_gate,
+            Stage.AUDIT: _audit(plan, {"thm-root"} if freeze_without_toolchain else set())}
+
+
+def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolchain: bool = False) -> Setup:
     """The project in ``root`` with ``thm-root``'s candidate ``basic`` (model-written part)
-    recorded after its prove stage; ``bridge`` adds the bridge obligation to the freeze."""
+    recorded after its prove stage; ``bridge`` adds the bridge obligation to the freeze;
+    ``freeze_without_toolchain`` freezes ``thm-root`` as if no toolchain had been installed.
+
+    Everything up to ``thm-root``'s audit is done once per variant and toolchain kind (double or
+    real) and copied: the project folder is self-contained (relative paths only)."""
     os.environ.pop("FAKE_LAKE_SCENARIO", None)  # the stages run with a clean toolchain (double or real)
     plan = {"def-double": (["double"], []), "thm-root": ([ROOT], [BRIDGE] if bridge else [])}
-    checks = {Stage.REASON: _accept, Stage.PLAN: _accept, Stage.AUDIT: _audit(plan), Stage.PROVE: _accept,
-              Stage.GATE: check_gate}
-    project, gw = ingested(root, TEX, checks=checks, extra_toml=f'lean_lib = "{LIB}"\n')
-    _drive(project, gw, "def-double", DEF_BODY, DEF_BODY, list(Stage))
-    statement = ROOT_STATEMENT + ("\n\n" + BRIDGE_STATEMENT if bridge else "")
-    _drive(project, gw, "thm-root", statement, basic, [Stage.REASON, Stage.PLAN, Stage.AUDIT, Stage.PROVE])
+    checks = _checks(plan, freeze_without_toolchain)
+    double = "FAKE_LAKE_LOG" in os.environ  # any instance of the toolchain double behaves the same
+    key = (bridge, freeze_without_toolchain, double, os.environ.get("FYAN_LEAN__SANDBOX"))
+    if key not in _SNAPSHOTS:
+        snap = _SNAPSHOT_ROOT / f"variant-{len(_SNAPSHOTS)}"
+        project, gw = ingested(snap, TEX, checks=checks, extra_toml=f'lean_lib = "{LIB}"\n')
+        _drive(project, gw, "def-double", DEF_BODY, DEF_BODY, list(Stage))
+        statement = ROOT_STATEMENT + ("\n\n" + BRIDGE_STATEMENT if bridge else "")
+        _drive(project, gw, "thm-root", statement, "", [Stage.REASON, Stage.PLAN, Stage.AUDIT])
+        gw.close()
+        _SNAPSHOTS[key] = snap
+    shutil.copytree(_SNAPSHOTS[key], root, symlinks=True)
+    project = Project.open(root)
+    gw = Gateway(project, checks)
+    _drive(project, gw, "thm-root", "", basic, [Stage.PROVE])
     return Setup(project, gw)
 
 

@@ -19,6 +19,8 @@ come from the JSON file named by ``FAKE_LAKE_SCENARIO``:
                "sleep": 5, "signal": 11},            #  @FILE@ are substituted); sleep first;
                                                      #  or die by a signal
      "probe": {"<decl>": {"found": false} | {"axioms": [...]} | {"type_hash": "..."} | ...},
+     "probe_by_import": {"<module>": {"<decl>": {...}}},  # the same, only for probes importing
+                                                          #  <module>
      "probe_output": "...",                          # raw probe output (e.g. forged lines)
      "probe_extra_output": ["..."],                  # raw lines printed before the records
                                                      #  (@NONCE@ = this run's nonce)
@@ -168,7 +170,10 @@ def probe(sc: dict) -> int:
         return int(spec.get("exit", 0))
     imports = re.findall(r"(?m)^import\s+(\S+)", source)
     decls = reachable_declarations([m for m in imports if m != "Lean"])
-    overrides = sc.get("probe", {})
+    overrides = dict(sc.get("probe", {}))
+    for module, more in sc.get("probe_by_import", {}).items():
+        if module in imports:
+            overrides.update(more)
     commands = [(n, m) for n, line in enumerate(source.splitlines(), start=1)
                 if (m := re.match(r'^#fyan_probe "([^"]+)" (?:"[^"]*" )?(\S+)$', line))]
     for extra in sc.get("probe_extra_output", []):
