@@ -11,7 +11,7 @@ from standard input, so it is never on disk).
 * `found`, `kind`, `module` (where it was declared), `level_params`;
 * `type_repr`: the full structure of its elaborated type (the derived `Repr` of `Expr`:
   constants, universe levels, binder names and kinds, literals); for a definition also
-  `value_repr`. The gate hashes these with SHA-256, so two statements compare equal only when
+  `value_repr` (its value), for an inductive type the types of its constructors. The gate hashes these with SHA-256, so two statements compare equal only when
   they elaborate to the same term;
 * `type_expr_hash`, `value_hash`: Lean's `Expr.hash` of the type and the value, as text;
 * `type_constants`: the constants the type uses (`Expr.getUsedConstants`), each with its
@@ -118,6 +118,7 @@ elab "#fyan_probe " nonce:str pfx:str n:ident : command => do
     let mod ← findModuleOf? name
     let valueRepr : Json := match ci with
       | .defnInfo v => toJson (exprRepr v.value)
+      | .inductInfo v => toJson (v.ctors.map fun c => ((env.find? c).map fun cc => exprRepr cc.type).getD "")
       | _ => Json.null
     let record := Json.mkObj [
       ("name", toJson name.toString),

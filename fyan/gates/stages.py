@@ -9,8 +9,10 @@ derives (reports), statements to freeze, and where to go back to after a failure
   the source lints, declares every lemma-DAG node, every theorem body is ``by sorry``, no root
   is ``True``, definition units' roots are definitions; it compiles when a toolchain exists;
 * audit — the evidence record validates (``fyan.audit.validator``); grade ≥ threshold freezes
-  the roots (signature hash, bound inputs: ``problem.tex`` and the upstream unit files, and the
-  elaborated type hash when a toolchain exists); below → back to the Planner; rejected → retry;
+  the roots with ``fyan.lean.signatures.freeze_specs`` (normalized signature, bound files
+  ``problem.tex`` and the upstream unit files, and with a toolchain the elaborated statement,
+  the local definitions it uses and the toolchain); below → back to the Planner; rejected →
+  retry;
 * prove — ``Basic.lean`` is Fyan's rendering around the model's part, passes the lints, and
   every frozen declaration is there with its frozen signature (an edit fails the attempt);
 * gate — the completion gate (``fyan.gates.completion``); a missing toolchain blocks the unit

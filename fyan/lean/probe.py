@@ -81,7 +81,7 @@ class ProbeRecord(BaseModel):
 
     ``type_hash`` is ``sha256:`` of the probe's ``type_repr`` (the elaborated type's full
     structure); ``statement_hash`` adds the value for definitions (whose body is part of the
-    statement). Recorded outputs may give ``type_hash`` directly instead of ``type_repr``.
+    statement) and the constructors' types for inductive types. Recorded outputs may give ``type_hash`` directly instead of ``type_repr``.
     """
 
     name: str
@@ -108,6 +108,8 @@ class ProbeRecord(BaseModel):
         value_repr = data.pop("value_repr", None)
         if type_repr is not None and data.get("type_hash") is None:
             data["type_hash"] = digest(str(type_repr))
+        if isinstance(value_repr, list):  # an inductive type: its constructors' types
+            value_repr = "\n".join(map(str, value_repr))
         if data.get("statement_hash") is None and data.get("type_hash") is not None:
             data["statement_hash"] = (digest(f"{type_repr}\n:=\n{value_repr}")
                                       if type_repr is not None and value_repr is not None else data["type_hash"])
@@ -201,7 +203,7 @@ def parse_probe_output(text: str, nonce: str, roots: list[str], lines: dict[str,
             if record.name not in roots:
                 result.ignored_lines += 1
                 continue
-            if lines is not None and d.line is not None and lines.get(record.name) != d.line:
+            if lines is not None and lines.get(record.name) != d.line:
                 result.ignored_lines += 1
                 continue
             previous = result.records.get(record.name)
