@@ -284,3 +284,25 @@ def test_fyan_gate_prints_the_full_report_and_keeps_its_logs(honest, fake_lake, 
     data = json.loads(capsys.readouterr().out)
     assert data["passed"] is True and [c["name"] for c in data["checks"]] == list(CHECK_ORDER)
     assert data["checks"][1]["evidence"]["command"].endswith("build Cheats.ThmRoot.Basic")
+
+
+def test_sandbox_required_but_unusable_blocks_instead_of_blaming_the_proof(honest, fake_lake, monkeypatch, tmp_path):
+    from fyan.state.models import FailureKind, Stage
+
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bwrap-here"))
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "require")
+    from fyan.project import Project
+
+    honest.project = Project.open(honest.project.paths.root)
+    report = honest.gate(None, fake=fake_lake)
+    reason = failed(report, "build")
+    assert reason == ('lake build Cheats.ThmRoot.Basic did not run: refused: [lean] sandbox = "require" but '
+                      "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)")
+    assert report.environment_problem == reason
+    assert report.sandbox.startswith("require: builds refused: bubblewrap (bwrap) is not installed")
+    # through the stage flow: an environment failure (the unit waits for the machine), not a
+    # failed proof sent back to the Formalizer
+    gw = h.Gateway(honest.project, h._checks({"thm-root": ([h.ROOT], [])}, False))
+    run = gw.begin("thm-root", Stage.GATE, h.ATTEMPTS)
+    done = gw.finish(run)
+    assert done.failure_kind is FailureKind.ENVIRONMENT and done.rewind_to is None and done.reason == reason

@@ -98,7 +98,10 @@ class GateReport(BaseModel):
 
     ``toolchain``: what ``lake --version`` said (None: no toolchain); ``toolchain_pin``: the
     workspace's ``lean-toolchain``; ``sandbox``: how builds were isolated (or why not);
-    ``log_dir``: where the build and probe logs of this run are.
+    ``log_dir``: where the build and probe logs of this run are. ``environment_problem``: why
+    Lean could not run here at all (no toolchain, a wrong or missing pin, a broken workspace or
+    package, a sandbox refusal): no candidate can fix that, so the stage flow blocks the unit
+    instead of asking the Formalizer again.
     """
 
     unit: str
@@ -109,6 +112,7 @@ class GateReport(BaseModel):
     toolchain_pin: str | None = None
     sandbox: str | None = None
     log_dir: str | None = None
+    environment_problem: str | None = None
     created_at: float
 
     def check(self, name: str) -> CheckResult:
@@ -167,6 +171,7 @@ class _Gate:
         self.reference_problem: str | None = None
         self.no_lean: str | None = None
         self.pin: str | None = None
+        self.environment: str | None = None  # why Lean could not run here (not the candidate's fault)
         self.stale: dict[str, list[str]] = {}
 
     def put(self, name: str, ok: bool | None, reason: str, required: bool | None = None, **evidence: Any) -> None:
@@ -232,7 +237,7 @@ class _Gate:
         return GateReport(
             unit=self.unit.id, passed=all(c.passed for c in checks if c.required), roots=roots, checks=checks,
             toolchain=tc.version if tc else None, toolchain_pin=self.pin, sandbox=self._sandbox_note(),
-            log_dir=self.rel(self.log_dir), created_at=time.time(),
+            log_dir=self.rel(self.log_dir), environment_problem=self.environment, created_at=time.time(),
         )
 
     def _sandbox_note(self) -> str:
@@ -251,7 +256,7 @@ class _Gate:
         if problem is not None:
             self.no_lean = problem
         elif tc is None:
-            self.no_lean = self.discovery.problem or "Lean toolchain not found"
+            self.no_lean = self.environment = self.discovery.problem or "Lean toolchain not found"
         if self.no_lean is not None:
             self.put("build", False, self.no_lean)
             return
@@ -264,20 +269,22 @@ class _Gate:
             self.ws = prepare_workspace(self.project, self.unit, files)
         except OSError as e:
             ws = self.project.paths.workspace(self.unit.id)
-            self.no_lean = (f"cannot prepare the workspace {self.rel(ws)}: {e.strerror or e} "
-                            f"({getattr(e, 'filename', None) or ws}); make it writable or delete it (Fyan recreates it)")
+            self.no_lean = self.environment = (
+                f"cannot prepare the workspace {self.rel(ws)}: {e.strerror or e} "
+                f"({getattr(e, 'filename', None) or ws}); make it writable or delete it (Fyan recreates it)")
             self.put("build", False, self.no_lean)
             return
         if not self.ws.lakefile.is_file():
-            self.no_lean = (f"workspace {self.rel(self.ws.root)} has no lakefile.toml: the project's Lake package "
-                            f"{self.rel(self.project.paths.lean / 'lakefile.toml')} is missing; restore it "
-                            "(it is written from lake-template/ when the project is created)")
+            self.no_lean = self.environment = (
+                f"workspace {self.rel(self.ws.root)} has no lakefile.toml: the project's Lake package "
+                f"{self.rel(self.project.paths.lean / 'lakefile.toml')} is missing; restore it "
+                "(it is written from lake-template/ when the project is created)")
             self.put("build", False, self.no_lean)
             return
         pin = check_pin(tc, self.ws.root)
         self.pin = pin.pin
         if not pin.ok:
-            self.no_lean = pin.reason
+            self.no_lean = self.environment = pin.reason
             self.put("build", False, pin.reason, toolchain=tc.version, pin=pin.pin)
             return
         self.build = lake_build(tc, self.ws.root, [self.module], cfg, self.log_dir, "build")
@@ -285,6 +292,8 @@ class _Gate:
                  **{**self.build.evidence(), "log": self.rel(self.build.log_file)})
         if not self.build.ok:
             self.no_lean = f"the build failed ({self.build.reason})"
+            if self.build.process.refused:
+                self.environment = self.build.reason
             return
         names = list(dict.fromkeys(f.decl for f in freezes))
         lib = self.project.config.lean_lib
@@ -473,7 +482,8 @@ class _Gate:
         for r in roots:
             d = declarations.find(decls, r)
             rec = self.probe.records.get(r) if self.probe is not None and self.probe.ok else None
-            if (d is not None and d.kind == "theorem" and d.type_text in ("True", "⊤")) or (rec is not None and rec.conclusion_true):
+            vacuous_text = d is not None and d.kind == "theorem" and d.type_text in ("True", "⊤")
+            if vacuous_text or (rec is not None and rec.conclusion_true):
                 problems.append(f"root {r} states `True`: a vacuous statement is never certified")
         stale = [c for r in roots for c in self.stale.get(r, [])] + [c for b in bridges for c in self.stale.get(b.decl, [])]
         if stale:
@@ -506,7 +516,8 @@ class _Gate:
                  duration_s=proc.duration_s, log=self.rel(self.log_dir / "kernel-replay.log"))
 
 
-def run_gate(project: Project, store: Store, unit: UnitRecord, log_dir: Path, discovery: Discovery | None = None) -> GateReport:
+def run_gate(project: Project, store: Store, unit: UnitRecord, log_dir: Path,
+             discovery: Discovery | None = None) -> GateReport:
     """Run the completion gate for ``unit``; logs (build, probe, kernel replay; each ``.log``
     with a ``.log.json`` record) go to ``log_dir``. Never raises for bad Lean input."""
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -522,7 +533,8 @@ def report_text(report: GateReport) -> str:
     with its reason, and the key evidence under it."""
     lines = [f"Completion gate for {report.unit}: {'PASSED' if report.passed else 'NOT PASSED'}"]
     lines.append(f"  roots: {', '.join(report.roots) or '(none frozen)'}")
-    lines.append(f"  toolchain: {report.toolchain or 'none'}" + (f"; lean-toolchain: {report.toolchain_pin}" if report.toolchain_pin else ""))
+    pin = f"; lean-toolchain: {report.toolchain_pin}" if report.toolchain_pin else ""
+    lines.append(f"  toolchain: {report.toolchain or 'none'}{pin}")
     if report.sandbox:
         lines.append(f"  sandbox: {report.sandbox}")
     if report.log_dir:

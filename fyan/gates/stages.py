@@ -124,6 +124,8 @@ def _compile(ctx: CheckContext, part: str, text: str, log_name: str) -> tuple[bo
         return False, f"{module} not built: cannot prepare the workspace: {e}"
     build = lake_build(disc.toolchain, ws.root, [module], ctx.project.config.lean, ctx.attempt_dir,
                        log_name.removesuffix(".log"))
+    if build.process.refused:  # [lean] sandbox = "require" without a usable bwrap: as if no toolchain
+        return None, build.reason
     if build.ok:
         return True, f"{module} compiles"
     return False, f"{module} does not compile: {build.reason} (see {log_name})"
@@ -239,6 +241,8 @@ def check_gate(ctx: CheckContext) -> CheckOutcome:
     if disc.toolchain is None:
         return CheckOutcome(False, disc.problem or TOOLCHAIN_MISSING, derived=derived,
                             failure_kind=FailureKind.ENVIRONMENT)
+    if report.environment_problem is not None:
+        return CheckOutcome(False, report.environment_problem, derived=derived, failure_kind=FailureKind.ENVIRONMENT)
     return CheckOutcome(False, "completion gate failed: " + report.summary(), derived=derived, rewind_to=Stage.PROVE)
 
 

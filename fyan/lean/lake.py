@@ -65,12 +65,14 @@ def _verdict(targets: list[str], proc: ProcessResult, log: BuildLog) -> tuple[bo
         reason = f"{what} failed ({proc.describe()})"
         first = next((d for d in log.diagnostics if d.severity == "error" and d.file), None)
         if first is not None:
-            reason += f"; first error: {first.file}:{first.line}:{first.column}: {first.text.splitlines()[0] if first.text else ''}"
+            text = first.text.splitlines()[0] if first.text else ""
+            reason += f"; first error: {first.file}:{first.line}:{first.column}: {text}"
         elif not proc.output.strip():
             reason += "; it printed nothing"
         return False, reason
     if not proc.output.strip():
-        return False, f"{what} exited 0 but printed nothing: cannot confirm the build (expected Lake's progress and success lines)"
+        return False, (f"{what} exited 0 but printed nothing: cannot confirm the build "
+                       "(expected Lake's progress and success lines)")
     if log.succeeded is False:
         return False, f"{what} exited 0 but its output reports failures ({', '.join(log.failed_targets) or 'build failed'})"
     mentioned = any(j.target in targets for j in log.jobs)
