@@ -306,3 +306,16 @@ def test_sandbox_required_but_unusable_blocks_instead_of_blaming_the_proof(hones
     run = gw.begin("thm-root", Stage.GATE, h.ATTEMPTS)
     done = gw.finish(run)
     assert done.failure_kind is FailureKind.ENVIRONMENT and done.rewind_to is None and done.reason == reason
+
+
+def test_an_extra_import_outside_the_model_part_is_refused(fake_lake, tmp_path):
+    s = h.setup(tmp_path / "p", h.HONEST)
+    # what a candidate that bypassed the prove check could record: the same proof, one more import
+    from fyan.state.gateway import sha256_file
+
+    text = "import Cheats.Evil\n" + s.basic.read_text()
+    s.basic.write_text(text)
+    s.gateway._conn.execute("UPDATE artifacts SET sha256 = ? WHERE unit = 'thm-root' AND kind = 'Basic.lean'",
+                            (sha256_file(s.basic),))
+    report = s.gate(None, fake=fake_lake)
+    assert failed(report, "source_lints").startswith("Basic.lean was changed outside the model-written part")

@@ -26,7 +26,8 @@ role ``root``), every required check passes:
    axioms, ``Lean.ofReduceBool``, ``Lean.trustCompiler`` and ``*._native.*`` are named, with why,
    when rejected. The root must be found in the compiled environment (defeats ``#exit``).
 
-Two more checks: ``source_lints`` (required: model-written Lean must not use the constructs in
+Two more checks: ``source_lints`` (required: the file is Fyan's rendering — imports, ``open``,
+namespace — around the model-written declarations, which must not use the constructs in
 ``fyan.lean.lints``) and ``kernel_replay`` (``leanchecker``/``lean4checker`` on the unit's module
 when the toolchain has one; required then; its absence is reported as ``unavailable``, never as
 a pass, and does not block).
@@ -54,7 +55,7 @@ from fyan.lean import declarations
 from fyan.lean.lake import BuildResult, lake_build, lake_env
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
-from fyan.lean.package import model_part, unit_module, upstream
+from fyan.lean.package import model_part, render_unit_file, unit_module, upstream
 from fyan.lean.probe import ProbeRecord, ProbeResult, run_probe
 from fyan.lean.runner import bwrap_status
 from fyan.lean.signatures import compare_compiled, compare_source
@@ -218,8 +219,11 @@ class _Gate:
 
         if source is not None:
             findings = lint(model_part(source))
-            errs = lint_errors(findings)
-            self.put("source_lints", not errs, "no forbidden construct" if not errs else "; ".join(map(str, errs)),
+            problems = [str(f) for f in lint_errors(findings)]
+            if source != render_unit_file(self.project, self.store, self.unit, model_part(source), "Basic"):
+                problems.insert(0, "Basic.lean was changed outside the model-written part (the imports, `open` "
+                                   "and namespace are Fyan's)")
+            self.put("source_lints", not problems, "; ".join(problems) or "no forbidden construct",
                      findings=[str(f) for f in findings])
         else:
             self.put("source_lints", False, problem or "no source")
