@@ -161,7 +161,7 @@ class _Gate:
         self.store = store
         self.unit = unit
         self.log_dir = log_dir
-        self.discovery = discovery or discover(project.config.lean)
+        self.discovery = discovery or discover(project.config.lean, cwd=project.paths.lean)
         self.results: dict[str, CheckResult] = {}
         self.module = unit_module(project, unit)
         # Lean evidence (filled by _lean) and why it is missing

@@ -114,7 +114,7 @@ def _rendered(ctx: CheckContext, text: str, part: str) -> bool:
 
 def _compile(ctx: CheckContext, part: str, text: str, log_name: str) -> tuple[bool | None, str]:
     """Build the unit's ``part`` module in its workspace: (ok, reason); ok None = no toolchain."""
-    disc = discover(ctx.project.config.lean)
+    disc = discover(ctx.project.config.lean, cwd=ctx.project.paths.lean)
     if disc.toolchain is None:
         return None, disc.problem or TOOLCHAIN_MISSING
     module = unit_module(ctx.project, ctx.unit, part)
@@ -233,7 +233,7 @@ def check_prove(ctx: CheckContext) -> CheckOutcome:
 
 
 def check_gate(ctx: CheckContext) -> CheckOutcome:
-    disc = discover(ctx.project.config.lean)
+    disc = discover(ctx.project.config.lean, cwd=ctx.project.paths.lean)
     report = run_gate(ctx.project, ctx.store, ctx.unit, ctx.attempt_dir, disc)
     derived = {"gate/report.json": report_json(report)}
     if report.passed:

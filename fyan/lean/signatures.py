@@ -170,7 +170,7 @@ def freeze_specs(project: Project, store: Store, unit: UnitRecord, statement: st
 
     files = bound_files(project, store, unit)
     records: dict[str, ProbeRecord] = {}
-    disc = discovery or discover(project.config.lean)
+    disc = discovery or discover(project.config.lean, cwd=project.paths.lean)
     tc = disc.toolchain
     if tc is None:
         note = f"elaborated types not recorded: {disc.problem}"
