@@ -10,7 +10,7 @@ from standard input, so it is never on disk).
 
 * `found`, `kind`, `module` (where it was declared), `level_params`;
 * `type_repr`: the full structure of its elaborated type (the derived `Repr` of `Expr`:
-  constants, universe levels, binder names and kinds, literals); for a definition also
+  constants, universe levels, binder names and kinds, literals; metadata removed); for a definition also
   `value_repr` (its value), for an inductive type the types of its constructors. The gate hashes these with SHA-256, so two statements compare equal only when
   they elaborate to the same term;
 * `type_expr_hash`, `value_hash`: Lean's `Expr.hash` of the type and the value, as text;
@@ -52,9 +52,20 @@ def valueHash (ci : ConstantInfo) : String :=
   | some v => exprHash v
   | none => ""
 
-/-- The full structure of an expression as text (derived `Repr Expr`). -/
+/-- `e` without metadata nodes (`Expr.mdata d e` is definitionally `e`; metadata may carry
+source positions, which must not make two equal statements differ). -/
+partial def stripMData : Expr → Expr
+  | .mdata _ e => stripMData e
+  | .app f a => .app (stripMData f) (stripMData a)
+  | .lam n t b bi => .lam n (stripMData t) (stripMData b) bi
+  | .forallE n t b bi => .forallE n (stripMData t) (stripMData b) bi
+  | .letE n t v b nd => .letE n (stripMData t) (stripMData v) (stripMData b) nd
+  | .proj s i e => .proj s i (stripMData e)
+  | e => e
+
+/-- The full structure of an expression as text (derived `Repr Expr`, metadata removed). -/
 def exprRepr (e : Expr) : String :=
-  toString (repr e)
+  toString (repr (stripMData e))
 
 /-- What a constant means: its type, and the value of a definition. -/
 def meaningOf : ConstantInfo → Array Expr
