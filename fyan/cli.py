@@ -340,7 +340,7 @@ def _status_text(name: str, units: list[dict], counts: dict[str, int], cost: dic
 # -- gate ------------------------------------------------------------------------------------
 
 def cmd_gate(args: argparse.Namespace) -> CommandResult:
-    from fyan.gates.completion import run_gate
+    from fyan.gates.completion import report_json, report_text, run_gate
     from fyan.project import Project
     from fyan.state.store import Store
 
@@ -349,17 +349,13 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
     unit = store.unit(args.unit) if store.exists else None
     if unit is None:
         raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {args.dir}`")
-    with tempfile.TemporaryDirectory(prefix="fyan-gate-") as tmp:
-        report = run_gate(project, store, unit, Path(tmp))
+    # build/probe logs and the report of a manual run are kept (they are not stage state)
+    log_dir = project.paths.logs / "gate" / f"{unit.id}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    report = run_gate(project, store, unit, log_dir)
     store.close()
-    lines = [f"Completion gate for {unit.id}: {'PASSED' if report.passed else 'NOT PASSED'}"
-             + (f" (toolchain {report.toolchain})" if report.toolchain else "")]
-    lines.append(f"  roots: {', '.join(report.roots) or '(none frozen)'}")
-    for c in report.checks:
-        mark = {"pass": "ok  ", "fail": "FAIL", "unavailable": "n/a "}[c.status]
-        lines.append(f"  [{mark}] {c.name}{'' if c.required else ' (informational)'}: {c.reason}")
+    (log_dir / "report.json").write_bytes(report_json(report))
     code = ExitCode.OK if report.passed else ExitCode.INCOMPLETE
-    return CommandResult(code, report.model_dump(mode="json"), "\n".join(lines))
+    return CommandResult(code, report.model_dump(mode="json"), report_text(report))
 
 
 # -- doctor ----------------------------------------------------------------------------------

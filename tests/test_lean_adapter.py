@@ -12,7 +12,7 @@ import pytest
 from fyan.lean import declarations
 from fyan.lean.diagnostics import parse_lake_output, parse_lean_json, parse_repl_output
 from fyan.lean.lints import errors, lint
-from fyan.lean.probe import parse_probe_output, render_probe
+from fyan.lean.probe import parse_probe_output, probe_lines, render_probe
 from fyan.lean.runner import run_process
 from tests.conftest import SAMPLES
 
@@ -106,9 +106,11 @@ def test_probe_counts_only_lines_with_this_runs_nonce():
 
 
 def test_probe_template_renders_imports_roots_and_nonce():
-    text = render_probe(["Lib.Unit.Basic"], ["Lib.Unit.root"], "FYAN-PROBE-x")
-    assert "import Lib.Unit.Basic" in text and '#fyan_probe "FYAN-PROBE-x" Lib.Unit.root' in text
-    assert "Lean.collectAxioms" in text
+    text = render_probe(["Lib.Unit.Basic"], ["Lib.Unit.root"], "FYAN-PROBE-x", local_prefix="Lib")
+    assert text.startswith("import Lean\nimport Lib.Unit.Basic\n")
+    assert '#fyan_probe "FYAN-PROBE-x" "Lib" Lib.Unit.root' in text
+    assert "Lean.collectAxioms" in text and "$" not in text
+    assert probe_lines(text) == {"Lib.Unit.root": text.splitlines().index('#fyan_probe "FYAN-PROBE-x" "Lib" Lib.Unit.root') + 1}
     with pytest.raises(ValueError):
         render_probe([], ['bad" name'], "n")
 
@@ -148,3 +150,208 @@ def test_runner_timeout_and_output(tmp_path):
     assert slow.timed_out and slow.exit_code is None and "killed at the timeout of 1 s" in slow.note
     missing = run_process(["/nonexistent/lake", "build"], cwd=tmp_path, timeout_s=5, sandbox="off")
     assert missing.exit_code is None and "could not start" in missing.note
+
+
+# -- every sample format ----------------------------------------------------------------------
+
+def test_every_repl_sample_parses_completely():
+    files = sorted(SAMPLES.glob("repl-*.txt"))
+    assert len(files) >= 10
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        if "--- expected output ---" not in text:
+            continue
+        expected = text.split("--- expected output ---")[1].split("\n--- test/")[0]
+        out = parse_repl_output(expected)
+        assert out.responses and not out.unrecognized, path.name
+    dup = parse_repl_output(sample("repl-dup_sorries.txt").split("--- expected output ---")[1])
+    assert [(r.env, r.sorries[0].goal, r.messages[0].is_sorry) for r in dup.responses] == [
+        (0, "⊢ 1 = 1", True), (1, "⊢ 2 = 2", True)]
+    tactics = parse_repl_output(sample("repl-file.txt").split("--- expected output ---")[1]).responses[0].tactics
+    assert tactics[0].tactic == "exact rfl" and "HAdd.hAdd" in tactics[0].used_constants
+
+
+def test_both_sorry_wordings_are_recognised():
+    diff = sample("repl-sorry-quote-change.txt")
+    old = next(line for line in diff.splitlines() if line.startswith("-") and "declaration uses" in line)
+    new = next(line for line in diff.splitlines() if line.startswith("+") and "declaration uses" in line)
+    for line in (old, new):
+        text = json.JSONDecoder().raw_decode(line.split('"data": ')[1])[0]
+        assert parse_lean_json(json.dumps({"severity": "warning", "data": text})).diagnostics[0].is_sorry, text
+
+
+def test_every_lean_json_line_of_the_sample_parses():
+    text = sample("lean-json-captured-lines.txt")
+    out = parse_lean_json(text)
+    json_lines = [line for line in text.splitlines() if line.startswith("{")]
+    assert len(out.diagnostics) == len(json_lines) == 15
+    assert all(not u.startswith("{") for u in out.unrecognized)
+    first = out.diagnostics[0]
+    assert (first.file, first.line, first.column, first.end_line, first.end_column, first.severity, first.kind) == (
+        "EmpiricistLean/Scratch_x.lean", 3, 8, 3, 21, "warning", "hasSorry")
+
+
+@pytest.mark.parametrize("name, exit_code, ok, fragment", [
+    ("lake-build-success-message-history.txt", 0, True, "Build completed successfully (6 jobs)"),
+    ("lake-build-v4.32-failure-ci.txt", 1, False, "first error: IUTThreeClosures/PrimePowerGeneratedThetaHull.lean:339:28: unsolved goals"),
+    ("lake-build-v4.32-failure-ci.txt", 0, False, "exited 0 but its output reports failures"),
+    ("lake-build-v4.8.0-windows-failure.txt", 1, False, "failed (exit code 1)"),
+])
+def test_lake_build_verdict_on_recorded_outputs(name, exit_code, ok, fragment):
+    from fyan.lean.lake import _verdict
+    from fyan.lean.runner import ProcessResult
+
+    text = sample(name)
+    proc = ProcessResult(argv=["lake", "build", "X"], cwd=".", exit_code=exit_code, duration_s=1.0, output=text)
+    verdict, reason = _verdict(["X"], proc, parse_lake_output(text))
+    assert verdict is ok and fragment in reason, reason
+
+
+# -- the probe protocol -----------------------------------------------------------------------
+
+def _msg(data: str, line: int | None = 5, severity: str = "information", file: str = "<stdin>") -> str:
+    obj = {"severity": severity, "data": data, "fileName": file}
+    if line is not None:
+        obj["pos"] = {"line": line, "column": 0}
+    return json.dumps(obj)
+
+
+def test_probe_record_hashes_the_elaborated_structure_and_local_definitions():
+    nonce = "FYAN-PROBE-" + "c" * 32
+    rec = {"name": "L.U.t", "found": True, "kind": "theorem", "module": "L.U.Basic", "type_repr": "Expr A",
+           "type_constants": [{"name": "L.D.f", "module": "L.D.Basic", "value_hash": "123"}],
+           "local_constants": [{"name": "L.D.f", "module": "L.D.Basic", "kind": "def", "meaning": ["T", "V"]}],
+           "conclusion_true": False, "axioms": ["propext"]}
+    result = parse_probe_output(_msg(f"{nonce} {json.dumps(rec)}"), nonce, ["L.U.t"], {"L.U.t": 5})
+    r = result.records["L.U.t"]
+    import hashlib
+
+    assert r.type_hash == "sha256:" + hashlib.sha256(b"Expr A").hexdigest() == r.statement_hash
+    assert r.local_digests == {"L.D.f": "sha256:" + hashlib.sha256(b"T\n:=\nV").hexdigest()}
+    assert "type_repr" not in r.model_dump()
+    definition = dict(rec, kind="def", value_repr="Body")
+    d = parse_probe_output(_msg(f"{nonce} {json.dumps(definition)}"), nonce, ["L.U.t"]).records["L.U.t"]
+    assert d.statement_hash == "sha256:" + hashlib.sha256(b"Expr A\n:=\nBody").hexdigest() != d.type_hash
+
+
+def test_probe_counts_records_only_at_their_command_and_as_information():
+    nonce = "FYAN-PROBE-" + "d" * 32
+    rec = json.dumps({"name": "N.t", "found": True, "axioms": []})
+    at_other_line = parse_probe_output(_msg(f"{nonce} {rec}", line=9), nonce, ["N.t"], {"N.t": 5})
+    assert not at_other_line.ok and at_other_line.ignored_lines == 1
+    no_position = parse_probe_output(_msg(f"{nonce} {rec}", line=None), nonce, ["N.t"], {"N.t": 5})
+    assert not no_position.ok
+    as_warning = parse_probe_output(_msg(f"{nonce} {rec}", severity="warning"), nonce, ["N.t"], {"N.t": 5})
+    assert not as_warning.ok and as_warning.ignored_lines == 1
+    from_a_file = parse_probe_output(_msg(f"{nonce} {rec}", file="Lib/U/Basic.lean"), nonce, ["N.t"], {"N.t": 5})
+    assert not from_a_file.ok
+    plain = parse_probe_output(f"{nonce} {rec}\n" + _msg(f"{nonce} {rec}"), nonce, ["N.t"], {"N.t": 5})
+    assert not plain.ok and "outside Lean's messages" in plain.problem
+    two = parse_probe_output(_msg(f"{nonce} {rec}") + "\n" + _msg(f"{nonce} " + rec.replace("[]", '["sorryAx"]')),
+                             nonce, ["N.t"], {"N.t": 5})
+    assert not two.ok and "two different records" in two.problem
+    malformed = parse_probe_output(_msg(f"{nonce} {{not json"), nonce, ["N.t"], {"N.t": 5})
+    assert not malformed.ok and malformed.problem.startswith("probe printed a malformed record")
+    good = parse_probe_output(_msg(f"{nonce} {rec}"), nonce, ["N.t"], {"N.t": 5})
+    assert good.ok and good.records["N.t"].found
+
+
+# -- toolchain discovery ----------------------------------------------------------------------
+
+def _lake(tmp_path, body: str) -> Path:
+    lake = tmp_path / "bin" / "lake"  # stands in for a broken or odd `lake` executable
+    lake.parent.mkdir(exist_ok=True)
+    lake.write_text("#!/bin/sh\n" + body + "\n")
+    lake.chmod(0o755)
+    return lake
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("echo 'Lake version 5.0.0-abc (Lean version 4.31.0)'", None),
+    ("exit 0", "printed nothing: is {lake} a Lake executable?"),
+    ("echo 'elan: toolchain not installed' >&2; exit 1", "`{lake} --version` exited with 1: elan: toolchain not installed"),
+    ("kill -SEGV $$", "`{lake} --version` was killed by signal 11"),
+    ("sleep 10", "`{lake} --version` did not answer within 1 s"),
+])
+def test_discovery_reports_the_version_or_fails_closed(tmp_path, body, problem):
+    from fyan.config import LeanSection
+    from fyan.lean.toolchain import discover
+
+    lake = _lake(tmp_path, body)
+    found = discover(LeanSection(lake=str(lake)), env={"PATH": "/usr/bin:/bin"}, timeout=1)
+    if problem is None:
+        assert found.toolchain is not None and found.toolchain.version == "Lake version 5.0.0-abc (Lean version 4.31.0)"
+        assert found.toolchain.lean_version == "4.31.0"
+    else:
+        assert found.toolchain is None and problem.format(lake=lake) in found.problem
+
+
+def test_discovery_order_and_missing_toolchain(tmp_path):
+    from fyan.config import LeanSection
+    from fyan.lean.toolchain import TOOLCHAIN_MISSING, discover
+
+    home = tmp_path / "home"
+    elan = home / ".elan" / "bin" / "lake"
+    elan.parent.mkdir(parents=True)
+    elan.write_text("#!/bin/sh\necho 'Lake version 5 (Lean version 4.29.0)'\n")
+    elan.chmod(0o755)
+    found = discover(LeanSection(), env={"PATH": "/usr/bin:/bin", "HOME": str(home)})
+    assert found.toolchain.lake == elan and found.looked_in[-1] == f"elan: {elan}"
+    on_path = _lake(tmp_path, "echo 'Lake version 5 (Lean version 4.30.0)'")
+    found = discover(LeanSection(), env={"PATH": f"{on_path.parent}:/usr/bin", "HOME": str(home)})
+    assert found.toolchain.lake == on_path
+    missing = discover(LeanSection(), env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "nobody")})
+    assert missing.toolchain is None and missing.problem == TOOLCHAIN_MISSING
+    bad = discover(LeanSection(lake=str(tmp_path / "no-such-lake")), env={"PATH": "/usr/bin"})
+    assert bad.toolchain is None and "is not an executable file; fix the path in fyan.toml" in bad.problem
+
+
+def test_toolchain_pin(tmp_path):
+    from fyan.lean.toolchain import Toolchain, check_pin, read_pin
+
+    tc = Toolchain(Path("/x/lake"), None, "Lake version 5.0.0-6d38 (Lean version 4.33.0-rc2)")
+    assert read_pin(tmp_path) is None and not check_pin(tc, tmp_path).ok
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.33.0-rc2\n")
+    assert check_pin(tc, tmp_path).ok and check_pin(tc, tmp_path).reason == "lean-toolchain leanprover/lean4:v4.33.0-rc2 (Lean 4.33.0-rc2)"
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.32.0\n")
+    assert "toolchain mismatch" in check_pin(tc, tmp_path).reason
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:nightly-2026-01-01\n")
+    assert check_pin(tc, tmp_path).ok  # not comparable: accepted with a note
+
+
+def test_new_lint_rules():
+    src = "@[init fooInit] def foo : IO Unit := pure ()\nset_option warn.sorry false in\ntheorem t : True := trivial\n"
+    found = {(f.rule, f.severity) for f in lint(src)}
+    assert ("init-attr", "error") in found and ("warn-sorry-off", "warning") in found
+
+
+# -- with a real toolchain --------------------------------------------------------------------
+
+@pytest.mark.lean
+@pytest.mark.skipif(__import__("shutil").which("lake") is None, reason="no Lean toolchain (`lake`) on PATH")
+def test_probe_runs_on_real_lean(tmp_path):
+    """The probe template elaborates with the real toolchain and reports what it should."""
+    from fyan.config import LeanSection
+    from fyan.lean.lake import lake_build
+    from fyan.lean.probe import run_probe
+    from fyan.lean.toolchain import discover
+
+    (tmp_path / "lakefile.toml").write_text('name = "P"\ndefaultTargets = ["P"]\n\n[[lean_lib]]\nname = "P"\n')
+    (tmp_path / "P").mkdir()
+    (tmp_path / "P" / "A.lean").write_text(
+        "namespace P\ndef double (n : Int) : Int := 2 * n\n"
+        "theorem t (n : Int) : ∃ k, double n = 2 * k := ⟨n, rfl⟩\n"
+        "theorem s : 1 = 1 := sorry\naxiom ax : False\ntheorem u : True := ax.elim\nend P\n")
+    tc = discover(LeanSection()).toolchain
+    assert tc is not None
+    cfg = LeanSection(sandbox="off", build_timeout=1800)
+    build = lake_build(tc, tmp_path, ["P.A"], cfg, tmp_path / "logs")
+    assert build.ok, build.reason
+    probe = run_probe(tc, tmp_path, ["P.A"], ["P.t", "P.s", "P.u", "P.missing"], cfg, tmp_path / "logs" / "probe.log",
+                      local_prefix="P")
+    assert probe.ok, probe.problem
+    t, s, u = (probe.records[n] for n in ("P.t", "P.s", "P.u"))
+    assert t.found and t.kind == "theorem" and t.module == "P.A" and t.type_hash.startswith("sha256:")
+    assert set(t.local_digests) == {"P.double"} and t.axioms == []
+    assert s.axioms == ["sorryAx"] and u.axioms == ["P.ax"] and u.conclusion_true
+    assert probe.records["P.missing"].found is False

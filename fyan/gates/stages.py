@@ -13,8 +13,9 @@ derives (reports), statements to freeze, and where to go back to after a failure
   upstream units' declarations), reported in the derived ``lemma_names.json``;
 * audit — ``fyan.audit.decide`` re-derives the verdict from the attempt's files (source
   extraction and its check, the evidence record, S0 for a bridge); grade ≥ threshold freezes
-  the roots (signature hash, bound inputs: ``problem.tex`` and the upstream unit files, and the
-  elaborated type hash when a toolchain exists); a grade-1 statement under the bridge policy
+  the roots with ``fyan.lean.signatures.freeze_specs`` (normalized signature, bound files
+  ``problem.tex`` and the upstream unit files, and with a toolchain the elaborated statement,
+  the local definitions it uses and the toolchain); a grade-1 statement under the bridge policy
   freezes the roots and ``<root>_faithful`` (role ``bridge``); below → back to the Planner;
   rejected → retry;
 * prove — ``Basic.lean`` is Fyan's rendering around the model's part, passes the lints, and
@@ -36,14 +37,14 @@ from fyan.lean import declarations
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.names import NameCheck, check_names
-from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
-from fyan.lean.probe import run_probe
-from fyan.lean.runner import run_process
+from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace
+from fyan.lean.lake import lake_build
+from fyan.lean.signatures import freeze_specs
 from fyan.lean.toolchain import TOOLCHAIN_MISSING, discover
 from fyan.lean.workspace import prepare_workspace
 from fyan.specifier.problem import BEGIN as PROV_BEGIN
 from fyan.specifier.problem import END as PROV_END
-from fyan.state.gateway import Check, CheckContext, CheckOutcome, FreezeSpec, sha256_file
+from fyan.state.gateway import Check, CheckContext, CheckOutcome
 from fyan.state.models import FailureKind, Stage
 
 
@@ -116,18 +117,21 @@ def _rendered(ctx: CheckContext, text: str, part: str) -> bool:
 
 def _compile(ctx: CheckContext, part: str, text: str, log_name: str) -> tuple[bool | None, str]:
     """Build the unit's ``part`` module in its workspace: (ok, reason); ok None = no toolchain."""
-    disc = discover(ctx.project.config.lean)
+    disc = discover(ctx.project.config.lean, cwd=ctx.project.paths.lean)
     if disc.toolchain is None:
         return None, disc.problem or TOOLCHAIN_MISSING
-    cfg = ctx.project.config.lean
-    ws = prepare_workspace(ctx.project, ctx.unit, {part: text})
     module = unit_module(ctx.project, ctx.unit, part)
-    proc = run_process([str(disc.toolchain.lake), "build", module], cwd=ws.root, timeout_s=cfg.build_timeout,
-                       memory_mb=cfg.memory_limit_mb, sandbox=cfg.sandbox, writable=[ws.root],
-                       log_path=ctx.attempt_dir / log_name)
-    if proc.ok:
+    try:
+        ws = prepare_workspace(ctx.project, ctx.unit, {part: text})
+    except OSError as e:
+        return False, f"{module} not built: cannot prepare the workspace: {e}"
+    build = lake_build(disc.toolchain, ws.root, [module], ctx.project.config.lean, ctx.attempt_dir,
+                       log_name.removesuffix(".log"))
+    if build.process.refused:  # [lean] sandbox = "require" without a usable bwrap: as if no toolchain
+        return None, build.reason
+    if build.ok:
         return True, f"{module} compiles"
-    return False, f"{module} does not compile: {proc.note or 'exit ' + str(proc.exit_code)} (see {log_name})"
+    return False, f"{module} does not compile: {build.reason} (see {log_name})"
 
 
 def check_plan(ctx: CheckContext) -> CheckOutcome:
@@ -202,10 +206,6 @@ def _audit_readable(ctx: CheckContext, text: str, roots: list[str]) -> str | Non
     return None
 
 
-def _bound_inputs(ctx: CheckContext) -> dict[str, str]:
-    paths = [ctx.project.paths.unit(ctx.unit.id) / "problem.tex"]
-    paths += [ctx.project.paths.unit(d.id) / "Basic.lean" for d in upstream(ctx.store, ctx.unit.id)]
-    return {ctx.project.paths.rel(p): sha256_file(p) for p in paths if p.is_file()}
 
 
 def check_audit(ctx: CheckContext) -> CheckOutcome:
@@ -244,47 +244,23 @@ def check_audit(ctx: CheckContext) -> CheckOutcome:
     side = decision.side
     assert side is not None
     statement = inputs.statement
-    names = list(side.decls)
-    bridge = None
+    decls = dict(side.decls)
     if result.routing == "bridge":
         assert result.bridge is not None
         lean = files[BRIDGE_LEAN].decode("utf-8")
-        bridge = declarations.scan(lean)[0]
+        decls[result.bridge.name] = declarations.scan(lean)[0]
         statement = render_unit_file(ctx.project, ctx.store, ctx.unit, model_part(statement) + "\n\n" + lean.strip(),
                                      "Statement")
-        names.append(result.bridge.name)
-    type_hashes = _statement_type_hashes(ctx, statement, names)
-    bound = _bound_inputs(ctx)
-    freezes = [
-        FreezeSpec(decl=name, role="root", normalized_signature=d.frozen_signature,
-                   signature_hash=declarations.signature_hash(d.frozen_signature),
-                   type_hash=type_hashes.get(name), bound_inputs=bound)
-        for name, d in side.decls.items()
-    ]
+    freezes, note = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, decls, ctx.attempt_dir)
+    event["freeze"] = note
     roots = ", ".join(n.split(".")[-1] for n in side.decls)
-    if bridge is not None and result.bridge is not None:
-        freezes.append(FreezeSpec(decl=result.bridge.name, role="bridge", normalized_signature=bridge.frozen_signature,
-                                  signature_hash=declarations.signature_hash(bridge.frozen_signature),
-                                  type_hash=type_hashes.get(result.bridge.name), bound_inputs=bound))
+    if result.routing == "bridge" and result.bridge is not None:
+        freezes = [f.model_copy(update={"role": "bridge"}) if f.decl == result.bridge.name else f for f in freezes]
         return CheckOutcome(True, f"audit grade {result.grade} < {result.threshold}: froze {roots} with the bridge "
                                   f"obligation {result.bridge.name} (S0 graded {result.bridge.result.grade})",
                             derived=derived, freezes=freezes, event_data=event)
     return CheckOutcome(True, f"audit grade {result.grade} >= {result.threshold}: froze {roots}",
                         derived=derived, freezes=freezes, event_data=event)
-
-
-def _statement_type_hashes(ctx: CheckContext, statement: str, roots: list[str]) -> dict[str, str]:
-    """Elaborated type hashes of the roots from the scaffold (empty without a toolchain)."""
-    disc = discover(ctx.project.config.lean)
-    if disc.toolchain is None:
-        return {}
-    ok, _ = _compile(ctx, "Statement", statement, "freeze-build.log")
-    if not ok:
-        return {}
-    ws = ctx.project.paths.workspace(ctx.unit.id)
-    probe = run_probe(disc.toolchain, ws, [unit_module(ctx.project, ctx.unit, "Statement")], roots,
-                      ctx.project.config.lean, ctx.attempt_dir / "freeze-probe.log")
-    return {n: r.type_hash for n, r in probe.records.items() if r.found and r.type_hash}
 
 
 def frozen_problems(store, unit_id: str, text: str) -> list[str]:
@@ -316,7 +292,7 @@ def check_prove(ctx: CheckContext) -> CheckOutcome:
 
 
 def check_gate(ctx: CheckContext) -> CheckOutcome:
-    disc = discover(ctx.project.config.lean)
+    disc = discover(ctx.project.config.lean, cwd=ctx.project.paths.lean)
     report = run_gate(ctx.project, ctx.store, ctx.unit, ctx.attempt_dir, disc)
     derived = {"gate/report.json": report_json(report)}
     if report.passed:
@@ -324,6 +300,8 @@ def check_gate(ctx: CheckContext) -> CheckOutcome:
     if disc.toolchain is None:
         return CheckOutcome(False, disc.problem or TOOLCHAIN_MISSING, derived=derived,
                             failure_kind=FailureKind.ENVIRONMENT)
+    if report.environment_problem is not None:
+        return CheckOutcome(False, report.environment_problem, derived=derived, failure_kind=FailureKind.ENVIRONMENT)
     return CheckOutcome(False, "completion gate failed: " + report.summary(), derived=derived, rewind_to=Stage.PROVE)
 
 

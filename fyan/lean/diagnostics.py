@@ -255,6 +255,17 @@ class ReplSorry(BaseModel):
     column: int | None = None
 
 
+class ReplTactic(BaseModel):
+    """A tactic of ``{"path": ..., "allTactics": true}`` replies."""
+
+    tactic: str
+    goals: str = ""
+    proof_state: int | None = None
+    used_constants: list[str] = Field(default_factory=list)
+    line: int | None = None
+    column: int | None = None
+
+
 class ReplResponse(BaseModel):
     env: int | None = None
     messages: list[Diagnostic] = Field(default_factory=list)
@@ -262,6 +273,7 @@ class ReplResponse(BaseModel):
     error: str | None = Field(default=None, description='{"message": ...} replies, e.g. Unknown environment.')
     proof_status: str | None = None
     goals: list[str] = Field(default_factory=list)
+    tactics: list[ReplTactic] = Field(default_factory=list)
 
 
 class ReplOutput(BaseModel):
@@ -309,6 +321,14 @@ def parse_repl_output(text: str) -> ReplOutput:
                 error=obj.get("message") if "message" in obj and "messages" not in obj else None,
                 proof_status=obj.get("proofStatus"),
                 goals=obj.get("goals", []),
+                tactics=[
+                    ReplTactic(
+                        tactic=str(tac.get("tactic", "")), goals=str(tac.get("goals", "")),
+                        proof_state=tac.get("proofState"), used_constants=list(tac.get("usedConstants", [])),
+                        line=(tac.get("pos") or {}).get("line"), column=(tac.get("pos") or {}).get("column"),
+                    )
+                    for tac in obj.get("tactics", []) if isinstance(tac, dict)
+                ],
             )
         )
     return out

@@ -27,6 +27,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("eval", "error", r"(?m)^\s*#eval\b", "runs code (possibly IO) at compile time"),
     ("run-cmd", "error", r"(?m)^\s*(?:run_cmd|run_elab|run_meta)\b", "runs code at compile time"),
     ("initialize", "error", r"(?m)^\s*(?:builtin_)?initialize\b", "runs IO when the module is imported"),
+    ("init-attr", "error", r"@\[[^\]]*\b(?:builtin_)?init\b", "runs IO when the module is imported"),
     ("meta-code", "error", r"(?m)^\s*(?:@\[[^\]]*\]\s*)*(?:local\s+|scoped\s+)?(?:elab|elab_rules|macro|macro_rules|syntax)\b", "defines new syntax or elaborators (compile-time code)"),
     ("auto-implicit", "error", r"\bset_option\s+(?:relaxedAutoImplicit|autoImplicit)\s+true\b", "lets a statement be generalised silently"),
     ("open-private", "error", r"\bopen\s+private\b", "reaches private declarations"),
@@ -34,6 +35,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("import", "error", r"(?m)^\s*import\b", "imports are written by Fyan, not by the model"),
     ("native-decide", "error", r"\bnative_decide\b|\bdecide\s*\+native\b", "trusts the compiler (Lean.ofReduceBool)"),
     ("notation", "warning", r"(?m)^\s*(?:local\s+|scoped\s+)?(?:notation|infix|infixl|infixr|prefix|postfix)\b", "new notation can change how a statement reads"),
+    ("warn-sorry-off", "warning", r"\bset_option\s+warn\.sorry\s+false\b", "silences sorry warnings (the probe still sees sorryAx)"),
     ("sorry", "warning", r"\bsorry\b|\badmit\b", "an unfinished proof"),
 )
 

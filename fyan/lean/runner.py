@@ -3,19 +3,32 @@
 Lean files written by models are untrusted code and ``lake build`` runs them (DESIGN.md §2).
 ``run_process`` runs a command
 
-* with a wall-clock timeout (seconds); the whole process group is killed at the deadline;
-* with an address-space limit (``RLIMIT_AS``, MiB) set in the child before ``exec``;
-* with stdout/stderr merged into a pipe (Lake prints per-job lines instead of a spinner when
-  it is not on a terminal) and ``NO_COLOR=1``;
+* with a wall-clock timeout (seconds); the whole process group is killed (SIGKILL) at the
+  deadline;
+* with an address-space limit (``RLIMIT_AS``, MiB) set in the child before ``exec`` (it is
+  inherited by ``bwrap`` and everything it starts); an allocation beyond it fails, and the
+  result says so when the output shows it (``memory_exceeded``);
+* with stdout and stderr merged into one pipe (Lake prints one line per job instead of a
+  spinner when it is not on a terminal), ``NO_COLOR=1`` and ``TERM=dumb``;
 * inside bubblewrap when ``bwrap`` works here: the whole file system read-only, the network
-  unshared, writes allowed only in the given folders (the unit workspace), a private ``/tmp``.
+  unshared (only a private loopback), PID and IPC namespaces unshared, a private ``/tmp``,
+  writes allowed only in the given folders (the unit workspace).
 
 ``sandbox`` is ``auto`` (bwrap when usable, else run unsandboxed and say so in ``note``),
-``require`` (refuse to run without bwrap: the result says why, exit code None) or ``off``.
+``require`` (refuse to run without bwrap: ``exit_code`` None, ``refused`` True, the reason in
+``note``) or ``off``. Whether bwrap is usable is probed once per ``bwrap`` executable (a
+container may forbid the user namespaces it needs; the probe's error is then the reason).
+
+``log_path``, when given, receives the command line, the full output and the exit status;
+``<log_path>.json`` next to it receives the same record as JSON (command, cwd, exit code,
+duration in seconds, sandbox, timeout and memory flags). The gate keeps both as attempt
+artifacts. This module is shared by the completion gate, the Formalizer's compile loop and
+SA-Pass; it never raises for a failing command.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -27,12 +40,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-_MEMORY_MARKERS = ("out of memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory")
+#: Output fragments that mean an allocation failed (Python, C++, libc, Lean's runtime panic).
+MEMORY_MARKERS = ("out of memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory")
 
 
 class ProcessResult(BaseModel):
-    """What happened when a command ran. ``exit_code`` is None when it never ran or was killed
-    at the timeout; negative when a signal ended it."""
+    """What happened when a command ran.
+
+    ``exit_code`` is None when the command never ran (missing executable, sandbox refused) or
+    was killed at the timeout; negative (``-N``) when signal N ended it. ``duration_s`` is
+    wall-clock seconds. ``output`` is stdout and stderr merged, decoded as UTF-8.
+    """
 
     argv: list[str]
     cwd: str
@@ -42,29 +60,58 @@ class ProcessResult(BaseModel):
     timed_out: bool = False
     memory_exceeded: bool = False
     sandboxed: bool = False
-    note: str | None = Field(default=None, description="Sandbox or refusal notes for the report")
+    refused: bool = Field(default=False, description="Not run because [lean] sandbox = require and bwrap is unusable")
+    note: str | None = Field(default=None, description="Sandbox, timeout, memory or refusal notes for the report")
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
 
+    def describe(self) -> str:
+        """One line saying how the command ended (for reports)."""
+        if self.refused or self.exit_code is None and not self.timed_out:
+            return self.note or "did not run"
+        if self.timed_out:
+            return self.note or "killed at the timeout"
+        if self.memory_exceeded:
+            return self.note or "ran out of memory"
+        if self.exit_code < 0:
+            try:
+                name = signal.Signals(-self.exit_code).name
+            except ValueError:
+                name = f"signal {-self.exit_code}"
+            return f"killed by {name} (crashed)"
+        return f"exit code {self.exit_code}"
 
-@lru_cache(maxsize=1)
-def bwrap_status() -> tuple[str | None, str]:
-    """(path to a working ``bwrap`` or None, explanation). Probed once per process."""
-    path = shutil.which("bwrap")
-    if path is None:
-        return None, "bubblewrap (bwrap) is not installed"
+
+@lru_cache(maxsize=8)
+def _probe_bwrap(path: str) -> tuple[bool, str]:
     try:
         proc = subprocess.run(
-            [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "--", "true"],
-            capture_output=True, text=True, timeout=20,
+            [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net",
+             "--unshare-pid", "--", "true"],
+            capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
-        return None, f"bwrap does not run here: {e}"
+        return False, f"bwrap ({path}) cannot run here: {e}"
     if proc.returncode != 0:
-        return None, f"bwrap does not run here: {proc.stderr.strip() or proc.returncode}"
-    return path, "bubblewrap sandbox: read-only root, no network, writes only in the workspace"
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        return False, (f"bwrap ({path}) cannot create its namespaces here: "
+                       f"{detail[-1] if detail else 'exit ' + str(proc.returncode)}")
+    return True, "bubblewrap sandbox: read-only file system, no network, writes only in the workspace"
+
+
+def bwrap_status(path_env: str | None = None) -> tuple[str | None, str]:
+    """(path to a working ``bwrap`` or None, explanation for the report).
+
+    Looks ``bwrap`` up on ``path_env`` (default: ``$PATH``) and probes each executable once
+    per process (``bwrap --unshare-net --unshare-pid -- true``).
+    """
+    path = shutil.which("bwrap", path=path_env if path_env is not None else os.environ.get("PATH"))
+    if path is None:
+        return None, "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)"
+    ok, why = _probe_bwrap(path)
+    return (path if ok else None), why
 
 
 def _bwrap_argv(bwrap: str, argv: list[str], cwd: Path, writable: list[Path]) -> list[str]:
@@ -72,6 +119,11 @@ def _bwrap_argv(bwrap: str, argv: list[str], cwd: Path, writable: list[Path]) ->
         bwrap, "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc",
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
     ]
+    exe = shutil.which(argv[0]) if argv else None
+    if exe is not None and Path(exe).resolve().is_relative_to("/tmp"):
+        # /tmp is private inside the sandbox: keep an executable that lives there visible
+        folder = str(Path(exe).resolve().parent)
+        cmd += ["--ro-bind", folder, folder]
     for w in writable:
         w = w.resolve()
         cmd += ["--bind", str(w), str(w)]
@@ -101,20 +153,26 @@ def run_process(
     log_path: Path | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd`` as the module docstring describes; never raises for a failing
-    command (a missing executable is ``exit_code=None`` with the reason in ``note``).
+    command (a missing executable or a missing ``cwd`` is ``exit_code=None`` with the reason in
+    ``note``).
 
-    ``log_path``, when given, receives the command line, the full output and the exit status.
+    ``timeout_s`` in seconds, ``memory_mb`` in MiB (None: no limit), ``writable`` the folders
+    the sandbox lets the command write (default: ``cwd``), ``stdin_text`` fed on stdin (else
+    stdin is ``/dev/null``).
     """
     writable = writable if writable is not None else [cwd]
     note = None
     sandboxed = False
     full_argv = list(argv)
+    if not Path(cwd).is_dir():
+        return _finish(ProcessResult(argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0,
+                                     note=f"could not start {argv[0]}: working folder {cwd} does not exist"), log_path)
     if sandbox != "off":
-        bwrap, why = bwrap_status()
+        bwrap, why = bwrap_status(env.get("PATH") if env is not None else None)
         if bwrap is None:
             if sandbox == "require":
                 return _finish(ProcessResult(
-                    argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0,
+                    argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0, refused=True,
                     note=f"refused: [lean] sandbox = \"require\" but {why}",
                 ), log_path)
             note = f"not sandboxed: {why}"
@@ -148,7 +206,7 @@ def run_process(
     duration = time.monotonic() - start
     text = out.decode("utf-8", errors="replace")
     code = None if timed_out else proc.returncode
-    memory = bool(memory_mb) and code not in (0, None) and any(m in text for m in _MEMORY_MARKERS)
+    memory = bool(memory_mb) and code not in (0, None) and any(m in text for m in MEMORY_MARKERS)
     if timed_out:
         note = f"killed at the timeout of {timeout_s:g} s" + (f"; {note}" if note else "")
     elif memory:
@@ -161,11 +219,18 @@ def run_process(
 
 def _finish(result: ProcessResult, log_path: Path | None) -> ProcessResult:
     if log_path is not None:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        header = (
-            f"$ {' '.join(result.argv)}\n# cwd: {result.cwd}\n# exit: {result.exit_code}  "
-            f"duration: {result.duration_s}s  sandboxed: {result.sandboxed}\n"
-            + (f"# note: {result.note}\n" if result.note else "")
-        )
-        log_path.write_text(header + result.output, encoding="utf-8")
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            header = (
+                f"$ {' '.join(result.argv)}\n# cwd: {result.cwd}\n# exit: {result.exit_code}  "
+                f"duration: {result.duration_s}s  sandboxed: {result.sandboxed}\n"
+                + (f"# note: {result.note}\n" if result.note else "")
+            )
+            log_path.write_text(header + result.output, encoding="utf-8")
+            meta = result.model_dump(exclude={"output"})
+            meta["log"] = log_path.name
+            meta["output_bytes"] = len(result.output.encode("utf-8"))
+            log_path.with_name(log_path.name + ".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        except OSError as e:  # an unwritable log folder must not turn a result into a crash
+            result.note = (result.note + "; " if result.note else "") + f"log not written: {e}"
     return result

@@ -3,11 +3,18 @@
 A missing toolchain is never an error that stops Fyan and never a pass: every check that
 needs Lean fails with ``TOOLCHAIN_MISSING`` (DESIGN.md §2: fail closed), and the unit is
 blocked until a toolchain is installed. Users install Lean with elan (README).
+
+The project's Lake package pins its toolchain in ``lean-toolchain`` (one line, e.g.
+``leanprover/lean4:v4.31.0``; Lake/elan documentation). ``check_pin`` reads it and compares
+it with the Lean version ``lake --version`` reports: the gate's ``build`` check requires the
+configured toolchain (DESIGN.md §3, check 2). Kernel replay tools (``leanchecker``, shipped
+with recent toolchains, or ``lean4checker``) are found by ``find_kernel_checker``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -21,14 +28,27 @@ TOOLCHAIN_MISSING = (
     "or set [lean] lake in fyan.toml"
 )
 
+#: Names of kernel replay executables, in order of preference.
+KERNEL_CHECKERS = ("leanchecker", "lean4checker")
+
+_LEAN_VERSION = re.compile(r"Lean \(?version (?P<v>\d+\.\d+\.\d+(?:-[0-9A-Za-z.\-]+)?)")
+_PIN_VERSION = re.compile(r"^[\w.\-]+/[\w.\-]+:v?(?P<v>\d+\.\d+\.\d+(?:-[0-9A-Za-z.\-]+)?)$")
+
 
 @dataclass(frozen=True)
 class Toolchain:
-    """A usable toolchain. ``version`` is the first line ``lake --version`` printed."""
+    """A usable toolchain. ``version`` is the first line ``lake --version`` printed (e.g.
+    ``Lake version 5.0.0-... (Lean version 4.31.0)``)."""
 
     lake: Path
     lean: Path | None
     version: str
+
+    @property
+    def lean_version(self) -> str | None:
+        """The Lean version in ``version`` (``4.31.0``), or None when it does not say."""
+        m = _LEAN_VERSION.search(self.version)
+        return m.group("v") if m else None
 
 
 @dataclass(frozen=True)
@@ -53,30 +73,121 @@ def _candidates(config: LeanSection, env: dict[str, str]) -> list[tuple[str, Pat
     return found
 
 
-def discover(config: LeanSection, env: dict[str, str] | None = None, timeout: float = 60.0) -> Discovery:
+def discover(config: LeanSection, env: dict[str, str] | None = None, timeout: float = 60.0,
+             cwd: Path | None = None) -> Discovery:
     """Look for ``lake`` as the module docstring says and ask it for its version.
 
-    Never raises: a missing, non-executable or failing ``lake`` gives ``toolchain=None`` with
-    the reason in ``problem``. ``timeout`` (seconds) bounds ``lake --version`` (elan may need
-    to resolve the toolchain first).
+    Never raises: a missing, non-executable, failing or silent ``lake`` gives
+    ``toolchain=None`` with the reason in ``problem``. ``timeout`` (seconds) bounds
+    ``lake --version`` (elan may need to resolve the toolchain first). ``cwd``: where to run
+    it (elan picks the toolchain pinned by the ``lean-toolchain`` found from there).
     """
     env = dict(os.environ if env is None else env)
     looked: list[str] = []
     for origin, lake in _candidates(config, env):
         looked.append(f"{origin}: {lake}")
         if not (lake.is_file() and os.access(lake, os.X_OK)):
+            if origin == "[lean] lake":
+                return Discovery(None, f"[lean] lake = {config.lake!r} is not an executable file; "
+                                       "fix the path in fyan.toml or remove it to search PATH and ~/.elan/bin",
+                                 tuple(looked))
             continue
         try:
             proc = subprocess.run(
                 [str(lake), "--version"], capture_output=True, text=True, timeout=timeout,
                 env={**env, "NO_COLOR": "1"}, stdin=subprocess.DEVNULL,
+                cwd=cwd if cwd is not None and Path(cwd).is_dir() else None,
             )
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return Discovery(None, f"{lake} --version failed: {e}", tuple(looked))
+        except subprocess.TimeoutExpired:
+            return Discovery(None, f"`{lake} --version` did not answer within {timeout:g} s", tuple(looked))
+        except OSError as e:
+            return Discovery(None, f"`{lake} --version` could not run: {e.strerror or e}", tuple(looked))
         if proc.returncode != 0:
             detail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-            return Discovery(None, f"{lake} --version exited with {proc.returncode}: {detail[0]}", tuple(looked))
+            how = f"was killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exited with {proc.returncode}"
+            return Discovery(None, f"`{lake} --version` {how}: {detail[0]}", tuple(looked))
+        lines = proc.stdout.strip().splitlines()
+        if not lines:
+            return Discovery(None, f"`{lake} --version` printed nothing: is {lake} a Lake executable?", tuple(looked))
         lean = lake.parent / "lean"
-        version = (proc.stdout.strip().splitlines() or ["unknown"])[0]
-        return Discovery(Toolchain(lake, lean if lean.exists() else None, version), None, tuple(looked))
+        return Discovery(Toolchain(lake, lean if lean.exists() else None, lines[0].strip()), None, tuple(looked))
     return Discovery(None, TOOLCHAIN_MISSING, tuple(looked))
+
+
+def read_pin(folder: Path) -> str | None:
+    """The toolchain pinned by ``folder/lean-toolchain`` (first non-empty line), or None when
+    the file is missing, unreadable or empty."""
+    try:
+        text = (folder / "lean-toolchain").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((line.strip() for line in text.splitlines() if line.strip()), None)
+
+
+@dataclass(frozen=True)
+class PinCheck:
+    """``ok`` False: the build must not count (``reason`` says what to do)."""
+
+    ok: bool
+    pin: str | None
+    lean_version: str | None
+    reason: str
+
+
+def check_pin(toolchain: Toolchain, folder: Path) -> PinCheck:
+    """Compare ``folder/lean-toolchain`` with the version ``toolchain`` reports.
+
+    A missing pin fails (the project's Lake package is incomplete). A pin and a reported
+    version that both parse as ``X.Y.Z[-suffix]`` and differ fail (the build would not use the
+    configured toolchain). A pin that names no version (``nightly``, a custom toolchain) is
+    accepted with a note.
+    """
+    pin = read_pin(folder)
+    reported = toolchain.lean_version
+    if pin is None:
+        return PinCheck(False, None, reported,
+                        f"{folder / 'lean-toolchain'} is missing or empty: the Lake package does not pin a "
+                        "toolchain; restore it (fyan writes it from [lean] toolchain when it creates the package)")
+    m = _PIN_VERSION.match(pin)
+    if m is None or reported is None:
+        return PinCheck(True, pin, reported, f"lean-toolchain {pin}; lake reports {toolchain.version!r} "
+                                             "(versions not comparable, accepted)")
+    if m.group("v") != reported:
+        return PinCheck(False, pin, reported,
+                        f"toolchain mismatch: lean-toolchain pins {pin} but `lake --version` reports Lean {reported}; "
+                        f"install the pinned toolchain (elan toolchain install {pin}) or change [lean] toolchain")
+    return PinCheck(True, pin, reported, f"lean-toolchain {pin} (Lean {reported})")
+
+
+def find_kernel_checker(toolchain: Toolchain, cwd: Path | None = None, env: dict[str, str] | None = None,
+                        timeout: float = 60.0) -> tuple[Path | None, list[str]]:
+    """(kernel replay executable or None, where it was looked for).
+
+    Looks next to ``lake``, in the toolchain prefix reported by ``lean --print-prefix`` (run in
+    ``cwd`` so elan resolves the pinned toolchain), then on ``PATH``.
+    """
+    env = dict(os.environ if env is None else env)
+    dirs: list[Path] = [toolchain.lake.parent]
+    if toolchain.lean is not None:
+        try:
+            proc = subprocess.run([str(toolchain.lean), "--print-prefix"], capture_output=True, text=True,
+                                  timeout=timeout, env=env, stdin=subprocess.DEVNULL,
+                                  cwd=cwd if cwd is not None and Path(cwd).is_dir() else None)
+            prefix = proc.stdout.strip().splitlines()[-1:] if proc.returncode == 0 else []
+            if prefix:
+                dirs.append(Path(prefix[0]) / "bin")
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    looked = []
+    for d in dirs:
+        for name in KERNEL_CHECKERS:
+            candidate = d / name
+            looked.append(str(candidate))
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate, looked
+    for name in KERNEL_CHECKERS:
+        looked.append(f"PATH: {name}")
+        found = shutil.which(name, path=env.get("PATH"))
+        if found:
+            return Path(found), looked
+    return None, looked

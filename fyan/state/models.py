@@ -111,7 +111,10 @@ class FreezeRecord(BaseModel):
     normalized_signature: str
     signature_hash: str
     type_hash: str | None = None
-    bound_inputs: dict[str, str] = Field(description="input path -> sha256 at freeze time")
+    bound_inputs: dict[str, str] = Field(
+        description="input path -> sha256 at freeze time; with a toolchain also `lean:<name>` -> digest of a "
+        "local definition the statement uses and `lean:@toolchain` -> the toolchain (fyan.lean.signatures)"
+    )
     created_at: float
     active: bool = True
 

@@ -1,0 +1,110 @@
+"""The Lake runner: ``lake build`` and ``lake env lean`` in a workspace, with a verdict.
+
+Both run through ``fyan.lean.runner.run_process`` (timeout, memory limit, sandbox; see there)
+with the configuration of ``[lean]`` (``build_timeout`` seconds per call, ``memory_limit_mb``
+MiB, ``sandbox``), and leave ``<name>.log`` (command, full output, exit status) and
+``<name>.log.json`` (the same as JSON: command, cwd, exit code, duration, sandbox, timeout and
+memory flags) in ``artifacts_dir``, the attempt folder.
+
+``lake_build`` decides whether a build *counts*, failing closed on anything it cannot
+confirm: the command must end with exit code 0 and its output must be Lake's (a success tail
+``Build completed successfully[ (N jobs)].`` or a progress line for the target, and no failure
+tail). A build that times out, crashes, is refused by the sandbox policy, prints nothing, or
+prints only lines in no format Fyan knows is a failed build with the reason (formats:
+``fyan.lean.diagnostics``). Used by the completion gate, the stage checks and SA-Pass.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from fyan.config import LeanSection
+from fyan.lean.diagnostics import BuildLog, Diagnostic, parse_lake_output
+from fyan.lean.runner import ProcessResult, run_process
+from fyan.lean.toolchain import Toolchain
+
+
+class BuildResult(BaseModel):
+    """A ``lake build`` run: the process, the parsed output and the verdict (``ok``, ``reason``)."""
+
+    targets: list[str]
+    process: ProcessResult
+    log: BuildLog
+    ok: bool
+    reason: str
+    log_file: str | None = None
+
+    def diagnostics_in(self, files: set[str]) -> list[Diagnostic]:
+        """Diagnostics of ``files`` (workspace-relative paths with ``/``)."""
+        return self.log.in_files(files)
+
+    def evidence(self) -> dict:
+        """What the gate report shows about this build."""
+        p = self.process
+        return {
+            "command": " ".join(p.argv), "cwd": p.cwd, "exit_code": p.exit_code, "duration_s": p.duration_s,
+            "timed_out": p.timed_out, "memory_exceeded": p.memory_exceeded, "sandboxed": p.sandboxed,
+            "sandbox_note": p.note, "log": self.log_file, "jobs": len(self.log.jobs),
+            "errors": sum(d.severity == "error" for d in self.log.diagnostics),
+            "warnings": sum(d.severity == "warning" for d in self.log.diagnostics),
+            "unrecognized_lines": len(self.log.unrecognized),
+        }
+
+
+def _verdict(targets: list[str], proc: ProcessResult, log: BuildLog) -> tuple[bool, str]:
+    what = "lake build " + " ".join(targets)
+    if proc.refused or (proc.exit_code is None and not proc.timed_out):
+        return False, f"{what} did not run: {proc.describe()}"
+    if proc.timed_out:
+        return False, f"{what} was {proc.describe()}"
+    if proc.memory_exceeded:
+        return False, f"{what} {proc.describe()}"
+    if proc.exit_code != 0:
+        reason = f"{what} failed ({proc.describe()})"
+        first = next((d for d in log.diagnostics if d.severity == "error" and d.file), None)
+        if first is not None:
+            text = first.text.splitlines()[0] if first.text else ""
+            reason += f"; first error: {first.file}:{first.line}:{first.column}: {text}"
+        elif not proc.output.strip():
+            reason += "; it printed nothing"
+        return False, reason
+    if not proc.output.strip():
+        return False, (f"{what} exited 0 but printed nothing: cannot confirm the build "
+                       "(expected Lake's progress and success lines)")
+    if log.succeeded is False:
+        return False, f"{what} exited 0 but its output reports failures ({', '.join(log.failed_targets) or 'build failed'})"
+    mentioned = any(j.target in targets for j in log.jobs)
+    if log.succeeded is None and not mentioned:
+        sample = next((u for u in log.unrecognized if u.strip()), "")
+        return False, (f"{what} exited 0 but printed output in no format Fyan knows "
+                       f"({len(log.unrecognized)} unrecognized line(s), e.g. {sample[:80]!r}): cannot confirm the build")
+    tail = (f"Build completed successfully ({log.job_count} job{'s' if log.job_count != 1 else ''})"
+            if log.job_count else "build succeeded")
+    return True, f"{what}: {tail} in {proc.duration_s:g} s"
+
+
+def lake_build(toolchain: Toolchain, workspace: Path, targets: list[str], config: LeanSection,
+               artifacts_dir: Path, name: str = "build") -> BuildResult:
+    """Run ``lake build <targets>`` in ``workspace`` (sandboxed, writes limited to it) and judge
+    it as the module docstring says. Never raises for a failing build."""
+    log_path = artifacts_dir / f"{name}.log"
+    proc = run_process(
+        [str(toolchain.lake), "build", *targets], cwd=workspace, timeout_s=config.build_timeout,
+        memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace], log_path=log_path,
+    )
+    log = parse_lake_output(proc.output)
+    ok, reason = _verdict(targets, proc, log)
+    return BuildResult(targets=targets, process=proc, log=log, ok=ok, reason=reason, log_file=str(log_path))
+
+
+def lake_env(toolchain: Toolchain, workspace: Path, args: list[str], config: LeanSection, artifacts_dir: Path,
+             name: str, stdin_text: str | None = None) -> ProcessResult:
+    """Run ``lake env <args>`` in ``workspace`` (e.g. ``lean --json --stdin`` for the probe, a
+    kernel checker on a module) under the same limits and sandbox as builds."""
+    return run_process(
+        [str(toolchain.lake), "env", *args], cwd=workspace, timeout_s=config.build_timeout,
+        memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace],
+        stdin_text=stdin_text, log_path=artifacts_dir / f"{name}.log",
+    )

@@ -1,0 +1,204 @@
+"""Frozen signatures: what a freeze binds, and what changed since (DESIGN.md §2, §3 check 3).
+
+When the semantic audit freezes a declaration, ``freeze_specs`` records
+
+* its **normalized signature** (kind, name, binders and type with whitespace collapsed; for a
+  definition also its body) and the SHA-256 of that text;
+* its **bound input files** (``bound_inputs``: project-relative path → SHA-256): the unit's
+  ``problem.tex`` and the ``Basic.lean`` of every upstream unit;
+* with a toolchain, from the probe (``fyan.lean.probe``) on the audited ``Statement.lean``:
+  the SHA-256 of the **elaborated statement** (``type_hash``: the full structure of the type,
+  plus the value of a definition), the digest of every **local definition** the statement
+  depends on (``bound_inputs["lean:<name>"]``), and the toolchain that elaborated it
+  (``bound_inputs["lean:@toolchain"]``).
+
+At gate time ``compare`` recomputes each of them and names exactly what changed: the source
+signature, a bound file, the elaborated statement (with the toolchain change when there was
+one), a local definition changed, no longer used or newly used. Any difference makes the
+certification **stale**; nothing carries over silently. A freeze made without a toolchain has
+no elaborated evidence; the gate then elaborates the audited ``Statement.lean`` again and uses
+that as the reference (``compare``'s ``reference`` argument).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fyan.lean import declarations
+from fyan.lean.probe import ProbeRecord
+from fyan.project import Project
+from fyan.state.models import FreezeRecord, UnitRecord
+from fyan.state.store import Store
+
+#: Prefix of ``bound_inputs`` keys that bind a local definition (``lean:<full name>``).
+LEAN_KEY = "lean:"
+#: ``bound_inputs`` key of the toolchain version that elaborated the frozen statement.
+TOOLCHAIN_KEY = "lean:@toolchain"
+
+
+def bound_files(project: Project, store: Store, unit: UnitRecord) -> dict[str, str]:
+    """The files a freeze of ``unit`` binds: ``problem.tex`` and every upstream unit's
+    ``Basic.lean`` (project-relative path → SHA-256)."""
+    from fyan.lean.package import upstream
+    from fyan.state.gateway import sha256_file
+
+    paths = [project.paths.unit(unit.id) / "problem.tex"]
+    paths += [project.paths.unit(d.id) / "Basic.lean" for d in upstream(store, unit.id)]
+    return {project.paths.rel(p): sha256_file(p) for p in paths if p.is_file()}
+
+
+def elaborated_bindings(record: ProbeRecord | None, toolchain_version: str | None) -> dict[str, str]:
+    """``bound_inputs`` entries from a probe record: local definitions and the toolchain."""
+    if record is None or not record.found or record.statement_hash is None:
+        return {}
+    out = {LEAN_KEY + name: d for name, d in record.local_digests.items()}
+    if toolchain_version:
+        out[TOOLCHAIN_KEY] = toolchain_version
+    return out
+
+
+def split_bindings(bound: dict[str, str]) -> tuple[dict[str, str], dict[str, str], str | None]:
+    """(files, local definitions by name, toolchain) of a freeze's ``bound_inputs``."""
+    files = {k: v for k, v in bound.items() if not k.startswith(LEAN_KEY)}
+    local = {k[len(LEAN_KEY):]: v for k, v in bound.items() if k.startswith(LEAN_KEY) and k != TOOLCHAIN_KEY}
+    return files, local, bound.get(TOOLCHAIN_KEY)
+
+
+def _short(h: str | None) -> str:
+    if not h:
+        return "none"
+    return h[:19] + "…" if len(h) > 20 else h
+
+
+@dataclass
+class Comparison:
+    """What changed for one frozen declaration (empty ``changes``: unchanged)."""
+
+    decl: str
+    changes: list[str] = field(default_factory=list)
+    compared: list[str] = field(default_factory=list)
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.changes)
+
+
+def compare_source(freeze: FreezeRecord, decls: list[declarations.Declaration], project_root: Path) -> Comparison:
+    """Compare a freeze with the candidate's source text and the bound files on disk."""
+    from fyan.state.gateway import sha256_file
+
+    c = Comparison(freeze.decl)
+    d = declarations.find(decls, freeze.decl)
+    if d is None:
+        c.changes.append(f"{freeze.decl}: not declared in Basic.lean")
+    elif d.frozen_signature != freeze.normalized_signature:
+        c.changes.append(f"{freeze.decl}: signature changed: frozen `{freeze.normalized_signature}`, now `{d.frozen_signature}`")
+    c.compared.append("signature")
+    files, _, _ = split_bindings(freeze.bound_inputs)
+    for rel, digest in sorted(files.items()):
+        path = project_root / rel
+        if not path.is_file():
+            c.changes.append(f"{freeze.decl}: bound input {rel} is missing since the freeze")
+        elif sha256_file(path) != digest:
+            c.changes.append(f"{freeze.decl}: bound input {rel} changed since the freeze")
+    c.compared.append("bound files")
+    return c
+
+
+def compare_compiled(freeze: FreezeRecord, record: ProbeRecord | None, toolchain_version: str | None,
+                     reference: ProbeRecord | None = None) -> Comparison:
+    """Compare a freeze with the probe's record of the compiled declaration.
+
+    The elaborated statement and the local definitions are compared with the freeze's own
+    evidence, or, when the freeze has none (frozen without a toolchain), with ``reference``:
+    the probe's record of the audited ``Statement.lean`` elaborated now. With neither, the
+    comparison fails closed.
+    """
+    c = Comparison(freeze.decl)
+    if record is None or not record.found:
+        c.changes.append(f"{freeze.decl}: not in the compiled environment")
+        return c
+    _, local, frozen_toolchain = split_bindings(freeze.bound_inputs)
+    if freeze.type_hash is not None:
+        expected, expected_local, source = freeze.type_hash, local, "the freeze"
+    elif reference is not None and reference.found and reference.statement_hash is not None:
+        expected, expected_local, source = reference.statement_hash, reference.local_digests, "the audited Statement.lean"
+        frozen_toolchain = None
+    else:
+        c.changes.append(f"{freeze.decl}: no elaborated reference (frozen without a toolchain and the audited "
+                         "Statement.lean could not be elaborated now)")
+        return c
+    if record.statement_hash != expected:
+        why = ""
+        if frozen_toolchain and toolchain_version and frozen_toolchain != toolchain_version:
+            why = f"; the toolchain changed since the freeze ({frozen_toolchain} → {toolchain_version})"
+        c.changes.append(f"{freeze.decl}: elaborated statement differs from {source} "
+                         f"({_short(expected)} → {_short(record.statement_hash)}){why}")
+    c.compared.append(f"elaborated statement (vs {source})")
+    now = record.local_digests
+    for name in sorted(set(expected_local) | set(now)):
+        if name not in now:
+            c.changes.append(f"{freeze.decl}: local definition {name} is no longer used by the statement")
+        elif name not in expected_local:
+            c.changes.append(f"{freeze.decl}: the statement now uses local definition {name}, not bound at the freeze")
+        elif now[name] != expected_local[name]:
+            c.changes.append(f"{freeze.decl}: local definition {name} changed since the freeze")
+    c.compared.append(f"{len(expected_local)} local definition(s)")
+    return c
+
+
+def freeze_specs(project: Project, store: Store, unit: UnitRecord, statement: str,
+                 decls: dict[str, declarations.Declaration], log_dir: Path, role: str = "root",
+                 discovery=None) -> tuple[list, str]:
+    """The ``FreezeSpec`` of each declaration in ``decls`` (full name → scanned declaration of
+    the audited ``statement``, a rendered ``Statement.lean``), and a note for the stage reason.
+
+    With a toolchain (``discovery``, default: ``fyan.lean.toolchain.discover``) the statement
+    is built in the unit's workspace and probed, and the elaborated evidence is bound as the
+    module docstring says; build and probe logs go to ``log_dir`` (``freeze-build.log``,
+    ``freeze-probe.log``). Without one, or when the build or probe fails, only the text and the
+    files are bound and the note says why (the gate then elaborates the audited statement
+    itself). Never raises for a toolchain problem.
+    """
+    from fyan.lean.lake import lake_build
+    from fyan.lean.package import unit_module
+    from fyan.lean.probe import run_probe
+    from fyan.lean.toolchain import discover
+    from fyan.lean.workspace import prepare_workspace
+    from fyan.state.gateway import FreezeSpec
+
+    files = bound_files(project, store, unit)
+    records: dict[str, ProbeRecord] = {}
+    disc = discovery or discover(project.config.lean, cwd=project.paths.lean)
+    tc = disc.toolchain
+    if tc is None:
+        note = f"elaborated types not recorded: {disc.problem}"
+    else:
+        module = unit_module(project, unit, "Statement")
+        try:
+            ws = prepare_workspace(project, unit, {"Statement": statement})
+        except OSError as e:
+            ws, note = None, f"elaborated types not recorded: cannot prepare the workspace: {e}"
+        if ws is not None:
+            build = lake_build(tc, ws.root, [module], project.config.lean, log_dir, "freeze-build")
+            if not build.ok:
+                note = f"elaborated types not recorded: {build.reason}"
+            else:
+                probe = run_probe(tc, ws.root, [module], list(decls), project.config.lean,
+                                  log_dir / "freeze-probe.log", local_prefix=project.config.lean_lib)
+                if probe.ok:
+                    records = probe.records
+                    note = f"elaborated statements recorded with {tc.version}"
+                else:
+                    note = f"elaborated types not recorded: {probe.problem}"
+    specs = []
+    for name, d in decls.items():
+        rec = records.get(name)
+        specs.append(FreezeSpec(
+            decl=name, role=role, normalized_signature=d.frozen_signature,
+            signature_hash=declarations.signature_hash(d.frozen_signature),
+            type_hash=rec.statement_hash if rec is not None and rec.found else None,
+            bound_inputs={**files, **elaborated_bindings(rec, tc.version if tc else None)},
+        ))
+    return specs, note

@@ -1,0 +1,182 @@
+"""The build sandbox and limits of ``fyan.lean.runner.run_process``, with real bubblewrap and
+ordinary commands (no Lean needed): writes outside the workspace, network, timeout, memory;
+and what happens without a usable ``bwrap``."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from fyan.lean.runner import bwrap_status, run_process
+
+BWRAP, WHY = bwrap_status()
+needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no usable bubblewrap here: {WHY}")
+
+
+@pytest.fixture
+def outside_tmp():
+    """A folder outside /tmp (the sandbox gives commands a private /tmp, so a write below /tmp
+    would vanish rather than fail): /var/tmp when writable."""
+    base = Path("/var/tmp")
+    if not (base.is_dir() and shutil.disk_usage(base)):
+        pytest.skip("/var/tmp not available")
+    d = Path(tempfile.mkdtemp(prefix="fyan-sandbox-test-", dir=base))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@needs_bwrap
+def test_writes_only_in_the_workspace(tmp_path, outside_tmp):
+    ws = outside_tmp / "project" / "workspaces" / "u"
+    ws.mkdir(parents=True)
+    units = outside_tmp / "project" / "units"
+    units.mkdir()
+    script = (
+        "echo ok > inside.txt; "
+        f"echo x > {units}/forged.lean; echo units=$?; "
+        f"echo y > {tmp_path}/escaped.txt; echo tmp=$?; "
+        "echo z > $HOME/.fyan-sandbox-test; echo home=$?"
+    )
+    result = run_process(["/bin/sh", "-c", script], cwd=ws, timeout_s=30, sandbox="require", writable=[ws])
+    assert result.sandboxed and result.exit_code == 0
+    assert (ws / "inside.txt").read_text() == "ok\n"
+    assert "units=2" in result.output and "Read-only file system" in result.output  # refused outright
+    assert not (units / "forged.lean").exists()
+    assert not (tmp_path / "escaped.txt").exists()  # the sandbox's /tmp is private: nothing reaches ours
+    assert not (Path.home() / ".fyan-sandbox-test").exists()
+    # control: the same command unsandboxed does write outside
+    run_process(["/bin/sh", "-c", f"echo x > {units}/control.lean"], cwd=ws, timeout_s=30, sandbox="off")
+    assert (units / "control.lean").exists()
+
+
+@needs_bwrap
+def test_no_network_inside(tmp_path):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    port = server.getsockname()[1]
+    accepted: list[object] = []
+
+    def serve():
+        server.settimeout(20)
+        try:
+            while True:
+                conn, _ = server.accept()
+                accepted.append(conn)
+                conn.close()
+        except OSError:
+            pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    client = (
+        "import socket, sys\n"
+        "for host, port in (('127.0.0.1', %d), ('192.0.2.1', 80)):\n"
+        "    s = socket.socket(); s.settimeout(3)\n"
+        "    try:\n"
+        "        s.connect((host, port)); print(host, 'connected')\n"
+        "    except OSError as e:\n"
+        "        print(host, 'failed', e.errno)\n" % port
+    )
+    inside = run_process([sys.executable, "-c", client], cwd=tmp_path, timeout_s=30, sandbox="require")
+    assert inside.sandboxed, inside.note
+    assert "127.0.0.1 failed" in inside.output and "192.0.2.1 failed" in inside.output
+    assert accepted == []  # nothing reached the host's loopback
+    outside = run_process([sys.executable, "-c", client], cwd=tmp_path, timeout_s=30, sandbox="off")
+    assert "127.0.0.1 connected" in outside.output  # control: the server is reachable from outside
+    time.sleep(0.2)
+    assert len(accepted) == 1
+    server.close()
+
+
+@needs_bwrap
+def test_killed_at_the_timeout_with_every_child(tmp_path):
+    late = tmp_path / "late.txt"
+    start = time.monotonic()
+    result = run_process(["/bin/sh", "-c", f"(sleep 3; echo late > {late}) & sleep 60"], cwd=tmp_path,
+                         timeout_s=1, sandbox="require")
+    assert result.timed_out and result.exit_code is None and result.sandboxed
+    assert result.note.startswith("killed at the timeout of 1 s")
+    assert time.monotonic() - start < 10
+    time.sleep(3.5)
+    assert not late.exists()  # the background child died with the sandbox
+
+
+@needs_bwrap
+def test_memory_limit_inside_the_sandbox(tmp_path):
+    hog = "x = bytearray(1024 * 1024 * 1024)\nprint('allocated')"
+    result = run_process([sys.executable, "-c", hog], cwd=tmp_path, timeout_s=60, memory_mb=300, sandbox="require")
+    assert result.sandboxed and result.exit_code not in (0, None)
+    assert result.memory_exceeded and "allocated" not in result.output
+    assert result.note.startswith("ran out of memory at the limit of 300 MiB")
+    fine = run_process([sys.executable, "-c", "x = bytearray(10 * 1024 * 1024); print('ok')"], cwd=tmp_path,
+                       timeout_s=60, memory_mb=300, sandbox="require")
+    assert fine.ok and fine.output.strip() == "ok"
+
+
+def test_memory_limit_unsandboxed(tmp_path):
+    hog = "x = bytearray(1024 * 1024 * 1024)\nprint('allocated')"
+    result = run_process([sys.executable, "-c", hog], cwd=tmp_path, timeout_s=60, memory_mb=300, sandbox="off")
+    assert result.memory_exceeded and not result.ok
+
+
+def test_without_bwrap_auto_says_so_and_require_refuses(tmp_path):
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = {"PATH": str(empty)}
+    marker = tmp_path / "ran.txt"
+    auto = run_process(["/bin/sh", "-c", f"echo ran > {marker}"], cwd=tmp_path, timeout_s=30, sandbox="auto", env=env)
+    assert auto.ok and not auto.sandboxed and marker.exists()
+    assert auto.note == "not sandboxed: bubblewrap (bwrap) is not installed (apt-get install bubblewrap)"
+    marker.unlink()
+    required = run_process(["/bin/sh", "-c", f"echo ran > {marker}"], cwd=tmp_path, timeout_s=30, sandbox="require",
+                           env=env, log_path=tmp_path / "refused.log")
+    assert required.refused and required.exit_code is None and not marker.exists()
+    assert required.note == 'refused: [lean] sandbox = "require" but bubblewrap (bwrap) is not installed (apt-get install bubblewrap)'
+    assert "refused" in (tmp_path / "refused.log").read_text()
+
+
+def test_bwrap_that_cannot_create_namespaces_is_detected(tmp_path):
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    bwrap = fake_bin / "bwrap"  # stands in for bwrap in a container without user namespaces
+    bwrap.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel "
+                     "does not allow non-privileged user namespaces' >&2\nexit 1\n")
+    bwrap.chmod(0o755)
+    path, why = bwrap_status(str(fake_bin))
+    assert path is None
+    assert why.startswith(f"bwrap ({bwrap}) cannot create its namespaces here: bwrap: No permissions")
+    env = {"PATH": str(fake_bin)}
+    auto = run_process(["/bin/sh", "-c", "echo hi"], cwd=tmp_path, timeout_s=30, sandbox="auto", env=env)
+    assert auto.ok and not auto.sandboxed and auto.note == f"not sandboxed: {why}"
+    required = run_process(["/bin/sh", "-c", "echo hi"], cwd=tmp_path, timeout_s=30, sandbox="require", env=env)
+    assert required.refused and required.output == ""
+
+
+def test_command_artifacts_record_command_exit_duration_and_log(tmp_path):
+    import json
+
+    result = run_process(["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], cwd=tmp_path, timeout_s=30,
+                         sandbox="off", log_path=tmp_path / "logs" / "build.log")
+    log = (tmp_path / "logs" / "build.log").read_text()
+    meta = json.loads((tmp_path / "logs" / "build.log.json").read_text())
+    assert log.startswith("$ /bin/sh -c echo out; echo err >&2; exit 3\n") and "out\nerr\n" in log
+    assert meta["argv"] == result.argv and meta["exit_code"] == 3 and meta["duration_s"] == result.duration_s
+    assert meta["log"] == "build.log" and meta["output_bytes"] == len("out\nerr\n")
+    crash = run_process(["/bin/sh", "-c", "kill -SEGV $$"], cwd=tmp_path, timeout_s=30, sandbox="off")
+    assert crash.exit_code == -11 and crash.describe() == "killed by SIGSEGV (crashed)"
+
+
+def test_bwrap_probe_is_the_real_one():
+    """With bubblewrap installed (CI installs it), the runner uses it."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed here (apt-get install bubblewrap)")
+    proc = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--unshare-net", "--", "true"], capture_output=True)
+    assert (BWRAP is not None) == (proc.returncode == 0), WHY
