@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from fyan.audit.record import AuditResult
+from fyan.audit.record import AuditResult, BridgeResult
 from fyan.gates.completion import GateReport, run_gate
 from fyan.gates.stages import check_gate
 from fyan.lean import declarations
@@ -109,8 +109,13 @@ def _audit(plan: dict[str, tuple[list[str], list[str]]], without_toolchain: set[
             more, _ = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, pick(bridges), ctx.attempt_dir,
                                    role="bridge", discovery=disc)
             specs += more
-        grade, routing = (1, "repair") if bridges else (3, "freeze")
-        result = AuditResult(valid=True, grade=grade, threshold=2, routing=routing, root=f"{ns}.{roots[0]}")
+        if bridges:  # a grade-1 statement routed to a bridge whose S0 passed its own audit
+            s0 = AuditResult(valid=True, grade=3, threshold=2, routing="freeze", root=f"{ns}.{bridges[0]}")
+            bridge = BridgeResult(name=f"{ns}.{bridges[0]}", lean=BRIDGE_STATEMENT, result=s0)
+            result = AuditResult(valid=True, grade=1, threshold=2, routing="bridge", root=f"{ns}.{roots[0]}",
+                                 bridge=bridge)
+        else:
+            result = AuditResult(valid=True, grade=3, threshold=2, routing="freeze", root=f"{ns}.{roots[0]}")
         return CheckOutcome(True, f"frozen by the test harness ({note})", freezes=specs,
                             derived={"audit/result.json": result.model_dump_json(indent=2).encode()})
 

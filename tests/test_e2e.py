@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from fyan.cli import main
 from fyan.intake.tex import read_tex

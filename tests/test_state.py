@@ -8,7 +8,6 @@ import re
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -56,15 +56,19 @@ def unit_inputs(project: Project, store: Store, unit: UnitRecord, *, statement: 
 
 def staleness(project: Project, store: Store, unit: UnitRecord, freezes: list[FreezeRecord] | None = None) -> list[str]:
     """Why the unit's frozen statements are stale (empty: current). A frozen statement is stale
-    when a bound input (``problem.tex``, an upstream unit's ``Basic.lean``) changed since the
-    freeze, or when the unit's current Lean text (``Basic.lean`` if written, else
+    when a bound file (``problem.tex``, an upstream unit's ``Basic.lean``) changed since the
+    freeze (elaborated bindings — local definitions, toolchain — need Lean and are compared by
+    the completion gate), or when the unit's current Lean text (``Basic.lean`` if written, else
     ``Statement.lean``) no longer declares it with the frozen signature (DESIGN.md §2)."""
     from fyan.state.gateway import sha256_file
+
+    from fyan.lean.signatures import split_bindings
 
     freezes = store.freezes(unit.id) if freezes is None else freezes
     reasons: list[str] = []
     for f in freezes:
-        for rel, digest in f.bound_inputs.items():
+        files, _, _ = split_bindings(f.bound_inputs)  # elaborated bindings are the gate's to compare
+        for rel, digest in files.items():
             path = project.paths.root / rel
             if not path.is_file():
                 reasons.append(f"{f.decl}: bound input {rel} is missing")

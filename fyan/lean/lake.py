@@ -82,7 +82,7 @@ def _verdict(targets: list[str], proc: ProcessResult, log: BuildLog) -> tuple[bo
                        f"({len(log.unrecognized)} unrecognized line(s), e.g. {sample[:80]!r}): cannot confirm the build")
     tail = (f"Build completed successfully ({log.job_count} job{'s' if log.job_count != 1 else ''})"
             if log.job_count else "build succeeded")
-    return True, f"{what}: {tail} in {proc.duration_s:g} s"
+    return True, f"{what}: {tail}"  # the duration is evidence, not part of the verdict
 
 
 def lake_build(toolchain: Toolchain, workspace: Path, targets: list[str], config: LeanSection,
