@@ -78,7 +78,12 @@ class Reference(BaseModel):
     )
     file: str
     line: int
+    page: int | None = Field(default=None, description="PDF page of the reference (``line`` is on it).")
     in_proof: bool = False
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:p{self.page}" if self.page is not None else f"{self.file}:{self.line}"
 
 
 class ProofBlock(BaseModel):

@@ -387,6 +387,7 @@ class _TexReader:
         self._context = _latex_context()
         self._env_specs: set[str] = set()
         self.ref_wrappers: dict[str, int] = {}  # macro -> index of its label argument
+        self.max_file_mib: float | None = None
         self.macros: list[str] = []
 
     def _announce_macros(self, text: str) -> None:
@@ -430,6 +431,10 @@ class _TexReader:
 
     def _load(self, path: Path) -> _SourceFile:
         rel = self._rel(path)
+        if self.max_file_mib is not None:
+            from fyan.intake import check_size
+
+            check_size(path, rel, self.max_file_mib)
         try:
             data = path.read_bytes()
         except OSError as e:
@@ -697,7 +702,7 @@ class _TexReader:
                 b.stmt.label = label
 
 
-def read_tex(main: Path, *, source_root: Path | None = None) -> Catalogue:
+def read_tex(main: Path, *, source_root: Path | None = None, max_file_mib: float | None = None) -> Catalogue:
     """Read the TeX document whose main file is ``main`` (following its ``\\input`` tree).
 
     Provenance paths are relative to ``source_root`` (default: ``main``'s folder). Returns a
@@ -706,6 +711,7 @@ def read_tex(main: Path, *, source_root: Path | None = None) -> Catalogue:
     main = main.resolve()
     root = (source_root or main.parent).resolve()
     reader = _TexReader(main, root)
+    reader.max_file_mib = max_file_mib
     reader.read_file(main, _Ctx())
     return Catalogue(
         source_root=str(root),

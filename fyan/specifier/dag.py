@@ -118,7 +118,7 @@ def extract_edges(
             ancestors = _ancestors(catalogue, index) if stmt.parent is not None else set()
             for ref in stmt.references:
                 site = catalogue.labels.get(ref.label)
-                where = f"{ref.file}:{ref.line}"
+                where = ref.where
                 if site is None:
                     unknown.append(f"{where}: \\{ref.macro}{{{ref.label}}} in {unit.id}: unknown label")
                     continue
@@ -150,7 +150,7 @@ def extract_edges(
             raise DagError(
                 f"{len(unknown)} reference(s) to labels defined nowhere in the document:\n  {shown}{more}",
                 hint="fix the labels, include the files that define them, or set "
-                '[intake] unknown_references = "warn" in fyan.toml',
+                '[intake] unknown_references = "warn" in fyan.toml (`fyan init --unknown-references warn`)',
             )
         notes.extend(f"{u} (ignored)" for u in unknown)
     if term_edges:
