@@ -180,17 +180,36 @@ def test_input_loop_is_reported(tmp_path):
         read_tex(tmp_path / "a.tex")
 
 
-def test_binary_and_missing_and_pdf_sources(tmp_path):
+def test_binary_missing_empty_oversized_and_broken_pdf_sources(tmp_path):
     junk = tmp_path / "junk.tex"
     junk.write_bytes(b"\x00\x01\x02binary\xff")
     with pytest.raises(InputError, match="binary file, not TeX"):
         read_source(junk)
     with pytest.raises(InputError, match="source file not found"):
         read_source(tmp_path / "nope.tex")
+    empty = write(tmp_path / "empty.tex", "")
+    with pytest.raises(InputError, match=r"empty\.tex: the file is empty"):
+        read_source(empty)
     pdf = tmp_path / "x.pdf"
     pdf.write_bytes(b"%PDF-1.7 ...")
-    with pytest.raises(InputError, match="PDF sources are not supported"):
+    with pytest.raises(InputError, match=r"x\.pdf: cannot read the PDF") as e:
         read_source(pdf)
+    assert "damaged or truncated" in e.value.hint
+
+
+def test_a_50_mb_file_is_refused_before_it_is_read(tmp_path):
+    big = tmp_path / "big.tex"
+    with big.open("wb") as f:  # 50 MiB of real TeX text
+        line = b"\\begin{lemma} x \\end{lemma} % padding padding padding padding padding\n"
+        f.write(line * (50 * 1024 * 1024 // len(line) + 1))
+    with pytest.raises(InputError, match=r"big\.tex: 50\.0 MiB is larger than the 32 MiB limit") as e:
+        read_source(big)
+    assert "max_file_mib" in e.value.hint
+    # an included file is held to the limit too (here a small limit, to keep the test fast)
+    write(tmp_path / "main.tex", "\\input{part}\n")
+    write(tmp_path / "part.tex", "\\begin{lemma} y \\end{lemma}\n" * 2000)
+    with pytest.raises(InputError, match=r"part\.tex: 0\.1 MiB is larger than the 0\.01 MiB limit"):
+        read_source(tmp_path / "main.tex", max_file_mib=0.01)
 
 
 def test_latin1_file_is_read_with_a_warning(tmp_path):

@@ -85,6 +85,15 @@ class Reference(BaseModel):
     def where(self) -> str:
         return f"{self.file}:p{self.page}" if self.page is not None else f"{self.file}:{self.line}"
 
+    @property
+    def shown(self) -> str:
+        """The reference as the source writes it: ``\\ref{x}``, ``](#x)``, ``'Lemma 2.1'``."""
+        if self.macro == "link":
+            return f"](#{self.label})"
+        if self.macro == "text":
+            return f"'{self.label}'"
+        return f"\\{self.macro}{{{self.label}}}"
+
 
 class ProofBlock(BaseModel):
     body: str = Field(description="Verbatim TeX of the proof environment.")

@@ -246,6 +246,9 @@ def render_content(project: Project, store: Store) -> tuple[str, dict[str, int]]
 def render_common(catalogue: Catalogue, kinds: list[str]) -> str:
     lines = ["% Written by `fyan export blueprint`: theorem environments and the document's macros.", ""]
     envs = list(dict.fromkeys(_env(k) for k in kinds))
+    if "theorem" in envs:  # the shared counter is the theorem counter, as in leanblueprint's template
+        envs.remove("theorem")
+        envs.insert(0, "theorem")
     first = envs[0] if envs else "theorem"
     for i, env in enumerate(envs):
         name = _DISPLAY_NAMES.get(env, env.capitalize())

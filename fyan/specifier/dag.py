@@ -120,7 +120,7 @@ def extract_edges(
                 site = catalogue.labels.get(ref.label)
                 where = ref.where
                 if site is None:
-                    unknown.append(f"{where}: \\{ref.macro}{{{ref.label}}} in {unit.id}: unknown label")
+                    unknown.append(f"{where}: {ref.shown} in {unit.id}: unknown label")
                     continue
                 if site.statement_index is None:
                     continue  # a section, figure or equation label outside any statement
@@ -136,8 +136,7 @@ def extract_edges(
                 if target == unit.id:
                     continue
                 origin: EdgeOrigin = "uses" if ref.macro == "uses" else "ref"
-                shown = ref.label if ref.macro in ("text", "link") else f"\\{ref.macro}{{{ref.label}}}"
-                add(unit.id, target, origin, ref.in_proof, f"{where} {shown}")
+                add(unit.id, target, origin, ref.in_proof, f"{where} {ref.shown}")
             if stmt.parent is not None:
                 outer = owner.get(stmt.parent)
                 if outer is not None and outer != unit.id:

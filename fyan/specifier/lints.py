@@ -255,10 +255,10 @@ def _undeclared(item: LintInput, label_units: Mapping[str, str]) -> list[Finding
     allowed = set(item.depends_on) | set(item.context_units) | {item.unit}
     seen: set[tuple[str, str]] = set()
     text = item.problem_tex
-    start = text.find(END)
-    offset_line = text.count("\n", 0, start + len(END)) if start >= 0 else 0
+    end = text.find(END)
+    first_line = text.count("\n", 0, end + len(END)) + 2 if end >= 0 else 1  # the line after the block
     body = strip_provenance(text)
-    for n, line in enumerate(_uncommented(body).split("\n"), start=offset_line + 1):
+    for n, line in enumerate(_uncommented(body).split("\n"), start=first_line):
         labels = [x.strip() for m in _TEX_REF.finditer(line) for x in m.group(1).split(",")]
         labels += _LINK.findall(line)
         labels += [f"{word} {number}" for _, word, number in find_references(line)]
