@@ -90,8 +90,17 @@ def _latex_context() -> macrospec.LatexContextDb:
         macrospec.MacroSpec("label", "{"),
         macrospec.MacroSpec("proves", "{"),
     ]
-    ctx.add_context_category("fyan", macros=specs, prepend=True)
+    _add_specs(ctx, macros=specs)
     return ctx
+
+
+def _add_specs(ctx: macrospec.LatexContextDb, macros=(), environments=()) -> None:
+    """Put specs in front of every default definition. They go into the first category of the
+    database rather than a new category: pylatexenc scans every category for specials at every
+    character, so each extra category costs parse time (pylatexenc 2.x ``LatexContextDb``)."""
+    first = ctx.d[ctx.category_list[0]]
+    first["macros"].update((m.macroname, m) for m in macros)
+    first["environments"].update((e.environmentname, e) for e in environments)
 
 
 _NEWTHEOREM = re.compile(r"\\(?:newtheorem\*?\s*\{([^{}]+)\}|declaretheorem\s*(?:\[[^\]]*\])?\s*\{([^{}]+)\})")
@@ -396,11 +405,8 @@ class _TexReader:
         definition verbatim for the blueprint export."""
         wrappers = {k: v for k, v in _wrappers(text).items() if k not in self.ref_wrappers}
         if wrappers:
-            self._context.add_context_category(
-                f"fyan-refs-{len(self.ref_wrappers)}",
-                macros=[macrospec.MacroSpec(name, spec) for name, (_, spec) in sorted(wrappers.items())],
-                prepend=True,
-            )
+            _add_specs(self._context,
+                       macros=[macrospec.MacroSpec(name, spec) for name, (_, spec) in sorted(wrappers.items())])
             self.ref_wrappers.update({name: index for name, (index, _) in wrappers.items()})
         for m in _MACRO_DEFINITION.finditer(text):
             line_start = text.rfind("\n", 0, m.start()) + 1
@@ -415,11 +421,7 @@ class _TexReader:
         names = {m.group(1) or m.group(2) for m in _NEWTHEOREM.finditer(text)} - self._env_specs
         names = {n.strip() for n in names if n and n.strip()}
         if names:
-            self._context.add_context_category(
-                f"fyan-theorems-{len(self._env_specs)}",
-                environments=[macrospec.EnvironmentSpec(n, "[") for n in sorted(names)],
-                prepend=True,
-            )
+            _add_specs(self._context, environments=[macrospec.EnvironmentSpec(n, "[") for n in sorted(names)])
             self._env_specs |= names
 
     # -- files -----------------------------------------------------------------------------
