@@ -72,6 +72,7 @@ def text_page(lines: list[tuple[str, str] | str], top: float = 740, step: float 
 
 
 def write_pdf(path: Path, pages: list[list[Line]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(make_pdf(pages))
     return path
 
