@@ -58,7 +58,7 @@ def test_export_of_the_completed_example_round_trips(example, fake_lake, capsys,
     assert code == 0 and report["units"] == 11 and report["leanok_proofs"] == 11 and report["leanok_statements"] == 11
     out = example / "blueprint" / "src"
     assert set(report["written"]) == {"content.tex", "macros/common.tex", "web.tex", "print.tex", "macros/web.tex",
-                                      "macros/print.tex"}
+                                      "macros/print.tex", "plastex.cfg"}
     content = (out / "content.tex").read_text()
     store = Store(example / ".fyan" / "state.db")
     for u in store.units():
@@ -76,7 +76,7 @@ def test_export_of_the_completed_example_round_trips(example, fake_lake, capsys,
     # a second export keeps the files a user may have edited
     (out / "web.tex").write_text("% mine\n")
     code, report = run(capsys, "export", "blueprint", str(example))
-    assert report["kept"] == ["web.tex", "print.tex", "macros/web.tex", "macros/print.tex"]
+    assert report["kept"] == ["web.tex", "print.tex", "macros/web.tex", "macros/print.tex", "plastex.cfg"]
     assert (out / "web.tex").read_text() == "% mine\n"
 
 

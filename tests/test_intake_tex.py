@@ -357,3 +357,17 @@ def test_statement_recall_on_every_corpus_tex_document():
         assert Counter(s.env for s in cat.statements) == expected, rel  # 100% of theorem-like envs
         checked += 1
     assert checked >= 30
+
+
+def test_blueprint_macros_statement_and_proof_level(tmp_path):
+    main = write(tmp_path / "c.tex", r"""\begin{definition}\label{d}\lean{Nat.Prime}\mathlibok A prime.\end{definition}
+\begin{lemma}\label{l}\lean{Foo.bar, Foo.baz}\leanok\uses{d} Statement.\end{lemma}
+\begin{proof}\uses{d}\leanok Proof.\end{proof}
+\begin{theorem}\label{t}\uses{l} T.\end{theorem}
+\begin{proof}\uses{d, l} P.\end{proof}
+""")
+    d, lemma, t = read_tex(main).statements
+    assert (d.lean_names, d.mathlibok, d.leanok) == (["Nat.Prime"], True, False)
+    assert (lemma.lean_names, lemma.leanok, lemma.proof.leanok) == (["Foo.bar", "Foo.baz"], True, True)
+    assert (t.leanok, t.proof.leanok) == (False, False)
+    assert [(r.label, r.in_proof) for r in t.references] == [("l", False), ("d", True), ("l", True)]

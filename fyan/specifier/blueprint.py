@@ -11,8 +11,11 @@ files of a leanblueprint project (the layout ``leanblueprint new`` creates):
   and the statement text; then the document's proof, if any;
 * ``macros/common.tex`` — always rewritten: ``\\newtheorem`` for every unit kind and the
   document's own macro definitions (so the statements render);
-* ``web.tex``, ``print.tex``, ``macros/web.tex``, ``macros/print.tex`` — only when missing (a
-  blueprint folder you already have keeps its own).
+* ``web.tex``, ``print.tex``, ``macros/web.tex``, ``macros/print.tex``, ``plastex.cfg`` — only
+  when missing (a blueprint folder you already have keeps its own).
+
+Checked by rendering with leanblueprint 0.0.20 / plasTeX 3.1 (``plastex -c plastex.cfg web.tex``;
+plasTeX finds ``macros/common`` through TeX Live's ``kpsewhich``, as for any leanblueprint).
 
 Inside statement and proof texts the blueprint macros of the source (``\\uses``, ``\\lean``,
 ``\\leanok``, ``\\mathlibok``, ``\\proves``, the unit's own ``\\label``) are removed and written
@@ -274,6 +277,7 @@ WEB_TEX = """% Web version of the blueprint (plasTeX + leanblueprint). Written b
 
 \\usepackage{{amssymb, amsthm, amsmath}}
 \\usepackage{{hyperref}}
+\\usepackage[capitalize]{{cleveref}}
 \\usepackage[showmore, dep_graph, thms={thms}]{{blueprint}}
 
 \\input{{macros/common}}
@@ -294,6 +298,7 @@ PRINT_TEX = """% Printable version of the blueprint (pdflatex/xelatex). Written 
 \\usepackage{{amssymb, amsthm, amsmath, mathtools}}
 \\usepackage{{expl3}}
 \\usepackage[colorlinks=true]{{hyperref}}
+\\usepackage[capitalize]{{cleveref}}
 
 \\input{{macros/common}}
 \\input{{macros/print}}
@@ -304,6 +309,26 @@ PRINT_TEX = """% Printable version of the blueprint (pdflatex/xelatex). Written 
 \\maketitle
 \\input{{content}}
 \\end{{document}}
+"""
+
+PLASTEX_CFG = """# plasTeX configuration for `leanblueprint web` (or `plastex -c plastex.cfg web.tex`).
+# Written by `fyan export blueprint` when missing; edit it freely.
+[general]
+renderer=HTML5
+copy-theme-extras=yes
+plugins=plastexdepgraph plastexshowmore leanblueprint
+
+[document]
+toc-depth=3
+toc-non-files=True
+
+[files]
+directory=../web/
+split-level=0
+
+[html5]
+localtoc-level=0
+mathjax-dollars=False
 """
 
 MACROS_WEB = "% Macros for the web version only (plasTeX provides the blueprint macros).\n"
@@ -341,7 +366,7 @@ def export_blueprint(project: Project, out: Path | None = None) -> BlueprintRepo
     title = _tex_escape(project.name)
     always = {"content.tex": content, "macros/common.tex": render_common(catalogue, kinds)}
     if_missing = {"web.tex": WEB_TEX.format(thms=thms, title=title), "print.tex": PRINT_TEX.format(title=title),
-                  "macros/web.tex": MACROS_WEB, "macros/print.tex": MACROS_PRINT}
+                  "macros/web.tex": MACROS_WEB, "macros/print.tex": MACROS_PRINT, "plastex.cfg": PLASTEX_CFG}
     written, kept = [], []
     for rel, text in always.items():
         _write(out / rel, text)
