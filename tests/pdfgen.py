@@ -53,16 +53,19 @@ def make_pdf(pages: list[list[Line]], size: tuple[int, int] = (612, 792)) -> byt
     return bytes(out)
 
 
-def text_page(lines: list[tuple[str, str] | str], top: float = 740, step: float = 14, x: float = 72) -> list[Line]:
-    """A page from simple lines: a str is a body line; ("B", "Theorem 1.") + rest is a heading
-    line written as (heading, rest) pairs; "" leaves a paragraph gap (one extra step)."""
+def text_page(lines: list, top: float = 740, step: float = 14, x: float = 72) -> list[Line]:
+    """A page from simple lines: a str is a body line; a pair (heading, rest) is a line whose
+    heading is bold; a list [(font, text), ...] gives the runs ("B" bold, "R" regular)
+    explicitly; "" leaves a paragraph gap (one extra step)."""
     out: list[Line] = []
     y = top
     for line in lines:
         if line == "":
             y -= step
             continue
-        if isinstance(line, tuple):
+        if isinstance(line, list):
+            out.append((x, y, line))
+        elif isinstance(line, tuple):
             head, rest = line
             out.append((x, y, [("B", head), ("R", rest)]))
         else:

@@ -82,6 +82,17 @@ def test_paired_ernst_chapter_two_against_the_taste_of_number_theory_tex(ernst):
         assert appears_in_order(words(t.body), page), (t.label, p.label, p.provenance)
     assert found[1].body == "Theorem 2.2. If n is an even integer, then n2 is an even integer."
     assert found[2].body == "Theorem 2.3. The sum of two consecutive integers is odd."  # not the prose after it
+    # the same dependency edges: the definitions' bold terms in the PDF, \\textbf in the TeX
+    tex_units = build_units(tex, KINDS)
+    tex_edges, _ = extract_edges(tex, tex_units)
+    tex_number = {u.id: f"2.{u.statements[0] + 1}" for u in tex_units}  # 2.1 ... 2.15 in order
+    pdf_units = build_units(pdf, KINDS)
+    pdf_edges, _ = extract_edges(pdf, pdf_units)
+    pdf_number = {u.id: pdf.statements[u.statements[0]].number for u in pdf_units}
+    section = {f"2.{k}" for k in range(1, 16)}
+    assert len(tex_edges) == 10
+    assert {(tex_number[e.unit], tex_number[e.depends_on]) for e in tex_edges} == {
+        (pdf_number[e.unit], pdf_number[e.depends_on]) for e in pdf_edges if pdf_number[e.unit] in section}
 
 
 def test_every_numbered_statement_of_the_book_is_found(ernst):
@@ -111,7 +122,7 @@ def test_generated_pdf_headings_paragraphs_proofs_and_references(tmp_path):
     path = write_pdf(tmp_path / "notes.pdf", [
         text_page([
             "Some introduction text here.",
-            ("Definition 1.1.", " An integer n is even if n = 2k."),
+            [("B", "Definition 1.1."), ("R", " An integer n is "), ("B", "even"), ("R", " if n = 2k.")],
             "",
             "After the definition, prose follows.",
             ("Theorem 1.2 (Squares).", " If n is even, then n^2 is even, by Definition 1.1."),
@@ -136,6 +147,7 @@ def test_generated_pdf_headings_paragraphs_proofs_and_references(tmp_path):
         ("Definition 1.1", "definition", None), ("Theorem 1.2", "theorem", "Squares"), ("Lemma 1.3", "lemma", None)]
     d, t, lemma = cat.statements
     assert d.body == "Definition 1.1. An integer n is even if n = 2k."  # ends at the paragraph gap
+    assert d.defined_terms == ["even"]  # set in the headings' bold font
     assert t.proof.body == "Proof. Write n = 2k by Definition 1.1 and Lemma 9.9.\nThen n^2 = 2(2k^2). QED"
     assert lemma.body.endswith("Corollary 1.4 is cited but does not exist.") and "2" not in lemma.body.split("\n")
     assert [(r.label, r.in_proof, r.page) for r in t.references] == [("Definition 1.1", False, 1), ("Definition 1.1", True, 1)]

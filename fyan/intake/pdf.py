@@ -23,7 +23,9 @@ Heuristics, all deterministic:
   starts at the left margin with a capital letter, after a line ending a sentence (lists and
   displayed formulas inside a statement are kept); at most ``MAX_STATEMENT_LINES`` lines;
 * a proof (``Proof.``, ``Proof of Theorem 2.3.``) runs to its end mark (□ ∎ ■, Q.E.D.) or the
-  next statement or section heading, and belongs to the statement it names or the one before.
+  next statement or section heading, and belongs to the statement it names or the one before;
+* a definition's defined terms (for the Specifier's term edges) are the words it sets in the
+  headings' bold font ("An integer n is **even** if ..."), connectives excepted.
 
 Errors (``InputError``): not a PDF, damaged or truncated, encrypted with a password, no text
 layer (a scan: run OCR first). Warnings: opened with an empty user password, pypdf's own
@@ -77,6 +79,7 @@ class _Line:
     y: float | None = None
     font: str | None = None
     skip: bool = False  # running head or page number
+    runs: list[tuple[str, str | None]] = field(default_factory=list)  # (text, font) pieces
 
 
 @dataclass
@@ -190,12 +193,15 @@ def _read_pages(path: Path, rel: str) -> _Pages:
 
 def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
     geometry: list[tuple[float | None, float | None, str | None]] = []
+    runs: list[list[tuple[str, str | None]]] = [[]]
     current: tuple[float | None, float | None, str | None] | None = None
     joined = "".join(c[0] for c in chunks)
     if joined == raw:
         for text, cm, tm, font in chunks:
             parts = text.split("\n")
             for i, part in enumerate(parts):
+                if part:
+                    runs[-1].append((part, font))
                 if current is None and part.strip():
                     x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
                     y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
@@ -204,13 +210,15 @@ def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
                     out.fonts[font] += len(part.strip())  # body font: text that does not start a line
                 if i < len(parts) - 1:
                     geometry.append(current or (None, None, None))
+                    runs.append([])
                     current = None
     geometry.append(current or (None, None, None))
     texts = [unicodedata.normalize("NFKC", t) for t in raw.split("\n")]
     offset = 0
     for no, text in enumerate(texts, start=1):
         x, y, font = geometry[no - 1] if no - 1 < len(geometry) else (None, None, None)
-        out.lines.append(_Line(number, no, offset, offset + len(text), text, x, y, font))
+        out.lines.append(_Line(number, no, offset, offset + len(text), text, x, y, font,
+                               runs=runs[no - 1] if no - 1 < len(runs) else []))
         offset += len(text) + 1
     out.texts.append("\n".join(texts))
 
@@ -337,6 +345,7 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
     gap = _line_gap(lines)
     margins = _left_margin(lines)
     boundaries = [h.line for h in headings]
+    heading_fonts = {lines[h.line].font for h in headings if h.kind not in ("section", "proof")} - {None, body_font}
 
     statements: list[Statement] = []
     labels: dict[str, LabelSite] = {}
@@ -401,8 +410,9 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
                 f"{statements[labels[label].statement_index].provenance.page_start}); the second is left unlabelled"
             )
             label = None
+        terms = _defined_terms(lines[h.line : last + 1], heading_fonts) if h.kind == "definition" else []
         stmt = Statement(index=index, kind=h.kind, env=h.word.lower(), label=label, labels=[label] if label else [],
-                         title=h.title, number=h.number, body=body, provenance=prov)
+                         title=h.title, number=h.number, body=body, provenance=prov, defined_terms=terms)
         statements.append(stmt)
         if label is not None:
             labels[label] = LabelSite(label=label, file=rel, line=prov.line_start, statement_index=index)
@@ -432,6 +442,35 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
         warnings.append(f"{rel}: {where}: '{name}' matches no statement of the document; no edge")
     return Catalogue(source_root=str(root), format="pdf", main_file=rel, files=[rel], statements=statements,
                      labels=labels, warnings=warnings), pages.texts
+
+
+_STOPWORDS = frozenset("a an and are as at be by for from if iff in is it not of on only or so such than that "
+                       "the then there to we with".split())
+
+
+def _defined_terms(span: list[_Line], fonts: set[str | None]) -> list[str]:
+    """Words a definition sets in its headings' (bold) font: the terms it defines ("An integer n
+    is **even** if ..."), after the heading itself. A term hyphenated across lines is joined;
+    connectives set in bold ("not", "and", "if and only if") are not terms."""
+    pieces: list[tuple[str, bool]] = []
+    for k, line in enumerate(span):
+        if line.skip:
+            continue
+        runs = line.runs[1:] if k == 0 else line.runs  # the first run of the first line is the heading
+        pieces += [(text, font in fonts and bool(text.strip())) for text, font in runs]
+        pieces.append(("\n", pieces[-1][1] if pieces and pieces[-1][0].rstrip().endswith("-") else False))
+    terms: list[str] = []
+    current = ""
+    for text, bold in pieces + [("", False)]:
+        if bold:
+            current += text
+            continue
+        joined = re.sub(r"-\n", "", unicodedata.normalize("NFKC", current))
+        term = " ".join(re.sub(r"[^\w\s'-]", " ", joined).split()).lower().strip("-")
+        if len(term) >= 3 and term not in terms and not set(term.split()) <= _STOPWORDS and not term.isdigit():
+            terms.append(term)
+        current = ""
+    return terms
 
 
 def _proof_target(target: str | None, statements: list[Statement], labels: dict[str, LabelSite],

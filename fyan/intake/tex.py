@@ -27,8 +27,10 @@ records. What it understands:
   (``Catalogue.macros``) for the blueprint export.
 
 Errors (``InputError``, always naming file and line): unreadable or binary file, a file with no
-TeX in it, unbalanced ``\\begin``/``\\end``, a missing ``\\input`` file, an ``\\input`` loop, a
-label defined twice. Non-UTF-8 files are read as Latin-1 with a warning.
+TeX in it, unbalanced ``\\begin``/``\\end``, a missing ``\\input`` file (the hint names the
+folder where it exists, if any), an ``\\input`` loop, a label defined twice, a file over the
+size limit. Non-UTF-8 files are read as Latin-1 with a warning; a missing ``\\include`` is a
+warning.
 """
 
 from __future__ import annotations
