@@ -233,9 +233,11 @@ def test_reference_macros_defined_by_the_document_are_references(tmp_path):
 \begin{lemma}\label{lem:b} B \end{lemma}
 \begin{theorem}\label{thm:c} By \thmref{lem:a}, \lemref[Lem.]{lem:b}, \eqnref{eq:a} and \Thmref*{lem:b}.
 \end{theorem}
+\begin{proof}[Proof of \thmref{lem:a}] Direct. \end{proof}
 \end{document}
 """)
     cat = read_tex(main)
+    assert cat.by_label("lem:a").proof is not None and cat.by_label("thm:c").proof is None
     refs = [(r.label, r.macro) for r in cat.by_label("thm:c").references]
     # \thmref is defined in a file read after main.tex was parsed: still a reference
     assert refs == [("lem:a", "thmref"), ("lem:b", "lemref"), ("eq:a", "eqnref"), ("lem:b", "Thmref")]

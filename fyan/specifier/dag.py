@@ -197,6 +197,7 @@ def _term_edges(catalogue: Catalogue, units: list[UnitSpec], edges: dict) -> Non
         stmt = catalogue.statements[unit.statements[0]]
         text = stmt.body
         plain = _META.sub(" ", text)
+        lowered = plain.lower()
         compact: str | None = None
         for d, keys in definitions:
             if d.order >= unit.order or (unit.id, d.id) in linked:
@@ -208,7 +209,8 @@ def _term_edges(catalogue: Catalogue, units: list[UnitSpec], edges: dict) -> Non
                     found = pattern.search(compact) is not None
                     m = None
                 else:
-                    m = pattern.search(plain)
+                    needle = shown.split('"', 1)[1][:-1].lower()
+                    m = pattern.search(plain) if needle in lowered else None  # cheap test first
                     found = m is not None
                 if not found:
                     continue
