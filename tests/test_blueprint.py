@@ -137,3 +137,20 @@ def test_export_before_ingest_is_an_error(tmp_path, capsys):
     write(tmp_path / "p" / "fyan.toml", '[project]\nname = "p"\nsource = "source/m.tex"\n')
     assert main(["export", "blueprint", str(tmp_path / "p")]) == 4
     assert "has not been ingested yet" in capsys.readouterr().err
+
+
+def test_claims_nested_in_a_proof_are_exported_once(tmp_path, capsys):
+    source = write(tmp_path / "doc" / "m.tex", r"""\newtheorem{claim}{Claim}
+\begin{theorem}\label{t} $n > 1$. \end{theorem}
+\begin{proof}
+\begin{claim}\label{c} $n \ge 2$. \end{claim}
+\begin{proof} Trivial. \end{proof}
+Hence the theorem.
+\end{proof}
+""")
+    assert main(["init", str(tmp_path / "p"), "--source", str(source)]) == 0
+    assert main(["export", "blueprint", str(tmp_path / "p")]) == 0
+    content = (tmp_path / "p" / "blueprint" / "src" / "content.tex").read_text()
+    assert content.count("\\label{c}") == 1 and "(\\cref{c})" in content and "Hence the theorem." in content
+    before, after, _ = round_trip(tmp_path / "p")
+    assert after == before and before[1] == {("t", "c"): True}

@@ -373,3 +373,13 @@ def test_blueprint_macros_statement_and_proof_level(tmp_path):
     assert (lemma.lean_names, lemma.leanok, lemma.proof.leanok) == (["Foo.bar", "Foo.baz"], True, True)
     assert (t.leanok, t.proof.leanok) == (False, False)
     assert [(r.label, r.in_proof) for r in t.references] == [("l", False), ("d", True), ("l", True)]
+
+
+def test_subfile_trees(tmp_path):
+    main = write(tmp_path / "main.tex", "\\documentclass{article}\\usepackage{subfiles}\n\\begin{document}\n"
+                 "\\subfile{sections/one}\n\\end{document}\n")
+    write(tmp_path / "sections" / "one.tex", "\\documentclass[../main.tex]{subfiles}\n\\begin{document}\n"
+          "\\begin{lemma}\\label{a} x \\end{lemma}\n\\end{document}\n")
+    cat = read_tex(main)
+    assert cat.files == ["main.tex", "sections/one.tex"]
+    assert [(s.label, str(s.provenance)) for s in cat.statements] == [("a", "sections/one.tex:3-3")]

@@ -143,9 +143,9 @@ def _heading_free(stmt: Statement) -> str:
 
 
 def _statement_body(stmt: Statement, catalogue: Catalogue, own_label: str | None, macros: set[str],
-                    defined: set[str]) -> str:
+                    defined: set[str], nested: dict[int, str]) -> str:
     if catalogue.format == "tex":
-        text = _remove_blueprint_macros(_inner_tex(stmt.body), own_label)
+        text = _remove_blueprint_macros(_inner_tex(_without_nested(stmt.body, stmt, catalogue, nested)), own_label)
         return _rewrite_references(text, macros, defined).strip("\n")
     text = _heading_free(stmt)
     if catalogue.format == "pdf":
@@ -153,11 +153,25 @@ def _statement_body(stmt: Statement, catalogue: Catalogue, own_label: str | None
     return _markdown_to_tex(text, defined)
 
 
-def _proof_body(stmt: Statement, catalogue: Catalogue, macros: set[str], defined: set[str]) -> str:
+def _without_nested(text: str, stmt: Statement, catalogue: Catalogue, labels: dict[int, str]) -> str:
+    """``text`` (a statement's or proof's TeX) with the statements nested in it, which are units
+    of their own in the export, replaced by a reference to them (their proofs dropped)."""
+    for child in catalogue.statements:
+        if child.parent != stmt.index or child.index not in labels:
+            continue
+        text = text.replace(child.body, f"(\\cref{{{labels[child.index]}}})")
+        if child.proof is not None:
+            text = text.replace(child.proof.body, "")
+    return text
+
+
+def _proof_body(stmt: Statement, catalogue: Catalogue, macros: set[str], defined: set[str],
+                nested: dict[int, str]) -> str:
     if stmt.proof is None:
         return ""
     if catalogue.format == "tex":
-        text = _remove_blueprint_macros(_inner_tex(stmt.proof.body), None)
+        body = _without_nested(stmt.proof.body, stmt, catalogue, nested)
+        text = _remove_blueprint_macros(_inner_tex(body), None)
         return _rewrite_references(text, macros, defined).strip("\n")
     text = re.sub(r"^\s*(?:\*\*|__|\*|_)?Proof[^.:]*[.:](?:\*\*|__|\*|_)?\s*", "", stmt.proof.body.strip())
     return _tex_escape(text) if catalogue.format == "pdf" else _markdown_to_tex(text, defined)
@@ -185,6 +199,7 @@ def render_content(project: Project, store: Store) -> tuple[str, dict[str, int]]
     units = store.units()
     views = store.views(project.config.scheduler.attempts_per_stage)
     labels = _labels(units, catalogue)
+    nested = {u.statements[0]: labels[u.id] for u in units}  # statement index -> its export label
     exported = {i for u in units for i in u.statements}
     defined = set(labels.values())
     for i in exported:
@@ -228,10 +243,10 @@ def render_content(project: Project, store: Store) -> tuple[str, dict[str, int]]
             out.append(f"  \\uses{{{', '.join(stmt_uses)}}}")
             counts["uses"] += len(stmt_uses)
         bodies = [_statement_body(catalogue.statements[i], catalogue, u.label if i == u.statements[0] else None,
-                                  macros, defined) for i in u.statements]
+                                  macros, defined, nested) for i in u.statements]
         out.append("\n\n".join(b for b in bodies if b.strip()))
         out.append(f"\\end{{{env}}}")
-        proof = _proof_body(first, catalogue, macros, defined)
+        proof = _proof_body(first, catalogue, macros, defined, nested)
         if proof or proof_uses or complete:
             out.append("\\begin{proof}")
             if proof_uses:
