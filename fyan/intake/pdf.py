@@ -20,8 +20,9 @@ Heuristics, all deterministic:
   are dropped from statement text;
 * a statement ends before the next statement, proof or section heading, or at the end of its
   paragraph: a line after a vertical gap wider than 1.35 times the usual line spacing that
-  starts at the left margin with a capital letter, after a line ending a sentence (lists and
-  displayed formulas inside a statement are kept); at most ``MAX_STATEMENT_LINES`` lines;
+  starts at the left margin with a capital letter, after a line ending a sentence, or a block
+  of prose set apart after a finished sentence (an epigraph); lists and displayed formulas
+  inside a statement are kept; at most ``MAX_STATEMENT_LINES`` lines;
 * a proof (``Proof.``, ``Proof of Theorem 2.3.``) runs to its end mark (□ ∎ ■, Q.E.D.) or the
   next statement or section heading, and belongs to the statement it names or the one before;
 * a definition's defined terms (for the Specifier's term edges) are the words it sets in the
@@ -308,7 +309,12 @@ def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[
     ended = re.search(r"[.!?”\"]\s*$", prev.text) is not None
     margin = margins.get(line.page, line.x)
     if line.x > margin + 30:
-        return False  # a displayed formula or a centred line
+        # a displayed formula or a centred line stays in the statement; a block of prose set
+        # apart after a finished sentence (an epigraph, a margin note) does not
+        prose = len(re.findall(r"[A-Za-z]{2,}", text)) >= 4
+        far = gap is not None and prev.page == line.page and prev.y is not None and line.y is not None \
+            and prev.y - line.y > 1.35 * gap
+        return ended and prose and far
     indented = line.x > margin + 5  # a paragraph indent
     if prev.page != line.page:
         return indented and ended
