@@ -82,6 +82,7 @@ def test_paired_ernst_chapter_two_against_the_taste_of_number_theory_tex(ernst):
         assert appears_in_order(words(t.body), page), (t.label, p.label, p.provenance)
     assert found[1].body == "Theorem 2.2. If n is an even integer, then n2 is an even integer."
     assert found[2].body == "Theorem 2.3. The sum of two consecutive integers is odd."  # not the prose after it
+    assert found[14].body == "Theorem 2.15. If n∈ Z such that n is odd, then 8 divides n2 − 1."  # not the epigraph
     # the same dependency edges: the definitions' bold terms in the PDF, \\textbf in the TeX
     tex_units = build_units(tex, KINDS)
     tex_edges, _ = extract_edges(tex, tex_units)
