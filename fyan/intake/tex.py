@@ -161,8 +161,7 @@ def _hide_ignored(text: str) -> str:
         m = _HIDDEN.search(text, pos)
         if m is None:
             return text
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if "%" in _strip_comment_marker(text[line_start : m.start()]):
+        if _in_comment(text, m.start()):
             pos = m.end()
             continue
         if m.group(1):
@@ -182,9 +181,10 @@ def _hide_ignored(text: str) -> str:
         pos = end
 
 
-def _strip_comment_marker(prefix: str) -> str:
-    """``"%"`` when ``prefix`` (text before a match on its line) contains a comment start."""
-    return "" if _strip_comment(prefix) == prefix else "%"
+def _in_comment(text: str, pos: int) -> bool:
+    """Is ``text[pos]`` inside a ``%`` comment (an unescaped ``%`` earlier on its line)?"""
+    prefix = text[text.rfind("\n", 0, pos) + 1 : pos]
+    return _strip_comment(prefix) != prefix
 
 
 _GROUPS = {"newcommand": 2, "renewcommand": 2, "providecommand": 2, "DeclareMathOperator": 2, "def": 1,
@@ -227,6 +227,8 @@ def _wrappers(text: str) -> dict[str, tuple[int, str]]:
     """Reference macros ``text`` defines: name -> (index of the label argument, argument spec)."""
     found: dict[str, tuple[int, str]] = {}
     for m in _DEFINITION.finditer(text):
+        if _in_comment(text, m.start()):
+            continue
         body_start = m.end() - 1
         body = text[body_start : _group_end(text, body_start)]
         refs = [int(r.group(1) or r.group(2)) for r in _WRAPPED_REF.finditer(body)]
@@ -411,10 +413,8 @@ class _TexReader:
                        macros=[macrospec.MacroSpec(name, spec) for name, (_, spec) in sorted(wrappers.items())])
             self.ref_wrappers.update({name: index for name, (index, _) in wrappers.items()})
         for m in _MACRO_DEFINITION.finditer(text):
-            line_start = text.rfind("\n", 0, m.start()) + 1
-            if _strip_comment(text[line_start : m.start()]) != text[line_start : m.start()]:
-                continue
-            self.macros.append(_definition_text(text, m.start()))
+            if not _in_comment(text, m.start()):
+                self.macros.append(_definition_text(text, m.start()))
 
     def _announce_environments(self, text: str) -> None:
         """Tell the parser about theorem environments a file declares, before parsing it, so
