@@ -103,7 +103,7 @@ def test_pdf_and_markdown_projects_export_and_round_trip(tmp_path, capsys):
         ("Theorem 1.2 (Squares).", " If n is even, then n^2 is even, by Definition 1.1."),
         ("Proof.", " By Definition 1.1. QED"),
     ])])
-    md = write(tmp_path / "notes.md", DOC)
+    md = write(tmp_path / "notes.md", DOC.replace("Some prose", "**Lemma 6.** True for 100% of $n$ & more.\n\nSome prose"))
     for name, source in (("pdfp", pdf), ("mdp", md)):
         code, init = run(capsys, "init", str(tmp_path / name), "--source", str(source))
         assert code == 0, init
@@ -116,6 +116,7 @@ def test_pdf_and_markdown_projects_export_and_round_trip(tmp_path, capsys):
     assert "\\begin{theorem}[Squares]\n  \\label{Theorem 1.2}\n  \\uses{Definition 1.1}\n" in content
     md_content = (tmp_path / "mdp" / "blueprint" / "src" / "content.tex").read_text()
     assert "\\emph{even}" in md_content and "(\\ref{def-even})" in md_content and "**" not in md_content
+    assert "True for 100\\% of $n$ \\& more." in md_content
 
 
 def test_reference_to_a_label_the_export_does_not_define(tmp_path, capsys):

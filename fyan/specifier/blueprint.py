@@ -129,7 +129,9 @@ def _markdown_to_tex(text: str, defined: set[str]) -> str:
     text = re.sub(r"\[([^\]]*)\]\(#([^)\s]+)\)", link, text)
     text = re.sub(r"\*\*([^*]+)\*\*|__([^_]+)__", lambda m: r"\textbf{" + (m.group(1) or m.group(2)) + "}", text)
     text = re.sub(r"(?<![\w*])\*([^*$]+)\*(?!\*)", r"\\emph{\1}", text)
-    return text
+    # outside math, characters TeX treats specially in running text
+    parts = re.split(r"(\$\$.*?\$\$|\$[^$]*\$)", text, flags=re.DOTALL)
+    return "".join(part if i % 2 else re.sub(r"(?<!\\)([%&#])", r"\\\1", part) for i, part in enumerate(parts))
 
 
 def _heading_free(stmt: Statement) -> str:
