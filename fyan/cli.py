@@ -53,7 +53,7 @@ FYAN_TOML = """# Fyan project configuration. Every key, its default and its mean
 name = {name}
 source = {source}
 
-[agents.default]
+{intake}[agents.default]
 # "replay" serves recorded responses from replay/cassette.jsonl; for a live model use
 # provider = "anthropic" (ANTHROPIC_API_KEY) or "openai" (OPENAI_API_KEY), with model = "...".
 provider = "replay"
@@ -66,7 +66,7 @@ def _toml_str(s: str) -> str:
 
 
 def cmd_init(args: argparse.Namespace) -> CommandResult:
-    from fyan.intake import read_source
+    from fyan.intake import DEFAULT_MAX_FILE_MIB, read_source
     from fyan.project import Project
     from fyan.specifier.ingest import ingest
     from fyan.state.gateway import Gateway
@@ -75,7 +75,11 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
     source = Path(args.source)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ProjectError(f"{target}: exists and is not empty", hint="choose a new folder for the project")
-    catalogue = read_source(source)  # fails before anything is created
+    try:
+        limit = float(os.environ.get("FYAN_INTAKE__MAX_FILE_MIB", DEFAULT_MAX_FILE_MIB))
+    except ValueError:
+        raise InputError("FYAN_INTAKE__MAX_FILE_MIB is not a number", hint="give a size in MiB, e.g. 64") from None
+    catalogue = read_source(source, max_file_mib=limit)  # fails before anything is created
     name = args.name or target.resolve().name
     main_dir = source.resolve().parent
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=target.resolve().parent))
@@ -88,15 +92,19 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
                                  hint="give the main file at the root of the source tree")
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest)
+        intake = ""
+        if args.unknown_references:
+            intake = f"[intake]\nunknown_references = {_toml_str(args.unknown_references)}\n\n"
         (tmp / "fyan.toml").write_text(
-            FYAN_TOML.format(name=_toml_str(name), source=_toml_str(f"source/{catalogue.main_file}")), encoding="utf-8"
+            FYAN_TOML.format(name=_toml_str(name), source=_toml_str(f"source/{catalogue.main_file}"), intake=intake),
+            encoding="utf-8",
         )
         report = None
         if not args.no_ingest:
             project = Project.open(tmp)
             gateway = Gateway(project)
             try:
-                report = ingest(project, gateway)
+                report = ingest(project, gateway, catalogue)  # the source as read above, now copied
             finally:
                 gateway.close()
         umask = os.umask(0)
@@ -112,13 +120,20 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
         return CommandResult(ExitCode.OK, {"project": str(target), "ingested": False, "statements": len(catalogue.statements)},
                              f"Created project {target} ({len(catalogue.statements)} theorem-like statements); not ingested yet.\n"
                              f"Edit {target / 'fyan.toml'} (providers, [intake] specifier), then: fyan run {target}")
+    shown = report.warnings[:10]
+    more = len(report.warnings) - len(shown)
+    errors = sum(f.severity == "error" for f in report.findings)
     text = (
-        f"Created project {target}: {report.statements} theorem-like statements in {len(report.files)} file(s), "
+        f"Created project {target} from {report.format.upper() if report.format == 'pdf' else report.format} "
+        f"source: {report.statements} theorem-like statements in {len(report.files)} file(s), "
         f"{report.units} units, {report.edges} dependency edges, {report.layers} layer(s).\n"
-        + "".join(f"  warning: {w}\n" for w in report.warnings)
+        + "".join(f"  warning: {w}\n" for w in shown)
+        + (f"  ... and {more} more warning(s) (--json lists them all)\n" if more > 0 else "")
+        + (f"  problem.tex lints: {len(report.findings)} finding(s), {errors} error(s)\n" if report.findings else "")
+        + "".join(f"    {f}\n" for f in report.findings[:10])
         + f"Next: fyan run {target}"
     )
-    return CommandResult(ExitCode.OK, {"project": str(target), **report.model_dump()}, text)
+    return CommandResult(ExitCode.OK, {"project": str(target), **report.model_dump(mode="json")}, text)
 
 
 # -- run -------------------------------------------------------------------------------------
@@ -397,6 +412,24 @@ def cmd_audit(args: argparse.Namespace) -> CommandResult:
     return CommandResult(ExitCode.OK if certified else ExitCode.INCOMPLETE, payload, text)
 
 
+# -- export ----------------------------------------------------------------------------------
+
+def cmd_export(args: argparse.Namespace) -> CommandResult:
+    from fyan.project import Project
+    from fyan.specifier.blueprint import export_blueprint
+
+    project = Project.open(args.dir)
+    report = export_blueprint(project, Path(args.out) if args.out else None)
+    text = (
+        f"Wrote a leanblueprint source for {report.units} unit(s) to {report.out}: {', '.join(report.written)}"
+        + (f" (kept your {', '.join(report.kept)})" if report.kept else "")
+        + f"\n  {report.uses} \\uses item(s), {report.leanok_statements} statement(s) and {report.leanok_proofs} "
+        f"proof(s) marked \\leanok, {report.lean_declarations} \\lean declaration(s)"
+        + f"\nRender it with leanblueprint: cd {Path(report.out).parent.parent} && leanblueprint web"
+    )
+    return CommandResult(ExitCode.OK, report.model_dump(), text)
+
+
 # -- wiring ----------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
@@ -407,6 +440,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "doctor": cmd_doctor,
     "shadow": cmd_shadow,
     "audit": cmd_audit,
+    "export": cmd_export,
 }
 
 
@@ -424,11 +458,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("init", help="create a project from a source document and split it into theorem units",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", help="new project folder")
-    p.add_argument("--source", required=True, help="main TeX file of the document (its \\input tree is copied too)")
+    p.add_argument("--source", required=True,
+                   help="the document: main TeX file (its \\input tree is copied too), a PDF, or a Markdown file")
     p.add_argument("--name", help="project name (default: the folder name)")
     p.add_argument("--no-ingest", action="store_true",
                    help="only create the folder and fyan.toml; the first `fyan run` ingests (to configure a model "
                    "Specifier or providers first)")
+    p.add_argument("--unknown-references", choices=["error", "warn"],
+                   help="a reference to a label defined nowhere in the document: stop (error, the default) "
+                   "or warn; written to the project's fyan.toml ([intake] unknown_references)")
     p.add_argument("--json", action="store_true", help="print a JSON result")
 
     p = sub.add_parser("run", help="run every stage of every unit to quiescence (foreground, resumable)",
@@ -465,6 +503,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="project folder")
     p.add_argument("unit", help="unit id (see `fyan status`)")
     p.add_argument("--json", action="store_true", help="print the audit as JSON")
+
+    p = sub.add_parser("export", help="write the project's units and DAG in another format (blueprint: leanblueprint TeX)",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("format", choices=["blueprint"], help="blueprint: a leanblueprint source (content.tex, macros, web.tex)")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--out", help="output folder (default: <project>/blueprint/src)")
+    p.add_argument("--json", action="store_true", help="print a JSON result")
     return parser
 
 

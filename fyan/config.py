@@ -59,7 +59,11 @@ class IntakeSection(_Section):
     term_edges: bool = Field(
         default=True,
         description="Add a dependency edge from a statement to an earlier definition whose "
-        "defined term (bold or emphasised in the definition) it mentions.",
+        "defined term (bold or emphasised in the definition) or title it mentions, unless "
+        "other edges already imply it.",
+    )
+    max_file_mib: float = Field(
+        default=32.0, gt=0, description="Largest source file intake reads, MiB (each file of a TeX tree)."
     )
     specifier: Literal["deterministic", "model"] = Field(
         default="deterministic",

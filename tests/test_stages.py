@@ -107,10 +107,10 @@ def test_specifier_groups_statements_and_rejects_malformed_proposals(tmp_path):
     gateway.close()
 
 
-def undeclared_dependency_lint(problems: dict[str, str]) -> list[UnitFinding]:
-    """Stand-in for issue 8's lint: thm-c mentions evenness, defined in def-a, so it must
-    declare that dependency."""
-    text = problems.get("thm-c", "")
+def undeclared_dependency_lint(catalogue, units, edges, files) -> list[UnitFinding]:
+    """A stand-in lint (the real ones are tested in test_lints.py): thm-c mentions evenness,
+    defined in def-a, so it must declare that dependency."""
+    text = files.get("thm-c", {}).get("problem.tex", b"").decode()
     if "depends on: def-a" in text:
         return []
     return [UnitFinding(unit="thm-c", source="lint", finding=SpecFinding(

@@ -11,9 +11,9 @@ Runs inside ingest, after the deterministic units and edges and before anything 
 2. **Validation pass** (prompt ``specify_check``, one call per unit): the model compares the
    ``problem.tex`` code rendered with the unit's source statements (coverage, hypotheses, added
    assumptions, conclusions) and reports findings with a severity.
-3. **Deterministic lints** on the ``problem.tex`` texts: ``problem_lints`` (the call site for
-   issue 8's lints: lost "if and only if", strict → non-strict inequality, new asymptotic term,
-   malformed provenance, undeclared cross-unit dependency).
+3. **Deterministic lints** on the ``problem.tex`` texts (``problem_lints``, running
+   ``fyan.specifier.lints``: lost "if and only if", strict → non-strict inequality, new
+   asymptotic term, malformed provenance, undeclared cross-unit dependency).
 4. **Bounded regeneration**: critical findings (from 2 or 3) go back to step 1 as feedback, at
    most ``[agents] specify_rounds`` times; units whose ``problem.tex`` did not change keep their
    findings. Critical findings that remain fail the ingest (``InputError``, nothing registered):
@@ -53,14 +53,28 @@ class UnitFinding(BaseModel):
     finding: SpecFinding
 
 
-def problem_lints(problems: dict[str, str]) -> list[UnitFinding]:
-    """CALL SITE for the deterministic ``problem.tex`` lints (issue 8, ``fyan/specifier/lints.py``).
+_LINT_ASPECT = {
+    "lost-iff": "conclusions",
+    "strict-to-nonstrict": "other",
+    "new-asymptotic": "added_assumptions",
+    "malformed-provenance": "provenance",
+    "undeclared-dependency": "dependencies",
+}
 
-    Takes unit id -> ``problem.tex`` text and returns findings (``source="lint"``; ``critical``
-    ones trigger regeneration). Until issue 8's module is wired here at merge time this
-    returns no findings; ``ModelSpecifier(lints=...)`` takes any other implementation.
-    """
-    return []
+
+def problem_lints(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge],
+                  files: dict[str, dict[str, bytes]]) -> list[UnitFinding]:
+    """The deterministic ``problem.tex`` lints (``fyan.specifier.lints`` through
+    ``fyan.specifier.ingest.lint_units``) as Specifier findings (``source="lint"``): an
+    ``error`` finding is ``critical`` and triggers regeneration, a ``warning`` is ``minor``."""
+    from fyan.specifier.ingest import lint_units
+
+    return [
+        UnitFinding(unit=f.unit, source="lint", finding=SpecFinding(
+            aspect=_LINT_ASPECT.get(f.rule, "other"), severity="critical" if f.severity == "error" else "minor",
+            detail=f"{f.rule}: {f.message}" + (f" (problem.tex line {f.line})" if f.line else "")))
+        for f in lint_units(catalogue, units, edges, files)
+    ]
 
 
 class RefusedEdge(BaseModel):
@@ -73,7 +87,7 @@ class ModelSpecifier:
     """Callable for ``plan_ingest``: ``(catalogue, units, edges) -> (units, edges, notes, meta)``."""
 
     def __init__(self, project: Project, gateway: Gateway, providers: Callable | None = None,
-                 lints: Callable[[dict[str, str]], list[UnitFinding]] | None = None) -> None:
+                 lints: Callable[..., list[UnitFinding]] | None = None) -> None:
         self.project = project
         self.gateway = gateway
         self.providers = providers or ProviderFactory(project).for_stage
@@ -105,7 +119,7 @@ class ModelSpecifier:
                 }, SpecifyCheck, unit=u.id)
                 findings[u.id] = [UnitFinding(unit=u.id, source="validation", finding=f) for f in check.findings]
                 checked[u.id] = problems[u.id]
-            current = [f for u in new_units for f in findings.get(u.id, [])] + self.lints(problems)
+            current = [f for u in new_units for f in findings.get(u.id, [])] + self.lints(catalogue, new_units, new_edges, files)
             critical = [f for f in current if f.finding.severity == "critical"]
             report["rounds"].append({
                 "round": round_ + 1, "proposal": reply.model_dump(), "accepted_edges": [e.model_dump() for e in accepted],

@@ -1,7 +1,10 @@
 """Intake: read a source document into a statement catalogue with provenance.
 
-``read_source`` picks the reader from the file's content and suffix. Every reader returns a
-``Catalogue`` (see ``catalogue.py``) and raises ``InputError`` with ``file:line`` on bad input.
+``read_source`` picks the reader from the file's content and suffix: a file starting with
+``%PDF-`` (or named ``*.pdf``) is read by ``fyan.intake.pdf``, ``*.md``/``*.markdown`` by
+``fyan.intake.markdown``, anything else as TeX by ``fyan.intake.tex`` (which follows the
+``\\input`` tree). Every reader returns a ``Catalogue`` (see ``catalogue.py``) and raises
+``InputError`` with ``file:line`` (or the PDF page) on bad input.
 """
 
 from __future__ import annotations
@@ -11,29 +14,61 @@ from pathlib import Path
 from fyan.errors import InputError
 from fyan.intake.catalogue import Catalogue
 
+from fyan.config import IntakeSection
 
-def read_source(path: Path, *, source_root: Path | None = None) -> Catalogue:
-    """Read the document at ``path`` (TeX) into a ``Catalogue``.
+#: Default size limit of one source file, MiB (``[intake] max_file_mib``).
+DEFAULT_MAX_FILE_MIB: float = IntakeSection.model_fields["max_file_mib"].default
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
+
+
+def check_size(path: Path, shown: str, max_file_mib: float) -> None:
+    """Raise ``InputError`` when ``path`` is larger than ``max_file_mib`` MiB (checked from the
+    file system, before anything is read)."""
+    size = path.stat().st_size
+    if size > max_file_mib * 1024 * 1024:
+        raise InputError(
+            f"{shown}: {size / 1024 / 1024:.1f} MiB is larger than the {max_file_mib:g} MiB limit for one source file",
+            hint="split the document, or raise [intake] max_file_mib in fyan.toml "
+            "(FYAN_INTAKE__MAX_FILE_MIB for `fyan init`)",
+        )
+
+
+def source_format(path: Path) -> str:
+    """``"pdf"``, ``"markdown"`` or ``"tex"`` for the file at ``path`` (content first, then suffix)."""
+    with path.open("rb") as f:
+        head = f.read(1024)
+    if b"%PDF-" in head or path.suffix.lower() == ".pdf":
+        return "pdf"
+    if path.suffix.lower() in MARKDOWN_SUFFIXES:
+        return "markdown"
+    return "tex"
+
+
+def read_source(path: Path, *, source_root: Path | None = None,
+                max_file_mib: float = DEFAULT_MAX_FILE_MIB) -> Catalogue:
+    """Read the document at ``path`` (TeX, PDF or Markdown) into a ``Catalogue``.
 
     ``source_root`` is the folder provenance paths are relative to (default: the file's
-    folder). Raises ``InputError`` for a missing or unreadable file, a format Fyan does not
-    read, or malformed content.
+    folder); ``max_file_mib`` bounds every file read (MiB). Raises ``InputError`` for a missing,
+    unreadable, empty, oversized or malformed file.
     """
     if not path.exists():
         raise InputError(f"{path}: source file not found", hint="check the path given to --source")
     if path.is_dir():
         raise InputError(f"{path}: is a folder; give the main document file")
-    head = path.read_bytes()[:5]
-    if head.startswith(b"%PDF-") or path.suffix.lower() == ".pdf":
-        raise InputError(
-            f"{path}: PDF sources are not supported by this version of Fyan",
-            hint="give the TeX source of the document",
-        )
-    if path.suffix.lower() in {".md", ".markdown"}:
-        raise InputError(
-            f"{path}: Markdown sources are not supported by this version of Fyan",
-            hint="give the TeX source of the document",
-        )
+    check_size(path, str(path), max_file_mib)
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: the file is empty", hint="give the main file of the document")
+    fmt = source_format(path)
+    if fmt == "pdf":
+        from fyan.intake.pdf import read_pdf
+
+        return read_pdf(path, source_root=source_root)
+    if fmt == "markdown":
+        from fyan.intake.markdown import read_markdown
+
+        return read_markdown(path, source_root=source_root)
     from fyan.intake.tex import read_tex
 
-    return read_tex(path, source_root=source_root)
+    return read_tex(path, source_root=source_root, max_file_mib=max_file_mib)

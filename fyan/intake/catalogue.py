@@ -1,12 +1,22 @@
 """The statement catalogue: what intake found in a document, with provenance.
 
-A ``Catalogue`` lists every theorem-like environment (``Statement``) in document order, every
-``\\label`` with where it is defined (``LabelSite``), and the references made from inside
-statements and their proofs (``Reference``). Line numbers are 1-based and inclusive; file
-paths are relative to the catalogue's ``source_root`` with forward slashes.
+A ``Catalogue`` lists every theorem-like statement (``Statement``) in document order, every
+label with where it is defined (``LabelSite``), and the references made from inside
+statements and their proofs (``Reference``). The three readers (TeX, PDF, Markdown) all
+produce this one model, so the Specifier never needs to know the source format.
+
+Provenance (``Provenance``): file paths are relative to the catalogue's ``source_root`` with
+forward slashes; line numbers are 1-based and inclusive. For a PDF, ``page_start``/``page_end``
+are 1-based physical page numbers, the lines are lines of those pages' text layer, and
+``char_start``/``char_end`` are character offsets (end exclusive) into the text of
+``page_start`` and ``page_end`` respectively, as extracted by pypdf and NFKC-normalised (the
+text ``fyan.intake.pdf.page_texts`` returns). Labels of PDF and Markdown statements are their
+printed names (``"Theorem 2.3"``) unless the source gives an explicit anchor.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -31,30 +41,65 @@ KIND_ALIASES: dict[str, str] = {
 
 
 class Provenance(BaseModel):
-    """Where a piece of text comes from: ``file`` lines ``line_start``..``line_end``."""
+    """Where a piece of text comes from: ``file`` lines ``line_start``..``line_end`` (and, for a
+    PDF, pages ``page_start``..``page_end`` with character offsets; see the module docstring)."""
 
     file: str
     line_start: int
     line_end: int
+    page_start: int | None = None
+    page_end: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
 
     def __str__(self) -> str:
+        if self.page_start is not None:
+            pages = f"p{self.page_start}" + (f"-{self.page_end}" if self.page_end != self.page_start else "")
+            return f"{self.file}:{pages}"
         return f"{self.file}:{self.line_start}-{self.line_end}"
+
+    def describe(self) -> str:
+        """Long human form, e.g. ``doc.tex, lines 3-9`` or ``doc.pdf, page 3, characters 120-560``."""
+        if self.page_start is None:
+            return f"{self.file}, lines {self.line_start}-{self.line_end}"
+        if self.page_end == self.page_start:
+            return f"{self.file}, page {self.page_start}, characters {self.char_start}-{self.char_end}"
+        return (f"{self.file}, pages {self.page_start}-{self.page_end}, characters {self.char_start} "
+                f"(page {self.page_start}) to {self.char_end} (page {self.page_end})")
 
 
 class Reference(BaseModel):
     """A reference made from inside a statement (``in_proof`` False) or its proof."""
 
     label: str
-    macro: str = Field(description="ref, cref, Cref, eqref, autoref, uses, proves, ...")
+    macro: str = Field(
+        description="ref, cref, Cref, eqref, autoref, uses, a reference macro defined in the preamble "
+        "(thmref, ...), 'text' for a printed reference ('by Lemma 2.1') or 'link' (Markdown)"
+    )
     file: str
     line: int
+    page: int | None = Field(default=None, description="PDF page of the reference (``line`` is on it).")
     in_proof: bool = False
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:p{self.page}" if self.page is not None else f"{self.file}:{self.line}"
+
+    @property
+    def shown(self) -> str:
+        """The reference as the source writes it: ``\\ref{x}``, ``](#x)``, ``'Lemma 2.1'``."""
+        if self.macro == "link":
+            return f"](#{self.label})"
+        if self.macro == "text":
+            return f"'{self.label}'"
+        return f"\\{self.macro}{{{self.label}}}"
 
 
 class ProofBlock(BaseModel):
     body: str = Field(description="Verbatim TeX of the proof environment.")
     provenance: Provenance
     leanok: bool = False
+    proves: str | None = Field(default=None, description="Label named by \\proves{...} in the proof, if any.")
 
 
 class Statement(BaseModel):
@@ -69,6 +114,13 @@ class Statement(BaseModel):
         description="All labels placed inside the statement or its proof (items, equations).",
     )
     title: str | None = Field(default=None, description="Optional argument, e.g. a theorem's name.")
+    number: str | None = Field(default=None, description="Printed number (PDF, Markdown), e.g. '2.3'.")
+    parent: int | None = Field(
+        default=None,
+        description="Index of the statement whose statement or proof this one is nested in "
+        "(a claim inside a proof), if any.",
+    )
+    in_parent_proof: bool = Field(default=False, description="Nested in the parent's proof (not its statement).")
     body: str = Field(description="Verbatim TeX from \\begin to \\end.")
     provenance: Provenance
     proof: ProofBlock | None = None
@@ -99,11 +151,20 @@ class Catalogue(BaseModel):
     """Everything intake read from one document."""
 
     source_root: str = Field(description="Folder that provenance paths are relative to.")
+    format: Literal["tex", "pdf", "markdown"] = "tex"
     main_file: str
     files: list[str] = Field(default_factory=list, description="Files read, in reading order.")
     statements: list[Statement] = Field(default_factory=list)
     labels: dict[str, LabelSite] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
+    macros: list[str] = Field(
+        default_factory=list,
+        description="Macro definitions of the document (\\newcommand, \\DeclareMathOperator, ...), verbatim "
+        "in reading order; the blueprint export repeats them so the statements render.",
+    )
+    theorem_envs: dict[str, str] = Field(
+        default_factory=dict, description="Theorem-like environments the document declares: name -> kind."
+    )
 
     def by_label(self, label: str) -> Statement | None:
         site = self.labels.get(label)

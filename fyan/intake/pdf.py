@@ -1,0 +1,488 @@
+"""PDF intake: numbered statements, proofs and references found in the text layer (pypdf).
+
+A PDF has no ``\\label``: statements are found by their printed headings at the start of a
+line — ``Theorem 2.3.``, ``Lemma 4 (Name).``, ``Definition 1.2``, ``Corollary A.1:``,
+``Claim.`` — and references by printed number in the text of statements and proofs (``by
+Lemma 2.1``, ``Theorems 3 and 4``). A statement's label is its printed name (``"Theorem
+2.3"``), so its unit id is ``theorem-2-3``.
+
+How the text is read: pypdf extracts each page's text once, with a visitor that records where
+each line starts (x, y) and the font of its first glyphs; the text is NFKC-normalised (ligatures
+``ﬁ`` → ``fi``, math italic ``𝑚`` → ``m``). Provenance = physical page range, line numbers in
+those pages' text and character offsets into them (see ``fyan.intake.catalogue``).
+
+Heuristics, all deterministic:
+
+* a heading counts when its first glyphs are in a different font from the document's body
+  text (bold ``Theorem``, italic ``Proof``), so a sentence that starts with ``Theorem 2.2, which
+  states ...`` is not one; files without font information accept every heading;
+* running heads (first lines repeated on three or more pages, digits ignored) and page numbers
+  are dropped from statement text;
+* a statement ends before the next statement, proof or section heading, or at the end of its
+  paragraph: a line after a vertical gap wider than 1.35 times the usual line spacing that
+  starts at the left margin with a capital letter, after a line ending a sentence, or a block
+  of prose set apart after a finished sentence (an epigraph); lists and displayed formulas
+  inside a statement are kept; at most ``MAX_STATEMENT_LINES`` lines;
+* a proof (``Proof.``, ``Proof of Theorem 2.3.``) runs to its end mark (□ ∎ ■, Q.E.D.) or the
+  next statement or section heading, and belongs to the statement it names or the one before;
+* a definition's defined terms (for the Specifier's term edges) are the words it sets in the
+  headings' bold font ("An integer n is **even** if ..."), connectives excepted.
+
+Errors (``InputError``): not a PDF, damaged or truncated, encrypted with a password, no text
+layer (a scan: run OCR first). Warnings: opened with an empty user password, pypdf's own
+warnings (with the page), references matching no statement, a printed number used twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import statistics
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fyan.errors import InputError
+from fyan.intake.numbered import PROOF, find_references, kind_of, parse_heading, resolve, title_and_punct
+from fyan.intake.catalogue import (
+    Catalogue,
+    LabelSite,
+    ProofBlock,
+    Provenance,
+    Reference,
+    Statement,
+)
+
+MAX_STATEMENT_LINES = 60
+# Any other bold heading with a sectioned number ("Skeleton Proof 2.48 (...).", "Axioms 5.1."): a
+# custom environment the document declared; plain integers are left alone ("Case 1.", "Step 2.").
+_GENERIC = re.compile(r"^(?P<word>[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})\s+(?P<num>(?:[A-Z]\.)?\d+(?:\.\d+)+[a-z]?)(?![\w.]\w)")
+_NOT_STATEMENTS = frozenset({"Chapter", "Section", "Part", "Appendix", "Figure", "Table", "Page", "Equation",
+                             "Exercises", "Problems"})
+_SECTION = re.compile(
+    r"^(?:(?:Chapter|CHAPTER|Section|SECTION|Part|PART|Appendix|APPENDIX)\s+[\dA-Z]+\b.*"
+    r"|\d+(?:\.\d+)*\.?\s+[A-Z][^.!?]{0,90}"
+    r"|References|REFERENCES|Bibliography|BIBLIOGRAPHY|Introduction|INTRODUCTION|Contents|Index|Acknowledgements?)$"
+)
+_END_MARK = re.compile(r"(?:[□∎■◻☐]|\bQ\.?E\.?D\.?)\s*$")
+_ITEM = re.compile(r"^\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[).]\s")
+
+
+@dataclass
+class _Line:
+    page: int  # 1-based
+    no: int  # 1-based line number in the page text
+    start: int  # offsets in the normalised page text
+    end: int
+    text: str
+    x: float | None = None
+    y: float | None = None
+    font: str | None = None
+    skip: bool = False  # running head or page number
+    runs: list[tuple[str, str | None]] = field(default_factory=list)  # (text, font) pieces
+
+
+@dataclass
+class _Heading:
+    line: int  # index into the document's lines
+    kind: str  # canonical kind, or "proof" / "section"
+    word: str = ""
+    number: str | None = None
+    title: str | None = None
+    target: str | None = None  # "Proof of ..." target text
+
+
+@dataclass
+class _Pages:
+    texts: list[str] = field(default_factory=list)
+    lines: list[_Line] = field(default_factory=list)
+    fonts: Counter = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+class _PypdfWarnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def open_pdf(path: Path, rel: str, warnings: list[str]):
+    """A ``pypdf.PdfReader`` for ``path``, decrypted when an empty password opens it.
+
+    Raises ``InputError`` when the file is not a PDF, cannot be parsed (damaged, truncated) or
+    needs a password."""
+    import pypdf
+    from pypdf.errors import DependencyError, PyPdfError
+
+    with path.open("rb") as f:
+        head = f.read(1024)
+    if b"%PDF-" not in head:
+        raise InputError(f"{rel}: not a PDF (no %PDF- header)", hint="give the PDF file itself, or the TeX source")
+    try:
+        reader = pypdf.PdfReader(path, strict=False)
+        if reader.is_encrypted:
+            try:
+                opened = reader.decrypt("")
+            except (DependencyError, NotImplementedError) as e:
+                raise InputError(
+                    f"{rel}: encrypted PDF that this installation cannot decrypt ({e})",
+                    hint="decrypt it first, e.g. `qpdf --decrypt in.pdf out.pdf`, or give the TeX source",
+                ) from None
+            if opened == pypdf.PasswordType.NOT_DECRYPTED:
+                raise InputError(
+                    f"{rel}: encrypted PDF; it needs a password to open",
+                    hint="decrypt it first, e.g. `qpdf --decrypt --password=... in.pdf out.pdf`",
+                )
+            warnings.append(f"{rel}: encrypted PDF opened with an empty user password")
+        _ = len(reader.pages)
+    except InputError:
+        raise
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError) as e:
+        raise InputError(
+            f"{rel}: cannot read the PDF: {type(e).__name__}: {e}",
+            hint="the file is damaged or truncated; download or export it again",
+        ) from None
+    return reader
+
+
+def _read_pages(path: Path, rel: str) -> _Pages:
+    """Extract, normalise and split every page into lines with geometry and fonts."""
+    from pypdf.errors import PyPdfError
+
+    out = _Pages()
+    reader = open_pdf(path, rel, out.warnings)
+    handler = _PypdfWarnings()
+    logger = logging.getLogger("pypdf")
+    logger.addHandler(handler)
+    propagate = logger.propagate
+    logger.propagate = False
+    try:
+        for number, page in enumerate(reader.pages, start=1):
+            chunks: list[tuple[str, list, list, str | None]] = []
+
+            def visit(text, cm, tm, font_dict, font_size, _chunks=chunks):
+                font = font_dict.get("/BaseFont") if font_dict else None
+                _chunks.append((text, cm, tm, str(font) if font is not None else None))
+
+            handler.messages.clear()
+            try:
+                raw = page.extract_text(visitor_text=visit)
+            except (PyPdfError, ValueError, KeyError, TypeError, AttributeError) as e:
+                raise InputError(
+                    f"{rel}: page {number}: cannot extract its text: {type(e).__name__}: {e}",
+                    hint="the file is damaged or truncated; download or export it again",
+                ) from None
+            for message in dict.fromkeys(handler.messages):
+                out.warnings.append(f"{rel}: page {number}: pypdf: {message}")
+            _split_page(number, raw, chunks, out)
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+    return out
+
+
+def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
+    geometry: list[tuple[float | None, float | None, str | None]] = []
+    runs: list[list[tuple[str, str | None]]] = [[]]
+    current: tuple[float | None, float | None, str | None] | None = None
+    joined = "".join(c[0] for c in chunks)
+    if joined == raw:
+        for text, cm, tm, font in chunks:
+            parts = text.split("\n")
+            for i, part in enumerate(parts):
+                if part:
+                    runs[-1].append((part, font))
+                if current is None and part.strip():
+                    x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
+                    y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+                    current = (x, y, font)
+                elif part.strip():
+                    out.fonts[font] += len(part.strip())  # body font: text that does not start a line
+                if i < len(parts) - 1:
+                    geometry.append(current or (None, None, None))
+                    runs.append([])
+                    current = None
+    geometry.append(current or (None, None, None))
+    texts = [unicodedata.normalize("NFKC", t) for t in raw.split("\n")]
+    offset = 0
+    for no, text in enumerate(texts, start=1):
+        x, y, font = geometry[no - 1] if no - 1 < len(geometry) else (None, None, None)
+        out.lines.append(_Line(number, no, offset, offset + len(text), text, x, y, font,
+                               runs=runs[no - 1] if no - 1 < len(runs) else []))
+        offset += len(text) + 1
+    out.texts.append("\n".join(texts))
+
+
+def page_texts(path: Path) -> list[str]:
+    """The NFKC-normalised text of every page (what PDF provenance offsets index into)."""
+    return _read_pages(path, path.name).texts
+
+
+def _mark_running_heads(pages: _Pages) -> None:
+    by_page: dict[int, list[_Line]] = {}
+    for line in pages.lines:
+        if line.text.strip():
+            by_page.setdefault(line.page, []).append(line)
+    firsts = Counter(re.sub(r"\d+", "#", ls[0].text.strip()).lower() for ls in by_page.values())
+    for ls in by_page.values():
+        first, last = ls[0], ls[-1]
+        key = re.sub(r"\d+", "#", first.text.strip()).lower()
+        if firsts[key] >= 3 or re.fullmatch(r"[\divxlcIVXLC]{1,6}", first.text.strip()):
+            first.skip = True
+        if re.fullmatch(r"(?:page\s+)?[\divxlcIVXLC]{1,6}(?:\s+of\s+\d+)?", last.text.strip(), re.IGNORECASE):
+            last.skip = True
+
+
+def _heading_font_ok(line: _Line, body_font: str | None) -> bool:
+    return line.font is None or body_font is None or line.font != body_font
+
+
+def _find_headings(lines: list[_Line], body_font: str | None) -> list[_Heading]:
+    headings: list[_Heading] = []
+    for i, line in enumerate(lines):
+        if line.skip:
+            continue
+        text = line.text.strip()
+        if not text or not text[0].isalpha() and not text[0].isdigit():
+            continue
+        joined = text
+        if text.count("(") > text.count(")") and i + 1 < len(lines):
+            joined = text + " " + lines[i + 1].text.strip()  # a title that wraps
+        h = parse_heading(joined)
+        if h is not None and _heading_font_ok(line, body_font):
+            headings.append(_Heading(i, h.kind, h.word, h.number, h.title))
+            continue
+        g = _GENERIC.match(text)
+        if (g is not None and line.font is not None and body_font is not None and line.font != body_font
+                and g.group("word").split()[0] not in _NOT_STATEMENTS):
+            title, punct, _ = title_and_punct(joined[g.end():])
+            if punct is not None:
+                word = g.group("word")
+                headings.append(_Heading(i, kind_of(word), word, g.group("num"), title))
+                continue
+        p = PROOF.match(text)
+        if p is not None and _heading_font_ok(line, body_font):
+            headings.append(_Heading(i, "proof", target=p.group("target")))
+            continue
+        if _SECTION.match(text) and len(text.split()) <= 12 and (
+            (line.font is not None and body_font is not None and line.font != body_font)
+            or (line.font is None and not text.endswith("."))
+        ):
+            headings.append(_Heading(i, "section"))
+    return headings
+
+
+def _line_gap(lines: list[_Line]) -> float | None:
+    gaps = [
+        a.y - b.y
+        for a, b in zip(lines, lines[1:])
+        if a.page == b.page and a.y is not None and b.y is not None and 4 < a.y - b.y < 40
+    ]
+    return statistics.median(gaps) if gaps else None
+
+
+def _left_margin(lines: list[_Line]) -> dict[int, float]:
+    xs: dict[int, Counter] = {}
+    for line in lines:
+        if line.x is not None and line.text.strip() and not line.skip:
+            xs.setdefault(line.page, Counter())[round(line.x)] += 1
+    return {page: float(c.most_common(1)[0][0]) for page, c in xs.items()}
+
+
+def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[int, float]) -> bool:
+    """Does ``line`` start a new paragraph of running text after ``prev`` (module docstring)?
+    Across a page break there is no gap to measure: an indented line counts there."""
+    text = line.text.strip()
+    if line.x is None or not text or not text[0].isupper() or _ITEM.match(text):
+        return False
+    ended = re.search(r"[.!?”\"]\s*$", prev.text) is not None
+    margin = margins.get(line.page, line.x)
+    if line.x > margin + 30:
+        # a displayed formula or a centred line stays in the statement; a block of prose set
+        # apart after a finished sentence (an epigraph, a margin note) does not
+        prose = len(re.findall(r"[A-Za-z]{2,}", text)) >= 4
+        far = gap is not None and prev.page == line.page and prev.y is not None and line.y is not None \
+            and prev.y - line.y > 1.35 * gap
+        return ended and prose and far
+    indented = line.x > margin + 5  # a paragraph indent
+    if prev.page != line.page:
+        return indented and ended
+    if gap is None or prev.y is None or line.y is None or prev.y - line.y <= 1.35 * gap:
+        return False
+    return ended or indented
+
+
+def read_pdf(path: Path, *, source_root: Path | None = None) -> Catalogue:
+    """Read the PDF at ``path`` into a ``Catalogue`` (see the module docstring).
+
+    Raises ``InputError`` for a file that is not a PDF, is damaged, needs a password, or has
+    no text layer."""
+    return read_pdf_pages(path, source_root=source_root)[0]
+
+
+def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Catalogue, list[str]]:
+    """``read_pdf`` and the page texts its provenance indexes into (one extraction)."""
+    path = path.resolve()
+    root = (source_root or path.parent).resolve()
+    rel = _rel(path, root)
+    pages = _read_pages(path, rel)
+    warnings = pages.warnings
+    chars = sum(len(t.strip()) for t in pages.texts)
+    if chars == 0:
+        raise InputError(
+            f"{rel}: the PDF has no text layer ({len(pages.texts)} page(s) of images: a scan?)",
+            hint="run OCR first (e.g. `ocrmypdf in.pdf out.pdf`), or give the TeX source",
+        )
+    _mark_running_heads(pages)
+    lines = pages.lines
+    body_font = pages.fonts.most_common(1)[0][0] if pages.fonts else None
+    headings = _find_headings(lines, body_font)
+    gap = _line_gap(lines)
+    margins = _left_margin(lines)
+    boundaries = [h.line for h in headings]
+    heading_fonts = {lines[h.line].font for h in headings if h.kind not in ("section", "proof")} - {None, body_font}
+
+    statements: list[Statement] = []
+    labels: dict[str, LabelSite] = {}
+    by_number: dict[str, list[int]] = {}
+    bodies: list[tuple[Statement, int, int, bool]] = []  # statement, first, last line, in proof
+
+    def span(first: int, last: int) -> tuple[str, Provenance]:
+        kept = [ln for ln in lines[first : last + 1] if not ln.skip]
+        a, b = lines[first], kept[-1] if kept else lines[first]
+        prov = Provenance(file=rel, line_start=a.no, line_end=b.no, page_start=a.page, page_end=b.page,
+                          char_start=a.start, char_end=b.end)
+        return "\n".join(ln.text for ln in kept).strip(), prov
+
+    for k, h in enumerate(headings):
+        next_boundary = boundaries[k + 1] if k + 1 < len(boundaries) else len(lines)
+        if h.kind == "section":
+            continue
+        last = h.line
+        if h.kind == "proof":
+            for j in range(h.line, next_boundary):
+                if lines[j].skip:
+                    continue
+                last = j
+                if _END_MARK.search(lines[j].text):
+                    break
+            body, prov = span(h.line, last)
+            target = _proof_target(h.target, statements, labels, by_number)
+            if target is None:
+                if not statements:
+                    warnings.append(f"{rel}: page {lines[h.line].page}: proof with no statement before it; ignored")
+                    continue
+                target = statements[-1]
+            if target.proof is None:
+                target.proof = ProofBlock(body=body, provenance=prov)
+                bodies.append((target, h.line, last, True))
+            else:
+                warnings.append(f"{rel}: page {lines[h.line].page}: second proof for {target.display}; ignored")
+            continue
+        count = 0
+        prev = lines[h.line]
+        for j in range(h.line + 1, next_boundary):
+            line = lines[j]
+            if line.skip or not line.text.strip():
+                continue
+            if _paragraph_break(prev, line, gap, margins):
+                break
+            count += 1
+            if count >= MAX_STATEMENT_LINES:
+                warnings.append(
+                    f"{rel}: page {lines[h.line].page}: {h.word} {h.number or ''} runs past "
+                    f"{MAX_STATEMENT_LINES} lines; cut there (check the statement's extent)"
+                )
+                break
+            last = j
+            prev = line
+        body, prov = span(h.line, last)
+        label = f"{h.word} {h.number}" if h.number else None
+        index = len(statements)
+        if label is not None and label in labels:
+            warnings.append(
+                f"{rel}: page {prov.page_start}: '{label}' is printed twice (first on page "
+                f"{statements[labels[label].statement_index].provenance.page_start}); the second is left unlabelled"
+            )
+            label = None
+        terms = _defined_terms(lines[h.line : last + 1], heading_fonts) if h.kind == "definition" else []
+        stmt = Statement(index=index, kind=h.kind, env=h.word.lower(), label=label, labels=[label] if label else [],
+                         title=h.title, number=h.number, body=body, provenance=prov, defined_terms=terms)
+        statements.append(stmt)
+        if label is not None:
+            labels[label] = LabelSite(label=label, file=rel, line=prov.line_start, statement_index=index)
+        if h.number:
+            by_number.setdefault(h.number, []).append(index)
+        bodies.append((stmt, h.line, last, False))
+
+    unresolved: dict[str, str] = {}
+    for stmt, first, last, in_proof in bodies:
+        for j in range(first, last + 1):
+            line = lines[j]
+            if line.skip:
+                continue
+            for offset, word, number in find_references(line.text):
+                if j == first and offset == 0 and not in_proof:
+                    continue  # the heading itself
+                label = resolve(word, number, labels, by_number, statements)
+                if label is None:
+                    unresolved.setdefault(f"{word} {number}", f"page {line.page}")
+                    continue
+                if label == stmt.label:
+                    continue
+                stmt.references.append(
+                    Reference(label=label, macro="text", file=rel, line=line.no, page=line.page, in_proof=in_proof)
+                )
+    for name, where in unresolved.items():
+        warnings.append(f"{rel}: {where}: '{name}' matches no statement of the document; no edge")
+    return Catalogue(source_root=str(root), format="pdf", main_file=rel, files=[rel], statements=statements,
+                     labels=labels, warnings=warnings), pages.texts
+
+
+_STOPWORDS = frozenset("a an and are as at be by for from if iff in is it not of on only or so such than that "
+                       "the then there to we with".split())
+
+
+def _defined_terms(span: list[_Line], fonts: set[str | None]) -> list[str]:
+    """Words a definition sets in its headings' (bold) font: the terms it defines ("An integer n
+    is **even** if ..."), after the heading itself. A term hyphenated across lines is joined;
+    connectives set in bold ("not", "and", "if and only if") are not terms."""
+    pieces: list[tuple[str, bool]] = []
+    for k, line in enumerate(span):
+        if line.skip:
+            continue
+        runs = line.runs[1:] if k == 0 else line.runs  # the first run of the first line is the heading
+        pieces += [(text, font in fonts and bool(text.strip())) for text, font in runs]
+        pieces.append(("\n", pieces[-1][1] if pieces and pieces[-1][0].rstrip().endswith("-") else False))
+    terms: list[str] = []
+    current = ""
+    for text, bold in pieces + [("", False)]:
+        if bold:
+            current += text
+            continue
+        joined = re.sub(r"-\n", "", unicodedata.normalize("NFKC", current))
+        term = " ".join(re.sub(r"[^\w\s'-]", " ", joined).split()).lower().strip("-")
+        if len(term) >= 3 and term not in terms and not set(term.split()) <= _STOPWORDS and not term.isdigit():
+            terms.append(term)
+        current = ""
+    return terms
+
+
+def _proof_target(target: str | None, statements: list[Statement], labels: dict[str, LabelSite],
+                  by_number: dict[str, list[int]]) -> Statement | None:
+    for _, word, number in find_references(target or ""):
+        label = resolve(word, number, labels, by_number, statements)
+        if label is not None:
+            return statements[labels[label].statement_index]
+    return None

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Intake speed against the parsers underneath, in the same run.
+
+    python scripts/bench_intake.py [--tex FILE] [--pdf FILE] [--repeat N] [--json]
+
+* TeX: intake + units + DAG (``read_tex``, ``build_units``, ``extract_edges``, ``validate``) of
+  ``blueprints/pfr.content.flat.tex``, as a ratio to a plain tolerant parse of the same file by
+  pylatexenc (``LatexWalker(text, tolerant_parsing=True).get_latex_nodes()``, default macro
+  context, file read included). Target: ratio ≤ 1.3.
+* PDF: intake + units + DAG of the 150-page ``pdf/ernst_IntroToProof_MAAPressVersion.pdf``, as
+  a ratio to pypdf's own raw text extraction of the same file (``PdfReader`` and
+  ``extract_text()`` of every page). Target: ratio ≤ 1.2.
+
+Each measurement runs ``--repeat`` times (default 3), alternating baseline and Fyan so that
+machine noise hits both. Times are CPU seconds of this process (``time.process_time``: other
+processes on a shared machine barely move them); the figures are medians and the ratio of the
+medians, with the ratio of the fastest runs and the wall-clock ratio printed too. The script
+prints figures and never fails on them: targets are checked by reading them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fyan.config import IntakeSection  # noqa: E402
+
+KINDS = IntakeSection().unit_kinds
+
+
+def corpus_dir() -> Path:
+    root = Path(__file__).resolve().parents[1]
+    for candidate in (os.environ.get("FYAN_SHARED_DIR"), root.parent / "shared", "/work/shared"):
+        if candidate and (Path(candidate) / "corpus").is_dir():
+            return Path(candidate) / "corpus"
+    raise SystemExit("corpus not found: set FYAN_SHARED_DIR, or give --tex and --pdf")
+
+
+def plain_tex(path: Path) -> None:
+    from pylatexenc.latexwalker import LatexWalker
+
+    LatexWalker(path.read_text(encoding="utf-8"), tolerant_parsing=True).get_latex_nodes()
+
+
+def fyan_tex(path: Path) -> int:
+    from fyan.intake.tex import read_tex
+    from fyan.specifier.dag import extract_edges, validate
+    from fyan.specifier.units import build_units
+
+    cat = read_tex(path)
+    units = build_units(cat, KINDS)
+    edges, _ = extract_edges(cat, units)
+    validate(cat, units, edges, KINDS)
+    return len(units)
+
+
+def raw_pdf(path: Path) -> None:
+    import pypdf
+
+    reader = pypdf.PdfReader(path)
+    for page in reader.pages:
+        page.extract_text()
+
+
+def fyan_pdf(path: Path) -> int:
+    from fyan.intake.pdf import read_pdf
+    from fyan.specifier.dag import extract_edges, validate
+    from fyan.specifier.units import build_units
+
+    cat = read_pdf(path)
+    units = build_units(cat, KINDS)
+    edges, _ = extract_edges(cat, units)
+    validate(cat, units, edges, KINDS)
+    return len(units)
+
+
+def measure(baseline, candidate, path: Path, repeat: int) -> dict:
+    base, ours, base_wall, ours_wall = [], [], [], []
+    units = 0
+    baseline(path)  # warm imports and the OS file cache for both
+    candidate(path)
+    for _ in range(repeat):
+        for fn, cpu, wall in ((baseline, base, base_wall), (candidate, ours, ours_wall)):
+            c, w = time.process_time(), time.perf_counter()
+            result = fn(path)
+            cpu.append(time.process_time() - c)
+            wall.append(time.perf_counter() - w)
+            if fn is candidate:
+                units = result
+    b, o = statistics.median(base), statistics.median(ours)
+    return {"file": str(path), "units": units, "baseline_s": round(b, 3), "fyan_s": round(o, 3),
+            "ratio": round(o / b, 3), "ratio_of_fastest": round(min(ours) / min(base), 3),
+            "wall_ratio": round(statistics.median(ours_wall) / statistics.median(base_wall), 3),
+            "runs_baseline_cpu_s": [round(x, 3) for x in base], "runs_fyan_cpu_s": [round(x, 3) for x in ours]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tex", type=Path, help="TeX file (default: the corpus's pfr.content.flat.tex)")
+    parser.add_argument("--pdf", type=Path, help="PDF file (default: the corpus's 150-page Ernst book)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", choices=["tex", "pdf"])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    results = {}
+    if args.only != "pdf":
+        tex = args.tex or corpus_dir() / "blueprints" / "pfr.content.flat.tex"
+        results["tex"] = measure(plain_tex, fyan_tex, tex, args.repeat) | {"target": 1.3}
+    if args.only != "tex":
+        pdf = args.pdf or corpus_dir() / "pdf" / "ernst_IntroToProof_MAAPressVersion.pdf"
+        results["pdf"] = measure(raw_pdf, fyan_pdf, pdf, args.repeat) | {"target": 1.2}
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    names = {"tex": "plain pylatexenc parse", "pdf": "pypdf raw text extraction"}
+    for kind, r in results.items():
+        verdict = "within" if r["ratio"] <= r["target"] else "ABOVE"
+        print(f"{kind.upper()} {r['file']}: Fyan intake + DAG {r['fyan_s']:.2f} s CPU ({r['units']} units) vs "
+              f"{names[kind]} {r['baseline_s']:.2f} s: ratio {r['ratio']:.2f} ({verdict} the target {r['target']}; "
+              f"medians of {args.repeat} alternating runs; fastest runs {r['ratio_of_fastest']:.2f}, "
+              f"wall clock {r['wall_ratio']:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

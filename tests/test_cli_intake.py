@@ -1,0 +1,69 @@
+"""`fyan init` on PDF, Markdown and TeX sources, and the errors a user sees for bad input."""
+
+from __future__ import annotations
+
+import json
+
+from fyan.cli import main
+from fyan.specifier.problem import PDF_NOTE
+from tests.conftest import write
+from tests.pdfgen import blank_pdf, text_page, write_pdf
+from tests.test_intake_markdown import DOC
+
+
+def run(capsys, *argv):
+    code = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out)
+
+
+def test_init_from_a_pdf(tmp_path, capsys):
+    pdf = write_pdf(tmp_path / "in" / "notes.pdf", [text_page([
+        ("Definition 1.", " A number n is even if n = 2k."),
+        "",
+        ("Lemma 2.", " If n is even, so is n + 2 (Definition 1)."),
+    ])])
+    code, result = run(capsys, "init", str(tmp_path / "p"), "--source", str(pdf))
+    assert code == 0, result
+    assert (result["format"], result["units"], result["edges"], result["findings"]) == ("pdf", 2, 1, [])
+    assert (tmp_path / "p" / "source" / "notes.pdf").read_bytes() == pdf.read_bytes()
+    problem = (tmp_path / "p" / "units" / "lemma-2" / "problem.tex").read_text()
+    assert "% source: source/notes.pdf, page 1, characters " in problem and PDF_NOTE in problem
+    assert "% depends on: definition-1 (ref, statement; notes.pdf:p1 'Definition 1')" in problem
+    assert problem.endswith("Lemma 2. If n is even, so is n + 2 (Definition 1).\n")
+    assert 'source = "source/notes.pdf"' in (tmp_path / "p" / "fyan.toml").read_text()
+
+
+def test_init_from_markdown(tmp_path, capsys):
+    md = write(tmp_path / "in" / "notes.md", DOC)
+    code, result = run(capsys, "init", str(tmp_path / "p"), "--source", str(md))
+    assert code == 0 and result["format"] == "markdown" and result["units"] == 5
+    problem = (tmp_path / "p" / "units" / "thm-squares" / "problem.tex").read_text()
+    assert "% source: source/notes.md, lines 11-15" in problem
+    assert "$$ n^2 = 4k^2 \\quad \\text{where } a_1*b_1*c $$" in problem  # math verbatim
+
+
+def test_dangling_references_stop_init_unless_asked_to_warn(tmp_path, capsys):
+    src = write(tmp_path / "in" / "m.tex", "\\begin{lemma}\\label{a}\nBy \\ref{elsewhere}.\n\\end{lemma}\n")
+    assert main(["init", str(tmp_path / "p"), "--source", str(src)]) == 4
+    err = capsys.readouterr().err
+    assert "m.tex:2: \\ref{elsewhere} in a: unknown label" in err and "--unknown-references warn" in err
+    assert not (tmp_path / "p").exists()
+    code, result = run(capsys, "init", str(tmp_path / "p"), "--source", str(src), "--unknown-references", "warn")
+    assert code == 0 and any("elsewhere" in n for n in result["notes"])
+    assert 'unknown_references = "warn"' in (tmp_path / "p" / "fyan.toml").read_text()
+
+
+def test_uses_to_an_unknown_label_is_an_error_with_file_and_line(tmp_path, capsys):
+    src = write(tmp_path / "in" / "bp.tex", "\\begin{lemma}\\label{a}\n\\uses{b, c}\n\\end{lemma}\n"
+                "\\begin{lemma}\\label{b}x\\end{lemma}\n")
+    assert main(["init", str(tmp_path / "p"), "--source", str(src)]) == 4
+    assert "bp.tex:2: \\uses{c} in a: unknown label" in capsys.readouterr().err
+
+
+def test_bad_pdfs_leave_nothing_behind(tmp_path, capsys):
+    for name, path in (("scan", blank_pdf(tmp_path / "scan.pdf")), ("junk", write(tmp_path / "junk.tex", "\x00junk"))):
+        assert main(["init", str(tmp_path / name), "--source", str(path)]) == 4
+        assert not (tmp_path / name).exists()
+    err = capsys.readouterr().err
+    assert "scan.pdf: the PDF has no text layer" in err and "junk.tex: binary file, not TeX" in err
