@@ -125,6 +125,7 @@ class Engine:
             self._emit(StepEvent(unit, stage, "refused", str(e)))
             return None
         self._emit(StepEvent(unit, stage, "started"))
+        error: tuple[str, FailureKind] | None = None
         try:
             agent = STAGE_AGENTS.get(stage)
             if agent is not None:
@@ -138,14 +139,18 @@ class Engine:
                     attempt_dir=self.project.paths.root / run.attempt_dir,
                 )
                 agent(session, UnitContext(self.project, store, unit_record, run))
-            done = self.gateway.finish(run)
         except FyanError as e:
             self.log.info("agent_failed", unit=unit, stage=stage.value, error=str(e))
-            kind = FailureKind.AGENT if e.retryable else FailureKind.ENVIRONMENT
-            done = self.gateway.finish(run, agent_error=e.message, failure_kind=kind)
+            error = (e.message, FailureKind.AGENT if e.retryable else FailureKind.ENVIRONMENT)
         except Exception as e:  # an agent bug must not kill the run loop; the attempt fails
             self.log.error("agent_crashed", unit=unit, stage=stage.value, error=repr(e), tb=traceback.format_exc())
-            done = self.gateway.finish(run, agent_error=f"internal error in the {stage.value} stage: {type(e).__name__}: {e}")
+            error = (f"internal error in the {stage.value} stage: {type(e).__name__}: {e}", FailureKind.AGENT)
+        # the gateway is asked exactly once per attempt: an error after its commit is a bug to
+        # report, never a reason to close the same attempt twice
+        if error is None:
+            done = self.gateway.finish(run)
+        else:
+            done = self.gateway.finish(run, agent_error=error[0], failure_kind=error[1])
         self.log.info("stage_finished", unit=unit, stage=stage.value, status=done.status.value, reason=done.reason)
         self._emit(StepEvent(unit, stage, done.status.value, done.reason))
         return done

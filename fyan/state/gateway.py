@@ -154,6 +154,7 @@ class Gateway:
         self.checks = dict(checks or {})
         self.paths.state.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._sync_lock = threading.Lock()
         self._conn = sqlite3.connect(self.paths.db, check_same_thread=False, isolation_level=None, timeout=30)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -570,6 +571,9 @@ class Gateway:
         return run.model_copy(update=dict(status=status, finished_at=now, reason=outcome.reason))
 
     def _sync_lean_package(self) -> None:
+        """Re-derive ``lean/`` from the complete units; serialised, since two gate successes
+        finishing at once would otherwise write the same files concurrently."""
         from fyan.lean.package import sync_package
 
-        sync_package(self.project, self.store)
+        with self._sync_lock:
+            sync_package(self.project, self.store)
