@@ -64,6 +64,9 @@ def fake_lake(tmp_path_factory, monkeypatch) -> FakeLake:
     fake = FakeLake(tmp_path_factory.mktemp("fake-lake"))
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
     monkeypatch.setenv("FAKE_LAKE_LOG", str(fake.log))
+    # the double, its log and its scenario live under /tmp, which the bubblewrap sandbox
+    # replaces with a private tmpfs: run it unsandboxed (as scripts/build_example_cassette.py does)
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
     monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
     return fake
 

@@ -102,6 +102,7 @@ def test_rerun_after_installing_lean_resumes_without_redoing_work(example, no_la
 
     fake = FakeLake(tmp_path)
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")  # the double lives under /tmp (see conftest)
     code, summary = run_json(capsys, "run", str(example))
     assert code == 0 and summary["counts"] == {"complete": 11}
     runs = Store(example / ".fyan" / "state.db").runs("definition-1")

@@ -2,25 +2,35 @@
 
 One step = one stage attempt of one unit: the gateway opens it (refusing anything illegal),
 the stage's agent writes its files into the attempt folder, the gateway runs the deterministic
-check and records the outcome. Up to ``[scheduler] parallelism`` steps run at once, in
-threads (the work is model calls and Lean subprocesses). Ready units are taken highest
-critical path first (``scheduler.py``). The loop stops at quiescence: nothing running and
-nothing ready (every unit complete, blocked, or waiting on a blocked unit).
+check and records the outcome. Up to ``[scheduler] parallelism`` attempts run at once, each in
+its own worker thread (the work is model calls and Lean subprocesses); everything else — which
+unit goes next, opening attempts, taking in results, events from watchers — happens in the one
+thread that calls ``run``. Ready units are taken highest remaining critical path first
+(``scheduler.py``). The loop keeps an in-memory ``Ledger`` of the state, loaded from the store
+once and updated from what the gateway returns; the store stays the truth.
 
-On start the gateway's ``recover`` marks attempts a dead process left running as
-*interrupted*; they are simply run again. Nothing that completed is run again.
+``run`` stops at quiescence (nothing running, nothing ready) unless ``until_idle`` is False
+(the daemon), and whenever ``stop`` is called (SIGTERM, Ctrl-C): then no new attempt is
+opened, the write in progress is allowed to finish, and the attempts still running are
+recorded as *interrupted* (``Gateway.interrupt``) — their worker threads are abandoned and
+the next run re-runs them. A process killed outright (SIGKILL) leaves its attempts
+``running``; the next start's ``Gateway.recover`` marks them interrupted. Nothing that
+completed is run again.
+
+After a failed attempt the optional ``critic`` (``fyan.orchestrator.stagnation``) may ask for a
+review of the unit; the review runs as a job of that unit (no stage of the unit starts while it
+runs) and its advice enters through the guidance channel.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 import traceback
-from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import Any
 
 from fyan import logs
 from fyan.agents.providers.base import Provider
@@ -29,10 +39,13 @@ from fyan.agents.session import StageSession
 from fyan.agents.stages import STAGE_AGENTS, UnitContext
 from fyan.errors import ExitCode, FyanError, TransitionError
 from fyan.gates.stages import standard_checks
+from fyan.orchestrator.ledger import Ledger
+from fyan.orchestrator.scheduler import Policy, Scheduler
 from fyan.project import Project
 from fyan.state.gateway import Check, Gateway
 from fyan.state.models import FailureKind, Stage, StageRun, UnitStatus, UnitView
-from fyan.orchestrator.scheduler import order_ready, stage_costs
+
+StageAgentFn = Callable[[StageSession, UnitContext], None]
 
 
 @dataclass
@@ -40,8 +53,8 @@ class StepEvent:
     """Reported to the progress display after every step."""
 
     unit: str
-    stage: Stage
-    status: str  # started | succeeded | failed | refused
+    stage: Stage | str
+    status: str  # started | succeeded | failed | refused | interrupted | critic
     reason: str | None = None
 
 
@@ -55,10 +68,20 @@ class RunSummary:
     interrupted: int
     elapsed_s: float
     by_layer: dict[int, dict[str, int]] = field(default_factory=dict)
+    stopped: str | None = None
+    held: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
         return ExitCode.OK if self.counts.get("complete", 0) == self.units else ExitCode.INCOMPLETE
+
+
+@dataclass
+class _Job:
+    unit: str
+    kind: str  # stage | critic
+    run: StageRun | None = None
+    thread: threading.Thread | None = None
 
 
 class Engine:
@@ -69,56 +92,81 @@ class Engine:
         *,
         providers: Callable[[str], Provider] | None = None,
         checks: dict[Stage, Check] | None = None,
+        agents: dict[Stage, StageAgentFn] | None = None,
         only: set[str] | None = None,
         parallelism: int | None = None,
+        policy: Policy = "critical-path",
         on_event: Callable[[StepEvent, dict[str, UnitView]], None] | None = None,
+        critic: Any | None = None,
+        held: Callable[[str], str | None] | None = None,
     ) -> None:
         self.project = project
         self.gateway = gateway
         if not gateway.checks:
             gateway.checks = checks or standard_checks()
         self.providers = providers or ProviderFactory(project).for_stage
+        self.agents = STAGE_AGENTS if agents is None else agents
         self.parallelism = parallelism or project.config.scheduler.parallelism
         self.attempts = project.config.scheduler.attempts_per_stage
+        self.policy = policy
         self.on_event = on_event
+        self.critic = critic
+        self.held = held
         self.log = logs.configure(project.paths.logs)
-        self.only = self._closure(only) if only else None
+        self._only_names = set(only) if only else None
+        self.only: set[str] | None = None
+        self.ledger: Ledger | None = None
+        self._inbox: queue.Queue = queue.Queue()
+        self._stop_reason: str | None = None
+        self._jobs: dict[str, _Job] = {}
+        #: seconds from ``run`` being called to the first attempt opened (resume benchmark)
+        self.first_dispatch_s: float | None = None
 
-    def _closure(self, only: set[str]) -> set[str]:
-        """The units named in ``only`` and everything they depend on."""
-        known = {u.id for u in self.gateway.store.units()}
-        unknown = sorted(only - known)
-        if unknown:
-            raise FyanError(f"unknown unit(s): {', '.join(unknown)}", hint="see `fyan status` for unit ids")
-        g = nx.DiGraph()
-        g.add_nodes_from(known)
-        g.add_edges_from((d.unit, d.depends_on) for d in self.gateway.store.deps())
-        closure = set(only)
-        for u in only:
-            closure |= nx.descendants(g, u)
-        return closure
+    # -- control from other threads --------------------------------------------------------
+    def stop(self, reason: str = "stopped") -> None:
+        """Ask the loop to stop (safe from signal handlers and other threads)."""
+        if self._stop_reason is None:
+            self._stop_reason = reason
+        self._inbox.put(("wake",))
 
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` in the loop's thread (watchers hand their changes in this way)."""
+        self._inbox.put(("call", fn))
+
+    # -- helpers ---------------------------------------------------------------------------
     def views(self) -> dict[str, UnitView]:
+        if self.ledger is not None:
+            return self.ledger.views
         return self.gateway.store.views(self.attempts)
 
     def _emit(self, event: StepEvent) -> None:
         if self.on_event is not None:
-            self.on_event(event, self.views())
+            try:
+                self.on_event(event, self.views())
+            except Exception as e:  # a display problem must never stop the run
+                self.log.warning("progress_display_failed", error=repr(e))
 
-    def step(self, unit: str, stage: Stage) -> StageRun | None:
-        """Run one attempt of ``stage`` for ``unit`` through the gateway."""
-        try:
-            run = self.gateway.begin(unit, stage, self.attempts)
-        except TransitionError as e:
-            self.log.warning("transition_refused", unit=unit, stage=stage.value, reason=str(e))
-            self._emit(StepEvent(unit, stage, "refused", str(e)))
+    def _resolve_only(self, ledger: Ledger) -> set[str] | None:
+        if self._only_names is None:
             return None
-        self._emit(StepEvent(unit, stage, "started"))
+        unknown = sorted(self._only_names - set(ledger.units))
+        if unknown:
+            raise FyanError(f"unknown unit(s): {', '.join(unknown)}", hint="see `fyan status` for unit ids")
+        return ledger.closure(self._only_names)
+
+    def refresh_unit(self, unit: str) -> None:
+        """Re-read one unit's runs from the store (after a write the loop did not make)."""
+        assert self.ledger is not None
+        self.ledger.replace_runs(unit, self.gateway.store.runs(unit))
+
+    # -- the work of one attempt (worker thread) -------------------------------------------
+    def _attempt(self, run: StageRun) -> StageRun:
+        stage = run.stage
         try:
-            agent = STAGE_AGENTS.get(stage)
+            agent = self.agents.get(stage)
             if agent is not None:
                 store = self.gateway.store
-                unit_record = store.unit(unit)
+                unit_record = store.unit(run.unit)
                 assert unit_record is not None
                 session = StageSession(
                     gateway=self.gateway, run=run, provider=self.providers(stage.value),
@@ -127,62 +175,168 @@ class Engine:
                     attempt_dir=self.project.paths.root / run.attempt_dir,
                 )
                 agent(session, UnitContext(self.project, store, unit_record, run))
-            done = self.gateway.finish(run)
+            return self.gateway.finish(run)
+        except TransitionError:
+            raise
         except FyanError as e:
-            self.log.info("agent_failed", unit=unit, stage=stage.value, error=str(e))
+            self.log.info("agent_failed", unit=run.unit, stage=stage.value, error=str(e))
             kind = FailureKind.AGENT if e.retryable else FailureKind.ENVIRONMENT
-            done = self.gateway.finish(run, agent_error=e.message, failure_kind=kind)
+            return self.gateway.finish(run, agent_error=e.message, failure_kind=kind)
         except Exception as e:  # an agent bug must not kill the run loop; the attempt fails
-            self.log.error("agent_crashed", unit=unit, stage=stage.value, error=repr(e), tb=traceback.format_exc())
-            done = self.gateway.finish(run, agent_error=f"internal error in the {stage.value} stage: {type(e).__name__}: {e}")
-        self.log.info("stage_finished", unit=unit, stage=stage.value, status=done.status.value, reason=done.reason)
-        self._emit(StepEvent(unit, stage, done.status.value, done.reason))
-        return done
+            self.log.error("agent_crashed", unit=run.unit, stage=stage.value, error=repr(e), tb=traceback.format_exc())
+            return self.gateway.finish(
+                run, agent_error=f"internal error in the {stage.value} stage: {type(e).__name__}: {e}")
 
-    def run(self) -> RunSummary:
-        """Run to quiescence (module docstring) and summarise."""
-        start = time.monotonic()
-        interrupted = self.gateway.recover()
+    def _worker(self, job: _Job, fn: Callable[[], Any]) -> None:
+        try:
+            result, error = fn(), None
+        except BaseException as e:  # reported to the loop, which decides
+            result, error = None, e
+        self._inbox.put(("done", job, result, error))
+
+    def _start(self, job: _Job, fn: Callable[[], Any]) -> None:
+        # daemon threads: a stopping process does not wait for a model call to return
+        job.thread = threading.Thread(target=self._worker, args=(job, fn), daemon=True,
+                                      name=f"fyan-{job.kind}-{job.unit}")
+        self._jobs[job.unit] = job
+        job.thread.start()
+
+    def step(self, unit: str, stage: Stage) -> StageRun | None:
+        """Run one attempt of ``stage`` for ``unit`` in this thread (no ledger needed)."""
+        try:
+            run = self.gateway.begin(unit, stage, self.attempts)
+        except TransitionError as e:
+            self._emit(StepEvent(unit, stage, "refused", str(e)))
+            return None
+        return self._attempt(run)
+
+    # -- the loop --------------------------------------------------------------------------
+    def _dispatch(self, scheduler: Scheduler, t0: float) -> int:
+        assert self.ledger is not None
+        free = self.parallelism - len(self._jobs)
+        if free <= 0 or self._stop_reason is not None:
+            return 0
+        ready = [u for u in self.ledger.ready if u not in self._jobs and (self.only is None or u in self.only)]
+        if self.held is not None:
+            ready = [u for u in ready if self.held(u) is None]
+        if not ready:
+            return 0
+        started = 0
+        for uid in scheduler.order(ready):
+            if started >= free:
+                break
+            stage = self.ledger.views[uid].next_stage
+            assert stage is not None
+            try:
+                run = self.gateway.begin(uid, stage, self.attempts)
+            except TransitionError as e:  # the store disagrees with the ledger: re-read the unit
+                self.log.warning("transition_refused", unit=uid, stage=stage.value, reason=str(e))
+                self._emit(StepEvent(uid, stage, "refused", str(e)))
+                self.refresh_unit(uid)
+                continue
+            if self.first_dispatch_s is None:
+                self.first_dispatch_s = time.monotonic() - t0
+            self.ledger.record(run)
+            job = _Job(uid, "stage", run)
+            self._start(job, lambda run=run: self._attempt(run))
+            started += 1
+            self._emit(StepEvent(uid, stage, "started"))
+        return started
+
+    def _take(self, msg: tuple) -> None:
+        assert self.ledger is not None
+        kind = msg[0]
+        if kind == "call":
+            try:
+                msg[1]()
+            except Exception as e:
+                self.log.error("loop_call_failed", error=repr(e), tb=traceback.format_exc())
+            return
+        if kind != "done":
+            return
+        _, job, result, error = msg
+        self._jobs.pop(job.unit, None)
+        if job.kind == "critic":
+            if error is not None:
+                self.log.error("critic_crashed", unit=job.unit, error=repr(error))
+            self._emit(StepEvent(job.unit, "critic", "critic", str(result) if result else None))
+            self.refresh_unit(job.unit)  # the review may have recorded guidance (budget reset)
+            return
+        run = job.run
+        assert run is not None
+        if error is not None or result is None:
+            if not isinstance(error, TransitionError):
+                self.log.error("step_crashed", unit=job.unit, error=repr(error))
+            self.refresh_unit(job.unit)
+            self._emit(StepEvent(job.unit, run.stage, "interrupted", str(error) if error else None))
+            return
+        done: StageRun = result
+        self.ledger.record(done)
+        self.log.info("stage_finished", unit=done.unit, stage=done.stage.value, status=done.status.value,
+                      reason=done.reason)
+        self._emit(StepEvent(done.unit, done.stage, done.status.value, done.reason))
+        if done.status.value == "failed" and self.critic is not None and self._stop_reason is None:
+            review = self.critic.review_for(self.ledger, done)
+            if review is not None:
+                job = _Job(done.unit, "critic")
+                self._start(job, review)
+
+    def run(self, *, until_idle: bool = True, idle_wait_s: float = 0.5, recover: bool = True) -> RunSummary:
+        """Run (module docstring) and summarise. ``until_idle`` False keeps waiting for work
+        (watchers, ``call_soon``) until ``stop``."""
+        t0 = time.monotonic()
+        interrupted = self.gateway.recover() if recover else []
         self.gateway.start_session()
+        self.ledger = Ledger.load(self.gateway.store, self.attempts)
+        self.only = self._resolve_only(self.ledger)
+        scheduler = Scheduler(self.ledger, self.policy)
         steps = 0
-        inflight: dict[Future, str] = {}
-        with ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="fyan-step") as pool:
+        while True:
             try:
                 while True:
-                    views = self.views()
-                    busy = set(inflight.values())
-                    ready = [
-                        uid for uid, v in views.items()
-                        if v.status is UnitStatus.READY and uid not in busy and (self.only is None or uid in self.only)
-                    ]
-                    if ready and len(inflight) < self.parallelism:
-                        costs = stage_costs(self.gateway.store.runs())
-                        for uid in order_ready(views, ready, costs)[: self.parallelism - len(inflight)]:
-                            stage = views[uid].next_stage
-                            assert stage is not None
-                            inflight[pool.submit(self.step, uid, stage)] = uid
-                            steps += 1
-                    if not inflight:
-                        break
-                    done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        inflight.pop(fut)
-                        fut.result()
-            except BaseException:
-                for fut in inflight:
-                    fut.cancel()
-                raise
-        return self.summary(steps, len(interrupted), time.monotonic() - start)
+                    self._take(self._inbox.get_nowait())
+            except queue.Empty:
+                pass
+            if self._stop_reason is not None:
+                break
+            steps += self._dispatch(scheduler, t0)
+            if not self._jobs and until_idle and self._inbox.empty():
+                break
+            try:
+                msg = self._inbox.get(timeout=1.0 if self._jobs and until_idle else idle_wait_s)
+            except queue.Empty:
+                continue
+            self._take(msg)
+        if self._stop_reason is not None:
+            self._interrupt_inflight()
+        return self.summary(steps, len(interrupted), time.monotonic() - t0)
+
+    def _interrupt_inflight(self) -> None:
+        runs = [j.run.id for j in self._jobs.values() if j.run is not None]
+        with self.gateway.hold_writes():  # the write in progress finishes first
+            n = self.gateway.interrupt(runs, f"interrupted: {self._stop_reason}")
+        self.log.info("run_stopped", reason=self._stop_reason, interrupted=n)
+        if self.ledger is not None:
+            for j in list(self._jobs.values()):
+                self.refresh_unit(j.unit)
+                self._emit(StepEvent(j.unit, j.run.stage if j.run else "critic", "interrupted", self._stop_reason))
+        self._jobs.clear()
 
     def summary(self, steps: int = 0, interrupted: int = 0, elapsed: float = 0.0) -> RunSummary:
         views = self.views()
-        counts = Counter(v.status.value for v in views.values())
-        by_layer: dict[int, Counter] = {}
+        counts: dict[str, int] = {}
+        by_layer: dict[int, dict[str, int]] = {}
         for v in views.values():
-            by_layer.setdefault(v.unit.layer, Counter())[v.status.value] += 1
+            counts[v.status.value] = counts.get(v.status.value, 0) + 1
+            layer = by_layer.setdefault(v.unit.layer, {})
+            layer[v.status.value] = layer.get(v.status.value, 0) + 1
         blocked = [(uid, v.reason or "") for uid, v in views.items() if v.status is UnitStatus.BLOCKED]
+        held = []
+        if self.held is not None:
+            held = [(uid, r) for uid in views if (r := self.held(uid)) is not None]
         return RunSummary(
             units=len(views), layers=1 + max((v.unit.layer for v in views.values()), default=-1),
-            counts=dict(counts), blocked=blocked, steps=steps, interrupted=interrupted,
-            elapsed_s=round(elapsed, 2), by_layer={k: dict(c) for k, c in sorted(by_layer.items())},
+            counts=counts, blocked=blocked, steps=steps, interrupted=interrupted,
+            elapsed_s=round(elapsed, 2), by_layer=dict(sorted(by_layer.items())), stopped=self._stop_reason,
+            held=held,
         )

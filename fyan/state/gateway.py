@@ -246,51 +246,135 @@ class Gateway:
         Raises ``TransitionError`` naming the rule when the transition is illegal.
         """
         with self._tx() as c:
-            if c.execute("SELECT 1 FROM units WHERE id = ?", (unit_id,)).fetchone() is None:
-                raise TransitionError(f"unknown unit {unit_id!r}")
-            own = self._progress(c, unit_id, attempts_per_stage)
-            if own.running is not None:
-                raise TransitionError(f"{unit_id}: {own.running.stage.value} is already running (run {own.running.id})")
+            self._legal(c, unit_id, stage, attempts_per_stage, manual=False)
+            run = self._open_run(c, unit_id, stage, "stage_started", {})
+        (self.paths.root / run.attempt_dir).mkdir(parents=True, exist_ok=True)
+        return run
+
+    def _legal(self, c: sqlite3.Connection, unit_id: str, stage: Stage, attempts_per_stage: int, *, manual: bool) -> None:
+        if c.execute("SELECT 1 FROM units WHERE id = ?", (unit_id,)).fetchone() is None:
+            raise TransitionError(f"unknown unit {unit_id!r}")
+        own = self._progress(c, unit_id, attempts_per_stage)
+        if own.running is not None:
+            raise TransitionError(f"{unit_id}: {own.running.stage.value} is already running (run {own.running.id})")
+        if manual:
+            if stage is not Stage.PROVE:
+                raise TransitionError(f"{unit_id}: only the proof (prove stage) can be edited by hand, not {stage.value}")
+            if not (own.complete or own.next_stage in (Stage.PROVE, Stage.GATE)):
+                raise TransitionError(
+                    f"{unit_id}: a hand-edited proof is taken only once the statement is frozen "
+                    f"(the next stage is {own.next_stage.value if own.next_stage else 'none'})"
+                )
+        else:
             if own.complete:
                 raise TransitionError(f"{unit_id}: already complete")
             if own.blocked_reason is not None:
                 raise TransitionError(f"{unit_id}: blocked: {own.blocked_reason}")
-            pending = [
-                d for (d,) in c.execute("SELECT DISTINCT depends_on FROM unit_deps WHERE unit = ?", (unit_id,))
-                if not self._progress(c, d, attempts_per_stage).complete
-            ]
-            if pending:
-                raise TransitionError(
-                    f"{unit_id}: cannot start {stage.value}: dependencies not complete: {', '.join(sorted(pending))}"
-                )
-            if own.next_stage is not stage:
-                raise TransitionError(
-                    f"{unit_id}: cannot start {stage.value}: the next stage is "
-                    f"{own.next_stage.value if own.next_stage else 'none'}"
-                )
-            attempt = 1 + c.execute(
-                "SELECT COUNT(*) FROM stage_runs WHERE unit = ? AND stage = ?", (unit_id, stage.value)
-            ).fetchone()[0]
-            now = time.time()
-            cur = c.execute(
-                "INSERT INTO stage_runs (unit, stage, attempt, status, started_at, attempt_dir) VALUES (?,?,?,?,?,?)",
-                (unit_id, stage.value, attempt, RunStatus.RUNNING.value, now, ""),
+        pending = [
+            d for (d,) in c.execute("SELECT DISTINCT depends_on FROM unit_deps WHERE unit = ?", (unit_id,))
+            if not self._progress(c, d, attempts_per_stage).complete
+        ]
+        if pending:
+            raise TransitionError(
+                f"{unit_id}: cannot start {stage.value}: dependencies not complete: {', '.join(sorted(pending))}"
             )
-            run_id = cur.lastrowid
-            attempt_dir = f".fyan/attempts/{unit_id}/{run_id:06d}-{stage.value}"
-            c.execute("UPDATE stage_runs SET attempt_dir = ? WHERE id = ?", (attempt_dir, run_id))
-            self._event(c, "stage_started", unit_id, run_id, {"stage": stage.value, "attempt": attempt})
-        (self.paths.root / attempt_dir).mkdir(parents=True, exist_ok=True)
+        if not manual and own.next_stage is not stage:
+            raise TransitionError(
+                f"{unit_id}: cannot start {stage.value}: the next stage is "
+                f"{own.next_stage.value if own.next_stage else 'none'}"
+            )
+
+    def _open_run(self, c: sqlite3.Connection, unit_id: str, stage: Stage, event: str, data: dict) -> StageRun:
+        attempt = 1 + c.execute(
+            "SELECT COUNT(*) FROM stage_runs WHERE unit = ? AND stage = ?", (unit_id, stage.value)
+        ).fetchone()[0]
+        now = time.time()
+        cur = c.execute(
+            "INSERT INTO stage_runs (unit, stage, attempt, status, started_at, attempt_dir) VALUES (?,?,?,?,?,?)",
+            (unit_id, stage.value, attempt, RunStatus.RUNNING.value, now, ""),
+        )
+        run_id = cur.lastrowid
+        attempt_dir = f".fyan/attempts/{unit_id}/{run_id:06d}-{stage.value}"
+        c.execute("UPDATE stage_runs SET attempt_dir = ? WHERE id = ?", (attempt_dir, run_id))
+        self._event(c, event, unit_id, run_id, {"stage": stage.value, "attempt": attempt, **data})
         return StageRun(
             id=run_id, unit=unit_id, stage=stage, attempt=attempt, status=RunStatus.RUNNING,
             started_at=now, attempt_dir=attempt_dir,
         )
 
+    def record_manual_attempt(
+        self, unit_id: str, files: Mapping[str, bytes], attempts_per_stage: int, *, note: str = "hand edit"
+    ) -> tuple[StageRun | None, str]:
+        """Take a hand-edited proof (``files``: ``{"Basic.lean": bytes}``) into the state.
+
+        The edit is an attempt of the ``prove`` stage by a person: the prove stage's check runs on
+        it first (in a scratch folder); if it refuses, nothing but a ``manual_edit_refused``
+        event is recorded and ``(None, reason)`` is returned — the state stays as it was.
+        Otherwise a prove run is opened (event ``manual_attempt``) and finished like any attempt,
+        which publishes the file with its hash; the unit's next stage is then the gate
+        (``lifecycle``). Allowed once the statement is frozen (next stage prove or gate, or
+        complete), also for a unit blocked over its budget. Raises ``TransitionError`` when the
+        unit is running, its dependencies are not complete, or it is not that far yet.
+        """
+        if set(files) != set(STAGE_OUTPUTS[Stage.PROVE]):
+            raise TransitionError(f"{unit_id}: a hand edit must give exactly {', '.join(STAGE_OUTPUTS[Stage.PROVE])}")
+        with self._tx() as c:
+            self._legal(c, unit_id, Stage.PROVE, attempts_per_stage, manual=True)
+        unit = self.store.unit(unit_id)
+        assert unit is not None
+        scratch = self.paths.attempts / unit_id / f"manual-{time.time_ns()}"
+        for rel, data in files.items():
+            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+            (scratch / rel).write_bytes(data)
+        provisional = StageRun(id=0, unit=unit_id, stage=Stage.PROVE, attempt=0, status=RunStatus.RUNNING,
+                               started_at=time.time(), attempt_dir=self.paths.rel(scratch))
+        outcome = self._check(provisional, unit, scratch)
+        digest = {rel: sha256_bytes(data) for rel, data in files.items()}
+        if not outcome.passed:
+            self.event("manual_edit_refused", unit_id, {"reason": outcome.reason, "sha256": digest, "note": note})
+            shutil.rmtree(scratch, ignore_errors=True)
+            return None, outcome.reason
+        with self._tx() as c:
+            self._legal(c, unit_id, Stage.PROVE, attempts_per_stage, manual=True)
+            run = self._open_run(c, unit_id, Stage.PROVE, "manual_attempt", {"sha256": digest, "note": note})
+        target = self.paths.root / run.attempt_dir
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(scratch, target)
+        done = self.finish(run)
+        return done, done.reason or ""
+
+    def interrupt(self, run_ids: list[int], reason: str) -> int:
+        """Record running attempts ``run_ids`` as interrupted (a stop, not a failure); returns
+        how many were still running."""
+        n = 0
+        with self._tx() as c:
+            for run_id in run_ids:
+                row = c.execute("SELECT unit, stage, status FROM stage_runs WHERE id = ?", (run_id,)).fetchone()
+                if row is None or row["status"] != RunStatus.RUNNING.value:
+                    continue
+                c.execute("UPDATE stage_runs SET status = ?, finished_at = ?, reason = ? WHERE id = ?",
+                          (RunStatus.INTERRUPTED.value, time.time(), reason, run_id))
+                self._event(c, "stage_interrupted", row["unit"], run_id, {"stage": row["stage"], "reason": reason})
+                n += 1
+        return n
+
+    @contextmanager
+    def hold_writes(self) -> Iterator[None]:
+        """Wait for the write in progress (a transition: staging, commit, publishing) and keep
+        every other thread from writing while the block runs (used to stop cleanly)."""
+        with self._lock:
+            yield
+
     @staticmethod
     def _progress(c: sqlite3.Connection, unit_id: str, attempts_per_stage: int):
         rows = c.execute("SELECT * FROM stage_runs WHERE unit = ? ORDER BY id", (unit_id,)).fetchall()
         start = c.execute("SELECT value FROM meta WHERE key = 'session_started'").fetchone()
-        return progress([StageRun(**dict(r)) for r in rows], attempts_per_stage, float(start[0]) if start else 0.0)
+        reset = c.execute(
+            "SELECT MAX(CAST(json_extract(data, '$.after_run') AS INTEGER)) FROM events WHERE kind = 'guidance' "
+            "AND unit = ? AND json_extract(data, '$.source') = 'human'", (unit_id,)
+        ).fetchone()[0]
+        return progress([StageRun(**dict(r)) for r in rows], attempts_per_stage, float(start[0]) if start else 0.0,
+                        int(reset or 0))
 
     def start_session(self) -> float:
         """Mark the start of a run session (see ``lifecycle``: environment failures of earlier
@@ -331,6 +415,12 @@ class Gateway:
                 files[rel] = (attempt_dir / rel).read_bytes()
         files.update(outcome.derived)
         tag = f"run-{run.id}"
+        with self._lock:  # staging, commit and publishing form one write (see ``hold_writes``)
+            return self._commit_finish(run, outcome, files, tag, exit_status)
+
+    def _commit_finish(
+        self, run: StageRun, outcome: CheckOutcome, files: dict[str, bytes], tag: str, exit_status: int
+    ) -> StageRun:
         self._stage_files(run.unit, tag, files)
         fault_point("finish:after_copy")
         status = RunStatus.SUCCEEDED if outcome.passed else RunStatus.FAILED
@@ -391,13 +481,15 @@ class Gateway:
     def record_model_call(
         self, run: StageRun | None, *, stage: str, provider: str, model: str, request_key: str,
         tokens_in: int, tokens_out: int, cost: float, latency_s: float, cache_hit: bool, replay: bool,
+        unit: str | None = None,
     ) -> None:
-        """Persist one model call (tokens, cost in USD, latency in seconds)."""
+        """Persist one model call (tokens, cost in USD, latency in seconds). ``unit`` names the
+        unit of a call made outside a stage attempt (a critic review, ``run`` None)."""
         with self._tx() as c:
             c.execute(
                 "INSERT INTO model_calls (run_id, unit, stage, provider, model, request_key, tokens_in, "
                 "tokens_out, cost, latency_s, cache_hit, replay, ts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (run.id if run else None, run.unit if run else None, stage, provider, model, request_key,
+                (run.id if run else None, run.unit if run else unit, stage, provider, model, request_key,
                  tokens_in, tokens_out, cost, latency_s, int(cache_hit), int(replay), time.time()),
             )
 

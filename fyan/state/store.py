@@ -64,6 +64,7 @@ CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY, ts REAL NOT NULL, kind TEXT NOT NULL, unit TEXT, run_id INTEGER,
     data TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS events_kind ON events(kind, unit);
 CREATE TABLE IF NOT EXISTS model_calls (
     id INTEGER PRIMARY KEY, run_id INTEGER, unit TEXT, stage TEXT NOT NULL,
     provider TEXT NOT NULL, model TEXT NOT NULL, request_key TEXT NOT NULL,
@@ -132,7 +133,14 @@ class Store:
         ]
 
     def unit(self, unit_id: str) -> UnitRecord | None:
-        return next((u for u in self.units() if u.id == unit_id), None)
+        rows = self._rows("SELECT * FROM units WHERE id = ?", (unit_id,))
+        if not rows:
+            return None
+        r = rows[0]
+        return UnitRecord(
+            id=r["id"], order=r["ord"], kind=r["kind"], label=r["label"], title=r["title"], module=r["module"],
+            layer=r["layer"], statements=json.loads(r["statements"]), provenance=r["provenance"],
+        )
 
     def deps(self, unit: str | None = None) -> list[DependencyRecord]:
         sql = "SELECT * FROM unit_deps" + (" WHERE unit = ?" if unit else "") + " ORDER BY unit, depends_on"
@@ -194,6 +202,16 @@ class Store:
         value = self.meta("session_started")
         return float(value) if value else 0.0
 
+    def budget_resets(self) -> dict[str, int]:
+        """Unit id -> the last run id before the latest human guidance (``lifecycle.progress``'s
+        ``reset_after``): failures up to it no longer count against the attempt budget."""
+        rows = self._rows(
+            "SELECT unit, MAX(CAST(json_extract(data, '$.after_run') AS INTEGER)) AS after FROM events "
+            "WHERE kind = 'guidance' AND json_extract(data, '$.source') = 'human' AND unit IS NOT NULL GROUP BY unit"
+        )
+        return {r["unit"]: int(r["after"] or 0) for r in rows}
+
     def views(self, attempts_per_stage: int) -> dict[str, UnitView]:
         """Every unit with its computed status (see ``fyan.state.lifecycle``)."""
-        return unit_views(self.units(), self.deps(), self.runs(), attempts_per_stage, self.session_start())
+        return unit_views(self.units(), self.deps(), self.runs(), attempts_per_stage, self.session_start(),
+                          self.budget_resets())
