@@ -135,3 +135,28 @@ def sync_package(project: Project, store: Store) -> list[str]:
     if project.paths.lean.is_dir():
         _write_root(project, modules)
     return modules
+
+
+def add_unit_module(project: Project, unit: UnitRecord) -> str:
+    """Incremental ``sync_package`` for one unit that just became complete: copy its
+    ``Basic.lean`` into ``lean/`` and import it from the root module; returns the module.
+    O(1) in the number of units (the full ``sync_package`` re-derives everything and runs at
+    recovery)."""
+    lib = project.config.lean_lib
+    src = project.paths.unit(unit.id) / "Basic.lean"
+    module = unit_module(project, unit)
+    if not src.is_file():
+        return module
+    dest = project.paths.lean / lib / unit.module / "Basic.lean"
+    data = src.read_bytes()
+    if not dest.is_file() or dest.read_bytes() != data:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(dest)
+    root = project.paths.lean / f"{lib}.lean"
+    text = root.read_text(encoding="utf-8") if root.is_file() else ""
+    imports = [line[len("import "):].strip() for line in text.splitlines() if line.startswith(f"import {lib}.")]
+    if module not in imports:
+        _write_root(project, imports + [module])
+    return module

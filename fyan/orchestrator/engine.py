@@ -81,7 +81,6 @@ class _Job:
     unit: str
     kind: str  # stage | critic
     run: StageRun | None = None
-    thread: threading.Thread | None = None
 
 
 class Engine:
@@ -119,6 +118,8 @@ class Engine:
         self._inbox: queue.Queue = queue.Queue()
         self._stop_reason: str | None = None
         self._jobs: dict[str, _Job] = {}
+        self._work: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
         #: seconds from ``run`` being called to the first attempt opened (resume benchmark)
         self.first_dispatch_s: float | None = None
 
@@ -163,6 +164,7 @@ class Engine:
     def _attempt(self, run: StageRun) -> StageRun:
         stage = run.stage
         try:
+            (self.project.paths.root / run.attempt_dir).mkdir(parents=True, exist_ok=True)
             agent = self.agents.get(stage)
             if agent is not None:
                 store = self.gateway.store
@@ -194,12 +196,23 @@ class Engine:
             result, error = None, e
         self._inbox.put(("done", job, result, error))
 
+    def _pool_loop(self) -> None:
+        while True:
+            item = self._work.get()
+            if item is None:
+                return
+            self._worker(*item)
+
     def _start(self, job: _Job, fn: Callable[[], Any]) -> None:
-        # daemon threads: a stopping process does not wait for a model call to return
-        job.thread = threading.Thread(target=self._worker, args=(job, fn), daemon=True,
-                                      name=f"fyan-{job.kind}-{job.unit}")
+        # daemon threads: a stopping process does not wait for a model call to return. The
+        # pool grows to the most jobs ever in flight (parallelism, plus critic reviews).
         self._jobs[job.unit] = job
-        job.thread.start()
+        busy = len(self._jobs)
+        while len(self._threads) < busy:
+            t = threading.Thread(target=self._pool_loop, daemon=True, name=f"fyan-worker-{len(self._threads)}")
+            self._threads.append(t)
+            t.start()
+        self._work.put((job, fn))
 
     def step(self, unit: str, stage: Stage) -> StageRun | None:
         """Run one attempt of ``stage`` for ``unit`` in this thread (no ledger needed)."""
@@ -228,7 +241,7 @@ class Engine:
             stage = self.ledger.views[uid].next_stage
             assert stage is not None
             try:
-                run = self.gateway.begin(uid, stage, self.attempts)
+                run = self.gateway.begin(uid, stage, self.attempts, create_dir=False)
             except TransitionError as e:  # the store disagrees with the ledger: re-read the unit
                 self.log.warning("transition_refused", unit=uid, stage=stage.value, reason=str(e))
                 self._emit(StepEvent(uid, stage, "refused", str(e)))
@@ -309,11 +322,15 @@ class Engine:
             self._take(msg)
         if self._stop_reason is not None:
             self._interrupt_inflight()
+        self.gateway.tidy()
+        for _ in self._threads:
+            self._work.put(None)  # idle workers exit; busy ones (abandoned after a stop) are daemons
+        self._threads = []
         return self.summary(steps, len(interrupted), time.monotonic() - t0)
 
     def _interrupt_inflight(self) -> None:
         runs = [j.run.id for j in self._jobs.values() if j.run is not None]
-        with self.gateway.hold_writes():  # the write in progress finishes first
+        with self.gateway.stop_writes():  # the writes in progress finish first
             n = self.gateway.interrupt(runs, f"interrupted: {self._stop_reason}")
         self.log.info("run_stopped", reason=self._stop_reason, interrupted=n)
         if self.ledger is not None:

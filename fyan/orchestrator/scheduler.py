@@ -13,19 +13,25 @@ near max(critical path, total work / slots) (list scheduling with critical-path 
 
 from __future__ import annotations
 
+import time
 from typing import Literal
 
 from fyan.orchestrator.ledger import Ledger
 
 Policy = Literal["critical-path", "fifo"]
 
+#: priorities are recomputed after ``units / 50`` status changes or this many seconds,
+#: whichever comes first (between, a unit's priority may be one stage out of date)
+REFRESH_S = 0.05
+
 
 def priorities(ledger: Ledger) -> dict[str, float]:
     """Remaining critical path (seconds) through each unit, following its dependents."""
     prio: dict[str, float] = {}
     dependents = ledger.dependents
+    remaining = ledger.remaining_costs()
     for uid in reversed(ledger.topo):
-        own = ledger.remaining_cost(uid)
+        own = remaining[uid]
         best = 0.0
         for c in dependents[uid]:
             v = prio[c]
@@ -45,6 +51,10 @@ class Scheduler:
         self.policy = policy
         self._seq = 0
         self._since: dict[str, int] = {}
+        self._prio: dict[str, float] | None = None
+        self._prio_changes = 0
+        self._prio_at = 0.0
+        self._batch = max(1, len(ledger.units) // 50)
 
     def order(self, ready: list[str]) -> list[str]:
         """``ready`` in dispatch order."""
@@ -56,5 +66,10 @@ class Scheduler:
             for u in [u for u in self._since if u not in self.ledger.ready]:
                 del self._since[u]
             return sorted(ready, key=lambda u: (self._since[u], self.ledger.units[u].order))
-        prio = priorities(self.ledger)
+        now = time.monotonic()
+        changes = self.ledger.changes
+        if (self._prio is None or changes - self._prio_changes >= self._batch
+                or now - self._prio_at >= REFRESH_S):
+            self._prio, self._prio_changes, self._prio_at = priorities(self.ledger), changes, now
+        prio = self._prio
         return sorted(ready, key=lambda u: (-prio[u], self.ledger.units[u].order))

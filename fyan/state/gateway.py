@@ -9,7 +9,7 @@ Agents and stage code write files into an *attempt folder* and nothing else. The
    by running the stage's deterministic check (``fyan.stages.checks``; never a model). A check
    that raises fails closed;
 3. publishes the artifacts into ``units/<unit>/`` crash-safely: files are first copied into
-   ``units/<unit>/.staging/<tag>/``, then the transition (run status, artifact rows with their
+   ``units/<unit>/.staging/`` (as ``<tag>.<path, quoted>``), then the transition (run status, artifact rows with their
    sha256, freezes, events) is committed in **one** SQLite transaction, then the staged files are
    renamed into place. A crash before the commit leaves the previous state (the staging folder
    is an orphan, deleted by ``recover``); a crash after it is rolled forward by ``recover``,
@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from pydantic import BaseModel
 
@@ -116,6 +117,9 @@ class Gateway:
         self.checks = dict(checks or {})
         self.paths.state.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._writes = threading.Condition()
+        self._active = 0
+        self._stopping = False
         self._conn = sqlite3.connect(self.paths.db, check_same_thread=False, isolation_level=None, timeout=30)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -163,36 +167,62 @@ class Gateway:
         with self._tx() as c:
             self._event(c, kind, unit, run_id, data or {})
 
-    def _staging(self, unit: str, tag: str) -> Path:
-        return self.paths.unit(unit) / ".staging" / tag
+    def _staging(self, unit: str) -> Path:
+        return self.paths.unit(unit) / ".staging"
+
+    @staticmethod
+    def _staged_name(tag: str, rel: str) -> str:
+        """Staged files are flat: ``<tag>.<rel, url-quoted>`` (no folder to create per attempt)."""
+        return f"{tag}.{quote(rel, safe='')}"
+
+    @staticmethod
+    def _parse_staged(name: str) -> tuple[str, str] | None:
+        tag, sep, rel = name.partition(".")
+        return (tag, unquote(rel)) if sep and rel else None
 
     def _stage_files(self, unit: str, tag: str, files: Mapping[str, bytes]) -> Path:
-        staging = self._staging(unit, tag)
-        if staging.exists():
-            shutil.rmtree(staging)
+        staging = self._staging(unit)
+        if not files:
+            return staging
+        staging.mkdir(parents=True, exist_ok=True)  # kept while the project runs (see ``tidy``)
         for rel, data in files.items():
-            target = staging / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+            fd = os.open(staging / self._staged_name(tag, rel), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         return staging
 
-    def _publish(self, unit: str, tag: str) -> None:
-        staging = self._staging(unit, tag)
-        if not staging.exists():
-            return
-        for src in sorted(p for p in staging.rglob("*") if p.is_file()):
-            rel = src.relative_to(staging)
-            dest = self.paths.unit(unit) / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(src, dest)
-        shutil.rmtree(staging, ignore_errors=True)
-        try:
-            staging.parent.rmdir()  # units/<unit>/.staging, when no other attempt is staged
-        except OSError:
-            pass
+    def _unstage(self, unit: str, tag: str, files: Mapping[str, bytes]) -> None:
+        for rel in files:
+            try:
+                os.unlink(self._staging(unit) / self._staged_name(tag, rel))
+            except FileNotFoundError:
+                pass
+
+    def _publish(self, unit: str, tag: str, files: Mapping[str, bytes]) -> None:
+        """Rename the staged files of ``tag`` into ``units/<unit>/``."""
+        staging = self._staging(unit)
+        unit_dir = self.paths.unit(unit)
+        for rel in sorted(files):
+            src, dest = staging / self._staged_name(tag, rel), unit_dir / rel
+            try:
+                os.replace(src, dest)
+            except FileNotFoundError:
+                if not src.exists():
+                    raise
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(src, dest)
+
+    def tidy(self) -> None:
+        """Remove the (empty) staging folders of every unit; call when no attempt is running."""
+        if self.paths.units.is_dir():
+            for staging in self.paths.units.glob("*/.staging"):
+                try:
+                    staging.rmdir()
+                except OSError:
+                    pass
 
     def _insert_artifacts(
         self, c: sqlite3.Connection, unit: str, run_id: int | None, files: Mapping[str, bytes], frozen: tuple[str, ...]
@@ -237,24 +267,30 @@ class Gateway:
                 self._event(c, "ingested", None, None, {"units": len(dag.units), "edges": len(dag.edges)})
             fault_point("register:after_commit")
             for u in dag.units:
-                self._publish(u.id, "ingest")
+                self._publish(u.id, "ingest", files.get(u.id, {}))
+            self.tidy()
 
     # -- transitions -----------------------------------------------------------------------
-    def begin(self, unit_id: str, stage: Stage, attempts_per_stage: int) -> StageRun:
+    def begin(self, unit_id: str, stage: Stage, attempts_per_stage: int, *, create_dir: bool = True) -> StageRun:
         """Start an attempt of ``stage`` for ``unit_id``; returns the running ``StageRun``.
 
-        Raises ``TransitionError`` naming the rule when the transition is illegal.
+        With ``create_dir`` False the caller creates the attempt folder (``run.attempt_dir``)
+        before its agent writes there. Raises ``TransitionError`` naming the rule when the
+        transition is illegal.
         """
         with self._tx() as c:
             self._legal(c, unit_id, stage, attempts_per_stage, manual=False)
             run = self._open_run(c, unit_id, stage, "stage_started", {})
-        (self.paths.root / run.attempt_dir).mkdir(parents=True, exist_ok=True)
+        if create_dir:
+            (self.paths.root / run.attempt_dir).mkdir(parents=True, exist_ok=True)
         return run
 
     def _legal(self, c: sqlite3.Connection, unit_id: str, stage: Stage, attempts_per_stage: int, *, manual: bool) -> None:
         if c.execute("SELECT 1 FROM units WHERE id = ?", (unit_id,)).fetchone() is None:
             raise TransitionError(f"unknown unit {unit_id!r}")
-        own = self._progress(c, unit_id, attempts_per_stage)
+        deps = [d for (d,) in c.execute("SELECT DISTINCT depends_on FROM unit_deps WHERE unit = ?", (unit_id,))]
+        states = self._progress_many(c, [unit_id, *deps], attempts_per_stage)
+        own = states[unit_id]
         if own.running is not None:
             raise TransitionError(f"{unit_id}: {own.running.stage.value} is already running (run {own.running.id})")
         if manual:
@@ -270,10 +306,7 @@ class Gateway:
                 raise TransitionError(f"{unit_id}: already complete")
             if own.blocked_reason is not None:
                 raise TransitionError(f"{unit_id}: blocked: {own.blocked_reason}")
-        pending = [
-            d for (d,) in c.execute("SELECT DISTINCT depends_on FROM unit_deps WHERE unit = ?", (unit_id,))
-            if not self._progress(c, d, attempts_per_stage).complete
-        ]
+        pending = [d for d in deps if not states[d].complete]
         if pending:
             raise TransitionError(
                 f"{unit_id}: cannot start {stage.value}: dependencies not complete: {', '.join(sorted(pending))}"
@@ -283,6 +316,20 @@ class Gateway:
                 f"{unit_id}: cannot start {stage.value}: the next stage is "
                 f"{own.next_stage.value if own.next_stage else 'none'}"
             )
+
+    def _progress_many(self, c: sqlite3.Connection, units: list[str], attempts_per_stage: int) -> dict:
+        """``lifecycle.progress`` of each of ``units``, from the store (two queries)."""
+        marks = ",".join("?" * len(units))
+        by_unit: dict[str, list[StageRun]] = {u: [] for u in units}
+        for r in c.execute(f"SELECT * FROM stage_runs WHERE unit IN ({marks}) ORDER BY id", units):
+            by_unit[r["unit"]].append(StageRun(**dict(r)))
+        resets = dict(c.execute(
+            "SELECT unit, MAX(CAST(json_extract(data, '$.after_run') AS INTEGER)) FROM events WHERE kind = 'guidance' "
+            f"AND unit IN ({marks}) AND json_extract(data, '$.source') = 'human' GROUP BY unit", units
+        ).fetchall())
+        start = c.execute("SELECT value FROM meta WHERE key = 'session_started'").fetchone()
+        session = float(start[0]) if start else 0.0
+        return {u: progress(by_unit[u], attempts_per_stage, session, int(resets.get(u) or 0)) for u in units}
 
     def _open_run(self, c: sqlite3.Connection, unit_id: str, stage: Stage, event: str, data: dict) -> StageRun:
         attempt = 1 + c.execute(
@@ -341,6 +388,8 @@ class Gateway:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(scratch, target)
         done = self.finish(run)
+        with self._lock:
+            self._sync_lean_package()  # a re-opened unit leaves the Lean package until its gate passes
         return done, done.reason or ""
 
     def interrupt(self, run_ids: list[int], reason: str) -> int:
@@ -359,9 +408,29 @@ class Gateway:
         return n
 
     @contextmanager
-    def hold_writes(self) -> Iterator[None]:
-        """Wait for the write in progress (a transition: staging, commit, publishing) and keep
-        every other thread from writing while the block runs (used to stop cleanly)."""
+    def _finishing(self) -> Iterator[None]:
+        """Count an attempt's write (staging, commit, publishing) as in progress; refused once
+        ``stop_writes`` was called."""
+        with self._writes:
+            if self._stopping:
+                raise TransitionError("the run is stopping: the attempt was interrupted, not recorded")
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._writes:
+                self._active -= 1
+                self._writes.notify_all()
+
+    @contextmanager
+    def stop_writes(self) -> Iterator[None]:
+        """Stop cleanly: wait for the attempt writes in progress (each a whole transition:
+        staging, commit, publishing) to finish, refuse every later ``finish`` (it raises
+        ``TransitionError``), and run the block with no other thread writing."""
+        with self._writes:
+            self._stopping = True
+            while self._active:
+                self._writes.wait()
         with self._lock:
             yield
 
@@ -415,7 +484,7 @@ class Gateway:
                 files[rel] = (attempt_dir / rel).read_bytes()
         files.update(outcome.derived)
         tag = f"run-{run.id}"
-        with self._lock:  # staging, commit and publishing form one write (see ``hold_writes``)
+        with self._finishing():  # staging, commit and publishing form one write (``stop_writes``)
             return self._commit_finish(run, outcome, files, tag, exit_status)
 
     def _commit_finish(
@@ -427,7 +496,7 @@ class Gateway:
         with self._tx() as c:
             row = c.execute("SELECT status FROM stage_runs WHERE id = ?", (run.id,)).fetchone()
             if row is None or row["status"] != RunStatus.RUNNING.value:
-                shutil.rmtree(self._staging(run.unit, tag), ignore_errors=True)
+                self._unstage(run.unit, tag, files)
                 raise TransitionError(f"run {run.id} of {run.unit} is not running (status {row and row['status']})")
             self._insert_artifacts(c, run.unit, run.id, files, outcome.frozen_outputs if outcome.passed else ())
             if outcome.passed and outcome.freezes:
@@ -456,9 +525,13 @@ class Gateway:
                  "rewind_to": rewind.value if rewind else None, **outcome.event_data},
             )
         fault_point("finish:after_commit")
-        self._publish(run.unit, tag)
+        self._publish(run.unit, tag, files)
         if run.stage is Stage.GATE and outcome.passed:
-            self._sync_lean_package()
+            from fyan.lean.package import add_unit_module
+
+            unit = self.store.unit(run.unit)
+            assert unit is not None
+            add_unit_module(self.project, unit)
         return run.model_copy(
             update=dict(
                 status=status, finished_at=now, exit_status=exit_status, reason=outcome.reason,
@@ -514,13 +587,12 @@ class Gateway:
         if self.paths.units.is_dir():
             for staging_root in self.paths.units.glob("*/.staging"):
                 unit = staging_root.parent.name
-                for tag_dir in sorted(p for p in staging_root.iterdir() if p.is_dir()):
-                    for f in sorted(p for p in tag_dir.rglob("*") if p.is_file()):
-                        kind = f.relative_to(tag_dir).as_posix()
-                        if current.get((unit, kind)) == sha256_file(f):
-                            dest = self.paths.unit(unit) / kind
-                            dest.parent.mkdir(parents=True, exist_ok=True)
-                            os.replace(f, dest)
+                for f in sorted(staging_root.iterdir(), key=lambda p: p.name):
+                    parsed = self._parse_staged(f.name) if f.is_file() else None
+                    if parsed is not None and current.get((unit, parsed[1])) == sha256_file(f):
+                        dest = self.paths.unit(unit) / parsed[1]
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(f, dest)
                 shutil.rmtree(staging_root, ignore_errors=True)
         self._sync_lean_package()
         return [r.model_copy(update={"status": RunStatus.INTERRUPTED}) for r in interrupted]
