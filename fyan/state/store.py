@@ -65,6 +65,7 @@ CREATE TABLE IF NOT EXISTS events (
     data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_kind ON events(kind, unit);
+CREATE INDEX IF NOT EXISTS events_unit ON events(unit, id);
 CREATE TABLE IF NOT EXISTS model_calls (
     id INTEGER PRIMARY KEY, run_id INTEGER, unit TEXT, stage TEXT NOT NULL,
     provider TEXT NOT NULL, model TEXT NOT NULL, request_key TEXT NOT NULL,
@@ -185,9 +186,12 @@ class Store:
             for r in self._rows(sql, (unit,))
         ]
 
-    def events(self, unit: str | None = None, *, after_id: int = 0, limit: int = 1000) -> list[EventRecord]:
-        sql = "SELECT * FROM events WHERE id > ?" + (" AND unit = ?" if unit else "") + " ORDER BY id LIMIT ?"
-        args: tuple[Any, ...] = (after_id, unit, limit) if unit else (after_id, limit)
+    def events(
+        self, unit: str | None = None, *, after_id: int = 0, limit: int = 1000, kind: str | None = None
+    ) -> list[EventRecord]:
+        sql = ("SELECT * FROM events WHERE id > ?" + (" AND unit = ?" if unit else "") + (" AND kind = ?" if kind else "")
+               + " ORDER BY id LIMIT ?")
+        args: tuple[Any, ...] = (after_id, *([unit] if unit else []), *([kind] if kind else []), limit)
         return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in self._rows(sql, args)]
 
     def model_calls(self, unit: str | None = None) -> list[ModelCallRecord]:
