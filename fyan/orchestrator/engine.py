@@ -42,6 +42,7 @@ from fyan.gates.stages import standard_checks
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.scheduler import Policy, Scheduler
 from fyan.project import Project
+from fyan.state.faults import fault_point
 from fyan.state.gateway import Check, Gateway
 from fyan.state.models import FailureKind, Stage, StageRun, UnitStatus, UnitView
 
@@ -177,6 +178,7 @@ class Engine:
                     attempt_dir=self.project.paths.root / run.attempt_dir,
                 )
                 agent(session, UnitContext(self.project, store, unit_record, run))
+            fault_point("attempt:before_finish")
             return self.gateway.finish(run)
         except TransitionError:
             raise
