@@ -179,17 +179,29 @@ class Engine:
                 )
                 agent(session, UnitContext(self.project, store, unit_record, run))
             fault_point("attempt:before_finish")
-            return self.gateway.finish(run)
+            return self._log(self.gateway.finish(run))
         except TransitionError:
             raise
         except FyanError as e:
             self.log.info("agent_failed", unit=run.unit, stage=stage.value, error=str(e))
             kind = FailureKind.AGENT if e.retryable else FailureKind.ENVIRONMENT
-            return self.gateway.finish(run, agent_error=e.message, failure_kind=kind)
+            return self._log(self.gateway.finish(run, agent_error=e.message, failure_kind=kind))
         except Exception as e:  # an agent bug must not kill the run loop; the attempt fails
             self.log.error("agent_crashed", unit=run.unit, stage=stage.value, error=repr(e), tb=traceback.format_exc())
-            return self.gateway.finish(
-                run, agent_error=f"internal error in the {stage.value} stage: {type(e).__name__}: {e}")
+            return self._log(self.gateway.finish(
+                run, agent_error=f"internal error in the {stage.value} stage: {type(e).__name__}: {e}"))
+
+    def _log(self, done: StageRun) -> StageRun:
+        self.log.info("stage_finished", unit=done.unit, stage=done.stage.value, status=done.status.value,
+                      reason=done.reason)
+        return done
+
+    def _begin_and_attempt(self, job: _Job, stage: Stage, t0: float) -> StageRun:
+        """Open the attempt through the gateway, tell the loop, run it (worker thread)."""
+        run = self.gateway.begin(job.unit, stage, self.attempts, create_dir=False)
+        job.run = run
+        self._inbox.put(("begun", job, run, time.monotonic() - t0))
+        return self._attempt(run)
 
     def _worker(self, job: _Job, fn: Callable[[], Any]) -> None:
         try:
@@ -242,20 +254,9 @@ class Engine:
                 break
             stage = self.ledger.views[uid].next_stage
             assert stage is not None
-            try:
-                run = self.gateway.begin(uid, stage, self.attempts, create_dir=False)
-            except TransitionError as e:  # the store disagrees with the ledger: re-read the unit
-                self.log.warning("transition_refused", unit=uid, stage=stage.value, reason=str(e))
-                self._emit(StepEvent(uid, stage, "refused", str(e)))
-                self.refresh_unit(uid)
-                continue
-            if self.first_dispatch_s is None:
-                self.first_dispatch_s = time.monotonic() - t0
-            self.ledger.record(run)
-            job = _Job(uid, "stage", run)
-            self._start(job, lambda run=run: self._attempt(run))
+            job = _Job(uid, "stage")
+            self._start(job, lambda job=job, stage=stage: self._begin_and_attempt(job, stage, t0))
             started += 1
-            self._emit(StepEvent(uid, stage, "started"))
         return started
 
     def _take(self, msg: tuple) -> None:
@@ -266,6 +267,14 @@ class Engine:
                 msg[1]()
             except Exception as e:
                 self.log.error("loop_call_failed", error=repr(e), tb=traceback.format_exc())
+            return
+        if kind == "begun":
+            _, job, run, since_start = msg
+            if self.first_dispatch_s is None:
+                self.first_dispatch_s = since_start
+            if job.unit in self._jobs:  # not already finished and taken in
+                self.ledger.record(run)
+            self._emit(StepEvent(run.unit, run.stage, "started"))
             return
         if kind != "done":
             return
@@ -278,7 +287,11 @@ class Engine:
             self.refresh_unit(job.unit)  # the review may have recorded guidance (budget reset)
             return
         run = job.run
-        assert run is not None
+        if run is None:  # the gateway refused to open it: the store disagrees with the ledger
+            self.log.warning("transition_refused", unit=job.unit, reason=str(error))
+            self.refresh_unit(job.unit)
+            self._emit(StepEvent(job.unit, self.ledger.views[job.unit].next_stage or "-", "refused", str(error)))
+            return
         if error is not None or result is None:
             if not isinstance(error, TransitionError):
                 self.log.error("step_crashed", unit=job.unit, error=repr(error))
@@ -287,8 +300,6 @@ class Engine:
             return
         done: StageRun = result
         self.ledger.record(done)
-        self.log.info("stage_finished", unit=done.unit, stage=done.stage.value, status=done.status.value,
-                      reason=done.reason)
         self._emit(StepEvent(done.unit, done.stage, done.status.value, done.reason))
         if done.status.value == "failed" and self.critic is not None and self._stop_reason is None:
             review = self.critic.review_for(self.ledger, done)

@@ -21,8 +21,8 @@ from fyan.orchestrator.ledger import Ledger
 Policy = Literal["critical-path", "fifo"]
 
 #: priorities are recomputed after ``units / 50`` status changes or this many seconds,
-#: whichever comes first (between, a unit's priority may be one stage out of date)
-REFRESH_S = 0.05
+#: whichever comes first (between, a unit's priority may be a few stages out of date)
+REFRESH_S = 1.0
 
 
 def priorities(ledger: Ledger) -> dict[str, float]:

@@ -278,7 +278,7 @@ class Gateway:
         before its agent writes there. Raises ``TransitionError`` naming the rule when the
         transition is illegal.
         """
-        with self._tx() as c:
+        with self._finishing(), self._tx() as c:
             self._legal(c, unit_id, stage, attempts_per_stage, manual=False)
             run = self._open_run(c, unit_id, stage, "stage_started", {})
         if create_dir:
@@ -409,11 +409,11 @@ class Gateway:
 
     @contextmanager
     def _finishing(self) -> Iterator[None]:
-        """Count an attempt's write (staging, commit, publishing) as in progress; refused once
-        ``stop_writes`` was called."""
+        """Count an attempt's write (opening it; or staging, commit, publishing) as in progress;
+        refused once ``stop_writes`` was called."""
         with self._writes:
             if self._stopping:
-                raise TransitionError("the run is stopping: the attempt was interrupted, not recorded")
+                raise TransitionError("the run is stopping: no attempt is opened or recorded any more")
             self._active += 1
         try:
             yield
