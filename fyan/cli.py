@@ -366,8 +366,16 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
     payload: dict[str, Any] = {"project": project.name, "ingested": True, "counts": counts, "units": units}
     if args.cost:
         payload["cost"] = _cost(store)
+    from fyan.orchestrator import staleness
+
+    stale = staleness.check(project, store)
+    payload["stale"] = stale.stale
     store.close()
-    return CommandResult(ExitCode.OK, payload, _status_text(project.name, units, counts, payload.get("cost")))
+    text = _status_text(project.name, units, counts, payload.get("cost"))
+    if stale.stale:
+        text += (f"\nThe source changed since intake: {len(stale.stale)} unit(s) are stale (reported, never re-run):\n"
+                 + "\n".join(f"  {u}: {why}" for u, why in list(stale.stale.items())[:20]))
+    return CommandResult(ExitCode.OK, payload, text)
 
 
 def _cost(store) -> dict[str, Any]:

@@ -119,6 +119,20 @@ def _json_block(title: str, data: Any) -> str:
     return f"<h2>{escape(title)}</h2><pre>{escape(json.dumps(data, indent=2, ensure_ascii=False))}</pre>"
 
 
+def _gate_block(gate: Any) -> str:
+    if not isinstance(gate, dict) or not isinstance(gate.get("checks"), list):
+        return _json_block("Gate report", gate)
+    mark = {"pass": "#2e7d32", "fail": "#c62828", "unavailable": "#757575"}
+    rows = "".join(
+        f"<tr><td>{escape(str(c.get('name')))}</td><td><span class=badge style='background:{mark.get(c.get('status'), '#555')}'>"
+        f"{escape(str(c.get('status')))}</span></td><td>{'required' if c.get('required', True) else 'informational'}</td>"
+        f"<td>{escape(str(c.get('reason', '')))}</td></tr>" for c in gate["checks"])
+    verdict = "PASSED" if gate.get("passed") else "NOT PASSED"
+    return (f"<h2>Gate report: {verdict}</h2><table id=gate><tr><th>check</th><th>status</th><th></th><th>reason</th></tr>"
+            f"{rows}</table><details><summary>evidence (JSON)</summary><pre>"
+            f"{escape(json.dumps(gate, indent=2, ensure_ascii=False))}</pre></details>")
+
+
 def unit_page(name: str, view: UnitView, runs: list, gate: Any, audit_record: Any, audit_result: Any,
               calls: list, events: list, guidance_text: str, stale: str | None, saved: bool) -> str:
     uid = view.unit.id
@@ -138,7 +152,7 @@ def unit_page(name: str, view: UnitView, runs: list, gate: Any, audit_record: An
         for r in runs)
     body.append("<h2>Stage history</h2><table id=history><tr><th>run</th><th>stage</th><th>attempt</th><th>status</th>"
                 f"<th>took</th><th>reason</th></tr>{rows}</table>")
-    body.append(_json_block("Gate report", gate))
+    body.append(_gate_block(gate))
     body.append(_json_block("Audit result", audit_result))
     body.append(_json_block("Audit record", audit_record))
     cost = sum(c.cost for c in calls)

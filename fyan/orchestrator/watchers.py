@@ -11,6 +11,7 @@ changes nothing (the daemon also scans everything when it starts).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from fyan.project import Project
+
+logging.getLogger("watchdog").setLevel(logging.CRITICAL)  # its shutdown chatter is not for users
 
 
 @dataclass
