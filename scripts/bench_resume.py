@@ -4,9 +4,10 @@
 
 Each round starts a daemon process on the project (``Daemon.serve``, the code behind
 ``fyan run``/``fyan daemon``: run lock, ``Gateway.recover``, ledger load, the start-up scan,
-the run loop) whose agent doubles take 0-100 ms per stage and whose checks pass, waits a
-random time and sends SIGKILL — during agent runs, artifact copies, commits or publishing,
-wherever it falls. The daemon appends every transition it saw committed (an attempt started,
+the run loop) whose agent doubles take 0-200 ms per stage and whose checks pass, and sends it
+SIGKILL at a random moment: in most rounds 0-``--max-wait`` s after its first dispatch (during
+agent runs, artifact copies, commits or publishing, wherever it falls), in the others
+(``--early``, 15%) at a random moment of its start-up (during recovery). The daemon appends every transition it saw committed (an attempt started,
 an attempt finished) to an acknowledgement log *after* the gateway returned. After the last
 kill a final round runs to completion, then the store and the folder are checked:
 
@@ -52,7 +53,7 @@ def child(project_dir: str, ack_path: str, seed: int) -> int:
     first = {"done": False}
 
     def agent(session, ctx) -> None:
-        time.sleep(rng.random() * 0.1)
+        time.sleep(rng.random() * 0.2)
         instant_agent(session, ctx)
 
     def on_event(event, views) -> None:
@@ -114,8 +115,8 @@ def main() -> int:
     ap.add_argument("--units", type=int, default=1000)
     ap.add_argument("--kills", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--min-wait", type=float, default=0.3, help="seconds before a kill, at least")
-    ap.add_argument("--max-wait", type=float, default=1.5, help="seconds before a kill, at most")
+    ap.add_argument("--max-wait", type=float, default=1.0, help="seconds from the first dispatch to the kill, at most")
+    ap.add_argument("--early", type=float, default=0.15, help="share of kills at a random moment of the start-up")
     ap.add_argument("--dir", help="folder for the scratch project (default: the system temp folder, on disk)")
     ap.add_argument("--child", nargs=3, metavar=("PROJECT", "ACK", "SEED"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -140,7 +141,16 @@ def main() -> int:
             proc = subprocess.Popen([sys.executable, __file__, "--child", str(project.paths.root), str(ack),
                                      str(rng.randrange(1 << 30))], env=env, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE)
-            time.sleep(rng.uniform(args.min_wait, args.max_wait))
+            if rng.random() < args.early:
+                time.sleep(rng.uniform(0.0, args.max_wait))
+            else:  # wait for the first dispatch (or the process to end), then a random moment
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and proc.poll() is None:
+                    if ack.exists() and any(x.startswith("first_dispatch") for x in
+                                            ack.read_text().splitlines()[lines_before:]):
+                        break
+                    time.sleep(0.01)
+                time.sleep(rng.uniform(0.0, args.max_wait))
             if proc.poll() is None:
                 os.kill(proc.pid, signal.SIGKILL)
             else:
@@ -167,8 +177,8 @@ def main() -> int:
             print(proc.stderr.decode()[-3000:], file=sys.stderr)
             return 1
         result = verify(project.paths.root, ack)
-    print(f"kills: {args.kills} (SIGKILL after {args.min_wait}-{args.max_wait} s; {finished_early} round(s) had "
-          f"finished first, {killed_before_dispatch} killed before their first dispatch)")
+    print(f"kills: {args.kills} (SIGKILL; {finished_early} round(s) had finished first, {killed_before_dispatch} "
+          f"killed before their first dispatch)")
     print(f"final state: {result['complete']}/{result['units']} units complete, {result['runs']} stage runs, "
           f"{result['interrupted']} interrupted by kills and re-run; ledger disagrees with store: "
           f"{result['ledger_disagrees']}")
