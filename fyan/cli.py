@@ -267,7 +267,8 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
     if args.action == "serve":  # the background process itself (started by `daemon start`)
         def announce(dm) -> None:
             print(f"fyan daemon pid {os.getpid()} serving {dm.project.paths.root}"
-                  + (f"; dashboard {dm.dashboard_url} (token {dm.token})" if dm.dashboard_url else ""), flush=True)
+                  + (f"; dashboard {dm.dashboard_url} (write token in .fyan/daemon.json)" if dm.dashboard_url else ""),
+                  flush=True)
 
         args.unit = None
         dm, summary = _serve(args, until_idle=False, progress_enabled=True, dashboard=not args.no_dashboard,

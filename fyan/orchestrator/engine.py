@@ -3,9 +3,9 @@
 One step = one stage attempt of one unit: the gateway opens it (refusing anything illegal),
 the stage's agent writes its files into the attempt folder, the gateway runs the deterministic
 check and records the outcome. Up to ``[scheduler] parallelism`` attempts run at once, each in
-its own worker thread (the work is model calls and Lean subprocesses); everything else — which
-unit goes next, opening attempts, taking in results, events from watchers — happens in the one
-thread that calls ``run``. Ready units are taken highest remaining critical path first
+a worker thread (the work is model calls and Lean subprocesses; the gateway serialises the
+writes); the decisions — which unit goes next, taking in results, acting on events from
+watchers — are made in the one thread that calls ``run``. Ready units are taken highest remaining critical path first
 (``scheduler.py``). The loop keeps an in-memory ``Ledger`` of the state, loaded from the store
 once and updated from what the gateway returns; the store stays the truth.
 
@@ -227,15 +227,6 @@ class Engine:
             self._threads.append(t)
             t.start()
         self._work.put((job, fn))
-
-    def step(self, unit: str, stage: Stage) -> StageRun | None:
-        """Run one attempt of ``stage`` for ``unit`` in this thread (no ledger needed)."""
-        try:
-            run = self.gateway.begin(unit, stage, self.attempts)
-        except TransitionError as e:
-            self._emit(StepEvent(unit, stage, "refused", str(e)))
-            return None
-        return self._attempt(run)
 
     # -- the loop --------------------------------------------------------------------------
     def _dispatch(self, scheduler: Scheduler, t0: float) -> int:

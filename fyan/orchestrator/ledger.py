@@ -102,14 +102,6 @@ class Ledger:
         self.resets[unit] = max(after_run, self.resets.get(unit, 0))
         self._rederive(unit)
 
-    def set_session_start(self, start: float) -> None:
-        self.session_start = start
-        self.progress.clear()
-        self.views.clear()
-        self.ready.clear()
-        for uid in self.topo:
-            self._derive(uid)
-
     def _note_duration(self, r: StageRun) -> None:
         if r.duration is not None and r.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
             bisect.insort(self._durations[r.stage], r.duration)
