@@ -19,7 +19,7 @@ from collections import Counter
 import pytest
 
 from fyan.cli import main
-from fyan.errors import ProjectError
+from fyan.errors import FyanError, ProjectError
 from fyan.orchestrator.daemon import Daemon, DaemonOptions
 from fyan.orchestrator.engine import Engine
 from fyan.orchestrator.ledger import Ledger
@@ -214,3 +214,12 @@ def test_sigterm_stops_the_foreground_run_cleanly(tmp_path):
     assert [(r.stage.value, r.status.value) for r in runs] == [("reason", "interrupted")]
     assert runs[0].reason == "interrupted: stopped by SIGTERM"
     assert json.loads(json.dumps(out)).strip() == "{'ready': 1, 'waiting': 2}"
+
+
+def test_run_restricted_to_a_unit_and_its_dependencies(tmp_path):
+    project, gw = ingested(tmp_path, checks=PASS)
+    summary = Engine(project, gw, agents=AGENTS, providers=no_model, only={"lem-b"}).run()
+    assert summary.counts == {"complete": 2, "ready": 1}
+    assert {r.unit for r in gw.store.runs()} == {"def-a", "lem-b"}
+    with pytest.raises(FyanError, match="unknown unit"):
+        Engine(project, gw, agents=AGENTS, providers=no_model, only={"nope"}).run()

@@ -434,17 +434,6 @@ class Gateway:
         with self._lock:
             yield
 
-    @staticmethod
-    def _progress(c: sqlite3.Connection, unit_id: str, attempts_per_stage: int):
-        rows = c.execute("SELECT * FROM stage_runs WHERE unit = ? ORDER BY id", (unit_id,)).fetchall()
-        start = c.execute("SELECT value FROM meta WHERE key = 'session_started'").fetchone()
-        reset = c.execute(
-            "SELECT MAX(CAST(json_extract(data, '$.after_run') AS INTEGER)) FROM events WHERE kind = 'guidance' "
-            "AND unit = ? AND json_extract(data, '$.source') = 'human'", (unit_id,)
-        ).fetchone()[0]
-        return progress([StageRun(**dict(r)) for r in rows], attempts_per_stage, float(start[0]) if start else 0.0,
-                        int(reset or 0))
-
     def start_session(self) -> float:
         """Mark the start of a run session (see ``lifecycle``: environment failures of earlier
         sessions are retried). Returns the session start, POSIX seconds."""
