@@ -154,11 +154,17 @@ def _bind(port: int) -> socket.socket:
 
 
 def make_server(project: Project, port: int, token: str | None = None):
-    """(uvicorn server, bound socket, url, token); the socket is bound to 127.0.0.1 only."""
+    """(uvicorn server, bound socket, url, token); the socket is bound to 127.0.0.1 only, on
+    ``port`` or, when that port is taken, on any free port (the url says which)."""
     import uvicorn
 
     token = token or secrets.token_urlsafe(24)
-    sock = _bind(port)
+    try:
+        sock = _bind(port)
+    except OSError:
+        if port == 0:
+            raise
+        sock = _bind(0)  # the configured port is taken (another project's daemon?): any free port
     config = uvicorn.Config(build_app(project, token), log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     url = f"http://{HOST}:{sock.getsockname()[1]}/"
