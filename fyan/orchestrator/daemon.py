@@ -154,11 +154,13 @@ class Daemon:
                 self._note(f"guidance for {unit} removed")
         if changes.source:
             self.check_source()
-        for unit in sorted(changes.proofs | self._deferred_proofs):
+        proofs = sorted(changes.proofs | self._deferred_proofs)
+        hashes = handedits.recorded_hashes(self.gateway.store, proofs[0] if len(proofs) == 1 else None) if proofs else {}
+        for unit in proofs:
             if unit not in ledger.units:
                 continue
             running = ledger.views[unit].status is UnitStatus.RUNNING
-            outcome = handedits.take(self.gateway, unit, self.engine.attempts, running)
+            outcome = handedits.take(self.gateway, unit, self.engine.attempts, running, hashes.get(unit, set()))
             if outcome is None:
                 self._deferred_proofs.discard(unit)
                 continue
@@ -195,8 +197,8 @@ class Daemon:
         on_disk = {p.stem for p in g.glob("*.md")} if g.is_dir() else set()
         recorded = {e.unit for e in self.gateway.store.events(kind="guidance", limit=10_000_000)
                     if e.data.get("source") == "human" and e.unit}
-        proofs = {u for u in units if (self.project.paths.unit(u) / "Basic.lean").is_file()}
-        self.handle(Changes(guidance=on_disk | recorded, source=set(), proofs=proofs))
+        proofs = set(handedits.recorded_hashes(self.gateway.store))  # units with a recorded proof
+        self.handle(Changes(guidance=on_disk | recorded, source=set(), proofs=proofs & set(units)))
         self.check_source()
 
     # -- lifecycle -------------------------------------------------------------------------

@@ -302,9 +302,12 @@ class Engine:
         """Run (module docstring) and summarise. ``until_idle`` False keeps waiting for work
         (watchers, ``call_soon``) until ``stop``."""
         t0 = time.monotonic()
-        interrupted = self.gateway.recover() if recover else []
+        interrupted = self.gateway.recover(sync_package=False) if recover else []
         self.gateway.start_session()
         self.ledger = Ledger.load(self.gateway.store, self.attempts)
+        if recover:  # the Lean package holds exactly the complete units before any build
+            self.gateway.sync_lean_package(
+                [v.unit for v in self.ledger.views.values() if v.status is UnitStatus.COMPLETE])
         self.only = self._resolve_only(self.ledger)
         scheduler = Scheduler(self.ledger, self.policy)
         steps = 0

@@ -35,24 +35,30 @@ class EditOutcome:
     deferred: bool = False
 
 
-def edited(project: Project, store: Store, unit: str) -> bytes | None:
-    """The content of ``units/<unit>/Basic.lean`` when it is a hand edit, else None."""
+def recorded_hashes(store: Store, unit: str | None = None) -> dict[str, set[str]]:
+    """Unit -> every sha256 the gateway ever recorded for its proof (one query)."""
+    out: dict[str, set[str]] = {}
+    for a in store.artifacts(unit, current=False, kind=PROOF_FILE):
+        out.setdefault(a.unit, set()).add(a.sha256)
+    return out
+
+
+def edited(project: Project, store: Store, unit: str, recorded: set[str] | None = None) -> bytes | None:
+    """The content of ``units/<unit>/Basic.lean`` when it is a hand edit, else None
+    (``recorded``: the unit's recorded proof hashes, when the caller has them)."""
     path = project.paths.unit(unit) / PROOF_FILE
-    if not path.is_file():
-        return None
-    recorded = [a for a in store.artifacts(unit, current=False) if a.kind == PROOF_FILE]
-    if not recorded:
+    if recorded is None:
+        recorded = recorded_hashes(store, unit).get(unit, set())
+    if not recorded or not path.is_file():
         return None  # no proof recorded yet: nothing a person could have edited
     data = path.read_bytes()
-    digest = sha256_bytes(data)
-    if any(a.sha256 == digest for a in recorded):
-        return None
-    return data
+    return None if sha256_bytes(data) in recorded else data
 
 
-def take(gateway: Gateway, unit: str, attempts_per_stage: int, running: bool) -> EditOutcome | None:
+def take(gateway: Gateway, unit: str, attempts_per_stage: int, running: bool,
+         recorded: set[str] | None = None) -> EditOutcome | None:
     """Take a hand edit of ``unit``'s proof into the state, if there is one (module docstring)."""
-    data = edited(gateway.project, gateway.store, unit)
+    data = edited(gateway.project, gateway.store, unit, recorded)
     if data is None:
         return None
     if running:

@@ -73,7 +73,8 @@ def plan(project: Project, parallelism: int | None = None) -> dict[str, Any]:
             last = guidance.latest_human(store, path.stem) if path.stem in ledger.units else None
             if path.stem in ledger.units and (last is None or last.get("sha256") != sha256_file(path)):
                 unrecorded.append(path.stem)
-    edits = [u for u in ledger.units if handedits.edited(project, store, u) is not None]
+    hashes = handedits.recorded_hashes(store)
+    edits = [u for u in hashes if handedits.edited(project, store, u, hashes[u]) is not None]
     slots = parallelism or project.config.scheduler.parallelism
     ready = [u for u in ledger.ready if u not in stale.stale]
     first = [(u, ledger.views[u].next_stage.value) for u in Scheduler(ledger).order(ready)[:slots]]

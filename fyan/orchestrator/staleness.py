@@ -49,10 +49,23 @@ def _body(text: str) -> str:
 
 
 def recorded_files(store: Store) -> list[str]:
+    """The source files intake read (from the recorded catalogue). Only the ``files`` value is
+    decoded: it precedes the statements in the catalogue's JSON (``Catalogue`` field order),
+    which can be large."""
     import json
 
     raw = store.meta("catalogue")
-    return list(json.loads(raw).get("files", [])) if raw else []
+    if not raw:
+        return []
+    at = raw.find('"files":')
+    if at >= 0:
+        try:
+            files, _ = json.JSONDecoder().raw_decode(raw, raw.index("[", at))
+            if isinstance(files, list) and all(isinstance(f, str) for f in files):
+                return files
+        except ValueError:
+            pass
+    return list(json.loads(raw).get("files", []))
 
 
 def check(project: Project, store: Store) -> Staleness:

@@ -556,12 +556,13 @@ class Gateway:
             )
 
     # -- recovery --------------------------------------------------------------------------
-    def recover(self) -> list[StageRun]:
+    def recover(self, *, sync_package: bool = True) -> list[StageRun]:
         """Bring disk and store back into agreement after a crash; call with the run lock held.
 
         Marks runs left ``running`` as ``interrupted`` (returned, so they can be re-run),
         publishes staged files whose hash the store records as current, deletes other staged
-        files, and re-derives the Lean package.
+        files, and re-derives the Lean package (unless ``sync_package`` is False: then the
+        caller must call ``sync_lean_package`` before any build).
         """
         with self._tx() as c:
             rows = c.execute("SELECT * FROM stage_runs WHERE status = ?", (RunStatus.RUNNING.value,)).fetchall()
@@ -572,21 +573,32 @@ class Gateway:
                     (RunStatus.INTERRUPTED.value, time.time(), "interrupted: the process stopped during the attempt", r.id),
                 )
                 self._event(c, "stage_interrupted", r.unit, r.id, {"stage": r.stage.value})
-        current = {(a.unit, a.kind): a.sha256 for a in self.store.artifacts()}
+        current: dict[tuple[str, str], str] | None = None
         if self.paths.units.is_dir():
             for staging_root in self.paths.units.glob("*/.staging"):
                 unit = staging_root.parent.name
                 for f in sorted(staging_root.iterdir(), key=lambda p: p.name):
                     parsed = self._parse_staged(f.name) if f.is_file() else None
+                    if parsed is not None and current is None:
+                        current = {(a.unit, a.kind): a.sha256 for a in self.store.artifacts()}
                     if parsed is not None and current.get((unit, parsed[1])) == sha256_file(f):
                         dest = self.paths.unit(unit) / parsed[1]
                         dest.parent.mkdir(parents=True, exist_ok=True)
                         os.replace(f, dest)
                 shutil.rmtree(staging_root, ignore_errors=True)
-        self._sync_lean_package()
+        if sync_package:
+            self._sync_lean_package()
         return [r.model_copy(update={"status": RunStatus.INTERRUPTED}) for r in interrupted]
 
     def _sync_lean_package(self) -> None:
         from fyan.lean.package import sync_package
 
         sync_package(self.project, self.store)
+
+    def sync_lean_package(self, complete: list[UnitRecord]) -> None:
+        """Make ``lean/`` hold exactly the units in ``complete`` (the caller derived them from
+        this store, e.g. the orchestrator's ledger right after ``recover``)."""
+        from fyan.lean.package import sync_package
+
+        with self._lock:
+            sync_package(self.project, self.store, complete=complete)

@@ -159,11 +159,12 @@ class Store:
         rows = self._rows("SELECT * FROM stage_runs WHERE id = ?", (run_id,))
         return _run(rows[0]) if rows else None
 
-    def artifacts(self, unit: str | None = None, *, current: bool = True) -> list[ArtifactRecord]:
-        """Artifacts of ``unit`` (all units when None); with ``current`` only the latest
-        version of each (unit, kind)."""
-        where = "WHERE unit = ?" if unit else ""
-        args: tuple[Any, ...] = (unit,) if unit else ()
+    def artifacts(self, unit: str | None = None, *, current: bool = True, kind: str | None = None) -> list[ArtifactRecord]:
+        """Artifacts of ``unit`` (all units when None; only of ``kind`` when given); with
+        ``current`` only the latest version of each (unit, kind)."""
+        conds = (["unit = ?"] if unit else []) + (["kind = ?"] if kind else [])
+        where = ("WHERE " + " AND ".join(conds)) if conds else ""
+        args: tuple[Any, ...] = tuple(x for x in (unit, kind) if x)
         if current:
             sql = (
                 f"SELECT * FROM artifacts WHERE id IN (SELECT MAX(id) FROM artifacts {where} "
