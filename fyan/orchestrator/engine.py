@@ -48,6 +48,9 @@ from fyan.state.models import FailureKind, Stage, StageRun, UnitStatus, UnitView
 
 StageAgentFn = Callable[[StageSession, UnitContext], None]
 
+#: a unit the gateway refused to open this many times in a run is left alone for the run
+MAX_REFUSALS = 3
+
 
 @dataclass
 class StepEvent:
@@ -119,6 +122,7 @@ class Engine:
         self._inbox: queue.Queue = queue.Queue()
         self._stop_reason: str | None = None
         self._jobs: dict[str, _Job] = {}
+        self._refused: dict[str, int] = {}
         self._work: queue.SimpleQueue = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         #: seconds from ``run`` being called to the first attempt opened (resume benchmark)
@@ -234,7 +238,8 @@ class Engine:
         free = self.parallelism - len(self._jobs)
         if free <= 0 or self._stop_reason is not None:
             return 0
-        ready = [u for u in self.ledger.ready if u not in self._jobs and (self.only is None or u in self.only)]
+        ready = [u for u in self.ledger.ready if u not in self._jobs and (self.only is None or u in self.only)
+                 and self._refused.get(u, 0) < MAX_REFUSALS]
         if self.held is not None:
             ready = [u for u in ready if self.held(u) is None]
         if not ready:
@@ -280,6 +285,7 @@ class Engine:
         run = job.run
         if run is None:  # the gateway refused to open it: the store disagrees with the ledger
             self.log.warning("transition_refused", unit=job.unit, reason=str(error))
+            self._refused[job.unit] = self._refused.get(job.unit, 0) + 1  # never a busy loop
             self.refresh_unit(job.unit)
             self._emit(StepEvent(job.unit, self.ledger.views[job.unit].next_stage or "-", "refused", str(error)))
             return
