@@ -158,15 +158,18 @@ class _Progress:
         with self.lock:
             if self.live is not None:
                 self.live.update(self._table(views))
-                if event.status in ("succeeded", "failed"):
+                if event.status in ("succeeded", "failed", "note", "interrupted", "critic"):
                     self.live.console.print(self._line(event))
             elif event.status != "started":
                 print(self._line(event), flush=True)
 
     @staticmethod
     def _line(event) -> str:
+        if event.status == "note":
+            return f"{time.strftime('%H:%M:%S')}  {event.reason}"[:300]
+        stage = getattr(event.stage, "value", event.stage)
         reason = f" — {event.reason}" if event.reason and event.status != "succeeded" else ""
-        return f"{time.strftime('%H:%M:%S')}  {event.stage.value:<6} {event.unit:<40} {event.status}{reason}"[:300]
+        return f"{time.strftime('%H:%M:%S')}  {stage:<6} {event.unit:<40} {event.status}{reason}"[:300]
 
     @staticmethod
     def _table(views):
@@ -175,15 +178,18 @@ class _Progress:
         layers: dict[int, list] = {}
         for v in views.values():
             layers.setdefault(v.unit.layer, []).append(v)
-        t = Table(title="fyan run", expand=False)
+        done = sum(v.status.value == "complete" for v in views.values())
+        t = Table(title=f"fyan run: {done}/{len(views)} units complete", expand=False)
         t.add_column("layer")
-        t.add_column("complete", justify="right")
-        t.add_column("running")
+        t.add_column("done/total", justify="right")
+        t.add_column("ready", justify="right")
         t.add_column("blocked", justify="right")
+        t.add_column("running (unit: stage)")
         for layer, vs in sorted(layers.items()):
-            running = [f"{v.unit.id}:{v.next_stage.value if v.next_stage else ''}" for v in vs if v.status.value == "running"]
+            running = [f"{v.unit.id}: {v.next_stage.value if v.next_stage else ''}" for v in vs if v.status.value == "running"]
             t.add_row(str(layer), f"{sum(v.status.value == 'complete' for v in vs)}/{len(vs)}",
-                      ", ".join(running)[:80], str(sum(v.status.value == "blocked" for v in vs)))
+                      str(sum(v.status.value == "ready" for v in vs)), str(sum(v.status.value == "blocked" for v in vs)),
+                      ", ".join(running)[:100])
         return t
 
     def close(self) -> None:
@@ -191,53 +197,30 @@ class _Progress:
             self.live.stop()
 
 
-def _open_for_run(path: str):
-    from fyan.project import Project
-    from fyan.specifier.ingest import ingest
-    from fyan.state.gateway import Gateway
+def _serve(args: argparse.Namespace, *, until_idle: bool, progress_enabled: bool, dashboard: bool = False,
+           port: int | None = None, announce: Callable[[Any], None] | None = None):
+    from fyan.orchestrator.daemon import Daemon, DaemonOptions
 
-    project = Project.open(path)
-    fresh = not project.paths.db.exists()
-    gateway = Gateway(project)
-    report = None
+    progress = _Progress(0, enabled=progress_enabled)
+    options = DaemonOptions(watch=True, until_idle=until_idle, only=set(args.unit) if getattr(args, "unit", None) else None,
+                            parallelism=getattr(args, "parallelism", None), dashboard=dashboard, dashboard_port=port)
+    daemon = Daemon(args.dir, options, on_event=progress, on_ready=announce)
     try:
-        if fresh or not gateway.store.units():
-            report = ingest(project, gateway)
-    except BaseException:
-        gateway.close()
-        if fresh:  # leave the folder as it was: no half-made state
-            shutil.rmtree(project.paths.state, ignore_errors=True)
-        raise
-    return project, gateway, report
+        summary = daemon.serve()
+    finally:
+        progress.close()
+    return daemon, summary
 
 
-def cmd_run(args: argparse.Namespace) -> CommandResult:
-    from fyan.orchestrator.engine import Engine
-    from fyan.orchestrator.lock import ProjectLock
-    from fyan.project import Project
-
-    Project.open(args.dir)  # clear error before taking the lock
-    lock = ProjectLock(Path(args.dir) / ".fyan" / "run.lock")
-    with lock:
-        project, gateway, report = _open_for_run(args.dir)
-        progress = None
-        try:
-            if report is not None and not args.json:
-                print(f"Ingested {report.source}: {report.units} units, {report.edges} edges, {report.layers} layer(s)", flush=True)
-            total = len(gateway.store.units())
-            progress = _Progress(total, enabled=not args.json)
-            engine = Engine(project, gateway, only=set(args.unit) if args.unit else None,
-                            parallelism=args.parallelism, on_event=progress)
-            summary = engine.run()
-        finally:
-            if progress is not None:
-                progress.close()
-            gateway.close()
+def _run_result(args: argparse.Namespace, daemon, summary) -> CommandResult:
+    project = daemon.project
     payload = {
         "project": project.name, "units": summary.units, "layers": summary.layers, "counts": summary.counts,
         "by_layer": {str(k): v for k, v in summary.by_layer.items()}, "steps": summary.steps,
         "interrupted_resumed": summary.interrupted, "elapsed_s": summary.elapsed_s,
         "blocked": [{"unit": u, "reason": r} for u, r in summary.blocked],
+        "held": [{"unit": u, "reason": r} for u, r in summary.held], "stopped": summary.stopped,
+        "notes": daemon.notes,
     }
     lines = [
         f"{project.name}: {summary.units} units in {summary.layers} layer(s); "
@@ -250,9 +233,126 @@ def cmd_run(args: argparse.Namespace) -> CommandResult:
     for reason, units in reasons.items():
         lines.append(f"  blocked ({len(units)}): {reason}")
         lines.append("    " + ", ".join(units[:8]) + (f", ... (+{len(units) - 8})" if len(units) > 8 else ""))
+    if summary.held:
+        lines.append(f"  held, stale after a source change ({len(summary.held)}): "
+                     + ", ".join(u for u, _ in summary.held[:8]))
     if summary.blocked:
         lines.append(f"Details: fyan status {args.dir}")
-    return CommandResult(summary.exit_code, payload, "\n".join(lines))
+    code = summary.exit_code
+    if summary.stopped:
+        lines.append(f"{summary.stopped}: attempts in progress were recorded as interrupted; "
+                     f"`fyan resume {args.dir}` continues")
+        code = ExitCode.INCOMPLETE if code != ExitCode.OK else code
+    return CommandResult(code, payload, "\n".join(lines))
+
+
+def cmd_run(args: argparse.Namespace) -> CommandResult:
+    from fyan.project import Project
+
+    Project.open(args.dir)  # clear error before taking the lock
+
+    def announce(d) -> None:
+        if d.report is not None and not args.json:
+            r = d.report
+            print(f"Ingested {r.source}: {r.units} units, {r.edges} edges, {r.layers} layer(s)", flush=True)
+
+    daemon, summary = _serve(args, until_idle=not args.watch, progress_enabled=not args.json, announce=announce)
+    return _run_result(args, daemon, summary)
+
+
+# -- resume ----------------------------------------------------------------------------------
+
+def cmd_resume(args: argparse.Namespace) -> CommandResult:
+    from fyan.orchestrator.resume import explain, plan
+    from fyan.project import Project
+
+    project = Project.open(args.dir)
+    p = plan(project, args.parallelism)
+    text = explain(p)
+    if args.dry_run or p.get("locked_by"):
+        code = ExitCode.STATE if p.get("locked_by") else ExitCode.OK
+        return CommandResult(code, {"plan": p, "dry_run": args.dry_run}, text)
+    if not args.json:
+        print(text, flush=True)
+    daemon, summary = _serve(args, until_idle=True, progress_enabled=not args.json)
+    result = _run_result(args, daemon, summary)
+    result.payload = {"plan": p, **result.payload}
+    return result
+
+
+# -- daemon ----------------------------------------------------------------------------------
+
+def cmd_daemon(args: argparse.Namespace) -> CommandResult:
+    from fyan.orchestrator import daemon as d
+    from fyan.project import Project
+
+    if args.action == "serve":  # the background process itself (started by `daemon start`)
+        def announce(dm) -> None:
+            print(f"fyan daemon pid {os.getpid()} serving {dm.project.paths.root}"
+                  + (f"; dashboard {dm.dashboard_url} (write token in .fyan/daemon.json)" if dm.dashboard_url else ""),
+                  flush=True)
+
+        args.unit = None
+        dm, summary = _serve(args, until_idle=False, progress_enabled=True, dashboard=not args.no_dashboard,
+                             port=args.port, announce=announce)
+        return _run_result(args, dm, summary)
+    project = Project.open(args.dir)
+    if args.action == "start":
+        state = d.start_background(args.dir, dashboard=not args.no_dashboard, port=args.port,
+                                   parallelism=args.parallelism)
+        text = f"Fyan daemon started on {project.name} (pid {state['pid']}); log {state['log']}"
+        if state.get("dashboard"):
+            text += f"\nDashboard: {state['dashboard']}  (write token: {state['token']})"
+        text += f"\nStop it with: fyan daemon stop {args.dir}"
+        return CommandResult(ExitCode.OK, state, text)
+    if args.action == "stop":
+        result = d.stop_background(args.dir, wait_s=args.timeout)
+        if not result["running"] and not result["stopped"]:
+            return CommandResult(ExitCode.OK, result, f"No Fyan daemon is running on {project.name}.")
+        return CommandResult(ExitCode.OK, result, f"Fyan daemon pid {result['pid']} stopped; "
+                                                 f"`fyan daemon start {args.dir}` resumes.")
+    holder = d.lock_holder(project)
+    state = d.read_state(project) if holder else None
+    payload: dict[str, Any] = {"running": holder is not None, "holder": holder}
+    if state:
+        payload.update({k: state.get(k) for k in ("pid", "started", "dashboard", "token", "log")})
+    from fyan.state.store import Store
+
+    store = Store(project.paths.db)
+    if store.exists:
+        views = store.views(project.config.scheduler.attempts_per_stage)
+        counts: dict[str, int] = {}
+        for v in views.values():
+            counts[v.status.value] = counts.get(v.status.value, 0) + 1
+        payload["counts"] = counts
+        store.close()
+    if holder is None:
+        text = f"No Fyan daemon is running on {project.name}."
+    elif state is None:
+        text = f"{project.name} is locked by a foreground run ({holder})."
+    else:
+        text = (f"Fyan daemon running on {project.name}: pid {state['pid']} since "
+                f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(state['started']))}")
+        if state.get("dashboard"):
+            text += f"\nDashboard: {state['dashboard']}  (write token: {state['token']})"
+    if payload.get("counts"):
+        text += "\nUnits: " + ", ".join(f"{n} {k}" for k, n in sorted(payload["counts"].items()))
+    return CommandResult(ExitCode.OK, payload, text)
+
+
+# -- dashboard -------------------------------------------------------------------------------
+
+def cmd_dashboard(args: argparse.Namespace) -> CommandResult:
+    from fyan.dashboard.server import make_server
+    from fyan.project import Project
+
+    project = Project.open(args.dir)
+    port = project.config.dashboard.port if args.port is None else args.port
+    server, sock, url, token = make_server(project, port)
+    print(f"Fyan dashboard for {project.name}: {url}\nWrite token (needed to save guidance): {token}\n"
+          "Ctrl-C stops it.", flush=True)
+    server.run(sockets=[sock])
+    return CommandResult(ExitCode.OK, {"url": url}, "dashboard stopped")
 
 
 def _root_reason(reason: str) -> str:
@@ -292,8 +392,16 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
     payload: dict[str, Any] = {"project": project.name, "ingested": True, "counts": counts, "units": units}
     if args.cost:
         payload["cost"] = _cost(store)
+    from fyan.orchestrator import staleness
+
+    stale = staleness.check(project, store)
+    payload["stale"] = stale.stale
     store.close()
-    return CommandResult(ExitCode.OK, payload, _status_text(project.name, units, counts, payload.get("cost")))
+    text = _status_text(project.name, units, counts, payload.get("cost"))
+    if stale.stale:
+        text += (f"\nThe source changed since intake: {len(stale.stale)} unit(s) are stale (reported, never re-run):\n"
+                 + "\n".join(f"  {u}: {why}" for u, why in list(stale.stale.items())[:20]))
+    return CommandResult(ExitCode.OK, payload, text)
 
 
 def _cost(store) -> dict[str, Any]:
@@ -441,6 +549,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "shadow": cmd_shadow,
     "audit": cmd_audit,
     "export": cmd_export,
+    "resume": cmd_resume,
+    "daemon": cmd_daemon,
+    "dashboard": cmd_dashboard,
 }
 
 
@@ -474,7 +585,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="project folder")
     p.add_argument("--unit", action="append", help="restrict to this unit and its dependencies (repeatable)")
     p.add_argument("--parallelism", type=int, help="stage attempts at once (default: [scheduler] parallelism)")
+    p.add_argument("--watch", action="store_true",
+                   help="keep running at quiescence, acting on guidance, source and proof edits (Ctrl-C stops)")
     p.add_argument("--json", action="store_true", help="no progress display; print a JSON summary")
+
+    p = sub.add_parser("resume", help="explain what resuming will do (interrupted attempts, stale units, ...), then run",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--dry-run", action="store_true", help="only explain; change nothing")
+    p.add_argument("--unit", action="append", help="restrict to this unit and its dependencies (repeatable)")
+    p.add_argument("--parallelism", type=int, help="stage attempts at once (default: [scheduler] parallelism)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("daemon", help="start, stop or inspect the background daemon of a project",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("action", choices=["start", "stop", "status", "serve"],
+                   help="start (in the background), stop (SIGTERM, waits), status; serve = the daemon process itself")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--no-dashboard", action="store_true", help="do not serve the dashboard")
+    p.add_argument("--port", type=int, help="dashboard port on 127.0.0.1 (default: [dashboard] port; 0 = any)")
+    p.add_argument("--parallelism", type=int, help="stage attempts at once (default: [scheduler] parallelism)")
+    p.add_argument("--timeout", type=float, default=60.0, help="stop: seconds to wait for the daemon to exit")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("dashboard", help="serve the project's dashboard on 127.0.0.1 (foreground)",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--port", type=int, help="port (default: [dashboard] port; 0 = any free port)")
+    p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("status", help="one line per unit: stage, status, reason",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -171,6 +171,23 @@ class SchedulerSection(_Section):
     )
 
 
+class StagnationSection(_Section):
+    """When a unit stops making progress, a critic (a model) reviews it; its advice reaches the
+    unit's next attempt through the guidance channel. Critics never edit files."""
+
+    enabled: bool = Field(default=True, description="Schedule critic reviews of stagnating units.")
+    window: int = Field(
+        default=2, ge=2,
+        description="Consecutive failed attempts that show no progress (same positive sorry count, "
+        "same blocker, or no edit to the proof) before a review.",
+    )
+    max_reviews: int = Field(default=2, ge=0, description="Critic reviews per unit at most.")
+
+
+class DashboardSection(_Section):
+    port: int = Field(default=8765, ge=0, le=65535, description="Port of the local dashboard (0: any free port).")
+
+
 class FyanConfig(BaseSettings):
     """The whole configuration of one project."""
 
@@ -184,6 +201,8 @@ class FyanConfig(BaseSettings):
     lean: LeanSection = LeanSection()
     audit: AuditSection = AuditSection()
     scheduler: SchedulerSection = SchedulerSection()
+    stagnation: StagnationSection = StagnationSection()
+    dashboard: DashboardSection = DashboardSection()
 
     @classmethod
     def settings_customise_sources(

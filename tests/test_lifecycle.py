@@ -57,3 +57,23 @@ def test_blocked_dependency_blocks_dependents_with_its_reason():
     assert views["c"].status.value == "blocked"
     views = unit_views(units, deps, [], 3)
     assert [views[u].status.value for u in "abc"] == ["ready", "waiting", "waiting"]
+
+
+def test_human_guidance_resets_the_budget_but_not_an_environment_block():
+    runs = [run(Stage.REASON, F, kind=FailureKind.CHECK) for _ in range(3)]
+    assert progress(runs, 3).blocked_reason.startswith("reason failed 3 time(s)")
+    revived = progress(runs, 3, reset_after=runs[-1].id)
+    assert revived.blocked_reason is None and revived.next_stage is Stage.REASON
+    more = runs + [run(Stage.REASON, F, kind=FailureKind.CHECK) for _ in range(3)]
+    assert progress(more, 3, reset_after=runs[-1].id).blocked_reason.startswith("reason failed 3 time(s)")  # counted anew
+    env = [run(Stage.REASON, F, kind=FailureKind.ENVIRONMENT, t=10.0)]
+    assert progress(env, 3, session_start=5.0, reset_after=env[0].id).blocked_reason == "reason failed"
+
+
+def test_a_hand_edited_proof_sends_a_complete_unit_back_to_the_gate():
+    runs = [run(s, S) for s in Stage]
+    assert progress(runs, 3).complete
+    reopened = progress(runs + [run(Stage.PROVE, S)], 3)
+    assert not reopened.complete and reopened.next_stage is Stage.GATE
+    early = progress([run(Stage.REASON, S), run(Stage.PROVE, S)], 3)  # out of order before the audit: ignored
+    assert early.next_stage is Stage.PLAN

@@ -76,7 +76,7 @@ def test_finish_publishes_artifacts_with_hashes_and_refuses_double_finish(tmp_pa
     assert published.read_text() == "proof.md v1\n"
     rec = gw.store.artifact("def-a", "proof.md")
     assert rec.sha256 == sha256_bytes(published.read_bytes()) and rec.run_id == run.id
-    assert not (project.paths.unit("def-a") / ".staging").exists()
+    assert not any((project.paths.unit("def-a") / ".staging").iterdir())  # nothing left staged
     with pytest.raises(TransitionError, match="is not running"):
         gw.finish(run)
 
@@ -150,7 +150,7 @@ def test_crash_between_artifact_copy_and_commit_leaves_previous_state(tmp_path):
     proc = crash_at("finish:after_copy", project)
     assert proc.returncode == FAULT_EXIT_CODE, proc.stderr
     staged = project.paths.unit("def-a") / ".staging"
-    assert any(staged.rglob("proof.md"))  # the copy happened, the commit did not
+    assert [p.name for p in staged.iterdir()] == ["run-1.proof.md"]  # the copy happened, the commit did not
     gw = Gateway(project, ALL_PASS)
     interrupted = gw.recover()
     assert [r.stage for r in interrupted] == [Stage.REASON]

@@ -97,11 +97,10 @@ class UnitContext:
         return "\n".join(parts) if parts else NONE
 
     def guidance(self) -> str:
-        path = self.project.paths.guidance / f"{self.unit.id}.md"
-        if not path.is_file():
-            return NONE
-        text = path.read_text(encoding="utf-8").strip()
-        return "\n".join("> " + line for line in text.splitlines()) if text else NONE
+        """Advice for this attempt as a quoted comment block (``fyan.orchestrator.guidance``)."""
+        from fyan.orchestrator.guidance import advice_block
+
+        return advice_block(self.project, self.store, self.unit.id)
 
     def last_failure(self, stage: Stage) -> StageRun | None:
         runs = [r for r in self.store.runs(self.unit.id) if r.stage is stage and r.status.value == "failed"]

@@ -104,29 +104,33 @@ def _write_root(project: Project, modules: list[str]) -> None:
         root.write_text(text, encoding="utf-8")
 
 
-def sync_package(project: Project, store: Store) -> list[str]:
-    """Make ``lean/`` hold exactly the complete units (idempotent); returns their modules."""
+def sync_package(project: Project, store: Store, complete: list[UnitRecord] | None = None) -> list[str]:
+    """Make ``lean/`` hold exactly the complete units (idempotent); returns their modules.
+    ``complete``: the complete units when the caller already knows them (else computed)."""
     if not store.exists:
         return []
     lib = project.config.lean_lib
-    views = store.views(project.config.scheduler.attempts_per_stage)
+    if complete is None:
+        views = store.views(project.config.scheduler.attempts_per_stage)
+        records = [v.unit for v in views.values() if v.status is UnitStatus.COMPLETE]
+    else:
+        records = sorted(complete, key=lambda u: u.order)
     modules = []
     keep = set()
-    for uid, view in views.items():
-        if view.status is not UnitStatus.COMPLETE:
-            continue
+    for record in records:
+        uid = record.id
         src = project.paths.unit(uid) / "Basic.lean"
         if not src.is_file():
             continue
-        dest = project.paths.lean / lib / view.unit.module / "Basic.lean"
-        keep.add(view.unit.module)
+        dest = project.paths.lean / lib / record.module / "Basic.lean"
+        keep.add(record.module)
         data = src.read_bytes()
         if not dest.is_file() or dest.read_bytes() != data:
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = dest.with_suffix(".tmp")
             tmp.write_bytes(data)
             tmp.replace(dest)
-        modules.append(unit_module(project, view.unit))
+        modules.append(unit_module(project, record))
     lib_dir = project.paths.lean / lib
     if lib_dir.is_dir():
         for child in lib_dir.iterdir():
@@ -135,3 +139,28 @@ def sync_package(project: Project, store: Store) -> list[str]:
     if project.paths.lean.is_dir():
         _write_root(project, modules)
     return modules
+
+
+def add_unit_module(project: Project, unit: UnitRecord) -> str:
+    """Incremental ``sync_package`` for one unit that just became complete: copy its
+    ``Basic.lean`` into ``lean/`` and import it from the root module; returns the module.
+    O(1) in the number of units (the full ``sync_package`` re-derives everything and runs at
+    recovery)."""
+    lib = project.config.lean_lib
+    src = project.paths.unit(unit.id) / "Basic.lean"
+    module = unit_module(project, unit)
+    if not src.is_file():
+        return module
+    dest = project.paths.lean / lib / unit.module / "Basic.lean"
+    data = src.read_bytes()
+    if not dest.is_file() or dest.read_bytes() != data:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(dest)
+    root = project.paths.lean / f"{lib}.lean"
+    text = root.read_text(encoding="utf-8") if root.is_file() else ""
+    imports = [line[len("import "):].strip() for line in text.splitlines() if line.startswith(f"import {lib}.")]
+    if module not in imports:
+        _write_root(project, imports + [module])
+    return module

@@ -2,32 +2,42 @@
 
 One step = one stage attempt of one unit: the gateway opens it (refusing anything illegal),
 the stage's agent writes its files into the attempt folder, the gateway runs the deterministic
-check and records the outcome. Up to ``[scheduler] parallelism`` steps run at once, in
-threads (the work is model calls and Lean subprocesses). Ready units are taken highest
-critical path first (``scheduler.py``). The loop stops at quiescence: nothing running and
-nothing ready (every unit complete, blocked, or waiting on a blocked unit).
+check and records the outcome. Up to ``[scheduler] parallelism`` attempts run at once, each in
+a worker thread (the work is model calls and Lean subprocesses; the gateway serialises the
+writes); the decisions — which unit goes next, taking in results, acting on events from
+watchers — are made in the one thread that calls ``run``. Ready units are taken highest remaining critical path first
+(``scheduler.py``). The loop keeps an in-memory ``Ledger`` of the state, loaded from the store
+once and updated from what the gateway returns; the store stays the truth.
 
-On start the gateway's ``recover`` marks attempts a dead process left running as
-*interrupted*; they are simply run again. Nothing that completed is run again.
+``run`` stops at quiescence (nothing running, nothing ready) unless ``until_idle`` is False
+(the daemon), and whenever ``stop`` is called (SIGTERM, Ctrl-C): then no new attempt is
+opened, the write in progress is allowed to finish, and the attempts still running are
+recorded as *interrupted* (``Gateway.interrupt``) — their worker threads are abandoned and
+the next run re-runs them. A process killed outright (SIGKILL) leaves its attempts
+``running``; the next start's ``Gateway.recover`` marks them interrupted. Nothing that
+completed is run again.
 
 Post-completion tasks (the Curator ``curate`` and the Auditor ``review``, ``[agents]
-post_completion``) are extra work items for complete units, dispatched when a slot is free,
-each at most once per session for each completion (a failed one is tried again by the next
-``fyan run``). They go through ``Gateway.begin_post``/``finish_post`` and are recorded apart
-from the stage runs, so their outcome never changes a unit's status: a unit is complete when
-its gate passed, whatever the Curator or Auditor do afterwards.
+post_completion``) are extra jobs for complete units, dispatched when a slot is free, each at
+most once per run for each completion (a failed one is tried again by the next run). They go
+through ``Gateway.begin_post``/``finish_post`` and are recorded apart from the stage runs, so
+their outcome never changes a unit's status: a unit is complete when its gate passed, whatever
+the Curator or Auditor do afterwards.
+
+After a failed attempt the optional ``critic`` (``fyan.orchestrator.stagnation``) may ask for a
+review of the unit; the review runs as a job of that unit (no stage of the unit starts while it
+runs) and its advice enters through the guidance channel.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 import traceback
-from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import Any
 
 from fyan import logs
 from fyan.agents.post import POST_AGENTS
@@ -38,10 +48,17 @@ from fyan.agents.stages import STAGE_AGENTS, UnitContext
 from fyan.errors import ExitCode, FyanError, TransitionError
 from fyan.gates.post import post_checks
 from fyan.gates.stages import standard_checks
+from fyan.orchestrator.ledger import Ledger
+from fyan.orchestrator.scheduler import Policy, Scheduler
 from fyan.project import Project
+from fyan.state.faults import fault_point
 from fyan.state.gateway import POST_TASKS, Check, Gateway
 from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
-from fyan.orchestrator.scheduler import order_ready, stage_costs
+
+StageAgentFn = Callable[[StageSession, UnitContext], None]
+
+#: a unit the gateway refused to open this many times in a run is left alone for the run
+MAX_REFUSALS = 3
 
 
 @dataclass
@@ -49,8 +66,8 @@ class StepEvent:
     """Reported to the progress display after every step."""
 
     unit: str
-    stage: Stage
-    status: str  # started | succeeded | failed | refused
+    stage: Stage | str
+    status: str  # started | succeeded | failed | refused | interrupted | critic
     reason: str | None = None
 
 
@@ -64,10 +81,20 @@ class RunSummary:
     interrupted: int
     elapsed_s: float
     by_layer: dict[int, dict[str, int]] = field(default_factory=dict)
+    stopped: str | None = None
+    held: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
         return ExitCode.OK if self.counts.get("complete", 0) == self.units else ExitCode.INCOMPLETE
+
+
+@dataclass
+class _Job:
+    unit: str
+    kind: str  # stage | critic | post
+    run: StageRun | None = None
+    task: str | None = None  # the post-completion task of a ``post`` job
 
 
 class Engine:
@@ -78,59 +105,89 @@ class Engine:
         *,
         providers: Callable[[str], Provider] | None = None,
         checks: dict[Stage, Check] | None = None,
+        agents: dict[Stage, StageAgentFn] | None = None,
         only: set[str] | None = None,
         parallelism: int | None = None,
+        policy: Policy = "critical-path",
         on_event: Callable[[StepEvent, dict[str, UnitView]], None] | None = None,
+        critic: Any | None = None,
+        held: Callable[[str], str | None] | None = None,
     ) -> None:
         self.project = project
         self.gateway = gateway
         if not gateway.checks:
             gateway.checks = checks or standard_checks()
         self.providers = providers or ProviderFactory(project).for_stage
+        self.agents = STAGE_AGENTS if agents is None else agents
         self.parallelism = parallelism or project.config.scheduler.parallelism
         self.attempts = project.config.scheduler.attempts_per_stage
+        self.policy = policy
         self.on_event = on_event
+        self.critic = critic
+        self.held = held
         self.log = logs.configure(project.paths.logs)
-        self.only = self._closure(only) if only else None
+        self._only_names = set(only) if only else None
         self.post_enabled = project.config.agents.post_completion
-        self._post_tried: set[tuple[str, str, int]] = set()
+        self._post_done: set[tuple[str, str, int]] = set()  # loaded at ``run`` from the store
+        self._post_tried: set[tuple[str, str, int | None]] = set()
+        self.only: set[str] | None = None
+        self.ledger: Ledger | None = None
+        self._inbox: queue.Queue = queue.Queue()
+        self._stop_reason: str | None = None
+        self._jobs: dict[str, _Job] = {}
+        self._refused: dict[str, int] = {}
+        self._work: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        #: seconds from ``run`` being called to the first attempt opened (resume benchmark)
+        self.first_dispatch_s: float | None = None
 
-    def _closure(self, only: set[str]) -> set[str]:
-        """The units named in ``only`` and everything they depend on."""
-        known = {u.id for u in self.gateway.store.units()}
-        unknown = sorted(only - known)
-        if unknown:
-            raise FyanError(f"unknown unit(s): {', '.join(unknown)}", hint="see `fyan status` for unit ids")
-        g = nx.DiGraph()
-        g.add_nodes_from(known)
-        g.add_edges_from((d.unit, d.depends_on) for d in self.gateway.store.deps())
-        closure = set(only)
-        for u in only:
-            closure |= nx.descendants(g, u)
-        return closure
+    # -- control from other threads --------------------------------------------------------
+    def stop(self, reason: str = "stopped") -> None:
+        """Ask the loop to stop (safe from signal handlers and other threads)."""
+        if self._stop_reason is None:
+            self._stop_reason = reason
+        self._inbox.put(("wake",))
 
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` in the loop's thread (watchers hand their changes in this way)."""
+        self._inbox.put(("call", fn))
+
+    # -- helpers ---------------------------------------------------------------------------
     def views(self) -> dict[str, UnitView]:
+        if self.ledger is not None:
+            return self.ledger.views
         return self.gateway.store.views(self.attempts)
 
     def _emit(self, event: StepEvent) -> None:
         if self.on_event is not None:
-            self.on_event(event, self.views())
+            try:
+                self.on_event(event, self.views())
+            except Exception as e:  # a display problem must never stop the run
+                self.log.warning("progress_display_failed", error=repr(e))
 
-    def step(self, unit: str, stage: Stage) -> StageRun | None:
-        """Run one attempt of ``stage`` for ``unit`` through the gateway."""
-        try:
-            run = self.gateway.begin(unit, stage, self.attempts)
-        except TransitionError as e:
-            self.log.warning("transition_refused", unit=unit, stage=stage.value, reason=str(e))
-            self._emit(StepEvent(unit, stage, "refused", str(e)))
+    def _resolve_only(self, ledger: Ledger) -> set[str] | None:
+        if self._only_names is None:
             return None
-        self._emit(StepEvent(unit, stage, "started"))
+        unknown = sorted(self._only_names - set(ledger.units))
+        if unknown:
+            raise FyanError(f"unknown unit(s): {', '.join(unknown)}", hint="see `fyan status` for unit ids")
+        return ledger.closure(self._only_names)
+
+    def refresh_unit(self, unit: str) -> None:
+        """Re-read one unit's runs from the store (after a write the loop did not make)."""
+        assert self.ledger is not None
+        self.ledger.replace_runs(unit, self.gateway.store.runs(unit))
+
+    # -- the work of one attempt (worker thread) -------------------------------------------
+    def _attempt(self, run: StageRun) -> StageRun:
+        stage = run.stage
         error: tuple[str, FailureKind] | None = None
         try:
-            agent = STAGE_AGENTS.get(stage)
+            (self.project.paths.root / run.attempt_dir).mkdir(parents=True, exist_ok=True)
+            agent = self.agents.get(stage)
             if agent is not None:
                 store = self.gateway.store
-                unit_record = store.unit(unit)
+                unit_record = store.unit(run.unit)
                 assert unit_record is not None
                 session = StageSession(
                     gateway=self.gateway, run=run, provider=self.providers(stage.value),
@@ -140,115 +197,252 @@ class Engine:
                 )
                 agent(session, UnitContext(self.project, store, unit_record, run))
         except FyanError as e:
-            self.log.info("agent_failed", unit=unit, stage=stage.value, error=str(e))
+            self.log.info("agent_failed", unit=run.unit, stage=stage.value, error=str(e))
             error = (e.message, FailureKind.AGENT if e.retryable else FailureKind.ENVIRONMENT)
         except Exception as e:  # an agent bug must not kill the run loop; the attempt fails
-            self.log.error("agent_crashed", unit=unit, stage=stage.value, error=repr(e), tb=traceback.format_exc())
+            self.log.error("agent_crashed", unit=run.unit, stage=stage.value, error=repr(e), tb=traceback.format_exc())
             error = (f"internal error in the {stage.value} stage: {type(e).__name__}: {e}", FailureKind.AGENT)
-        # the gateway is asked exactly once per attempt: an error after its commit is a bug to
-        # report, never a reason to close the same attempt twice
+        fault_point("attempt:before_finish")
+        # the gateway closes each attempt exactly once: an error after its commit is reported to
+        # the loop, never a reason to close the same attempt again
         if error is None:
-            done = self.gateway.finish(run)
-        else:
-            done = self.gateway.finish(run, agent_error=error[0], failure_kind=error[1])
-        self.log.info("stage_finished", unit=unit, stage=stage.value, status=done.status.value, reason=done.reason)
-        self._emit(StepEvent(unit, stage, done.status.value, done.reason))
-        return done
+            return self._log(self.gateway.finish(run))
+        return self._log(self.gateway.finish(run, agent_error=error[0], failure_kind=error[1]))
 
-    def post_work(self, views: dict[str, UnitView], busy: set[str]) -> list[tuple[str, str, int]]:
-        """(unit, task, gate run) of post-completion tasks due now (module docstring)."""
-        if not self.post_enabled:
-            return []
-        gates: dict[str, int] = {}
-        for r in self.gateway.store.runs():
-            if r.stage is Stage.GATE and r.status is RunStatus.SUCCEEDED:
-                gates[r.unit] = r.id
-        done = {(p.unit, p.task, p.gate_run_id) for p in self.gateway.store.post_runs()
-                if p.status in (RunStatus.SUCCEEDED, RunStatus.RUNNING)}
-        work = []
-        for uid, v in views.items():
-            if v.status is not UnitStatus.COMPLETE or uid not in gates or (self.only is not None and uid not in self.only):
-                continue
-            for task in POST_TASKS:
-                item = (uid, task, gates[uid])
-                if item not in done and item not in self._post_tried and f"{uid}#{task}" not in busy:
-                    work.append(item)
-        return work
-
-    def post_step(self, unit: str, task: str) -> PostRun | None:
-        """Run one post-completion task for the complete ``unit`` through the gateway."""
+    def _post(self, job: _Job) -> PostRun | None:
+        """One post-completion task of a complete unit (worker thread); never raises for the
+        task's own failures, which are recorded as a failed post run."""
+        task = job.task
+        assert task is not None
         try:
-            run = self.gateway.begin_post(unit, task)
+            run = self.gateway.begin_post(job.unit, task)
         except TransitionError as e:
-            self.log.info("post_refused", unit=unit, task=task, reason=str(e))
+            self.log.info("post_refused", unit=job.unit, task=task, reason=str(e))
             return None
+        error: str | None = None
         try:
             store = self.gateway.store
-            unit_record = store.unit(unit)
+            unit_record = store.unit(job.unit)
             assert unit_record is not None
             session = StageSession(
                 gateway=self.gateway, run=None, provider=self.providers(task),
                 agent=self.project.config.agents.for_stage(task), form_repairs=self.project.config.agents.form_repairs,
-                attempt_dir=self.project.paths.root / run.attempt_dir, stage=task, unit=unit,
+                attempt_dir=self.project.paths.root / run.attempt_dir, stage=task, unit=job.unit,
             )
             POST_AGENTS[task](session, UnitContext(self.project, store, unit_record, run))  # type: ignore[arg-type]
-            done = self.gateway.finish_post(run, post_checks()[task])
         except FyanError as e:
-            done = self.gateway.finish_post(run, None, agent_error=e.message)
+            error = e.message
         except Exception as e:  # a bug in a post task never stops the run loop
-            self.log.error("post_crashed", unit=unit, task=task, error=repr(e), tb=traceback.format_exc())
-            done = self.gateway.finish_post(run, None, agent_error=f"internal error in {task}: {type(e).__name__}: {e}")
-        self.log.info("post_finished", unit=unit, task=task, status=done.status.value, reason=done.reason)
+            self.log.error("post_crashed", unit=job.unit, task=task, error=repr(e), tb=traceback.format_exc())
+            error = f"internal error in {task}: {type(e).__name__}: {e}"
+        if error is None:
+            done = self.gateway.finish_post(run, post_checks()[task])
+        else:
+            done = self.gateway.finish_post(run, None, agent_error=error)
+        self.log.info("post_finished", unit=job.unit, task=task, status=done.status.value, reason=done.reason)
         return done
 
-    def run(self) -> RunSummary:
-        """Run to quiescence (module docstring) and summarise."""
-        start = time.monotonic()
-        interrupted = self.gateway.recover()
+    def _post_due(self) -> list[tuple[str, str]]:
+        """(unit, task) of the post-completion tasks due now (module docstring)."""
+        assert self.ledger is not None
+        if not self.post_enabled:
+            return []
+        due = []
+        for uid, v in self.ledger.views.items():
+            if v.status is not UnitStatus.COMPLETE or uid in self._jobs or (self.only is not None and uid not in self.only):
+                continue
+            gate = self.ledger.last_gate_success(uid)
+            for task in POST_TASKS:
+                item = (uid, task, gate)
+                if gate is not None and item not in self._post_done and item not in self._post_tried:
+                    due.append((uid, task))
+                    break  # one job per unit at a time: the next task goes when a slot frees
+        return due
+
+    def _log(self, done: StageRun) -> StageRun:
+        self.log.info("stage_finished", unit=done.unit, stage=done.stage.value, status=done.status.value,
+                      reason=done.reason)
+        return done
+
+    def _begin_and_attempt(self, job: _Job, stage: Stage, t0: float) -> StageRun:
+        """Open the attempt through the gateway, tell the loop, run it (worker thread)."""
+        run = self.gateway.begin(job.unit, stage, self.attempts, create_dir=False)
+        job.run = run
+        self._inbox.put(("begun", job, run, time.monotonic() - t0))
+        return self._attempt(run)
+
+    def _worker(self, job: _Job, fn: Callable[[], Any]) -> None:
+        try:
+            result, error = fn(), None
+        except BaseException as e:  # reported to the loop, which decides
+            result, error = None, e
+        self._inbox.put(("done", job, result, error))
+
+    def _pool_loop(self) -> None:
+        while True:
+            item = self._work.get()
+            if item is None:
+                return
+            self._worker(*item)
+
+    def _start(self, job: _Job, fn: Callable[[], Any]) -> None:
+        # daemon threads: a stopping process does not wait for a model call to return. The
+        # pool grows to the most jobs ever in flight (parallelism, plus critic reviews).
+        self._jobs[job.unit] = job
+        busy = len(self._jobs)
+        while len(self._threads) < busy:
+            t = threading.Thread(target=self._pool_loop, daemon=True, name=f"fyan-worker-{len(self._threads)}")
+            self._threads.append(t)
+            t.start()
+        self._work.put((job, fn))
+
+    # -- the loop --------------------------------------------------------------------------
+    def _dispatch(self, scheduler: Scheduler, t0: float) -> int:
+        assert self.ledger is not None
+        free = self.parallelism - len(self._jobs)
+        if free <= 0 or self._stop_reason is not None:
+            return 0
+        ready = [u for u in self.ledger.ready if u not in self._jobs and (self.only is None or u in self.only)
+                 and self._refused.get(u, 0) < MAX_REFUSALS]
+        if self.held is not None:
+            ready = [u for u in ready if self.held(u) is None]
+        started = 0
+        for uid in scheduler.order(ready) if ready else []:
+            if started >= free:
+                break
+            stage = self.ledger.views[uid].next_stage
+            assert stage is not None
+            job = _Job(uid, "stage")
+            self._start(job, lambda job=job, stage=stage: self._begin_and_attempt(job, stage, t0))
+            started += 1
+        if started < free:  # slots no stage needs: post-completion tasks of complete units
+            for uid, task in self._post_due()[: free - started]:
+                self._post_tried.add((uid, task, self.ledger.last_gate_success(uid)))
+                job = _Job(uid, "post", task=task)
+                self._start(job, lambda job=job: self._post(job))
+        return started
+
+    def _take(self, msg: tuple) -> None:
+        assert self.ledger is not None
+        kind = msg[0]
+        if kind == "call":
+            try:
+                msg[1]()
+            except Exception as e:
+                self.log.error("loop_call_failed", error=repr(e), tb=traceback.format_exc())
+            return
+        if kind == "begun":
+            _, job, run, since_start = msg
+            if self.first_dispatch_s is None:
+                self.first_dispatch_s = since_start
+            if job.unit in self._jobs:  # not already finished and taken in
+                self.ledger.record(run)
+            self._emit(StepEvent(run.unit, run.stage, "started"))
+            return
+        if kind != "done":
+            return
+        _, job, result, error = msg
+        self._jobs.pop(job.unit, None)
+        if job.kind == "post":
+            if error is not None:
+                self.log.error("post_crashed", unit=job.unit, task=job.task, error=repr(error))
+            elif result is not None and result.status is RunStatus.SUCCEEDED:
+                self._post_done.add((job.unit, result.task, result.gate_run_id))
+            return
+        if job.kind == "critic":
+            if error is not None:
+                self.log.error("critic_crashed", unit=job.unit, error=repr(error))
+            self._emit(StepEvent(job.unit, "critic", "critic", str(result) if result else None))
+            self.refresh_unit(job.unit)  # the review may have recorded guidance (budget reset)
+            return
+        run = job.run
+        if run is None:  # the gateway refused to open it: the store disagrees with the ledger
+            self.log.warning("transition_refused", unit=job.unit, reason=str(error))
+            self._refused[job.unit] = self._refused.get(job.unit, 0) + 1  # never a busy loop
+            self.refresh_unit(job.unit)
+            self._emit(StepEvent(job.unit, self.ledger.views[job.unit].next_stage or "-", "refused", str(error)))
+            return
+        if error is not None or result is None:
+            if not isinstance(error, TransitionError):
+                self.log.error("step_crashed", unit=job.unit, error=repr(error))
+            self.refresh_unit(job.unit)
+            self._emit(StepEvent(job.unit, run.stage, "interrupted", str(error) if error else None))
+            return
+        done: StageRun = result
+        self.ledger.record(done)
+        self._emit(StepEvent(done.unit, done.stage, done.status.value, done.reason))
+        if done.status.value == "failed" and self.critic is not None and self._stop_reason is None:
+            review = self.critic.review_for(self.ledger, done)
+            if review is not None:
+                job = _Job(done.unit, "critic")
+                self._start(job, review)
+
+    def run(self, *, until_idle: bool = True, idle_wait_s: float = 0.5, recover: bool = True) -> RunSummary:
+        """Run (module docstring) and summarise. ``until_idle`` False keeps waiting for work
+        (watchers, ``call_soon``) until ``stop``."""
+        t0 = time.monotonic()
+        interrupted = self.gateway.recover(sync_package=False) if recover else []
         self.gateway.start_session()
+        self.ledger = Ledger.load(self.gateway.store, self.attempts)
+        if recover:  # the Lean package holds exactly the complete units before any build
+            self.gateway.sync_lean_package(
+                [v.unit for v in self.ledger.views.values() if v.status is UnitStatus.COMPLETE])
+        self.only = self._resolve_only(self.ledger)
+        if self.post_enabled:
+            self._post_done = {(p.unit, p.task, p.gate_run_id) for p in self.gateway.store.post_runs()
+                               if p.status is RunStatus.SUCCEEDED}
+        scheduler = Scheduler(self.ledger, self.policy)
         steps = 0
-        inflight: dict[Future, str] = {}
-        with ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="fyan-step") as pool:
+        while True:
             try:
                 while True:
-                    views = self.views()
-                    busy = set(inflight.values())
-                    ready = [
-                        uid for uid, v in views.items()
-                        if v.status is UnitStatus.READY and uid not in busy and (self.only is None or uid in self.only)
-                    ]
-                    if ready and len(inflight) < self.parallelism:
-                        costs = stage_costs(self.gateway.store.runs())
-                        for uid in order_ready(views, ready, costs)[: self.parallelism - len(inflight)]:
-                            stage = views[uid].next_stage
-                            assert stage is not None
-                            inflight[pool.submit(self.step, uid, stage)] = uid
-                            steps += 1
-                    if len(inflight) < self.parallelism:
-                        for uid, task, gate in self.post_work(views, set(inflight.values()))[: self.parallelism - len(inflight)]:
-                            self._post_tried.add((uid, task, gate))
-                            inflight[pool.submit(self.post_step, uid, task)] = f"{uid}#{task}"
-                    if not inflight:
-                        break
-                    done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        inflight.pop(fut)
-                        fut.result()
-            except BaseException:
-                for fut in inflight:
-                    fut.cancel()
-                raise
-        return self.summary(steps, len(interrupted), time.monotonic() - start)
+                    self._take(self._inbox.get_nowait())
+            except queue.Empty:
+                pass
+            if self._stop_reason is not None:
+                break
+            steps += self._dispatch(scheduler, t0)
+            if not self._jobs and until_idle and self._inbox.empty():
+                break
+            try:
+                msg = self._inbox.get(timeout=1.0 if self._jobs and until_idle else idle_wait_s)
+            except queue.Empty:
+                continue
+            self._take(msg)
+        if self._stop_reason is not None:
+            self._interrupt_inflight()
+        self.gateway.tidy()
+        for _ in self._threads:
+            self._work.put(None)  # idle workers exit; busy ones (abandoned after a stop) are daemons
+        self._threads = []
+        return self.summary(steps, len(interrupted), time.monotonic() - t0)
+
+    def _interrupt_inflight(self) -> None:
+        runs = [j.run.id for j in self._jobs.values() if j.run is not None]
+        with self.gateway.stop_writes():  # the writes in progress finish first
+            n = self.gateway.interrupt(runs, f"interrupted: {self._stop_reason}")
+        self.log.info("run_stopped", reason=self._stop_reason, interrupted=n)
+        if self.ledger is not None:
+            for j in list(self._jobs.values()):
+                self.refresh_unit(j.unit)
+                self._emit(StepEvent(j.unit, j.run.stage if j.run else "critic", "interrupted", self._stop_reason))
+        self._jobs.clear()
 
     def summary(self, steps: int = 0, interrupted: int = 0, elapsed: float = 0.0) -> RunSummary:
         views = self.views()
-        counts = Counter(v.status.value for v in views.values())
-        by_layer: dict[int, Counter] = {}
+        counts: dict[str, int] = {}
+        by_layer: dict[int, dict[str, int]] = {}
         for v in views.values():
-            by_layer.setdefault(v.unit.layer, Counter())[v.status.value] += 1
+            counts[v.status.value] = counts.get(v.status.value, 0) + 1
+            layer = by_layer.setdefault(v.unit.layer, {})
+            layer[v.status.value] = layer.get(v.status.value, 0) + 1
         blocked = [(uid, v.reason or "") for uid, v in views.items() if v.status is UnitStatus.BLOCKED]
+        held = []
+        if self.held is not None:
+            held = [(uid, r) for uid in views if (r := self.held(uid)) is not None]
         return RunSummary(
             units=len(views), layers=1 + max((v.unit.layer for v in views.values()), default=-1),
-            counts=dict(counts), blocked=blocked, steps=steps, interrupted=interrupted,
-            elapsed_s=round(elapsed, 2), by_layer={k: dict(c) for k, c in sorted(by_layer.items())},
+            counts=counts, blocked=blocked, steps=steps, interrupted=interrupted,
+            elapsed_s=round(elapsed, 2), by_layer=dict(sorted(by_layer.items())), stopped=self._stop_reason,
+            held=held,
         )

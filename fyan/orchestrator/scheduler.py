@@ -2,53 +2,74 @@
 
 The priority of a unit is the length of the longest chain of unfinished work that waits on
 it — its own remaining stages plus, recursively, the longest chain among its unfinished
-dependents — measured in seconds from recorded stage durations when known (median per stage),
-else in stages. Ties go to document order. Dispatching the head of the longest chain first is
-what keeps the makespan near the critical path.
+dependents — in seconds, from recorded stage durations when known (``Ledger.stage_cost``:
+the unit's own last attempt of a stage, else the stage's median, else 1 s). Ties go to
+document order. Dispatching the head of the longest chain first is what keeps the makespan
+near max(critical path, total work / slots) (list scheduling with critical-path priorities).
+
+``fifo`` (ready units in the order they became ready) exists for comparison
+(``scripts/bench_makespan.py``).
 """
 
 from __future__ import annotations
 
-import statistics
+import time
+from typing import Literal
 
-import networkx as nx
+from fyan.orchestrator.ledger import Ledger
 
-from fyan.state.models import Stage, StageRun, UnitStatus, UnitView
+Policy = Literal["critical-path", "fifo"]
 
-DEFAULT_STAGE_SECONDS = 1.0
-
-
-def stage_costs(runs: list[StageRun]) -> dict[Stage, float]:
-    """Median recorded duration (s) of each stage; 1 s for stages never run."""
-    durations: dict[Stage, list[float]] = {s: [] for s in Stage}
-    for r in runs:
-        if r.duration is not None and r.status.value in ("succeeded", "failed"):
-            durations[r.stage].append(r.duration)
-    return {s: statistics.median(d) if d else DEFAULT_STAGE_SECONDS for s, d in durations.items()}
+#: priorities are recomputed after ``units / 50`` status changes or this many seconds,
+#: whichever comes first (between, a unit's priority may be a few stages out of date)
+REFRESH_S = 1.0
 
 
-def remaining_cost(view: UnitView, costs: dict[Stage, float]) -> float:
-    if view.status is UnitStatus.COMPLETE:
-        return 0.0
-    stages = list(Stage)
-    start = stages.index(view.next_stage) if view.next_stage else 0
-    return sum(costs[s] for s in stages[start:])
-
-
-def priorities(views: dict[str, UnitView], costs: dict[Stage, float]) -> dict[str, float]:
+def priorities(ledger: Ledger) -> dict[str, float]:
     """Remaining critical path (seconds) through each unit, following its dependents."""
-    g = nx.DiGraph()
-    g.add_nodes_from(views)
-    for uid, v in views.items():
-        for d in v.depends_on:
-            g.add_edge(d, uid)  # d -> dependent
     prio: dict[str, float] = {}
-    for uid in reversed(list(nx.topological_sort(g))):
-        own = remaining_cost(views[uid], costs)
-        prio[uid] = own + max((prio[c] for c in g.successors(uid)), default=0.0)
+    dependents = ledger.dependents
+    remaining = ledger.remaining_costs()
+    for uid in reversed(ledger.topo):
+        own = remaining[uid]
+        best = 0.0
+        for c in dependents[uid]:
+            v = prio[c]
+            if v > best:
+                best = v
+        prio[uid] = own + best
     return prio
 
 
-def order_ready(views: dict[str, UnitView], ready: list[str], costs: dict[Stage, float]) -> list[str]:
-    prio = priorities(views, costs)
-    return sorted(ready, key=lambda u: (-prio[u], views[u].unit.order))
+class Scheduler:
+    """Orders the ready units for dispatch under a policy."""
+
+    def __init__(self, ledger: Ledger, policy: Policy = "critical-path") -> None:
+        if policy not in ("critical-path", "fifo"):
+            raise ValueError(f"unknown scheduling policy {policy!r}")
+        self.ledger = ledger
+        self.policy = policy
+        self._seq = 0
+        self._since: dict[str, int] = {}
+        self._prio: dict[str, float] | None = None
+        self._prio_changes = 0
+        self._prio_at = 0.0
+        self._batch = max(1, len(ledger.units) // 50)
+
+    def order(self, ready: list[str]) -> list[str]:
+        """``ready`` in dispatch order."""
+        if self.policy == "fifo":
+            for u in ready:
+                if u not in self._since:
+                    self._since[u] = self._seq
+                    self._seq += 1
+            for u in [u for u in self._since if u not in self.ledger.ready]:
+                del self._since[u]
+            return sorted(ready, key=lambda u: (self._since[u], self.ledger.units[u].order))
+        now = time.monotonic()
+        changes = self.ledger.changes
+        if (self._prio is None or changes - self._prio_changes >= self._batch
+                or now - self._prio_at >= REFRESH_S):
+            self._prio, self._prio_changes, self._prio_at = priorities(self.ledger), changes, now
+        prio = self._prio
+        return sorted(ready, key=lambda u: (-prio[u], self.ledger.units[u].order))

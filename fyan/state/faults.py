@@ -1,18 +1,30 @@
 """Fault injection for crash tests and the resume benchmark.
 
 ``fault_point(name)`` kills the process on the spot (``os._exit``, no cleanup, like SIGKILL)
-when the environment variable ``FYAN_FAULT_AT`` equals ``name``. The points are placed at the
-gateway's crash-critical moments (``finish:after_copy``, ``finish:after_commit``, ...). With the
+when the environment variable ``FYAN_FAULT_AT`` equals ``name``, or ``name@N`` to die at the
+N-th time the point is reached. The points are placed at the crash-critical moments
+(``finish:after_copy``, ``finish:after_commit``, ``attempt:before_finish``, ...). With the
 variable unset this is a dictionary lookup and nothing else.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 
 FAULT_EXIT_CODE = 86
+_hits: dict[str, int] = {}
+_lock = threading.Lock()
 
 
 def fault_point(name: str) -> None:
-    if os.environ.get("FYAN_FAULT_AT") == name:
-        os._exit(FAULT_EXIT_CODE)
+    spec = os.environ.get("FYAN_FAULT_AT")
+    if not spec:
+        return
+    point, _, nth = spec.partition("@")
+    if point != name:
+        return
+    with _lock:
+        _hits[name] = _hits.get(name, 0) + 1
+        if _hits[name] >= int(nth or 1):
+            os._exit(FAULT_EXIT_CODE)

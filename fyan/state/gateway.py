@@ -9,7 +9,7 @@ Agents and stage code write files into an *attempt folder* and nothing else. The
    by running the stage's deterministic check (``fyan.stages.checks``; never a model). A check
    that raises fails closed;
 3. publishes the artifacts into ``units/<unit>/`` crash-safely: files are first copied into
-   ``units/<unit>/.staging/<tag>/``, then the transition (run status, artifact rows with their
+   ``units/<unit>/.staging/`` (as ``<tag>.<path, quoted>``), then the transition (run status, artifact rows with their
    sha256, freezes, events) is committed in **one** SQLite transaction, then the staged files are
    renamed into place. A crash before the commit leaves the previous state (the staging folder
    is an orphan, deleted by ``recover``); a crash after it is rolled forward by ``recover``,
@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from pydantic import BaseModel
 
@@ -155,6 +156,9 @@ class Gateway:
         self.paths.state.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._sync_lock = threading.Lock()
+        self._writes = threading.Condition()
+        self._active = 0
+        self._stopping = False
         self._conn = sqlite3.connect(self.paths.db, check_same_thread=False, isolation_level=None, timeout=30)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -202,36 +206,62 @@ class Gateway:
         with self._tx() as c:
             self._event(c, kind, unit, run_id, data or {})
 
-    def _staging(self, unit: str, tag: str) -> Path:
-        return self.paths.unit(unit) / ".staging" / tag
+    def _staging(self, unit: str) -> Path:
+        return self.paths.unit(unit) / ".staging"
+
+    @staticmethod
+    def _staged_name(tag: str, rel: str) -> str:
+        """Staged files are flat: ``<tag>.<rel, url-quoted>`` (no folder to create per attempt)."""
+        return f"{tag}.{quote(rel, safe='')}"
+
+    @staticmethod
+    def _parse_staged(name: str) -> tuple[str, str] | None:
+        tag, sep, rel = name.partition(".")
+        return (tag, unquote(rel)) if sep and rel else None
 
     def _stage_files(self, unit: str, tag: str, files: Mapping[str, bytes]) -> Path:
-        staging = self._staging(unit, tag)
-        if staging.exists():
-            shutil.rmtree(staging)
+        staging = self._staging(unit)
+        if not files:
+            return staging
+        staging.mkdir(parents=True, exist_ok=True)  # kept while the project runs (see ``tidy``)
         for rel, data in files.items():
-            target = staging / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+            fd = os.open(staging / self._staged_name(tag, rel), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         return staging
 
-    def _publish(self, unit: str, tag: str) -> None:
-        staging = self._staging(unit, tag)
-        if not staging.exists():
-            return
-        for src in sorted(p for p in staging.rglob("*") if p.is_file()):
-            rel = src.relative_to(staging)
-            dest = self.paths.unit(unit) / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(src, dest)
-        shutil.rmtree(staging, ignore_errors=True)
-        try:
-            staging.parent.rmdir()  # units/<unit>/.staging, when no other attempt is staged
-        except OSError:
-            pass
+    def _unstage(self, unit: str, tag: str, files: Mapping[str, bytes]) -> None:
+        for rel in files:
+            try:
+                os.unlink(self._staging(unit) / self._staged_name(tag, rel))
+            except FileNotFoundError:
+                pass
+
+    def _publish(self, unit: str, tag: str, files: Mapping[str, bytes]) -> None:
+        """Rename the staged files of ``tag`` into ``units/<unit>/``."""
+        staging = self._staging(unit)
+        unit_dir = self.paths.unit(unit)
+        for rel in sorted(files):
+            src, dest = staging / self._staged_name(tag, rel), unit_dir / rel
+            try:
+                os.replace(src, dest)
+            except FileNotFoundError:
+                if not src.exists():
+                    raise
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(src, dest)
+
+    def tidy(self) -> None:
+        """Remove the (empty) staging folders of every unit; call when no attempt is running."""
+        if self.paths.units.is_dir():
+            for staging in self.paths.units.glob("*/.staging"):
+                try:
+                    staging.rmdir()
+                except OSError:
+                    pass
 
     def _insert_artifacts(
         self, c: sqlite3.Connection, unit: str, run_id: int | None, files: Mapping[str, bytes], frozen: tuple[str, ...]
@@ -276,60 +306,172 @@ class Gateway:
                 self._event(c, "ingested", None, None, {"units": len(dag.units), "edges": len(dag.edges)})
             fault_point("register:after_commit")
             for u in dag.units:
-                self._publish(u.id, "ingest")
+                self._publish(u.id, "ingest", files.get(u.id, {}))
+            self.tidy()
 
     # -- transitions -----------------------------------------------------------------------
-    def begin(self, unit_id: str, stage: Stage, attempts_per_stage: int) -> StageRun:
+    def begin(self, unit_id: str, stage: Stage, attempts_per_stage: int, *, create_dir: bool = True) -> StageRun:
         """Start an attempt of ``stage`` for ``unit_id``; returns the running ``StageRun``.
 
-        Raises ``TransitionError`` naming the rule when the transition is illegal.
+        With ``create_dir`` False the caller creates the attempt folder (``run.attempt_dir``)
+        before its agent writes there. Raises ``TransitionError`` naming the rule when the
+        transition is illegal.
         """
-        with self._tx() as c:
-            if c.execute("SELECT 1 FROM units WHERE id = ?", (unit_id,)).fetchone() is None:
-                raise TransitionError(f"unknown unit {unit_id!r}")
-            own = self._progress(c, unit_id, attempts_per_stage)
-            if own.running is not None:
-                raise TransitionError(f"{unit_id}: {own.running.stage.value} is already running (run {own.running.id})")
+        with self._finishing(), self._tx() as c:
+            self._legal(c, unit_id, stage, attempts_per_stage, manual=False)
+            run = self._open_run(c, unit_id, stage, "stage_started", {})
+        if create_dir:
+            (self.paths.root / run.attempt_dir).mkdir(parents=True, exist_ok=True)
+        return run
+
+    def _legal(self, c: sqlite3.Connection, unit_id: str, stage: Stage, attempts_per_stage: int, *, manual: bool) -> None:
+        if c.execute("SELECT 1 FROM units WHERE id = ?", (unit_id,)).fetchone() is None:
+            raise TransitionError(f"unknown unit {unit_id!r}")
+        deps = [d for (d,) in c.execute("SELECT DISTINCT depends_on FROM unit_deps WHERE unit = ?", (unit_id,))]
+        states = self._progress_many(c, [unit_id, *deps], attempts_per_stage)
+        own = states[unit_id]
+        if own.running is not None:
+            raise TransitionError(f"{unit_id}: {own.running.stage.value} is already running (run {own.running.id})")
+        if manual:
+            if stage is not Stage.PROVE:
+                raise TransitionError(f"{unit_id}: only the proof (prove stage) can be edited by hand, not {stage.value}")
+            if not (own.complete or own.next_stage in (Stage.PROVE, Stage.GATE)):
+                raise TransitionError(
+                    f"{unit_id}: a hand-edited proof is taken only once the statement is frozen "
+                    f"(the next stage is {own.next_stage.value if own.next_stage else 'none'})"
+                )
+        else:
             if own.complete:
                 raise TransitionError(f"{unit_id}: already complete")
             if own.blocked_reason is not None:
                 raise TransitionError(f"{unit_id}: blocked: {own.blocked_reason}")
-            pending = [
-                d for (d,) in c.execute("SELECT DISTINCT depends_on FROM unit_deps WHERE unit = ?", (unit_id,))
-                if not self._progress(c, d, attempts_per_stage).complete
-            ]
-            if pending:
-                raise TransitionError(
-                    f"{unit_id}: cannot start {stage.value}: dependencies not complete: {', '.join(sorted(pending))}"
-                )
-            if own.next_stage is not stage:
-                raise TransitionError(
-                    f"{unit_id}: cannot start {stage.value}: the next stage is "
-                    f"{own.next_stage.value if own.next_stage else 'none'}"
-                )
-            attempt = 1 + c.execute(
-                "SELECT COUNT(*) FROM stage_runs WHERE unit = ? AND stage = ?", (unit_id, stage.value)
-            ).fetchone()[0]
-            now = time.time()
-            cur = c.execute(
-                "INSERT INTO stage_runs (unit, stage, attempt, status, started_at, attempt_dir) VALUES (?,?,?,?,?,?)",
-                (unit_id, stage.value, attempt, RunStatus.RUNNING.value, now, ""),
+        pending = [d for d in deps if not states[d].complete]
+        if pending:
+            raise TransitionError(
+                f"{unit_id}: cannot start {stage.value}: dependencies not complete: {', '.join(sorted(pending))}"
             )
-            run_id = cur.lastrowid
-            attempt_dir = f".fyan/attempts/{unit_id}/{run_id:06d}-{stage.value}"
-            c.execute("UPDATE stage_runs SET attempt_dir = ? WHERE id = ?", (attempt_dir, run_id))
-            self._event(c, "stage_started", unit_id, run_id, {"stage": stage.value, "attempt": attempt})
-        (self.paths.root / attempt_dir).mkdir(parents=True, exist_ok=True)
+        if not manual and own.next_stage is not stage:
+            raise TransitionError(
+                f"{unit_id}: cannot start {stage.value}: the next stage is "
+                f"{own.next_stage.value if own.next_stage else 'none'}"
+            )
+
+    def _progress_many(self, c: sqlite3.Connection, units: list[str], attempts_per_stage: int) -> dict:
+        """``lifecycle.progress`` of each of ``units``, from the store (two queries)."""
+        marks = ",".join("?" * len(units))
+        by_unit: dict[str, list[StageRun]] = {u: [] for u in units}
+        for r in c.execute(f"SELECT * FROM stage_runs WHERE unit IN ({marks}) ORDER BY id", units):
+            by_unit[r["unit"]].append(StageRun(**dict(r)))
+        resets = dict(c.execute(
+            "SELECT unit, MAX(CAST(json_extract(data, '$.after_run') AS INTEGER)) FROM events WHERE kind = 'guidance' "
+            f"AND unit IN ({marks}) AND json_extract(data, '$.source') = 'human' GROUP BY unit", units
+        ).fetchall())
+        start = c.execute("SELECT value FROM meta WHERE key = 'session_started'").fetchone()
+        session = float(start[0]) if start else 0.0
+        return {u: progress(by_unit[u], attempts_per_stage, session, int(resets.get(u) or 0)) for u in units}
+
+    def _open_run(self, c: sqlite3.Connection, unit_id: str, stage: Stage, event: str, data: dict) -> StageRun:
+        attempt = 1 + c.execute(
+            "SELECT COUNT(*) FROM stage_runs WHERE unit = ? AND stage = ?", (unit_id, stage.value)
+        ).fetchone()[0]
+        now = time.time()
+        cur = c.execute(
+            "INSERT INTO stage_runs (unit, stage, attempt, status, started_at, attempt_dir) VALUES (?,?,?,?,?,?)",
+            (unit_id, stage.value, attempt, RunStatus.RUNNING.value, now, ""),
+        )
+        run_id = cur.lastrowid
+        attempt_dir = f".fyan/attempts/{unit_id}/{run_id:06d}-{stage.value}"
+        c.execute("UPDATE stage_runs SET attempt_dir = ? WHERE id = ?", (attempt_dir, run_id))
+        self._event(c, event, unit_id, run_id, {"stage": stage.value, "attempt": attempt, **data})
         return StageRun(
             id=run_id, unit=unit_id, stage=stage, attempt=attempt, status=RunStatus.RUNNING,
             started_at=now, attempt_dir=attempt_dir,
         )
 
-    @staticmethod
-    def _progress(c: sqlite3.Connection, unit_id: str, attempts_per_stage: int):
-        rows = c.execute("SELECT * FROM stage_runs WHERE unit = ? ORDER BY id", (unit_id,)).fetchall()
-        start = c.execute("SELECT value FROM meta WHERE key = 'session_started'").fetchone()
-        return progress([StageRun(**dict(r)) for r in rows], attempts_per_stage, float(start[0]) if start else 0.0)
+    def record_manual_attempt(
+        self, unit_id: str, files: Mapping[str, bytes], attempts_per_stage: int, *, note: str = "hand edit"
+    ) -> tuple[StageRun | None, str]:
+        """Take a hand-edited proof (``files``: ``{"Basic.lean": bytes}``) into the state.
+
+        The edit is an attempt of the ``prove`` stage by a person: the prove stage's check runs on
+        it first (in a scratch folder); if it refuses, nothing but a ``manual_edit_refused``
+        event is recorded and ``(None, reason)`` is returned — the state stays as it was.
+        Otherwise a prove run is opened (event ``manual_attempt``) and finished like any attempt,
+        which publishes the file with its hash; the unit's next stage is then the gate
+        (``lifecycle``). Allowed once the statement is frozen (next stage prove or gate, or
+        complete), also for a unit blocked over its budget. Raises ``TransitionError`` when the
+        unit is running, its dependencies are not complete, or it is not that far yet.
+        """
+        if set(files) != set(STAGE_OUTPUTS[Stage.PROVE]):
+            raise TransitionError(f"{unit_id}: a hand edit must give exactly {', '.join(STAGE_OUTPUTS[Stage.PROVE])}")
+        with self._tx() as c:
+            self._legal(c, unit_id, Stage.PROVE, attempts_per_stage, manual=True)
+        unit = self.store.unit(unit_id)
+        assert unit is not None
+        scratch = self.paths.attempts / unit_id / f"manual-{time.time_ns()}"
+        for rel, data in files.items():
+            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+            (scratch / rel).write_bytes(data)
+        provisional = StageRun(id=0, unit=unit_id, stage=Stage.PROVE, attempt=0, status=RunStatus.RUNNING,
+                               started_at=time.time(), attempt_dir=self.paths.rel(scratch))
+        outcome = self._check(provisional, unit, scratch)
+        digest = {rel: sha256_bytes(data) for rel, data in files.items()}
+        if not outcome.passed:
+            self.event("manual_edit_refused", unit_id, {"reason": outcome.reason, "sha256": digest, "note": note})
+            shutil.rmtree(scratch, ignore_errors=True)
+            return None, outcome.reason
+        with self._tx() as c:
+            self._legal(c, unit_id, Stage.PROVE, attempts_per_stage, manual=True)
+            run = self._open_run(c, unit_id, Stage.PROVE, "manual_attempt", {"sha256": digest, "note": note})
+        target = self.paths.root / run.attempt_dir
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(scratch, target)
+        done = self.finish(run)
+        with self._lock:
+            self._sync_lean_package()  # a re-opened unit leaves the Lean package until its gate passes
+        return done, done.reason or ""
+
+    def interrupt(self, run_ids: list[int], reason: str) -> int:
+        """Record running attempts ``run_ids`` as interrupted (a stop, not a failure); returns
+        how many were still running."""
+        n = 0
+        with self._tx() as c:
+            for run_id in run_ids:
+                row = c.execute("SELECT unit, stage, status FROM stage_runs WHERE id = ?", (run_id,)).fetchone()
+                if row is None or row["status"] != RunStatus.RUNNING.value:
+                    continue
+                c.execute("UPDATE stage_runs SET status = ?, finished_at = ?, reason = ? WHERE id = ?",
+                          (RunStatus.INTERRUPTED.value, time.time(), reason, run_id))
+                self._event(c, "stage_interrupted", row["unit"], run_id, {"stage": row["stage"], "reason": reason})
+                n += 1
+        return n
+
+    @contextmanager
+    def _finishing(self) -> Iterator[None]:
+        """Count an attempt's write (opening it; or staging, commit, publishing) as in progress;
+        refused once ``stop_writes`` was called."""
+        with self._writes:
+            if self._stopping:
+                raise TransitionError("the run is stopping: no attempt is opened or recorded any more")
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._writes:
+                self._active -= 1
+                self._writes.notify_all()
+
+    @contextmanager
+    def stop_writes(self) -> Iterator[None]:
+        """Stop cleanly: wait for the attempt writes in progress (each a whole transition:
+        staging, commit, publishing) to finish, refuse every later ``finish`` (it raises
+        ``TransitionError``), and run the block with no other thread writing."""
+        with self._writes:
+            self._stopping = True
+            while self._active:
+                self._writes.wait()
+        with self._lock:
+            yield
 
     def start_session(self) -> float:
         """Mark the start of a run session (see ``lifecycle``: environment failures of earlier
@@ -373,13 +515,19 @@ class Gateway:
                     files[rel] = (attempt_dir / rel).read_bytes()
         files.update(outcome.derived)
         tag = f"run-{run.id}"
+        with self._finishing():  # staging, commit and publishing form one write (``stop_writes``)
+            return self._commit_finish(run, outcome, files, tag, exit_status)
+
+    def _commit_finish(
+        self, run: StageRun, outcome: CheckOutcome, files: dict[str, bytes], tag: str, exit_status: int
+    ) -> StageRun:
         self._stage_files(run.unit, tag, files)
         fault_point("finish:after_copy")
         status = RunStatus.SUCCEEDED if outcome.passed else RunStatus.FAILED
         with self._tx() as c:
             row = c.execute("SELECT status FROM stage_runs WHERE id = ?", (run.id,)).fetchone()
             if row is None or row["status"] != RunStatus.RUNNING.value:
-                shutil.rmtree(self._staging(run.unit, tag), ignore_errors=True)
+                self._unstage(run.unit, tag, files)
                 raise TransitionError(f"run {run.id} of {run.unit} is not running (status {row and row['status']})")
             self._insert_artifacts(c, run.unit, run.id, files, outcome.frozen_outputs if outcome.passed else ())
             if outcome.passed and outcome.freezes:
@@ -408,9 +556,13 @@ class Gateway:
                  "rewind_to": rewind.value if rewind else None, **outcome.event_data},
             )
         fault_point("finish:after_commit")
-        self._publish(run.unit, tag)
+        self._publish(run.unit, tag, files)
         if run.stage is Stage.GATE and outcome.passed:
-            self._sync_lean_package()
+            from fyan.lean.package import add_unit_module
+
+            unit = self.store.unit(run.unit)
+            assert unit is not None
+            add_unit_module(self.project, unit)
         return run.model_copy(
             update=dict(
                 status=status, finished_at=now, exit_status=exit_status, reason=outcome.reason,
@@ -436,7 +588,8 @@ class Gateway:
         unit: str | None = None,
     ) -> None:
         """Persist one model call (tokens, cost in USD, latency in seconds). ``unit`` names the
-        unit of a call made outside a stage run (Specifier, post-completion tasks)."""
+        unit of a call made outside a stage attempt (Specifier, post-completion tasks, a critic
+        review; ``run`` None)."""
         with self._tx() as c:
             c.execute(
                 "INSERT INTO model_calls (run_id, unit, stage, provider, model, request_key, tokens_in, "
@@ -446,12 +599,13 @@ class Gateway:
             )
 
     # -- recovery --------------------------------------------------------------------------
-    def recover(self) -> list[StageRun]:
+    def recover(self, *, sync_package: bool = True) -> list[StageRun]:
         """Bring disk and store back into agreement after a crash; call with the run lock held.
 
         Marks runs left ``running`` as ``interrupted`` (returned, so they can be re-run),
         publishes staged files whose hash the store records as current, deletes other staged
-        files, and re-derives the Lean package.
+        files, and re-derives the Lean package (unless ``sync_package`` is False: then the
+        caller must call ``sync_lean_package`` before any build).
         """
         with self._tx() as c:
             rows = c.execute("SELECT * FROM stage_runs WHERE status = ?", (RunStatus.RUNNING.value,)).fetchall()
@@ -462,17 +616,22 @@ class Gateway:
                     (RunStatus.INTERRUPTED.value, time.time(), "interrupted: the process stopped during the attempt", r.id),
                 )
                 self._event(c, "stage_interrupted", r.unit, r.id, {"stage": r.stage.value})
-        current = {(a.unit, a.kind): a.sha256 for a in self.store.artifacts()}
+            # a post-completion task (Curator, Auditor) cut off by the crash is simply run again
+            c.execute("UPDATE post_runs SET status = ?, finished_at = ?, reason = ? WHERE status = ?",
+                      (RunStatus.INTERRUPTED.value, time.time(), "interrupted: the process stopped during the task",
+                       RunStatus.RUNNING.value))
+        current: dict[tuple[str, str], str] | None = None
         if self.paths.units.is_dir():
             for staging_root in self.paths.units.glob("*/.staging"):
                 unit = staging_root.parent.name
-                for tag_dir in sorted(p for p in staging_root.iterdir() if p.is_dir()):
-                    for f in sorted(p for p in tag_dir.rglob("*") if p.is_file()):
-                        kind = f.relative_to(tag_dir).as_posix()
-                        if current.get((unit, kind)) == sha256_file(f):
-                            dest = self.paths.unit(unit) / kind
-                            dest.parent.mkdir(parents=True, exist_ok=True)
-                            os.replace(f, dest)
+                for f in sorted(staging_root.iterdir(), key=lambda p: p.name):
+                    parsed = self._parse_staged(f.name) if f.is_file() else None
+                    if parsed is not None and current is None:
+                        current = {(a.unit, a.kind): a.sha256 for a in self.store.artifacts()}
+                    if parsed is not None and current.get((unit, parsed[1])) == sha256_file(f):
+                        dest = self.paths.unit(unit) / parsed[1]
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(f, dest)
                 shutil.rmtree(staging_root, ignore_errors=True)
         skills_staging = self.paths.skills / ".staging"
         if skills_staging.is_dir():
@@ -482,7 +641,8 @@ class Gateway:
                 if recorded.get(f"skills/{rel}") == sha256_file(f):
                     os.replace(f, self.paths.skills / rel)
             shutil.rmtree(skills_staging, ignore_errors=True)
-        self._sync_lean_package()
+        if sync_package:
+            self._sync_lean_package()
         return [r.model_copy(update={"status": RunStatus.INTERRUPTED}) for r in interrupted]
 
     # -- post-completion tasks (Curator, Auditor) --------------------------------------------
@@ -557,7 +717,7 @@ class Gateway:
                       (status.value, now, outcome.reason, run.id))
             self._event(c, "post_finished", run.unit, None, {"task": run.task, "post_run": run.id,
                                                              "status": status.value, "reason": outcome.reason})
-        self._publish(run.unit, tag)
+        self._publish(run.unit, tag, unit_files)
         if skills_staging.is_dir():
             for src in sorted(p for p in skills_staging.rglob("*") if p.is_file()):
                 dest = self.paths.skills / src.relative_to(skills_staging)
@@ -577,3 +737,11 @@ class Gateway:
 
         with self._sync_lock:
             sync_package(self.project, self.store)
+
+    def sync_lean_package(self, complete: list[UnitRecord]) -> None:
+        """Make ``lean/`` hold exactly the units in ``complete`` (the caller derived them from
+        this store, e.g. the orchestrator's ledger right after ``recover``)."""
+        from fyan.lean.package import sync_package
+
+        with self._sync_lock:
+            sync_package(self.project, self.store, complete=complete)

@@ -11,12 +11,19 @@ Status is never stored (DESIGN.md §8: computed from the store, never stored twi
   perhaps after installing Lean) tries again; such failures never use up the budget;
 * an interrupted run (the process died) does not count: it is simply run again;
 * a unit is complete when a gate run succeeded and nothing ran after it;
-* a unit whose dependency is blocked is blocked too, with the dependency's reason.
+* a unit whose dependency is blocked is blocked too, with the dependency's reason;
+* a succeeded ``prove`` run recorded when the unit is already at the gate or complete (a
+  hand-edited proof taken in by ``Gateway.record_manual_attempt``) sends the unit back to the
+  gate: the gate re-runs on the new proof. A success also clears a block;
+* human guidance resets the attempt budget: failures of runs up to ``reset_after`` (the last
+  run id when the advice was recorded) no longer count (environment failures still block for
+  their session).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -45,10 +52,13 @@ class Progress:
     attempts: Counter = field(default_factory=Counter)
 
 
-def progress(runs: list[StageRun], attempts_per_stage: int, session_start: float = 0.0) -> Progress:
+def progress(
+    runs: list[StageRun], attempts_per_stage: int, session_start: float = 0.0, reset_after: int = 0
+) -> Progress:
     """Replay ``runs`` (one unit's, in id order) through the rules of the module docstring.
 
-    ``session_start`` (POSIX seconds) is when the current run session began.
+    ``session_start`` (POSIX seconds) is when the current run session began; ``reset_after``
+    is the run id up to which failures no longer count against the budget (0: none).
     """
     p = Progress()
     failures: Counter = Counter()
@@ -63,6 +73,9 @@ def progress(runs: list[StageRun], attempts_per_stage: int, session_start: float
             if r.stage is p.next_stage:
                 p.next_stage = r.stage.next
                 p.complete = r.stage is Stage.GATE
+                p.blocked_reason = None
+            elif r.stage is Stage.PROVE and (p.complete or p.next_stage is Stage.GATE):
+                p.next_stage, p.complete, p.blocked_reason = Stage.GATE, False, None  # hand-edited proof
             continue
         # failed
         p.complete = False
@@ -71,7 +84,7 @@ def progress(runs: list[StageRun], attempts_per_stage: int, session_start: float
             p.next_stage = r.rewind_to or r.stage
             p.blocked_reason = None
             continue  # an earlier session's environment problem: try again
-        if r.failure_kind is not FailureKind.ENVIRONMENT:
+        if r.failure_kind is not FailureKind.ENVIRONMENT and r.id > reset_after:
             failures[r.stage] += 1
         if r.rewind_to is not None:
             p.next_stage = r.rewind_to
@@ -79,7 +92,7 @@ def progress(runs: list[StageRun], attempts_per_stage: int, session_start: float
             p.next_stage = r.stage
         if r.failure_kind is FailureKind.ENVIRONMENT:
             p.blocked_reason = r.reason or f"{r.stage.value} failed"
-        elif failures[r.stage] >= attempts_per_stage:
+        elif failures[r.stage] >= attempts_per_stage and r.id > reset_after:
             p.blocked_reason = (
                 f"{r.stage.value} failed {failures[r.stage]} time(s) (budget {attempts_per_stage}); "
                 f"last: {r.reason}"
@@ -92,14 +105,44 @@ def progress(runs: list[StageRun], attempts_per_stage: int, session_start: float
     return p
 
 
+def unit_view(
+    record: UnitRecord, p: Progress, depends_on: list[str], dep_views: Mapping[str, UnitView]
+) -> UnitView:
+    """The view of one unit from its own progress and its dependencies' views."""
+    base = dict(unit=record, next_stage=p.next_stage, depends_on=depends_on, attempts=dict(p.attempts))
+    if p.running is not None:
+        return UnitView(status=UnitStatus.RUNNING, reason=f"{p.running.stage.value} running", **base)
+    if p.complete:
+        return UnitView(status=UnitStatus.COMPLETE, **base)
+    if p.blocked_reason is not None:
+        return UnitView(status=UnitStatus.BLOCKED, reason=p.blocked_reason, **base)
+    blocked = [d for d in depends_on if dep_views[d].status is UnitStatus.BLOCKED]
+    pending = [d for d in depends_on if dep_views[d].status is not UnitStatus.COMPLETE]
+    if blocked:
+        reason = dep_views[blocked[0]].reason or ""
+        if not reason.startswith("dependency "):
+            reason = f"dependency {blocked[0]} is blocked: {reason}"
+        return UnitView(status=UnitStatus.BLOCKED, reason=reason, **base)
+    if pending:
+        return UnitView(status=UnitStatus.WAITING, reason="waiting for " + ", ".join(pending), **base)
+    reason = None
+    if p.last_failure is not None:
+        reason = f"retrying {p.next_stage.value if p.next_stage else ''}: {p.last_failure.reason}"
+    return UnitView(status=UnitStatus.READY, reason=reason, **base)
+
+
 def unit_views(
     units: list[UnitRecord],
     deps: list[DependencyRecord],
     runs: list[StageRun],
     attempts_per_stage: int,
     session_start: float = 0.0,
+    resets: Mapping[str, int] | None = None,
 ) -> dict[str, UnitView]:
-    """Status of every unit, dependencies included (module docstring), keyed by unit id."""
+    """Status of every unit, dependencies included (module docstring), keyed by unit id.
+
+    ``resets`` maps a unit id to its ``reset_after`` run id (see ``progress``)."""
+    resets = resets or {}
     by_unit: dict[str, list[StageRun]] = {u.id: [] for u in units}
     for r in sorted(runs, key=lambda r: r.id):
         by_unit.setdefault(r.unit, []).append(r)
@@ -113,30 +156,6 @@ def unit_views(
     views: dict[str, UnitView] = {}
     record = {u.id: u for u in units}
     for uid in reversed(list(nx.topological_sort(g))):
-        p = progress(by_unit[uid], attempts_per_stage, session_start)
-        attempts = dict(p.attempts)
-        base = dict(unit=record[uid], next_stage=p.next_stage, depends_on=depends[uid], attempts=attempts)
-        if p.running is not None:
-            views[uid] = UnitView(status=UnitStatus.RUNNING, reason=f"{p.running.stage.value} running", **base)
-        elif p.complete:
-            views[uid] = UnitView(status=UnitStatus.COMPLETE, **base)
-        elif p.blocked_reason is not None:
-            views[uid] = UnitView(status=UnitStatus.BLOCKED, reason=p.blocked_reason, **base)
-        else:
-            blocked = [d for d in depends[uid] if views[d].status is UnitStatus.BLOCKED]
-            pending = [d for d in depends[uid] if views[d].status is not UnitStatus.COMPLETE]
-            if blocked:
-                reason = views[blocked[0]].reason or ""
-                if not reason.startswith("dependency "):
-                    reason = f"dependency {blocked[0]} is blocked: {reason}"
-                views[uid] = UnitView(status=UnitStatus.BLOCKED, reason=reason, **base)
-            elif pending:
-                views[uid] = UnitView(
-                    status=UnitStatus.WAITING, reason="waiting for " + ", ".join(pending), **base
-                )
-            else:
-                reason = None
-                if p.last_failure is not None:
-                    reason = f"retrying {p.next_stage.value if p.next_stage else ''}: {p.last_failure.reason}"
-                views[uid] = UnitView(status=UnitStatus.READY, reason=reason, **base)
+        p = progress(by_unit[uid], attempts_per_stage, session_start, resets.get(uid, 0))
+        views[uid] = unit_view(record[uid], p, depends[uid], views)
     return {u.id: views[u.id] for u in units}

@@ -65,6 +65,8 @@ CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY, ts REAL NOT NULL, kind TEXT NOT NULL, unit TEXT, run_id INTEGER,
     data TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS events_kind ON events(kind, unit);
+CREATE INDEX IF NOT EXISTS events_unit ON events(unit, id);
 CREATE TABLE IF NOT EXISTS model_calls (
     id INTEGER PRIMARY KEY, run_id INTEGER, unit TEXT, stage TEXT NOT NULL,
     provider TEXT NOT NULL, model TEXT NOT NULL, request_key TEXT NOT NULL,
@@ -138,7 +140,14 @@ class Store:
         ]
 
     def unit(self, unit_id: str) -> UnitRecord | None:
-        return next((u for u in self.units() if u.id == unit_id), None)
+        rows = self._rows("SELECT * FROM units WHERE id = ?", (unit_id,))
+        if not rows:
+            return None
+        r = rows[0]
+        return UnitRecord(
+            id=r["id"], order=r["ord"], kind=r["kind"], label=r["label"], title=r["title"], module=r["module"],
+            layer=r["layer"], statements=json.loads(r["statements"]), provenance=r["provenance"],
+        )
 
     def deps(self, unit: str | None = None) -> list[DependencyRecord]:
         sql = "SELECT * FROM unit_deps" + (" WHERE unit = ?" if unit else "") + " ORDER BY unit, depends_on"
@@ -156,11 +165,12 @@ class Store:
         rows = self._rows("SELECT * FROM stage_runs WHERE id = ?", (run_id,))
         return _run(rows[0]) if rows else None
 
-    def artifacts(self, unit: str | None = None, *, current: bool = True) -> list[ArtifactRecord]:
-        """Artifacts of ``unit`` (all units when None); with ``current`` only the latest
-        version of each (unit, kind)."""
-        where = "WHERE unit = ?" if unit else ""
-        args: tuple[Any, ...] = (unit,) if unit else ()
+    def artifacts(self, unit: str | None = None, *, current: bool = True, kind: str | None = None) -> list[ArtifactRecord]:
+        """Artifacts of ``unit`` (all units when None; only of ``kind`` when given); with
+        ``current`` only the latest version of each (unit, kind)."""
+        conds = (["unit = ?"] if unit else []) + (["kind = ?"] if kind else [])
+        where = ("WHERE " + " AND ".join(conds)) if conds else ""
+        args: tuple[Any, ...] = tuple(x for x in (unit, kind) if x)
         if current:
             sql = (
                 f"SELECT * FROM artifacts WHERE id IN (SELECT MAX(id) FROM artifacts {where} "
@@ -183,9 +193,12 @@ class Store:
             for r in self._rows(sql, (unit,))
         ]
 
-    def events(self, unit: str | None = None, *, after_id: int = 0, limit: int = 1000) -> list[EventRecord]:
-        sql = "SELECT * FROM events WHERE id > ?" + (" AND unit = ?" if unit else "") + " ORDER BY id LIMIT ?"
-        args: tuple[Any, ...] = (after_id, unit, limit) if unit else (after_id, limit)
+    def events(
+        self, unit: str | None = None, *, after_id: int = 0, limit: int = 1000, kind: str | None = None
+    ) -> list[EventRecord]:
+        sql = ("SELECT * FROM events WHERE id > ?" + (" AND unit = ?" if unit else "") + (" AND kind = ?" if kind else "")
+               + " ORDER BY id LIMIT ?")
+        args: tuple[Any, ...] = (after_id, *([unit] if unit else []), *([kind] if kind else []), limit)
         return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in self._rows(sql, args)]
 
     def model_calls(self, unit: str | None = None) -> list[ModelCallRecord]:
@@ -209,6 +222,16 @@ class Store:
         value = self.meta("session_started")
         return float(value) if value else 0.0
 
+    def budget_resets(self) -> dict[str, int]:
+        """Unit id -> the last run id before the latest human guidance (``lifecycle.progress``'s
+        ``reset_after``): failures up to it no longer count against the attempt budget."""
+        rows = self._rows(
+            "SELECT unit, MAX(CAST(json_extract(data, '$.after_run') AS INTEGER)) AS after FROM events "
+            "WHERE kind = 'guidance' AND json_extract(data, '$.source') = 'human' AND unit IS NOT NULL GROUP BY unit"
+        )
+        return {r["unit"]: int(r["after"] or 0) for r in rows}
+
     def views(self, attempts_per_stage: int) -> dict[str, UnitView]:
         """Every unit with its computed status (see ``fyan.state.lifecycle``)."""
-        return unit_views(self.units(), self.deps(), self.runs(), attempts_per_stage, self.session_start())
+        return unit_views(self.units(), self.deps(), self.runs(), attempts_per_stage, self.session_start(),
+                          self.budget_resets())

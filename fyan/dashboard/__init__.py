@@ -1,0 +1,1 @@
+"""The local web dashboard (``fyan dashboard``, or with the daemon): see ``server.py``."""

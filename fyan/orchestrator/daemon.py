@@ -1,0 +1,355 @@
+"""The long-running orchestrator of one project: lock, resume, watchers, run loop, signals.
+
+``Daemon.serve`` is what ``fyan run`` (foreground; ``--watch`` keeps it running) and
+``fyan daemon start`` (a background process running ``fyan daemon serve``) execute:
+
+1. take the project's run lock (``.fyan/run.lock``, ``flock``: a second daemon or run on the
+   same project is refused with the holder's pid; the kernel drops the lock of a killed
+   process, so a crash never leaves a stale lock);
+2. open the store, ingest the source on the first run, recover from a crash
+   (``Gateway.recover``: attempts left running are recorded as interrupted and re-run;
+   committed transitions whose files were not yet in place are rolled forward);
+3. start the watchers (``watchers.py``) and scan once for what changed while no daemon ran:
+   guidance files (``guidance.py``), the source (``staleness.py``: stale units are reported
+   and held, never re-run), hand-edited proofs (``handedits.py``: taken in through the
+   gateway, then the gate re-runs);
+4. run the loop (``engine.py``) with critic reviews of stagnating units (``stagnation.py``)
+   and, when asked, the dashboard (``fyan.dashboard``) in a thread;
+5. on SIGTERM or SIGINT: stop opening attempts, let the write in progress finish, record the
+   attempts still running as interrupted, and exit. SIGKILL at any moment is safe too: the
+   next start recovers (step 2).
+
+While it runs, ``.fyan/daemon.json`` (mode 0600) says who runs, since when, where the
+dashboard is and its write token; ``fyan daemon status|stop`` read it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fyan import logs
+from fyan.errors import FyanError, LockedError
+from fyan.orchestrator import guidance, handedits, staleness
+from fyan.orchestrator.engine import Engine, RunSummary, StepEvent
+from fyan.orchestrator.lock import ProjectLock
+from fyan.orchestrator.stagnation import Critic
+from fyan.orchestrator.watchers import Changes, ProjectWatcher
+from fyan.project import Project
+from fyan.state.gateway import Gateway
+from fyan.state.models import UnitStatus
+
+STATE_FILE = "daemon.json"
+
+
+def open_for_run(path: str | Path):
+    """(project, gateway, ingest report or None): ingests the source on the first run; a
+    failed first ingest leaves no state behind. Call with the run lock held."""
+    from fyan.specifier.ingest import ingest
+
+    project = Project.open(path)
+    fresh = not project.paths.db.exists()
+    gateway = Gateway(project)
+    report = None
+    try:
+        if fresh or not gateway.store.units():
+            report = ingest(project, gateway)
+    except BaseException:
+        gateway.close()
+        if fresh:  # leave the folder as it was: no half-made state
+            shutil.rmtree(project.paths.state, ignore_errors=True)
+        raise
+    return project, gateway, report
+
+
+def lock_holder(project: Project) -> str | None:
+    """Who holds the project's run lock ("pid N on host since T"), or None when nobody does."""
+    import fcntl
+
+    path = project.paths.lock
+    if not path.exists():
+        return None
+    with open(path, "a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            return fh.read().strip() or "another process"
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return None
+
+
+def read_state(project: Project) -> dict[str, Any] | None:
+    path = project.paths.state / STATE_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass
+class DaemonOptions:
+    watch: bool = True  # run watchers
+    until_idle: bool = True  # exit at quiescence (``fyan run``); False: keep running (daemon)
+    only: set[str] | None = None
+    parallelism: int | None = None
+    dashboard: bool = False
+    dashboard_port: int | None = None
+    engine_kwargs: dict[str, Any] = field(default_factory=dict)  # tests and benchmarks: agent doubles
+
+
+class Daemon:
+    def __init__(self, path: str | Path, options: DaemonOptions | None = None,
+                 on_event: Callable[[StepEvent, dict], None] | None = None,
+                 on_ready: Callable[[Daemon], None] | None = None) -> None:
+        self.path = Path(path)
+        self.options = options or DaemonOptions()
+        self.on_event = on_event
+        self.on_ready = on_ready
+        self.project: Project | None = None
+        self.gateway: Gateway | None = None
+        self.engine: Engine | None = None
+        self.report = None
+        self.stale: staleness.Staleness | None = None
+        self.notes: list[str] = []  # what the daemon noticed (also in the log and the event log)
+        self.dashboard_url: str | None = None
+        self.token: str | None = None
+        self._deferred_proofs: set[str] = set()
+        self._server = None
+
+    # -- what the loop thread does with changes -------------------------------------------
+    def _note(self, text: str) -> None:
+        self.notes.append(f"{time.strftime('%H:%M:%S')}  {text}")
+        logs.get().info("daemon_note", note=text)
+        if self.on_event is not None and self.engine is not None:
+            self.on_event(StepEvent("-", "watch", "note", text), self.engine.views())
+
+    def held(self, unit: str) -> str | None:
+        if self.stale is not None and unit in self.stale.stale:
+            return "stale: " + self.stale.stale[unit]
+        return None
+
+    def handle(self, changes: Changes) -> None:
+        """Act on watched changes (runs in the loop thread)."""
+        assert self.engine is not None and self.gateway is not None and self.engine.ledger is not None
+        ledger = self.engine.ledger
+        for unit in sorted(changes.guidance):
+            if unit not in ledger.units:
+                self._note(f"guidance/{unit}.md names no unit; ignored (see `fyan status` for unit ids)")
+                continue
+            runs = ledger.runs[unit]
+            kind = guidance.record_human(self.gateway, unit, runs[-1].id if runs else 0)
+            if kind == "guidance":
+                ledger.set_reset(unit, runs[-1].id if runs else 0)
+                self._note(f"guidance for {unit} recorded; its next attempt gets it as context")
+            elif kind == "guidance_removed":
+                self._note(f"guidance for {unit} removed")
+        if changes.source:
+            self.check_source()
+        proofs = sorted(changes.proofs | self._deferred_proofs)
+        hashes = handedits.recorded_hashes(self.gateway.store, proofs[0] if len(proofs) == 1 else None) if proofs else {}
+        for unit in proofs:
+            if unit not in ledger.units:
+                continue
+            running = ledger.views[unit].status is UnitStatus.RUNNING
+            outcome = handedits.take(self.gateway, unit, self.engine.attempts, running, hashes.get(unit, set()))
+            if outcome is None:
+                self._deferred_proofs.discard(unit)
+                continue
+            if outcome.deferred:
+                self._deferred_proofs.add(unit)
+                continue
+            self._deferred_proofs.discard(unit)
+            self.engine.refresh_unit(unit)
+            self._note(f"units/{unit}/Basic.lean edited by hand: {outcome.reason}")
+
+    def check_source(self) -> None:
+        assert self.gateway is not None and self.project is not None
+        before = dict(self.stale.stale) if self.stale else {}
+        self.stale = staleness.check(self.project, self.gateway.store)
+        if self.stale.stale != before or (self.stale.new_statements and before == {}):
+            if self.stale.changed:
+                self.gateway.event("source_changed", None, {
+                    "source_sha256": self.stale.source_sha256, "stale": self.stale.stale,
+                    "new_statements": self.stale.new_statements, "error": self.stale.error,
+                })
+            if self.stale.stale:
+                self._note(f"source changed: {len(self.stale.stale)} unit(s) stale and held (never re-run): "
+                           + ", ".join(sorted(self.stale.stale)[:8]))
+            elif self.stale.changed:
+                self._note("source changed; no unit's statement or proof changed")
+            else:
+                self._note("source restored: no unit is stale")
+
+    def scan(self) -> None:
+        """Everything the watchers would have seen while no daemon ran."""
+        assert self.engine is not None and self.engine.ledger is not None and self.project is not None
+        units = self.engine.ledger.units
+        g = self.project.paths.guidance
+        on_disk = {p.stem for p in g.glob("*.md")} if g.is_dir() else set()
+        recorded = {e.unit for e in self.gateway.store.events(kind="guidance", limit=10_000_000)
+                    if e.data.get("source") == "human" and e.unit}
+        proofs = set(handedits.recorded_hashes(self.gateway.store))  # units with a recorded proof
+        self.handle(Changes(guidance=on_disk | recorded, source=set(), proofs=proofs & set(units)))
+        self.check_source()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def _write_state(self) -> None:
+        assert self.project is not None
+        data = {"pid": os.getpid(), "started": time.time(), "project": str(self.project.paths.root),
+                "dashboard": self.dashboard_url, "token": self.token,
+                "log": str(self.project.paths.logs / "daemon.log")}
+        path = self.project.paths.state / STATE_FILE
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+
+    def _signals(self) -> list[tuple[int, Any]]:
+        if threading.current_thread() is not threading.main_thread():
+            return []
+        previous = []
+        hits = {"n": 0}
+
+        def handler(signum, frame):
+            hits["n"] += 1
+            if self.engine is not None:
+                self.engine.stop(f"stopped by {signal.Signals(signum).name}")
+            if hits["n"] > 1 and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous.append((sig, signal.signal(sig, handler)))
+        return previous
+
+    def serve(self) -> RunSummary:
+        """Run (module docstring). Raises ``LockedError`` when another run holds the project."""
+        Project.open(self.path)  # a clear error before taking the lock
+        lock = ProjectLock(self.path / ".fyan" / "run.lock")
+        lock.acquire()
+        watcher = None
+        previous: list = []
+        try:
+            self.project, self.gateway, self.report = open_for_run(self.path)
+            o = self.options
+            kwargs = dict(o.engine_kwargs)
+            kwargs.setdefault("critic", None)
+            self.engine = Engine(self.project, self.gateway, only=o.only, parallelism=o.parallelism,
+                                 on_event=self.on_event, held=self.held, **kwargs)
+            if kwargs["critic"] is None and self.project.config.stagnation.enabled:
+                self.engine.critic = Critic(self.project, self.gateway, self.engine.providers)
+            if o.dashboard:
+                self._start_dashboard()
+            self._write_state()
+            previous = self._signals()
+            if o.watch:
+                watcher = ProjectWatcher(self.project, lambda ch: self.engine.call_soon(lambda: self.handle(ch)))
+                watcher.start()
+            self.engine.call_soon(self.scan)
+            if self.on_ready is not None:
+                self.on_ready(self)
+            return self.engine.run(until_idle=o.until_idle)
+        finally:
+            for sig, old in previous:
+                signal.signal(sig, old)
+            if watcher is not None:
+                watcher.stop()
+            if self._server is not None:
+                self._server.should_exit = True
+            if self.project is not None:
+                try:
+                    (self.project.paths.state / STATE_FILE).unlink()
+                except OSError:
+                    pass
+            if self.gateway is not None:
+                self.gateway.close()
+            lock.release()
+
+    def _start_dashboard(self) -> None:
+        from fyan.dashboard.server import start_in_thread
+
+        assert self.project is not None
+        port = self.options.dashboard_port
+        if port is None:
+            port = self.project.config.dashboard.port
+        self._server, self.dashboard_url, self.token = start_in_thread(self.project, port)
+
+
+# -- background process (fyan daemon start|stop|status) ---------------------------------------
+
+def start_background(path: str | Path, *, dashboard: bool = True, port: int | None = None,
+                     parallelism: int | None = None, wait_s: float = 20.0) -> dict[str, Any]:
+    """Start ``fyan daemon serve`` detached; returns its state (pid, dashboard, token, log).
+
+    Raises ``LockedError`` when a daemon or run already holds the project, ``FyanError`` when
+    the process did not come up (with the end of its log)."""
+    import subprocess
+    import sys
+
+    project = Project.open(path)
+    holder = lock_holder(project)
+    if holder is not None:
+        raise LockedError(
+            f"{project.paths.root}: a Fyan daemon or run is already working on this project ({holder})",
+            hint=f"see `fyan daemon status {path}`; stop it with `fyan daemon stop {path}`",
+        )
+    project.paths.logs.mkdir(parents=True, exist_ok=True)
+    log_path = project.paths.logs / "daemon.log"
+    try:
+        (project.paths.state / STATE_FILE).unlink()
+    except OSError:
+        pass
+    argv = [sys.executable, "-m", "fyan", "daemon", "serve", str(project.paths.root)]
+    if not dashboard:
+        argv.append("--no-dashboard")
+    if port is not None:
+        argv += ["--port", str(port)]
+    if parallelism is not None:
+        argv += ["--parallelism", str(parallelism)]
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True, close_fds=True)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        state = read_state(project)
+        if state is not None and state.get("pid") == proc.pid:
+            return state
+        if proc.poll() is not None:
+            tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-8:]
+            msg = "\n".join(tail)
+            if "already working on this project" in msg:
+                raise LockedError(f"{project.paths.root}: a Fyan daemon or run is already working on this project",
+                                  hint=f"see `fyan daemon status {path}`")
+            raise FyanError(f"the daemon exited at start (code {proc.returncode}); end of {log_path}:\n{msg}")
+        time.sleep(0.05)
+    raise FyanError(f"the daemon did not report ready within {wait_s:.0f} s; see {log_path}")
+
+
+def stop_background(path: str | Path, *, wait_s: float = 30.0) -> dict[str, Any]:
+    """Send SIGTERM to the project's daemon and wait until it released the lock."""
+    project = Project.open(path)
+    state = read_state(project)
+    holder = lock_holder(project)
+    if holder is None:
+        return {"running": False, "stopped": False}
+    pid = state.get("pid") if state else None
+    if pid is None:
+        raise FyanError(f"{project.paths.root}: the project is locked ({holder}) but not by a daemon",
+                        hint="a foreground `fyan run` holds it: stop it with Ctrl-C")
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if lock_holder(project) is None:
+            return {"running": False, "stopped": True, "pid": pid}
+        time.sleep(0.1)
+    raise FyanError(f"daemon pid {pid} did not stop within {wait_s:.0f} s",
+                    hint=f"`kill -9 {pid}` is safe: the next start resumes")
