@@ -259,6 +259,20 @@ class Engine:
                     break  # one job per unit at a time: the next task goes when a slot frees
         return due
 
+    def step(self, unit: str, stage: Stage) -> StageRun | None:
+        """Run one attempt of ``stage`` for ``unit`` synchronously, outside the loop (tests,
+        scripts): the gateway opens it (None when it refuses, with the reason logged), the agent
+        runs, the gateway closes it."""
+        try:
+            run = self.gateway.begin(unit, stage, self.attempts)
+        except TransitionError as e:
+            self.log.warning("transition_refused", unit=unit, stage=stage.value, reason=str(e))
+            return None
+        done = self._attempt(run)
+        if self.ledger is not None:
+            self.ledger.record(done)
+        return done
+
     def _log(self, done: StageRun) -> StageRun:
         self.log.info("stage_finished", unit=done.unit, stage=done.stage.value, status=done.status.value,
                       reason=done.reason)

@@ -655,7 +655,7 @@ class Gateway:
         if task not in POST_TASKS:
             raise TransitionError(f"unknown post-completion task {task!r}; known: {', '.join(POST_TASKS)}")
         with self._tx() as c:
-            if not self._progress(c, unit_id, 1).complete:
+            if not self._progress_many(c, [unit_id], 1)[unit_id].complete:
                 raise TransitionError(f"{unit_id}: {task} runs only after the completion gate passed")
             gate = c.execute("SELECT MAX(id) FROM stage_runs WHERE unit = ? AND stage = ? AND status = ?",
                              (unit_id, Stage.GATE.value, RunStatus.SUCCEEDED.value)).fetchone()[0]
