@@ -63,17 +63,12 @@ class FakeLake:
 def fake_lake(tmp_path_factory, monkeypatch) -> FakeLake:
     fake = FakeLake(tmp_path_factory.mktemp("fake-lake"))
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
-    # the double and its log live under /tmp, which the bubblewrap sandbox replaces with a
-    # private tmpfs: sandboxed builds could not see them (the sandbox is tested on its own)
-    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
     monkeypatch.setenv("FAKE_LAKE_LOG", str(fake.log))
-    # the double, its log and its scenario live under /tmp, which the bubblewrap sandbox
-    # replaces with a private tmpfs: run it unsandboxed (as scripts/build_example_cassette.py does)
+    # the double is not untrusted code, and it writes its call log outside the workspace, which
+    # the bubblewrap sandbox makes read-only: run it unsandboxed (as
+    # scripts/build_example_cassette.py does; tests/test_sandbox.py exercises the sandbox itself)
     monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
     monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
-    # the double is not untrusted code, and it logs to files outside the workspace, which the
-    # bubblewrap sandbox would hide (tests/test_sandbox.py exercises the sandbox itself)
-    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
     return fake
 
 

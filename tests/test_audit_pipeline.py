@@ -4,8 +4,8 @@
 (recognised by the first line of its system message, as ``scripts/build_example_cassette.py``
 does) with scripted replies and records every request. The Lean toolchain is the test double
 ``tests/fakes/fake_lake.py`` (``fake_lake`` fixture). The bubblewrap sandbox is switched off
-here because the double lives in a temporary folder the sandbox does not mount; the sandbox is
-not what these tests exercise.
+here because the double writes its call log outside the workspace, which the sandbox makes
+read-only; the sandbox is not what these tests exercise.
 """
 
 from __future__ import annotations

@@ -473,7 +473,7 @@ def test_shadow_eval_refuses_to_clobber_a_foreign_folder_and_reports_stale_repla
 def fake_lean_env(tmp_path_factory, monkeypatch):
     """Installs ``tests/fakes/fake_lean_env.py`` as ``lake`` (it stands in for ``lake env lean
     --json FILE`` with Mathlib, replaying the demo's recorded outcomes; other commands go to
-    ``fake_lake.py``). The sandbox is off: the double lives under /tmp, which bubblewrap hides."""
+    ``fake_lake.py``). The sandbox is off: the double writes logs outside the workspace."""
     d = tmp_path_factory.mktemp("fake-lean-env")
     lake = d / "lake"
     lake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')

@@ -11,8 +11,10 @@ Lean files written by models are untrusted code and ``lake build`` runs them (DE
 * with stdout and stderr merged into one pipe (Lake prints one line per job instead of a
   spinner when it is not on a terminal), ``NO_COLOR=1`` and ``TERM=dumb``;
 * inside bubblewrap when ``bwrap`` works here: the whole file system read-only, the network
-  unshared (only a private loopback), PID and IPC namespaces unshared, a private ``/tmp``,
-  writes allowed only in the given folders (the unit workspace).
+  unshared (only a private loopback), PID and IPC namespaces unshared, writes allowed only in
+  the given folders (the unit workspace); ``TMPDIR`` points into the first of them
+  (``.sandbox-tmp/``), since the host's ``/tmp`` is read-only there like everything else (it is
+  not replaced by an empty one, so a toolchain or checkout that lives below ``/tmp`` still runs).
 
 ``sandbox`` is ``auto`` (bwrap when usable, else run unsandboxed and say so in ``note``),
 ``require`` (refuse to run without bwrap: ``exit_code`` None, ``refused`` True, the reason in
@@ -117,18 +119,21 @@ def bwrap_status(path_env: str | None = None) -> tuple[str | None, str]:
 def _bwrap_argv(bwrap: str, argv: list[str], cwd: Path, writable: list[Path]) -> list[str]:
     cmd = [
         bwrap, "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc",
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
     ]
-    exe = shutil.which(argv[0]) if argv else None
-    if exe is not None and Path(exe).resolve().is_relative_to("/tmp"):
-        # /tmp is private inside the sandbox: keep an executable that lives there visible
-        folder = str(Path(exe).resolve().parent)
-        cmd += ["--ro-bind", folder, folder]
     for w in writable:
         w = w.resolve()
         cmd += ["--bind", str(w), str(w)]
     cmd += ["--chdir", str(cwd.resolve()), "--"]
     return cmd + argv
+
+
+def sandbox_tmpdir(writable: list[Path]) -> Path:
+    """The temporary folder a sandboxed command gets (``TMPDIR``): inside its first writable
+    folder, created on demand."""
+    tmp = writable[0].resolve() / ".sandbox-tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    return tmp
 
 
 def _limit(memory_mb: int | None):
@@ -181,6 +186,8 @@ def run_process(
             sandboxed = True
             note = why
     run_env = {**(env if env is not None else os.environ), "NO_COLOR": "1", "TERM": "dumb"}
+    if sandboxed and writable:
+        run_env["TMPDIR"] = str(sandbox_tmpdir(writable))
     start = time.monotonic()
     try:
         proc = subprocess.Popen(

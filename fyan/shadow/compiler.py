@@ -124,8 +124,8 @@ class LakeEnvCompiler(Compiler):
         self.config = config
         self.timeout_s = timeout_s
         self.log_dir = log_dir
-        # inside the workspace, not /tmp: the sandbox mounts a private /tmp, where Lean would not
-        # see the file; bound writable below so it is visible wherever the workspace lives
+        # inside the workspace, the only place a sandboxed build may write (the rest of the file
+        # system, /tmp included, is read-only there)
         (workspace / ".fyan-shadow").mkdir(parents=True, exist_ok=True)
         self.scratch = Path(tempfile.mkdtemp(prefix="run-", dir=workspace / ".fyan-shadow"))
         self.description = f"lean ({toolchain.version}) in {workspace}"
