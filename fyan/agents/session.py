@@ -51,6 +51,28 @@ def parse_json_reply(text: str, schema: type[T]) -> tuple[T | None, list[str]]:
         return None, [f"{'.'.join(str(x) for x in err['loc']) or '(root)'}: {err['msg']}" for err in e.errors()]
 
 
+def ask_with_repairs(
+    send: Callable[[list[Message]], str], messages: list[Message], schema: type[T],
+    check: Callable[[T], list[str]] | None, repairs: int, what: str,
+) -> T:
+    """The form-repair loop shared by every structured model call: ``send(messages)`` returns
+    the reply text; a reply that does not validate into ``schema`` (or that ``check``, a form
+    check, finds errors in) is answered with ``prompts/form_repair.user.md`` quoting the errors,
+    at most ``repairs`` times. Raises ``ModelOutputError`` naming ``what`` after that; provider
+    errors propagate. Never resamples a valid reply."""
+    errors: list[str] = []
+    for _ in range(repairs + 1):
+        text = send(messages)
+        obj, errors = parse_json_reply(text, schema)
+        if obj is not None and check is not None:
+            errors = check(obj)
+        if obj is not None and not errors:
+            return obj
+        repair = render("form_repair.user", {"errors": "\n".join(f"- {e}" for e in errors)})
+        messages = messages + [Message(role="assistant", content=text), Message(role="user", content=repair)]
+    raise ModelOutputError(f"{what} did not validate after {repairs} form repair(s): " + "; ".join(errors[:3]))
+
+
 class StageSession:
     """Model access for one attempt. ``run`` is None for project-level work (the Specifier)
     and for the post-completion tasks, which are not stage runs; then ``stage`` and ``unit``
@@ -124,18 +146,8 @@ class StageSession:
         overrides the session's unit for accounting (the Specifier's per-unit calls).
         Raises ``ModelOutputError`` after the allowed form repairs.
         """
-        messages = self._messages(name, values)
-        errors: list[str] = []
         allowed = self.form_repairs if repairs is None else repairs
-        for _ in range(allowed + 1):
-            response = self._send(name, messages, json_output=True, schema=schema, unit=unit)
-            obj, errors = parse_json_reply(response.text, schema)
-            if obj is not None and check is not None:
-                errors = check(obj)
-            if obj is not None and not errors:
-                return obj
-            repair = render("form_repair.user", {"errors": "\n".join(f"- {e}" for e in errors)})
-            messages = messages + [Message(role="assistant", content=response.text), Message(role="user", content=repair)]
-        raise ModelOutputError(
-            f"{self.stage} reply ({name}) did not validate after {allowed} form repair(s): " + "; ".join(errors[:3])
+        return ask_with_repairs(
+            lambda messages: self._send(name, messages, json_output=True, schema=schema, unit=unit).text,
+            self._messages(name, values), schema, check, allowed, f"{self.stage} reply ({name})",
         )

@@ -22,41 +22,10 @@ from pydantic import BaseModel
 from fyan.agents.pricing import cost_usd
 from fyan.agents.prompts import render
 from fyan.agents.providers.base import Message, ModelRequest, Provider
-from fyan.agents.providers.replay import RecordingProvider, ReplayProvider
-from fyan.agents.session import parse_json_reply
+from fyan.agents.session import ask_with_repairs
 from fyan.config import StageAgent
-from fyan.errors import ConfigError, ModelOutputError
 
 T = TypeVar("T", bound=BaseModel)
-
-
-def build_provider(agent: StageAgent, cassette: Path | None) -> Provider:
-    """The provider ``agent`` names; the same choices as a project's ``[agents]`` section.
-
-    Raises ``ConfigError`` when replay/record has no cassette, record has no ``record_provider``,
-    or an OpenAI-compatible endpoint has no ``base_url``. API keys come from the environment.
-    """
-
-    def live(kind: str) -> Provider:
-        from fyan.agents.providers.sdk import AnthropicProvider, OpenAIProvider
-
-        if kind == "anthropic":
-            return AnthropicProvider()
-        if kind == "openai":
-            return OpenAIProvider()
-        if not agent.base_url:
-            raise ConfigError("provider openai-compatible needs --base-url (e.g. http://localhost:8000/v1)")
-        return OpenAIProvider(base_url=agent.base_url)
-
-    if agent.provider in ("replay", "record") and cassette is None:
-        raise ConfigError(f"provider {agent.provider} needs --cassette FILE")
-    if agent.provider == "replay":
-        return ReplayProvider(cassette)
-    if agent.provider == "record":
-        if agent.record_provider is None:
-            raise ConfigError("provider record needs --record-provider anthropic|openai|openai-compatible")
-        return RecordingProvider(live(agent.record_provider), cassette)
-    return live(agent.provider)
 
 
 class ModelCaller:
@@ -75,8 +44,12 @@ class ModelCaller:
 
     def request(self, name: str, values: dict[str, str], *, unit: str | None = None,
                 history: list[Message] | None = None) -> ModelRequest:
+        """The request ``ask_json`` sends for prompt ``name`` (``history``: the repair turns so far)."""
         messages = [Message(role="system", content=render(f"{name}.system", values)),
                     Message(role="user", content=render(f"{name}.user", values))] + (history or [])
+        return self._request(messages, unit)
+
+    def _request(self, messages: list[Message], unit: str | None) -> ModelRequest:
         return ModelRequest(stage=self.stage, unit=unit, model=self.agent.model, messages=messages,
                             max_tokens=self.agent.max_tokens, temperature=self.agent.temperature, json_output=True)
 
@@ -86,10 +59,8 @@ class ModelCaller:
 
         Raises ``ModelOutputError`` after ``form_repairs`` repair turns; provider errors propagate.
         """
-        history: list[Message] = []
-        errors: list[str] = []
-        for _ in range(self.form_repairs + 1):
-            request = self.request(name, values, unit=unit, history=history)
+        def send(messages: list[Message]) -> str:
+            request = self._request(messages, unit)
             response = self.provider.complete(request)
             self._log(name, request, response.text)
             with self._lock:
@@ -97,15 +68,10 @@ class ModelCaller:
                 self.usage["tokens_in"] += response.usage.tokens_in
                 self.usage["tokens_out"] += response.usage.tokens_out
                 self.usage["cost_usd"] = round(self.usage["cost_usd"] + cost_usd(response), 6)
-            obj, errors = parse_json_reply(response.text, schema)
-            if obj is not None and check is not None:
-                errors = check(obj)
-            if obj is not None and not errors:
-                return obj
-            repair = render("form_repair.user", {"errors": "\n".join(f"- {e}" for e in errors)})
-            history += [Message(role="assistant", content=response.text), Message(role="user", content=repair)]
-        raise ModelOutputError(
-            f"{self.stage} reply did not validate after {self.form_repairs} form repair(s): " + "; ".join(errors[:3]))
+            return response.text
+
+        return ask_with_repairs(send, self.request(name, values, unit=unit).messages, schema, check,
+                                self.form_repairs, f"{self.stage} reply")
 
     def _log(self, name: str, request: ModelRequest, reply: str) -> None:
         if self.log_dir is None:

@@ -90,7 +90,8 @@ def _compiler(args: argparse.Namespace) -> tuple[Compiler | None, str]:
 
 
 def _caller(args: argparse.Namespace, stage: str, log_dir: Path | None):
-    from fyan.shadow.agent import ModelCaller, build_provider
+    from fyan.agents.providers.factory import build_provider
+    from fyan.shadow.agent import ModelCaller
 
     agent = StageAgent(provider=args.provider, model=args.model, base_url=args.base_url, max_tokens=args.max_tokens,
                        record_provider=args.record_provider)

@@ -9,6 +9,7 @@ configuration and ``ProviderError`` (not retryable) when an API key is missing.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from fyan.agents.providers.base import Provider
 from fyan.agents.providers.replay import RecordingProvider, ReplayProvider
@@ -36,6 +37,22 @@ def live_provider(kind: str, agent: StageAgent) -> Provider:
     raise ConfigError(f"unknown provider {kind!r}")
 
 
+def build_provider(agent: StageAgent, cassette: Path | None) -> Provider:
+    """The provider ``agent`` names (module docstring); ``cassette`` is the record/replay file.
+
+    Raises ``ConfigError`` when replay/record has no cassette or record no ``record_provider``.
+    """
+    if agent.provider in ("replay", "record") and cassette is None:
+        raise ConfigError(f"provider {agent.provider} needs a cassette file")
+    if agent.provider == "replay":
+        return ReplayProvider(cassette)
+    if agent.provider == "record":
+        if agent.record_provider is None:
+            raise ConfigError('provider = "record" needs record_provider = "anthropic" | "openai" | "openai-compatible"')
+        return RecordingProvider(live_provider(agent.record_provider, agent), cassette)
+    return live_provider(agent.provider, agent)
+
+
 class ProviderFactory:
     """One provider instance per (stage configuration); thread-safe, created lazily."""
 
@@ -49,15 +66,5 @@ class ProviderFactory:
         key = agent.model_dump_json()
         with self._lock:
             if key not in self._cache:
-                self._cache[key] = self._build(agent)
+                self._cache[key] = build_provider(agent, self.project.paths.root / self.project.config.agents.replay_file)
             return self._cache[key]
-
-    def _build(self, agent: StageAgent) -> Provider:
-        cassette = self.project.paths.root / self.project.config.agents.replay_file
-        if agent.provider == "replay":
-            return ReplayProvider(cassette)
-        if agent.provider == "record":
-            if agent.record_provider is None:
-                raise ConfigError('provider = "record" needs record_provider = "anthropic" | "openai" | "openai-compatible"')
-            return RecordingProvider(live_provider(agent.record_provider, agent), cassette)
-        return live_provider(agent.provider, agent)
