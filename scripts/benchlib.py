@@ -52,6 +52,9 @@ def make_project(folder: Path, deps: dict[int, list[int]], *, parallelism: int =
     (folder / "source" / "doc.tex").write_text(dag_tex(deps), encoding="utf-8")
     (folder / "fyan.toml").write_text(
         '[project]\nname = "bench"\nsource = "source/doc.tex"\n[intake]\nterm_edges = false\n'
+        # the benchmarks measure the stage pipeline; the Curator/Auditor (model calls after
+        # completion, which these model-free doubles cannot answer) are off
+        "[agents]\npost_completion = false\n"
         f"[scheduler]\nparallelism = {parallelism}\nattempts_per_stage = 3\n{extra}",
         encoding="utf-8",
     )

@@ -32,18 +32,20 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from pydantic import BaseModel
 
 from fyan.errors import TransitionError
 from fyan.project import Project
-from fyan.specifier.dag import Dag
 from fyan.state.faults import fault_point
 from fyan.state.lifecycle import progress
 from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitRecord
 from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store
+
+if TYPE_CHECKING:  # the gateway only receives a Dag; importing it would load networkx
+    from fyan.specifier.dag import Dag
 
 #: Files each stage's agent must leave in its attempt folder (paths inside ``units/<unit>/``).
 STAGE_OUTPUTS: dict[Stage, tuple[str, ...]] = {
