@@ -194,7 +194,7 @@ def test_formalizer_that_drops_the_bridge_theorem_cannot_complete(setup):
     assert summary.counts == {"blocked": 1}
     runs = [r for r in gateway.store.runs(UNIT) if r.stage is Stage.PROVE]
     assert runs and all(r.status is RunStatus.FAILED for r in runs)
-    assert f"frozen declaration {NS}.small_sq_faithful is missing from Basic.lean" in runs[-1].reason
+    assert f"{NS}.small_sq_faithful: not declared in Basic.lean" in runs[-1].reason
 
 
 def test_bridge_whose_s0_fails_its_own_audit_goes_back_for_repair(setup):

@@ -293,11 +293,11 @@ def test_formalizer_attempt_that_edits_a_frozen_statement_fails(tmp_path, no_lak
     project, gateway, engine = to_prove(tmp_path, model, "[agents]\nprove_iterations = 2\n")
     run = engine.step("def-a", Stage.PROVE)
     assert run.status is RunStatus.FAILED
-    assert run.reason.startswith("frozen declaration T.DefA.IsNice was edited")
+    assert run.reason.startswith("T.DefA.IsNice: signature changed in Basic.lean")
     # the review fed the edit back, and the model's "done" did not stop the iterations
     second = model.sent("prove")[1].messages[-1].content
     assert "You said the proof was done, but the review found problems." in second
-    assert "frozen declaration T.DefA.IsNice was edited" in second
+    assert "T.DefA.IsNice: signature changed in Basic.lean" in second
     log = json.loads((project.paths.root / run.attempt_dir / "iterations.json").read_text())
     assert [i["model_says_done"] for i in log] == [True, True] and all(i["review"] != "clean" for i in log)
     gateway.close()

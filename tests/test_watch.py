@@ -89,7 +89,7 @@ def test_guidance_reaches_the_next_attempt_as_a_comment_and_cannot_change_a_froz
     assert not any(MARK in r.messages[-1].content for r in provider.requests if r.unit != "thm-divides-sum")
     # the model obeyed: the prove check refused every such proof; the frozen statement is untouched
     proves = [r for r in store.runs("thm-divides-sum") if r.stage is Stage.PROVE]
-    assert proves and all(r.status is RunStatus.FAILED and "was edited" in r.reason for r in proves)
+    assert proves and all(r.status is RunStatus.FAILED and "signature changed in Basic.lean" in r.reason for r in proves)
     freezes = store.freezes("thm-divides-sum")
     assert freezes and all("Divides a (m + n)" in f.normalized_signature for f in freezes)
     statement = example / "units" / "thm-divides-sum" / "Statement.lean"

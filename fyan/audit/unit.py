@@ -60,20 +60,11 @@ def staleness(project: Project, store: Store, unit: UnitRecord, freezes: list[Fr
     freeze (elaborated bindings — local definitions, toolchain — need Lean and are compared by
     the completion gate), or when the unit's current Lean text (``Basic.lean`` if written, else
     ``Statement.lean``) no longer declares it with the frozen signature (DESIGN.md §2)."""
-    from fyan.state.gateway import sha256_file
 
-    from fyan.lean.signatures import split_bindings
+    from fyan.lean.signatures import bound_file_changes, signature_change
 
     freezes = store.freezes(unit.id) if freezes is None else freezes
-    reasons: list[str] = []
-    for f in freezes:
-        files, _, _ = split_bindings(f.bound_inputs)  # elaborated bindings are the gate's to compare
-        for rel, digest in files.items():
-            path = project.paths.root / rel
-            if not path.is_file():
-                reasons.append(f"{f.decl}: bound input {rel} is missing")
-            elif sha256_file(path) != digest:
-                reasons.append(f"{f.decl}: bound input {rel} changed since the freeze")
+    reasons: list[str] = [c for f in freezes for c in bound_file_changes(f, project.paths.root)]
     unit_dir = project.paths.unit(unit.id)
     for name in ("Basic.lean", "Statement.lean"):
         path = unit_dir / name
@@ -83,11 +74,8 @@ def staleness(project: Project, store: Store, unit: UnitRecord, freezes: list[Fr
         for f in freezes:
             if f.role == "bridge" and name == "Statement.lean":
                 continue  # S0 lives in audit/bridge.lean until the Formalizer writes Basic.lean
-            d = declarations.find(decls, f.decl)
-            if d is None:
-                reasons.append(f"{f.decl}: not declared in units/{unit.id}/{name}")
-            elif d.frozen_signature != f.normalized_signature:
-                reasons.append(f"{f.decl}: units/{unit.id}/{name} changed it: frozen `{f.normalized_signature}`, "
-                               f"now `{d.frozen_signature}`")
+            change = signature_change(f, decls, f"units/{unit.id}/{name}")
+            if change:
+                reasons.append(change)
         break
     return reasons

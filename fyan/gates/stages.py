@@ -39,7 +39,7 @@ from fyan.lean.lints import lint
 from fyan.lean.names import NameCheck, check_names
 from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace
 from fyan.lean.lake import lake_build
-from fyan.lean.signatures import freeze_specs
+from fyan.lean.signatures import freeze_specs, signature_change
 from fyan.lean.toolchain import TOOLCHAIN_MISSING, discover
 from fyan.lean.workspace import prepare_workspace
 from fyan.specifier.problem import BEGIN as PROV_BEGIN
@@ -134,16 +134,23 @@ def _compile(ctx: CheckContext, part: str, text: str, log_name: str) -> tuple[bo
     return False, f"{module} does not compile: {build.reason} (see {log_name})"
 
 
+def _model_file_problem(ctx: CheckContext, text: str, part: str) -> str | None:
+    """Why a model-written unit file (``part`` = Statement or Basic) is refused: changed
+    outside its model-written part, or a forbidden construct (``fyan.lean.lints``)."""
+    if not _rendered(ctx, text, part):
+        return f"{part}.lean was changed outside the model-written part (imports/namespace are Fyan's)"
+    errs = lint_errors(lint(model_part(text)))
+    return f"{part}.lean: " + "; ".join(map(str, errs)) if errs else None
+
+
 def check_plan(ctx: CheckContext) -> CheckOutcome:
     dag, problems = _lemma_dag(ctx.attempt_dir / "lemma_dag.json")
     if dag is None or problems:
         return CheckOutcome(False, "; ".join(problems))
     text = (ctx.attempt_dir / "Statement.lean").read_text(encoding="utf-8")
-    if not _rendered(ctx, text, "Statement"):
-        return CheckOutcome(False, "Statement.lean was changed outside the model-written part (imports/namespace are Fyan's)")
-    errs = lint_errors(lint(model_part(text)))
-    if errs:
-        return CheckOutcome(False, "Statement.lean: " + "; ".join(map(str, errs)))
+    problem = _model_file_problem(ctx, text, "Statement")
+    if problem:
+        return CheckOutcome(False, problem)
     decls = declarations.scan(text)
     ns = unit_namespace(ctx.project, ctx.unit)
     for node in dag.nodes:
@@ -266,24 +273,14 @@ def check_audit(ctx: CheckContext) -> CheckOutcome:
 def frozen_problems(store, unit_id: str, text: str) -> list[str]:
     """Every frozen declaration of ``unit_id`` missing from, or edited in, Lean ``text``."""
     decls = declarations.scan(text)
-    problems = []
-    for f in store.freezes(unit_id):
-        d = declarations.find(decls, f.decl)
-        if d is None:
-            problems.append(f"frozen declaration {f.decl} is missing from Basic.lean")
-        elif d.frozen_signature != f.normalized_signature:
-            problems.append(f"frozen declaration {f.decl} was edited: `{d.frozen_signature}` "
-                            f"differs from the frozen `{f.normalized_signature}`")
-    return problems
+    return [c for f in store.freezes(unit_id) if (c := signature_change(f, decls)) is not None]
 
 
 def check_prove(ctx: CheckContext) -> CheckOutcome:
     text = (ctx.attempt_dir / "Basic.lean").read_text(encoding="utf-8")
-    if not _rendered(ctx, text, "Basic"):
-        return CheckOutcome(False, "Basic.lean was changed outside the model-written part (imports/namespace are Fyan's)")
-    errs = lint_errors(lint(model_part(text)))
-    if errs:
-        return CheckOutcome(False, "Basic.lean: " + "; ".join(map(str, errs)))
+    problem = _model_file_problem(ctx, text, "Basic")
+    if problem:
+        return CheckOutcome(False, problem)
     problems = frozen_problems(ctx.store, ctx.unit.id, text)
     if problems:
         return CheckOutcome(False, problems[0])

@@ -84,24 +84,41 @@ class Comparison:
         return bool(self.changes)
 
 
-def compare_source(freeze: FreezeRecord, decls: list[declarations.Declaration], project_root: Path) -> Comparison:
-    """Compare a freeze with the candidate's source text and the bound files on disk."""
-    from fyan.state.gateway import sha256_file
-
-    c = Comparison(freeze.decl)
+def signature_change(freeze: FreezeRecord, decls: list[declarations.Declaration], where: str = "Basic.lean") -> str | None:
+    """Why the frozen declaration is not in ``decls`` (the scan of ``where``) with its frozen
+    signature, or None when it is. The one wording every check uses."""
     d = declarations.find(decls, freeze.decl)
     if d is None:
-        c.changes.append(f"{freeze.decl}: not declared in Basic.lean")
-    elif d.frozen_signature != freeze.normalized_signature:
-        c.changes.append(f"{freeze.decl}: signature changed: frozen `{freeze.normalized_signature}`, now `{d.frozen_signature}`")
-    c.compared.append("signature")
+        return f"{freeze.decl}: not declared in {where}"
+    if d.frozen_signature != freeze.normalized_signature:
+        return (f"{freeze.decl}: signature changed in {where}: frozen `{freeze.normalized_signature}`, "
+                f"now `{d.frozen_signature}`")
+    return None
+
+
+def bound_file_changes(freeze: FreezeRecord, project_root: Path) -> list[str]:
+    """The bound files (``problem.tex``, upstream units) of a freeze that changed since it."""
+    from fyan.state.gateway import sha256_file
+
+    changes = []
     files, _, _ = split_bindings(freeze.bound_inputs)
     for rel, digest in sorted(files.items()):
         path = project_root / rel
         if not path.is_file():
-            c.changes.append(f"{freeze.decl}: bound input {rel} is missing since the freeze")
+            changes.append(f"{freeze.decl}: bound input {rel} is missing since the freeze")
         elif sha256_file(path) != digest:
-            c.changes.append(f"{freeze.decl}: bound input {rel} changed since the freeze")
+            changes.append(f"{freeze.decl}: bound input {rel} changed since the freeze")
+    return changes
+
+
+def compare_source(freeze: FreezeRecord, decls: list[declarations.Declaration], project_root: Path) -> Comparison:
+    """Compare a freeze with the candidate's source text and the bound files on disk."""
+    c = Comparison(freeze.decl)
+    change = signature_change(freeze, decls)
+    if change:
+        c.changes.append(change)
+    c.compared.append("signature")
+    c.changes += bound_file_changes(freeze, project_root)
     c.compared.append("bound files")
     return c
 
