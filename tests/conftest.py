@@ -18,25 +18,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _shared() -> Path:
-    """The workplace's shared folder (corpus and Lean samples): $FYAN_SHARED_DIR, the
-    checkout's sibling ``shared/``, or /work/shared."""
-    for candidate in (os.environ.get("FYAN_SHARED_DIR"), ROOT.parent / "shared", "/work/shared"):
-        if candidate and (Path(candidate) / "corpus").is_dir():
-            return Path(candidate)
-    return ROOT.parent / "shared"
-
-
-SHARED = _shared()
-CORPUS = SHARED / "corpus"
-SAMPLES = SHARED / "lean-samples"
+#: real public inputs copied into the repository (origin and licence of each file:
+#: ``tests/fixtures/README.md``), so the suite runs from a plain clone
+FIXTURES = ROOT / "tests" / "fixtures"
+CORPUS = FIXTURES / "corpus"
+SAMPLES = FIXTURES / "lean-samples"
 EXAMPLE = ROOT / "projects" / "taste-number-theory"
 
 
 def corpus(rel: str) -> Path:
+    """A corpus file copied into ``tests/fixtures/corpus/`` (same relative path as in the
+    workplace corpus). A missing one is a broken checkout, not a reason to skip."""
     path = CORPUS / rel
-    if not path.exists():
-        pytest.skip(f"corpus file {rel} not available at {CORPUS}")
+    assert path.exists(), f"fixture {rel} missing from {CORPUS} (see tests/fixtures/README.md)"
     return path
 
 

@@ -1,5 +1,5 @@
 """The audit's validator, grading and transfer checker over real statement pairs: rows of the
-ProofNet# faithfulness dataset (shared corpus) with evidence records written by hand
+ProofNet# faithfulness dataset (tests/fixtures/corpus) with evidence records written by hand
 (``tests/data/proofnet_audit_records.json``; the writer had seen the labels, see its ``about``).
 ``scripts/audit_proofnet_eval.py`` prints the same comparison as a table."""
 

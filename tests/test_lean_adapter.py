@@ -1,4 +1,4 @@
-"""Parsers of real Lean/Lake output (shared/lean-samples), the declaration scanner, lints,
+"""Parsers of real Lean/Lake output (tests/fixtures/lean-samples), the declaration scanner, lints,
 the probe's nonce rule and the process runner."""
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from tests.conftest import SAMPLES
 
 def sample(name: str) -> str:
     path = SAMPLES / name
-    if not path.exists():
-        pytest.skip(f"lean sample {name} not available")
+    assert path.exists(), f"lean sample {name} missing from {SAMPLES}"
     return path.read_text(encoding="utf-8")
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from fyan.cli import main
+from tests.conftest import CORPUS
 from fyan.config import LeanSection
 from fyan.errors import InputError
 from fyan.shadow import assemble
@@ -557,7 +558,7 @@ GOOD_DRAFT = {
 
 def _draft_args(tmp_path: Path, cassette: Path) -> list[str]:
     return ["shadow", "draft", "--problem", "mathd_algebra_44",
-            "--jsonl", str(ROOT.parent / "shared" / "corpus" / "datasets" / "deepseek_prover_v1.5" / "minif2f.jsonl"),
+            "--jsonl", str(CORPUS / "datasets" / "deepseek_prover_v1.5" / "minif2f.jsonl"),
             "--out", str(tmp_path / "sets"), "--provider", "replay", "--model", "example-authored",
             "--cassette", str(cassette), "--json"]
 
