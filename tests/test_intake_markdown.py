@@ -69,12 +69,12 @@ def test_statements_labels_math_and_references(tmp_path):
     assert refs == {("def-even", "link", False), ("Definition 1", "text", True)}
     assert {(r.label, r.macro) for r in cor.references} == {
         ("definitions", "link"), ("Theorem 3", "text"), ("Lemma 4", "text")}
-    assert "notes.md:28: 'Lemma 9' matches no statement of the document; no edge" in cat.warnings
+    assert "notes.md:28: 'Lemma 9' matches no statement of the document; no edge" in [str(w) for w in cat.warnings]
     assert cat.labels["Theorem 3"].statement_index == 2 and cat.labels["definitions"].statement_index is None
 
     units = build_units(cat, KINDS)
     assert [u.id for u in units] == ["def-even", "definition-2", "thm-squares", "lemma-4", "corollary-5"]
-    edges, _ = extract_edges(cat, units, term_edges=False)
+    edges = extract_edges(cat, units, term_edges=False).edges
     dag = validate(cat, units, edges, KINDS)
     assert {(e.unit, e.depends_on, e.in_proof) for e in dag.edges} == {
         ("thm-squares", "def-even", False), ("corollary-5", "thm-squares", False), ("corollary-5", "lemma-4", False)}

@@ -47,6 +47,7 @@ from fyan.errors import InputError
 from fyan.intake.numbered import PROOF, find_references, kind_of, parse_heading, resolve, title_and_punct
 from fyan.intake.catalogue import (
     Catalogue,
+    IntakeWarning,
     LabelSite,
     ProofBlock,
     Provenance,
@@ -98,7 +99,7 @@ class _Pages:
     texts: list[str] = field(default_factory=list)
     lines: list[_Line] = field(default_factory=list)
     fonts: Counter = field(default_factory=Counter)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[IntakeWarning] = field(default_factory=list)
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -117,7 +118,7 @@ class _PypdfWarnings(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def open_pdf(path: Path, rel: str, warnings: list[str]):
+def open_pdf(path: Path, rel: str, warnings: list[IntakeWarning]):
     """A ``pypdf.PdfReader`` for ``path``, decrypted when an empty password opens it.
 
     Raises ``InputError`` when the file is not a PDF, cannot be parsed (damaged, truncated) or
@@ -144,7 +145,7 @@ def open_pdf(path: Path, rel: str, warnings: list[str]):
                     f"{rel}: encrypted PDF; it needs a password to open",
                     hint="decrypt it first, e.g. `qpdf --decrypt --password=... in.pdf out.pdf`",
                 )
-            warnings.append(f"{rel}: encrypted PDF opened with an empty user password")
+            warnings.append(IntakeWarning(code="pdf", where=rel, message="encrypted PDF opened with an empty user password"))
         _ = len(reader.pages)
     except InputError:
         raise
@@ -184,7 +185,7 @@ def _read_pages(path: Path, rel: str) -> _Pages:
                     hint="the file is damaged or truncated; download or export it again",
                 ) from None
             for message in dict.fromkeys(handler.messages):
-                out.warnings.append(f"{rel}: page {number}: pypdf: {message}")
+                out.warnings.append(IntakeWarning(code="pdf", where=f"{rel}: page {number}", message=f"pypdf: {message}"))
             _split_page(number, raw, chunks, out)
     finally:
         logger.removeHandler(handler)
@@ -381,14 +382,16 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
             target = _proof_target(h.target, statements, labels, by_number)
             if target is None:
                 if not statements:
-                    warnings.append(f"{rel}: page {lines[h.line].page}: proof with no statement before it; ignored")
+                    warnings.append(IntakeWarning(code="proof", where=f"{rel}: page {lines[h.line].page}",
+                                                  message="proof with no statement before it; ignored"))
                     continue
                 target = statements[-1]
             if target.proof is None:
                 target.proof = ProofBlock(body=body, provenance=prov)
                 bodies.append((target, h.line, last, True))
             else:
-                warnings.append(f"{rel}: page {lines[h.line].page}: second proof for {target.display}; ignored")
+                warnings.append(IntakeWarning(code="proof", where=f"{rel}: page {lines[h.line].page}",
+                                              message=f"second proof for {target.display}; ignored"))
             continue
         count = 0
         prev = lines[h.line]
@@ -400,10 +403,10 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
                 break
             count += 1
             if count >= MAX_STATEMENT_LINES:
-                warnings.append(
-                    f"{rel}: page {lines[h.line].page}: {h.word} {h.number or ''} runs past "
-                    f"{MAX_STATEMENT_LINES} lines; cut there (check the statement's extent)"
-                )
+                warnings.append(IntakeWarning(
+                    code="pdf-extent", where=f"{rel}: page {lines[h.line].page}",
+                    message=f"{h.word} {h.number or ''} runs past {MAX_STATEMENT_LINES} lines; cut there "
+                    "(check the statement's extent)"))
                 break
             last = j
             prev = line
@@ -411,10 +414,10 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
         label = f"{h.word} {h.number}" if h.number else None
         index = len(statements)
         if label is not None and label in labels:
-            warnings.append(
-                f"{rel}: page {prov.page_start}: '{label}' is printed twice (first on page "
-                f"{statements[labels[label].statement_index].provenance.page_start}); the second is left unlabelled"
-            )
+            warnings.append(IntakeWarning(
+                code="printed-twice", where=f"{rel}: page {prov.page_start}",
+                message=f"'{label}' is printed twice (first on page "
+                f"{statements[labels[label].statement_index].provenance.page_start}); the second is left unlabelled"))
             label = None
         terms = _defined_terms(lines[h.line : last + 1], heading_fonts) if h.kind == "definition" else []
         stmt = Statement(index=index, kind=h.kind, env=h.word.lower(), label=label, labels=[label] if label else [],
@@ -445,7 +448,8 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
                     Reference(label=label, macro="text", file=rel, line=line.no, page=line.page, in_proof=in_proof)
                 )
     for name, where in unresolved.items():
-        warnings.append(f"{rel}: {where}: '{name}' matches no statement of the document; no edge")
+        warnings.append(IntakeWarning(code="printed-reference", where=f"{rel}: {where}",
+                                      message=f"'{name}' matches no statement of the document; no edge"))
     return Catalogue(source_root=str(root), format="pdf", main_file=rel, files=[rel], statements=statements,
                      labels=labels, warnings=warnings), pages.texts
 
