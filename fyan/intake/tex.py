@@ -216,6 +216,28 @@ def _closing_sentence(content: str, start: int, stop: int) -> int:
     return stop
 
 
+_CUE_BEFORE = re.compile(r"\b(?:called|call|say|says|said(?:\s+to\s+be)?|define[sd]?|term(?:ed)?|known\s+as|denote[sd]?"
+                         r"|refer(?:red)?\s+to(?:\s+as)?|notion\s+of|name[sd]?|write)\b[^.;]*$", re.IGNORECASE)
+_CUE_AFTER = re.compile(r"^[^.;]*?\b(?:if|iff|when|whenever|provided|means|denotes|stands\s+for|consists"
+                        r"|is\s+(?:defined|called|said)|are\s+(?:defined|called|said))\b|^[^.;]*?(?::=|\\coloneqq)",
+                        re.IGNORECASE)
+_SUBJECT = re.compile(r"(?:^|[.:!?\]])\s*(?:(?:an?|the)\s*)?$", re.IGNORECASE)
+
+
+def _defining_position(before: str, after: str) -> bool:
+    """Is the marked-up term at the end of ``before`` (its sentence so far, macros removed) the
+    definiendum? A defining cue before it in its sentence ("we say", "is called", "define"), a
+    defining clause after it ("... if", "... is defined", ":="), or the subject of its sentence
+    ("A \\emph{law} with alphabet X is ...")."""
+    sentence = re.split(r"(?<=[.!?])\s", before)[-1]
+    if _CUE_BEFORE.search(sentence):
+        return True
+    rest = re.sub(r"^\\?[A-Za-z@]*\s*\{[^{}]*\}", "", after, count=1)  # the marked-up term itself
+    if _CUE_AFTER.search(rest):
+        return True
+    return bool(_SUBJECT.search(before)) and re.match(r"^[^.;]{0,120}?\b(?:is|are)\b", rest) is not None
+
+
 class TexStatementReader:
     """Reads theorem-like statements, proofs, labels and references from TeX text, file by file
     (``read_file``) or region by region (``read_region``); ``catalogue`` collects the result.
@@ -683,9 +705,11 @@ class TexStatementReader:
             return
         if all(w.lower() in FUNCTION_WORDS for w in words):
             return
-        before = src.content[max(0, pos - 200) : pos]
+        before = src.content[max(0, pos - 300) : pos]
         before = re.sub(r"\\(?:begin\s*\{[^{}]*\}(?:\[[^\]]*\])?|label\s*\{[^{}]*\}|\w+)", " ", before).rstrip()
         sentence_start = not before or before.endswith((".", ":", "!", "?", "]"))
+        if len(words) == 1 and not _defining_position(before, src.content[pos : pos + 300]):
+            return  # one emphasised word outside a defining phrase is emphasis, not a definition
         name = any(c.isupper() for c in folded[1:]) or (folded[0].isupper() and not sentence_start)
         term = folded if name else folded.lower()
         if term not in stmt.defined_terms:
