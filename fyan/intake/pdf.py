@@ -383,11 +383,14 @@ def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[
     indented = line.x > margin + 5  # a paragraph indent
     if _is_display(prev, margins) and not indented:
         return None  # "... define [display] Then ...": the sentence goes on
-    after_list = prev.x is not None and (_ITEM.match(prev.text.strip()) or prev.x > _margin(prev, margins) + 5)
+    after_list = prev.x is not None and (_ITEM.match(prev.text.strip()) is not None or prev.x > _margin(prev, margins) + 5)
     if after_list and not indented and _CONTINUES.match(text):
         return None  # "(ii) ... Then P(n) is true": the statement's sentence resumes after its list
     if prev.page != line.page:
         return "indent" if indented and ended else None
+    in_list = prev.x is not None and (_ITEM.match(prev.text.strip()) is not None or prev.x > _margin(prev, margins) + 5)
+    if indented and ended and not in_list:
+        return "indent"  # a new paragraph (with or without space above it)
     if gap is None or prev.y is None or line.y is None or prev.y - line.y <= 1.35 * gap:
         return None
     if indented:
