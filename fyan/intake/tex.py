@@ -216,7 +216,7 @@ def _closing_sentence(content: str, start: int, stop: int) -> int:
     return stop
 
 
-_CUE_BEFORE = re.compile(r"\b(?:called|call|say|says|said(?:\s+to\s+be)?|define[sd]?|term(?:ed)?|known\s+as|denote[sd]?"
+_CUE_BEFORE = re.compile(r"\b(?:called|call|say|says|said(?:\s+to\s+be)?|define[sd]?|term(?:ed)?|known\s+as|denote[sd]?|let"
                          r"|refer(?:red)?\s+to(?:\s+as)?|notion\s+of|name[sd]?|write)\b[^.;]*$", re.IGNORECASE)
 _CUE_AFTER = re.compile(r"^[^.;]*?\b(?:if|iff|when|whenever|provided|means|denotes|stands\s+for|consists"
                         r"|is\s+(?:defined|called|said)|are\s+(?:defined|called|said))\b|^[^.;]*?(?::=|\\coloneqq)",
@@ -598,8 +598,9 @@ class TexStatementReader:
                     break
         if target is None and self.statements:
             target = self.statements[-1]
-            # a proof right after a nested claim's proof, at the outer level, is not the claim's
-            while target.parent is not None and target.proof is not None and frame is None:
+            # at the outer level, a proof belongs to the last outer statement (not to a claim
+            # or a statement nested in it)
+            while target.parent is not None and frame is None:
                 target = self.statements[target.parent]
         if target is None:
             self.warnings.append(IntakeWarning(code="proof", where=f"{src.rel}:{line}",
