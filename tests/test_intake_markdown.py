@@ -99,3 +99,19 @@ def test_anchor_used_twice_and_empty_and_binary_markdown(tmp_path):
     junk.write_bytes(b"\x00\x01binary")
     with pytest.raises(InputError, match=r"j\.md: binary file, not Markdown"):
         read_source(junk)
+
+
+def test_item_references_and_printed_lists_give_no_false_warning(tmp_path):
+    doc = write(tmp_path / "n.md", """**Lemma 2.3.** Small.
+
+**Proposition 3.2.** It has parts 1) and 2).
+
+**Theorem 4.1.** By Lemma 2.3 and 2) of Proposition 3.2, and Lemmas 2.3–2.3, this holds.
+
+**Corollary 4.2.** By Theorem 4.1(b) and Theorems 4.1, and 4.1 again.
+""")
+    cat = read_source(doc)
+    assert cat.warnings == []  # no "'Lemma 2' matches no statement"
+    refs = {s.label: {r.label for r in s.references} for s in cat.statements}
+    assert refs["Theorem 4.1"] == {"Lemma 2.3", "Proposition 3.2"}
+    assert refs["Corollary 4.2"] == {"Theorem 4.1"}

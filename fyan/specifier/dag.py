@@ -326,11 +326,9 @@ def resolve_cycles(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge
         if e.dependency:
             by_pair.setdefault((e.unit, e.depends_on), []).append(e)
     found: list[tuple[list[tuple[str, str]], tuple[str, str]]] = []
-    while True:
-        try:
-            cycle = [(a, b) for a, b in nx.find_cycle(graph)]
-        except nx.NetworkXNoCycle:
-            break
+    while not nx.is_directed_acyclic_graph(graph):  # linear; cycles are searched only inside a component
+        component = next(c for c in nx.strongly_connected_components(graph) if len(c) > 1)
+        cycle = [(a, b) for a, b in nx.find_cycle(graph.subgraph(component))]
         weakest = min(cycle, key=lambda p: (max(e.strength for e in by_pair[p]),
                                             0 if order[p[1]] > order[p[0]] else 1, -order[p[0]]))
         found.append((cycle, weakest))
@@ -387,6 +385,9 @@ def definition_keys(stmt: Statement) -> list[tuple[str, re.Pattern[str], bool]]:
     keys: list[tuple[str, re.Pattern[str], bool]] = []
     terms = {t.lower() for t in stmt.defined_terms}
     for term in stmt.defined_terms:
+        term = " ".join(fold_case_kept(term).split())  # PDF and Markdown terms are folded here
+        if not term:
+            continue
         sensitive = term != term.lower()
         keys.append((f'term "{term}"', _word_pattern(term, sensitive), sensitive))
     title = " ".join(fold_case_kept(stmt.title or "").split()).strip(" .,;:")
