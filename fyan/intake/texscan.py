@@ -667,26 +667,17 @@ def math_faults(text: str, start: int = 0, stop: int | None = None,
             else:
                 faults.append(Fault(m.start(), "$ inside \\( ... \\)"))
             continue
-        if sym == "(":
+        if sym in ("(", "["):  # \( and \[ open math in text only
             if current == "text":
-                stack.append(("\\(", m.start()))
+                stack.append(("\\" + sym, m.start()))
             else:
-                faults.append(Fault(m.start(), "\\( inside math"))
-        elif sym == ")":
-            if top == "\\(":
+                faults.append(Fault(m.start(), f"\\{sym} inside math"))
+        elif sym in (")", "]"):
+            opener = "\\" + {")": "(", "]": "["}[sym]
+            if top == opener:
                 stack.pop()
             else:
-                faults.append(Fault(m.start(), "\\) closes no \\("))
-        elif sym == "[":
-            if current == "text":
-                stack.append(("\\[", m.start()))
-            else:
-                faults.append(Fault(m.start(), "\\[ inside math"))
-        elif sym == "]":
-            if top == "\\[":
-                stack.pop()
-            else:
-                faults.append(Fault(m.start(), "\\] closes no \\["))
+                faults.append(Fault(m.start(), f"\\{sym} closes no {opener}"))
     for kind, off in reversed(stack):
         shown = kind[4:] if kind.startswith("env:") else kind
         faults.append(Fault(off, f"{_opener(shown)} is never closed"))

@@ -20,8 +20,8 @@ kept and listed, but it orders nothing). Kinds of evidence, strongest first (``S
   from definition markup only (``Statement.defined_terms``: one marked-up word counts only in a
   defining phrase, function words never); keys match on word and number boundaries ("Equation 1"
   is not in "Equation 14"), accents and TeX escapes folded alike on both sides, a name such as
-  ``Sets`` only with its case, a symbol (``$\\theta$``) not when primed; a title that is one
-  generic word ("Law", "Notation") is no key. No edge when the key is the document's own
+  ``Sets`` only with its case, a symbol (``$\\theta$``) not when primed; one generic word
+  (``GENERIC_WORDS``: "lattice", "periodic", "order") is a key only for the definition it titles. No edge when the key is the document's own
   vocabulary (found in most later statements, ``PERVASIVE_SHARE``), when the definition is
   implied (reachable from the statement or from another definition it uses), or from a
   definition that defines the same key again; a key several definitions define goes to the
@@ -365,36 +365,47 @@ def resolve_cycles(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge
 
 # -- defined terms and titles -----------------------------------------------------------------
 
-#: Words that never make a term edge alone: function words, and generic words of mathematical
-#: prose, unless a definition sets that very word in definition markup.
+#: Generic words of mathematical prose: one of them alone is a key only for the definition
+#: whose title it is (the definition of that very word, "Definition (Law)"); marked up
+#: anywhere else it is emphasis or a passing use ("the sum is \\emph{finite}").
 GENERIC_WORDS = frozenset(
-    "set sets map maps function functions element elements number numbers object objects space spaces point points "
-    "property properties condition conditions case cases notation example result results statement definition "
-    "theorem lemma proposition corollary remark claim proof equation equations formula formulas law laws rule "
-    "rules type types structure structures operation operations relation relations value values form forms "
-    "system systems class classes family families sequence sequences collection collections".split())
+    "set map function element number object space point property condition case notation example result "
+    "statement definition theorem lemma proposition corollary remark claim proof equation formula law rule type "
+    "structure operation relation value form system class family sequence collection order degree size length "
+    "rank dimension density measure distance norm metric lattice group ring field module algebra graph word "
+    "alphabet letter variable term expression identity model theory language periodic finite infinite "
+    "satisfies satisfy holds defined well-defined product sum limit series cover covering basis span subspace "
+    "subgroup".split())
+
+
+def _generic(key: str) -> bool:
+    """One generic word in lower case (a capitalised name such as ``Sets`` is not generic)."""
+    words = key.split()
+    if len(words) != 1 or words[0] != words[0].lower():
+        return False
+    w = words[0]
+    return w in GENERIC_WORDS or w.rstrip("s") in GENERIC_WORDS or (w.endswith("es") and w[:-2] in GENERIC_WORDS)
 
 _META = re.compile(r"\\(?:label|uses|lean|ref|cref|Cref|eqref|autoref|leanok|mathlibok|notready|discussion)\*?"
-                   r"(?:\s*\{[^{}]*\})?|(?<!\\)%[^\n]*|\\begin\s*\{[^{}]*\}(?:\s*\[[^\]]*\])?|\\end\s*\{[^{}]*\}")
+                   r"(?:\s*\{[^{}]*\})?|(?<!\\)%[^\n]*|\\begin\s*\{[^{}]*\}|\\end\s*\{[^{}]*\}")  # a statement's title stays: it is evidence
 
 
 def definition_keys(stmt: Statement) -> list[tuple[str, re.Pattern[str], bool]]:
     """What a definition defines, as (shown key, pattern, case-sensitive): its defined terms
-    (definition markup), and its title; a single generic word (``GENERIC_WORDS``) only when the
-    definition sets it in markup, a name (``Sets``) with its case."""
+    (definition markup), and its title; a single generic word (``GENERIC_WORDS``) only as the
+    definition's own title word ("Definition (Law)"), a name (``Sets``) with its case."""
     keys: list[tuple[str, re.Pattern[str], bool]] = []
-    terms = {t.lower() for t in stmt.defined_terms}
+    title = " ".join(fold_case_kept(stmt.title or "").split()).strip(" .,;:")
+    terms = set()
     for term in stmt.defined_terms:
         term = " ".join(fold_case_kept(term).split())  # PDF and Markdown terms are folded here
-        if not term:
+        if not term or (_generic(term) and term.lower() != title.lower()):
             continue
+        terms.add(term.lower())
         sensitive = term != term.lower()
         keys.append((f'term "{term}"', _word_pattern(term, sensitive), sensitive))
-    title = " ".join(fold_case_kept(stmt.title or "").split()).strip(" .,;:")
-    if title and title.lower() not in terms:
-        words = title.lower().split()
-        generic = len(words) == 1 and (words[0] in GENERIC_WORDS or words[0].rstrip("s") in GENERIC_WORDS)
-        if (len(title) >= 4 or _symbol_only(title)) and not generic:
+    if title and title.lower() not in terms and not _generic(title):
+        if len(title) >= 4 or _symbol_only(title):
             keys.append((f'title "{title}"', _word_pattern(title.lower(), False), False))
     return keys
 
@@ -485,9 +496,10 @@ def _term_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph) 
             chosen = {k: v for k, v in chosen.items() if v[1].split('"', 1)[1][:-1].lower() not in own}
         if not chosen:
             continue
-        # implied edges add nothing: a definition reachable from the statement already, or
-        # from another definition it uses ("sphere packing constant" implies "sphere packing")
-        implied = nx.descendants(work, unit.id) if unit.id in work else set()
+        # implied edges add nothing: a definition reachable from the statement through its
+        # references, or from another definition it uses ("sphere packing constant" implies
+        # "sphere packing"); blueprints do list a definition again that a cited lemma uses
+        implied = nx.descendants(graph, unit.id) if unit.id in graph else set()
         for other in chosen:
             if other in work:
                 implied |= nx.descendants(work, other)
