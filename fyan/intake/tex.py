@@ -176,7 +176,12 @@ class _Frame:
 
 
 @dataclass
-class _SourceFile:
+class TexSource:
+    """One text read as TeX: ``rel`` names it in provenance (``file:line``), ``text`` is as
+    written, ``content`` the same text with what is not content blanked (``Hider.hide``, then
+    the definitions), offsets and lines unchanged. A reader of another format builds one for a
+    region of its own text and passes it to ``TexStatementReader.read_region``."""
+
     path: Path
     rel: str
     text: str
@@ -268,7 +273,7 @@ class TexStatementReader:
         self._stack: list[str] = []
 
     # -- declarations ----------------------------------------------------------------------
-    def _learn(self, src: _SourceFile, defs: list[Definition]) -> None:
+    def _learn(self, src: TexSource, defs: list[Definition]) -> None:
         """What a file declares: theorem environments, reference/term/text macros, environment
         wrappers; every definition is kept verbatim for the blueprint export."""
         for m in _NEWTHEOREM.finditer(src.content):
@@ -344,7 +349,7 @@ class TexStatementReader:
         except ValueError:
             return path.as_posix()
 
-    def _load(self, path: Path) -> _SourceFile:
+    def _load(self, path: Path) -> TexSource:
         rel = self._rel(path)
         if self.max_file_mib is not None:
             from fyan.intake import check_size
@@ -361,9 +366,9 @@ class TexStatementReader:
                     f"{rel}: does not look like a TeX document (no TeX command in it)",
                     hint="give the .tex source of the document",
                 )
-        return _SourceFile(path, rel, text)
+        return TexSource(path, rel, text)
 
-    def _resolve_include(self, name: str, src: _SourceFile, line: int, macro: str) -> Path | None:
+    def _resolve_include(self, name: str, src: TexSource, line: int, macro: str) -> Path | None:
         """The file an ``\\input``-like macro names. A missing ``\\include`` or file LaTeX
         generates itself is a warning (None); a missing ``\\input``/``\\subfile`` raises."""
         name = name.strip()
@@ -417,12 +422,12 @@ class TexStatementReader:
         self.read_region(src, body_start, body_end, outer)
         self._stack.pop()
 
-    def _includes_only(self, src: _SourceFile, start: int, stop: int, outer: _Frame | None) -> None:
+    def _includes_only(self, src: TexSource, start: int, stop: int, outer: _Frame | None) -> None:
         for m in _MACRO.finditer(src.content, start, stop):
             if m.group(1) in INCLUDE_MACROS:
                 self._include(m.group(1), src, m, stop, outer)
 
-    def _include(self, name: str, src: _SourceFile, m: re.Match, stop: int, outer: _Frame | None) -> None:
+    def _include(self, name: str, src: TexSource, m: re.Match, stop: int, outer: _Frame | None) -> None:
         """Read the file an ``\\input``-like call at ``m`` names (``\\input{x}``, ``\\input x``,
         ``\\include*{x}``)."""
         text = src.content
@@ -440,7 +445,7 @@ class TexStatementReader:
                 self.read_file(path, outer)
 
     # -- a region of TeX text --------------------------------------------------------------
-    def read_region(self, src: _SourceFile, start: int, stop: int, outer: _Frame | None = None) -> None:
+    def read_region(self, src: TexSource, start: int, stop: int, outer: _Frame | None = None) -> None:
         """Read the statements in ``src.content[start:stop]`` (``src.content`` has its comments
         and definitions blanked). Raises ``InputError`` for unbalanced environments."""
         try:
@@ -518,7 +523,7 @@ class TexStatementReader:
                         self._term(src.content[m.end() : end - 1], src, before, b.stmt)
         advance(stop + 1)
 
-    def _open(self, span: EnvSpan, src: _SourceFile, frame: _Frame | None, stack: list[_Frame]) -> _Frame:
+    def _open(self, span: EnvSpan, src: TexSource, frame: _Frame | None, stack: list[_Frame]) -> _Frame:
         """A new frame for the environment ``span`` (a statement, a proof, a display, ...)."""
         if span.end_start < 0:  # never closed: scan_environments raised already
             return _Frame("other", span.end, span=span)
@@ -565,7 +570,7 @@ class TexStatementReader:
             self._label(normalize_label(label_from_title), src, span.begin, new, stack + [new], False)
         return new
 
-    def _check_math(self, src: _SourceFile, span: EnvSpan, frame: _Frame | None) -> None:
+    def _check_math(self, src: TexSource, span: EnvSpan, frame: _Frame | None) -> None:
         for fault in math_faults(src.content, span.body, span.end_start, self.text_macros):
             line = src.line(fault.offset)
             if (src.rel, fault.offset) in self._fault_seen:
@@ -579,7 +584,7 @@ class TexStatementReader:
             else:
                 self.faults.append((src.rel, line, fault.message, what))
 
-    def _proof(self, span: EnvSpan, src: _SourceFile, frame: _Frame | None) -> _Frame:
+    def _proof(self, span: EnvSpan, src: TexSource, frame: _Frame | None) -> _Frame:
         line = src.line(span.begin)
         target: Statement | None = None
         proves: str | None = None
@@ -641,7 +646,7 @@ class TexStatementReader:
             return None
         return self.statements[site.statement_index]
 
-    def _references(self, name: str, src: _SourceFile, m: re.Match, stop: int, frame: _Frame | None) -> None:
+    def _references(self, name: str, src: TexSource, m: re.Match, stop: int, frame: _Frame | None) -> None:
         if name in self.ref_wrappers:
             spec, index = self.ref_wrappers[name]
             indices, is_list = (index,), False
@@ -663,7 +668,7 @@ class TexStatementReader:
                     frame.builder.stmt.references.append(Reference(
                         label=label, macro=name, file=src.rel, line=line, in_proof=in_proof, closing=closing))
 
-    def _label(self, label: str, src: _SourceFile, pos: int, frame: _Frame | None, stack: list[_Frame],
+    def _label(self, label: str, src: TexSource, pos: int, frame: _Frame | None, stack: list[_Frame],
                section: bool) -> None:
         line = src.line(pos)
         if label in self.labels:
@@ -697,7 +702,7 @@ class TexStatementReader:
             if b.stmt.label is None and not b.proof_seen and not any(f.kind in ("display", "list") for f in inner):
                 b.stmt.label = label
 
-    def _term(self, tex: str, src: _SourceFile, pos: int, stmt: Statement) -> None:
+    def _term(self, tex: str, src: TexSource, pos: int, stmt: Statement) -> None:
         """Record a defined term (definition markup) of ``stmt``, folded; a name (capitalised
         inside a sentence) keeps its case."""
         folded = " ".join(fold_case_kept(re.sub(r"\\(?:label|index)\s*\{[^{}]*\}", " ", tex)).split()).strip(" .,;:()")
