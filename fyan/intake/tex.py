@@ -44,16 +44,27 @@ no input size reaches a recursion limit. What it understands:
   (``\\newcommand{\\vocab}[1]{\\textbf{#1}}``);
 * malformed math in a statement or its proof (unbalanced ``$``, ``$$``, ``\\(``/``\\)``,
   ``\\[``/``\\]``, braces; ``texscan.math_faults``): an error naming every fault with its file and
-  line, or with ``tolerant=True`` a warning each (the statement still ends at its own ``\\end``).
+  line, or with ``tolerant=True`` a warning each (the statement still ends at its own ``\\end``);
+* malformed environments (``\\begin{proof}`` closed by ``\\end{definition}``, a ``proof`` never
+  closed, an ``\\end`` closing nothing; ``texscan.recover_environments``): an error naming every
+  fault with its file and line, or with ``tolerant=True`` a warning each, the structure read
+  anyway: a misnamed ``\\end`` closes the innermost open environment, and one never closed ends
+  at the next statement, proof or section (issue 19);
+* a file without theorem-like environments is read for plain-text statement headings
+  (``Lemma (coeff_zero_of_lt)``, ``Theorem 2.1``, ``\\textbf{Lemma 3.}``, then ``Proof.``), by the
+  rules of ``fyan.intake.plaintext`` (the Markdown reader's).
 
 Errors (``InputError``, always naming file and line): unreadable or binary file, a file with no
-TeX in it, unbalanced ``\\begin``/``\\end``, a missing ``\\input`` file (the hint names the
-folder where it exists, if any), an ``\\input`` loop, a label defined twice, a file over the
-size limit, malformed math (unless tolerant). Non-UTF-8 files are read as Latin-1 with a warning.
+TeX in it, unbalanced ``\\begin``/``\\end`` (unless tolerant), a missing ``\\input`` file (the
+hint names the folder where it exists, if any), an ``\\input`` loop, a label defined twice, a
+file over the size limit, malformed math (unless tolerant). Non-UTF-8 files are read as Latin-1
+with a warning.
 
-``TexStatementReader.read_region`` reads statements from one region of a text; the file walk
-uses it for each document body, and a reader of another format with LaTeX environments in it
-can use it on its own regions.
+The seam for a reader of another format with LaTeX in it (the Markdown reader): build a
+``TexSource`` of the file, ``TexStatementReader.prepare`` it (with the other format's own
+non-content, code blocks, blanked), pair its environments once with ``environments``, then read
+each region in document order with ``read_region`` (statement environments and the text between
+them) or ``read_within`` (a statement the other reader delimited: its labels and references).
 """
 
 from __future__ import annotations
@@ -74,13 +85,14 @@ from fyan.intake.catalogue import (
     Reference,
     Statement,
 )
+from fyan.intake.plaintext import BlockReader, paragraph_blocks
 from fyan.intake.texscan import (
     DISPLAY_MATH_ENVS,
     TEXT_MACROS,
     Definition,
     EnvSpan,
+    Fault,
     Hider,
-    TexStructureError,
     blank_spans,
     definitions,
     fold_case_kept,
@@ -90,7 +102,7 @@ from fyan.intake.texscan import (
     math_faults,
     normalize_label,
     read_args,
-    scan_environments,
+    recover_environments,
     strip_comment,
 )
 
@@ -147,6 +159,7 @@ _TERM_BODY = re.compile(
 )
 _TEXT_BODY = re.compile(r"\\(?:" + "|".join(sorted(TEXT_MACROS, key=len, reverse=True)) + r")\s*\{[^{}]*#\d")
 _PROVES = re.compile(r"\\proves\s*\{([^{}]*)\}")
+_SECTION_START = re.compile(r"\\(?:" + "|".join(SECTION_MACROS) + r")(?![A-Za-z@])")
 _KEYVAL_TITLE = re.compile(r"^\s*(?:name|label|title|note)\s*=", re.IGNORECASE)
 
 
@@ -247,15 +260,19 @@ class TexStatementReader:
     """Reads theorem-like statements, proofs, labels and references from TeX text, file by file
     (``read_file``) or region by region (``read_region``); ``catalogue`` collects the result.
 
-    ``tolerant``: malformed math is a warning per fault instead of an error (``[intake]
-    tolerant``, ``fyan init --tolerant``)."""
+    ``tolerant``: malformed math and malformed environments are a warning per fault instead of
+    an error (``[intake] tolerant``, ``fyan init --tolerant``); ``follow_includes``: read the files
+    ``\\input`` names (a Markdown file's LaTeX does not); ``plain_headings``: read each document
+    body for plain-text statement headings instead of environments (``read_tex``'s fallback)."""
 
     def __init__(self, main: Path, source_root: Path, *, tolerant: bool = False,
-                 max_file_mib: float | None = None) -> None:
+                 max_file_mib: float | None = None, follow_includes: bool = True,
+                 plain_headings: bool = False) -> None:
         self.main = main
         self.root = source_root
         self.tolerant = tolerant
         self.max_file_mib = max_file_mib
+        self.follow_includes = follow_includes
         self.warnings: list[IntakeWarning] = []
         self.files: list[str] = []
         self.statements: list[Statement] = []
@@ -271,6 +288,9 @@ class TexStatementReader:
         self.faults: list[tuple[str, int, str, str]] = []  # (file, line, message, statement)
         self._fault_seen: set[tuple[str, int]] = set()
         self._stack: list[str] = []
+        #: statements under plain-text headings (``plain_headings``), into the same lists
+        self.plain_reader = BlockReader(self.statements, self.labels, self.warnings, markdown=False, slugs=False) \
+            if plain_headings else None
 
     # -- declarations ----------------------------------------------------------------------
     def _learn(self, src: TexSource, defs: list[Definition]) -> None:
@@ -360,12 +380,17 @@ class TexStatementReader:
         except OSError as e:
             raise InputError(f"{rel}: cannot read: {e.strerror}") from None
         text = _decode(path, rel, data, self.warnings)
-        if not self.files:  # the main file must look like TeX
+        if not self.files and self.plain_reader is None:  # the main file must look like TeX
             if not re.search(r"\\[a-zA-Z]+", "\n".join(strip_comment(line) for line in text.split("\n"))):
-                raise InputError(
-                    f"{rel}: does not look like a TeX document (no TeX command in it)",
-                    hint="give the .tex source of the document",
-                )
+                # unless it is plain text with statement headings ("Theorem 2.1" ... "Proof.")
+                plain = TexStatementReader(path, self.root, tolerant=self.tolerant, max_file_mib=self.max_file_mib,
+                                           plain_headings=True)
+                plain.read_file(path)
+                if not plain.statements:
+                    raise InputError(
+                        f"{rel}: does not look like a TeX document (no TeX command in it, no statement heading)",
+                        hint="give the .tex source of the document",
+                    )
         return TexSource(path, rel, text)
 
     def _resolve_include(self, name: str, src: TexSource, line: int, macro: str) -> Path | None:
@@ -409,18 +434,61 @@ class TexStatementReader:
         self._stack.append(key)
         src = self._load(path)
         self.files.append(src.rel)
-        src.content = self.hider.hide(src.text)
-        defs = definitions(src.content)
-        self._learn(src, defs)
-        src.content = blank_spans(src.content, [(d.start, d.end) for d in defs])
+        self.prepare(src)
         begin = re.search(r"\\begin\s*\{document\}", src.content)
         end = re.search(r"\\end\s*\{document\}", src.content)
         body_start = begin.end() if begin else 0
         body_end = end.start() if end and end.start() >= body_start else len(src.content)
         if begin is not None:  # the preamble: only the files it reads (macros, theorem declarations)
             self._includes_only(src, 0, begin.start(), outer)
-        self.read_region(src, body_start, body_end, outer)
+        if self.plain_reader is not None:
+            self._read_plain(src, body_start, body_end)
+        else:
+            self.read_region(src, body_start, body_end, outer)
         self._stack.pop()
+
+    def prepare(self, src: TexSource, visible: str | None = None) -> None:
+        """Set ``src.content``: ``visible`` (default ``src.text``; a reader of another format
+        passes its text with its own non-content blanked, e.g. Markdown code blocks) with what
+        LaTeX never typesets blanked (``Hider``) and the bodies of macro and environment
+        definitions blanked; learn what it declares (``\\newtheorem``, reference and term
+        macros, environment wrappers). Offsets and lines are kept."""
+        src.content = self.hider.hide(src.text if visible is None else visible)
+        defs = definitions(src.content)
+        self._learn(src, defs)
+        src.content = blank_spans(src.content, [(d.start, d.end) for d in defs])
+
+    def starts_statement(self, env: str) -> bool:
+        """Is ``env`` a theorem-like or proof environment of this document?"""
+        return self._kind_of(env) is not None
+
+    def environments(self, src: TexSource, start: int, stop: int, boundaries: list[int] | None = None) -> list[EnvSpan]:
+        """The environments of ``src.content[start:stop]``, paired (``texscan.recover_environments``).
+        An environment never closed ends at the next statement, proof or section, or at an offset
+        of ``boundaries`` (another format's statement headings). Each malformation is a
+        ``malformed-environment`` warning when tolerant; otherwise ``InputError`` naming every one
+        with its file and line."""
+        cuts = [m.start() for m in _SECTION_START.finditer(src.content, start, stop)] + list(boundaries or [])
+        spans, faults = recover_environments(src.content, start, stop, starts_statement=self.starts_statement,
+                                             boundaries=cuts)
+        if faults:
+            self._environment_faults(src, faults)
+        return spans
+
+    def _environment_faults(self, src: TexSource, faults: list[Fault]) -> None:
+        if self.tolerant:
+            for f in faults:
+                self.warnings.append(IntakeWarning(code="malformed-environment", where=f"{src.rel}:{src.line(f.offset)}",
+                                                   message=f"{f.message}; {f.recovery}"))
+            return
+        hint = ("fix the environment nesting in the source, or read it anyway with `fyan init --tolerant` ([intake] "
+                "tolerant = true): a misnamed \\end then closes the open environment, and one never closed ends at "
+                "the next statement or proof, each with a warning")
+        if len(faults) == 1:
+            raise InputError(f"{src.rel}:{src.line(faults[0].offset)}: {faults[0].message}", hint=hint)
+        shown = "\n  ".join(f"{src.rel}:{src.line(f.offset)}: {f.message}" for f in faults[:20])
+        more = f"\n  ... and {len(faults) - 20} more" if len(faults) > 20 else ""
+        raise InputError(f"malformed environments, {len(faults)} fault(s):\n  {shown}{more}", hint=hint)
 
     def _includes_only(self, src: TexSource, start: int, stop: int, outer: _Frame | None) -> None:
         for m in _MACRO.finditer(src.content, start, stop):
@@ -439,20 +507,20 @@ class TexStatementReader:
         else:  # the TeX primitive form: \input chapter1
             word = re.compile(r"[^\s{}\\%]+").match(text, j)
             target = word.group(0) if word else ""
-        if target.strip():
+        if target.strip() and self.follow_includes:
             path = self._resolve_include(target, src, src.line(m.start()), name)
             if path is not None:
                 self.read_file(path, outer)
 
     # -- a region of TeX text --------------------------------------------------------------
-    def read_region(self, src: TexSource, start: int, stop: int, outer: _Frame | None = None) -> None:
-        """Read the statements in ``src.content[start:stop]`` (``src.content`` has its comments
-        and definitions blanked). Raises ``InputError`` for unbalanced environments."""
-        try:
-            spans = scan_environments(src.content, start, stop)
-        except TexStructureError as e:
-            message = e.message + (f" opened at line {src.line(e.opened_at)}" if e.opened_at is not None else "")
-            raise InputError(f"{src.rel}:{src.line(e.offset)}: {message}", hint=e.hint) from None
+    def read_region(self, src: TexSource, start: int, stop: int, outer: _Frame | None = None,
+                    spans: list[EnvSpan] | None = None) -> None:
+        """Read the statements in ``src.content[start:stop]`` (``src.content`` as ``prepare``
+        leaves it). ``spans``: the environments beginning in the region, already paired by
+        ``environments`` over a larger text (in ``\\begin`` order); default: paired here. Raises
+        ``InputError`` for malformed environments (unless tolerant) and labels defined twice."""
+        if spans is None:
+            spans = self.environments(src, start, stop)
         stack: list[_Frame] = []
         k = 0
         last_section_end = -1
@@ -523,9 +591,51 @@ class TexStatementReader:
                         self._term(src.content[m.end() : end - 1], src, before, b.stmt)
         advance(stop + 1)
 
+    def read_within(self, src: TexSource, start: int, stop: int, stmt: Statement, *, in_proof: bool = False,
+                    spans: list[EnvSpan] | None = None) -> None:
+        """Read ``src.content[start:stop]``, the text of ``stmt`` (or of its proof, ``in_proof``) as
+        another reader delimited it (a Markdown statement, a plain-text heading's statement): its
+        labels, references and blueprint macros belong to ``stmt`` as if it were an environment.
+        ``spans`` as for ``read_region``."""
+        closing = _closing_sentence(src.content, start, stop) if in_proof else None
+        frame = _Frame("proof" if in_proof else "statement", stop, _Builder(stmt, proof_seen=in_proof),
+                       closing_from=closing)
+        self.read_region(src, start, stop, frame, spans)
+
+    def _read_plain(self, src: TexSource, start: int, stop: int) -> None:
+        """A document body read for plain-text statement headings (``plain_headings``): its
+        paragraphs through ``self.plain_reader``, the TeX in each statement, proof and gap read in
+        document order (labels, references, ``\\input``)."""
+        spans = self.environments(src, start, stop)
+        lines = blank_spans(src.content, [(0, start), (stop, len(src.content))]).split("\n")
+        text_lines = src.text.split("\n")
+        blocks = paragraph_blocks(lines, src.line(start) - 1, src.line(max(start, stop - 1)))
+        cursor = start
+
+        def read(a: int, b: int, stmt: Statement | None = None, in_proof: bool = False) -> None:
+            nonlocal cursor
+            a, b = max(a, cursor, start), min(b, stop)
+            if cursor < a:
+                self.read_region(src, cursor, a, spans=[s for s in spans if cursor <= s.begin < a])
+            if a < b:
+                inside = [s for s in spans if a <= s.begin < b]
+                if stmt is None:
+                    self.read_region(src, a, b, spans=inside)
+                else:
+                    self.read_within(src, a, b, stmt, in_proof=in_proof, spans=inside)
+            cursor = max(cursor, b)
+
+        def segment(kind: str, first_block, last_block, stmt: Statement | None) -> None:
+            a = src.starts[first_block.start]
+            b = src.starts[last_block.end] if last_block.end < len(src.starts) else len(src.text)
+            read(a, b, stmt, kind == "proof")
+
+        self.plain_reader.read(src.rel, text_lines, blocks, segment)
+        read(stop, stop)
+
     def _open(self, span: EnvSpan, src: TexSource, frame: _Frame | None, stack: list[_Frame]) -> _Frame:
         """A new frame for the environment ``span`` (a statement, a proof, a display, ...)."""
-        if span.end_start < 0:  # never closed: scan_environments raised already
+        if span.end_start < 0:  # never closed (``environments`` ends or refuses every such span)
             return _Frame("other", span.end, span=span)
         name = span.name
         if name in DISPLAY_MATH_ENVS:
@@ -751,11 +861,19 @@ def read_tex(main: Path, *, source_root: Path | None = None, max_file_mib: float
     """Read the TeX document whose main file is ``main`` (following its ``\\input`` tree).
 
     Provenance paths are relative to ``source_root`` (default: ``main``'s folder); files are
-    held to ``max_file_mib`` MiB each. ``tolerant``: malformed math is a warning, not an error.
+    held to ``max_file_mib`` MiB each. ``tolerant``: malformed math and malformed environments are
+    a warning each, not an error. A document without theorem-like environments is read again for
+    statements under plain-text headings (``plain_headings``).
     Returns a ``Catalogue``; raises ``InputError`` as described in the module docstring.
     """
     main = main.resolve()
     root = (source_root or main.parent).resolve()
     reader = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib)
     reader.read_file(main)
+    if not reader.statements:  # no theorem-like environment: statements under plain-text headings
+        plain = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib, plain_headings=True)
+        plain.read_file(main)
+        plain.plain_reader.finish()
+        if plain.statements:
+            return plain.catalogue()
     return reader.catalogue()
