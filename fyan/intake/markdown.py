@@ -23,7 +23,8 @@ Where the last two end, their labels (an anchor ``{#thm-main}`` or ``<a id="thm-
 the parenthesised name, else the printed name) and proofs: ``fyan.intake.plaintext``. References:
 links to an anchor (``[Theorem 2](#thm-fermat)``), printed references (``by Lemma 2.1``, ``Lemma
 (coeff_zero_of_lt)``), and TeX references (``\\ref{x}``, ``\\eqref{x}``) anywhere in a statement or
-proof. Headings that are not statements register their GitHub-style slugs as labels outside any
+proof, whatever its shape (in a LaTeX environment, a printed reference that matches no statement
+is no warning: LaTeX numbers what the author did not print). Headings that are not statements register their GitHub-style slugs as labels outside any
 statement, so links to sections are not unknown.
 """
 
@@ -195,7 +196,8 @@ def read_markdown(path: Path, *, source_root: Path | None = None, tolerant: bool
             if stmt is None:
                 reader.read_region(src, a, b, spans=inside(a, b))
             else:
-                reader.read_within(src, a, b, stmt, in_proof=in_proof, spans=inside(a, b))
+                reader.read_within(src, a, b, stmt, in_proof=in_proof, spans=inside(a, b),
+                                   label_first=stmt.index not in statements.explicit)
         cursor = max(cursor, b)
 
     def segment(kind: str, first: Block, last: Block, stmt: Statement | None) -> None:
@@ -208,6 +210,11 @@ def read_markdown(path: Path, *, source_root: Path | None = None, tolerant: bool
     statements = BlockReader(reader.statements, reader.labels, reader.warnings, markdown=True, slugs=True)
     statements.read(rel, lines, blocks, segment)
     read(len(text), len(text))
+    for s in reader.statements:  # printed references ("by Theorem 3") inside LaTeX environments too
+        if s.body.lstrip().startswith("\\begin") and s.parent is None:
+            statements.add_extent(s, rel, lines, in_proof=False)
+        if s.proof is not None and s.proof.body.lstrip().startswith("\\begin") and s.parent is None:
+            statements.add_extent(s, rel, lines, in_proof=True)
     statements.finish()
     return reader.catalogue().model_copy(update={"format": "markdown"})
 

@@ -33,11 +33,13 @@ on its line (emphasised or not), or a ``## Proof`` heading; it runs to its end m
 higher level), statement or ``tex`` block, and belongs to the statement it names ("Proof of
 Lemma 2", "Proof of Lemma (name)") or the one before it.
 
-Labels: an explicit anchor in the statement (``{#thm-main}``, ``<a id="thm-main">``), else the
-parenthesised name when the heading has no number or the name is one word (``Lemma
-(coeff_zero_of_lt)`` → ``coeff_zero_of_lt``; ``Theorem 2 (Fermat)`` → ``Fermat``), else the
-printed name (``"Theorem 2.1"``); the printed name, the name and the heading's slug (Markdown
-headings) are labels too. A printed name or name given twice labels only its first statement
+Labels: an explicit anchor in the statement (``{#thm-main}``, ``<a id="thm-main">``; the caller
+reads a ``\\label`` in it, which comes next), else, for a plain-text heading, the parenthesised
+name when the heading has no number or the name is one word (``Lemma (coeff_zero_of_lt)`` →
+``coeff_zero_of_lt``; ``Theorem 2 (Fermat)`` → ``Fermat``), else the printed name (``"Theorem
+2.1"``; emphasised and Markdown headings are named by it, as in a printed document: ``**Lemma 2**
+(Name).`` is ``Lemma 2``); the printed name, the name and the heading's slug (Markdown headings)
+are labels too. A printed name or name given twice labels only its first statement
 (a ``printed-twice`` warning).
 
 References (``BlockReader.finish``, once every block of the document is read): links to an anchor
@@ -176,6 +178,7 @@ class _Extent:
     lines: list[str]
     blocks: list[Block]
     in_proof: bool
+    quiet: bool = False  # a printed reference matching no statement is no warning here
 
 
 #: ``segment(kind, first, last, statement)``: ``kind`` is ``statement``, ``proof`` or ``tex``;
@@ -198,6 +201,8 @@ class BlockReader:
         self.markdown = markdown
         self.slugs = slugs
         self.extents: list[_Extent] = []
+        #: indices of the statements labelled by an explicit anchor (not a printed name)
+        self.explicit: set[int] = set()
 
     def _add_label(self, label: str, rel: str, line: int, index: int | None) -> None:
         if label in self.labels:
@@ -352,7 +357,7 @@ class BlockReader:
         index = len(self.statements)
         anchors = [a or b for a, b in ANCHOR.findall(body)]
         names = anchors + ([slug(block.text)] if block.kind == "heading" and self.slugs else [])
-        name = h.title if h.title and (h.number is None or _is_identifier(h.title)) else None
+        name = h.title if h.title and op.plain and (h.number is None or _is_identifier(h.title)) else None
         printed = h.label
         for which in ("printed", "name"):
             value = printed if which == "printed" else name
@@ -377,9 +382,19 @@ class BlockReader:
                          labels=all_labels, title=h.title, number=h.number, body=body, provenance=prov,
                          defined_terms=terms)
         self.statements.append(stmt)
+        if anchors:
+            self.explicit.add(index)
         for label in all_labels:
             self._add_label(label, rel, prov.line_start, index)
         return stmt
+
+    def add_extent(self, stmt: Statement, rel: str, lines: list[str], in_proof: bool) -> None:
+        """Also read the printed references of ``stmt`` (or its proof) as another reader
+        delimited it (a LaTeX environment in a Markdown file); one that matches no statement is
+        left alone (LaTeX numbers what the author did not print)."""
+        prov = stmt.proof.provenance if in_proof else stmt.provenance
+        block = Block("tex", prov.line_start - 1, prov.line_end)
+        self.extents.append(_Extent(stmt, rel, lines, [block], in_proof, quiet=True))
 
     def finish(self) -> None:
         """References of every statement and proof read (see module docstring); a printed
@@ -394,13 +409,14 @@ class BlockReader:
                                                      in_proof=in_proof))
                 for n in range(block.start, block.end):
                     text = ext.lines[n]
-                    own = b == 0 and n == block.start and not in_proof  # the statement's own heading
+                    own = b == 0 and n == block.start and not in_proof and not ext.quiet  # its own heading
                     for offset, word, number in find_references(text):
                         if own and offset < 8:
                             continue
                         label = resolve(word, number, self.labels, by_number, self.statements)
                         if label is None:
-                            unresolved.setdefault(f"{word} {number}", f"{ext.rel}:{n + 1}")
+                            if not ext.quiet:
+                                unresolved.setdefault(f"{word} {number}", f"{ext.rel}:{n + 1}")
                         elif label not in stmt.labels:
                             stmt.references.append(Reference(label=label, macro="text", file=ext.rel, line=n + 1,
                                                              in_proof=in_proof))

@@ -592,15 +592,21 @@ class TexStatementReader:
         advance(stop + 1)
 
     def read_within(self, src: TexSource, start: int, stop: int, stmt: Statement, *, in_proof: bool = False,
-                    spans: list[EnvSpan] | None = None) -> None:
+                    spans: list[EnvSpan] | None = None, label_first: bool = False) -> None:
         """Read ``src.content[start:stop]``, the text of ``stmt`` (or of its proof, ``in_proof``) as
         another reader delimited it (a Markdown statement, a plain-text heading's statement): its
         labels, references and blueprint macros belong to ``stmt`` as if it were an environment.
-        ``spans`` as for ``read_region``."""
+        ``spans`` as for ``read_region``; ``label_first``: a ``\\label`` in the statement (not in a
+        display or a list) becomes its main label, over the one it has (a printed name)."""
         closing = _closing_sentence(src.content, start, stop) if in_proof else None
         frame = _Frame("proof" if in_proof else "statement", stop, _Builder(stmt, proof_seen=in_proof),
                        closing_from=closing)
+        kept = stmt.label
+        if label_first and not in_proof:
+            stmt.label = None
         self.read_region(src, start, stop, frame, spans)
+        if stmt.label is None:
+            stmt.label = kept
 
     def _read_plain(self, src: TexSource, start: int, stop: int) -> None:
         """A document body read for plain-text statement headings (``plain_headings``): its
@@ -622,7 +628,8 @@ class TexStatementReader:
                 if stmt is None:
                     self.read_region(src, a, b, spans=inside)
                 else:
-                    self.read_within(src, a, b, stmt, in_proof=in_proof, spans=inside)
+                    self.read_within(src, a, b, stmt, in_proof=in_proof, spans=inside,
+                                     label_first=stmt.index not in self.plain_reader.explicit)
             cursor = max(cursor, b)
 
         def segment(kind: str, first_block, last_block, stmt: Statement | None) -> None:
