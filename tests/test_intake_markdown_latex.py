@@ -488,3 +488,86 @@ def test_tex_files_with_environments_ignore_plain_headings(tmp_path):
     path = write(tmp_path / "n.tex", "Lemma 1. Not read: the file has environments.\n\n"
                  "\\begin{theorem}\\label{t} T. \\end{theorem}\n")
     assert [s.label for s in read_tex(path).statements] == ["t"]
+
+
+def test_a_printed_reference_in_an_environment_matching_nothing_is_no_warning(tmp_path):
+    text = "\\begin{theorem}\\label{t}\nAs in Theorem 3 of the survey.\n\\end{theorem}\n"
+    md, tex = write(tmp_path / "s.md", text), write(tmp_path / "s.tex", text)
+    assert read_source(md).warnings == read_source(tex).warnings == []
+    # in a Markdown statement it is one (the author printed that number)
+    assert [w.code for w in read_source(write(tmp_path / "p.md", "**Lemma 1.** As in Theorem 3.\n")).warnings] == [
+        "printed-reference"]
+
+
+def test_latex_in_markdown_does_not_follow_input(tmp_path):
+    path = write(tmp_path / "m.md", "\\input{preamble}\n\n\\begin{lemma}\\label{a} A. \\end{lemma}\n")
+    cat = read_source(path)
+    assert cat.files == ["m.md"] and [s.label for s in cat.statements] == ["a"]
+
+
+def test_a_tex_proof_never_closed_ends_at_the_next_section(tmp_path):
+    path = write(tmp_path / "m.tex", "\\begin{lemma}\\label{a} A. \\end{lemma}\n\\begin{proof}\nP.\n"
+                 "\\section{Next}\nProse about \\ref{a}.\n\\begin{theorem}\\label{b} B. \\end{theorem}\n")
+    cat = read_tex(path, tolerant=True)
+    assert shape(cat) == [("lemma", "a", None, (1, 1), (2, 3)), ("theorem", "b", None, (6, 6), None)]
+    assert cat.statements[0].references == []  # the prose after the section is not the proof's
+
+
+# -- fyan init / ingest ----------------------------------------------------------------------
+
+def test_init_from_markdown_with_environments_and_the_tolerant_option(tmp_path, capsys):
+    import json
+
+    from fyan.cli import main
+    from fyan.project import Project
+    from fyan.specifier.ingest import plan_ingest
+
+    good = shutil.copy(MD / "euclid_primes.md", tmp_path / "euclid.md")
+    assert main(["init", str(tmp_path / "p"), "--source", str(good), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["format"], result["units"], result["edges"]) == ("markdown", 3, 4)
+    problem = (tmp_path / "p" / "units" / "thm-euclid" / "problem.tex").read_text()
+    assert "% source: source/euclid.md, lines 20-22" in problem
+    assert problem.endswith("\\begin{theorem}[Euclid]\\label{thm:euclid}\nFor every $n \\in \\mathbb N$ there is a "
+                            "prime $p$ with $p > n$.\n\\end{theorem}\n")
+
+    bad = shutil.copy(MD / "bezout_proof_closed_by_definition.md", tmp_path / "bezout.md")
+    assert main(["init", str(tmp_path / "q"), "--source", str(bad)]) == 4
+    err = capsys.readouterr().err
+    assert "bezout.md:17: \\end{definition} closes \\begin{proof} opened at line 12" in err and "--tolerant" in err
+    assert not (tmp_path / "q").exists()
+    assert main(["init", str(tmp_path / "q"), "--source", str(bad), "--tolerant"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: bezout.md:17: \\end{definition} closes \\begin{proof} opened at line 12; read as its " \
+           "\\end{proof}" in err
+    config = tmp_path / "q" / "fyan.toml"
+    assert "tolerant = true" in config.read_text()
+    # the same key decides when the project's source is ingested again
+    report = plan_ingest(Project.open(tmp_path / "q"))[3]
+    assert report.units == 3 and [w.code for w in report.warnings if w.code == "malformed-environment"] == [
+        "malformed-environment"]
+    config.write_text(config.read_text().replace("tolerant = true", "tolerant = false"))
+    with pytest.raises(InputError, match=r"bezout\.md:17: \\end\{definition\} closes \\begin\{proof\}"):
+        plan_ingest(Project.open(tmp_path / "q"))
+
+
+def test_blueprint_export_of_mixed_markdown_and_plain_tex_round_trips(tmp_path, capsys):
+    from fyan.cli import main
+    from tests.test_blueprint import round_trip
+
+    tex = write(tmp_path / "plain.tex", "\\documentclass{article}\n\\begin{document}\n"
+                "Definition (natDegree)\nThe degree of $p$ is the largest $i$ with $a_i \\neq 0$.\n\n"
+                "Lemma (coeff_zero_of_lt)\nIf $\\deg p < n$ then $a_n = 0$.\n\nProof) By Definition (natDegree).\n"
+                "\\end{document}\n")
+    for name, source in (("mixed", MD / "parity_mixed.md"), ("plain", tex)):
+        assert main(["init", str(tmp_path / name), "--source", str(source)]) == 0
+        assert main(["export", "blueprint", str(tmp_path / name)]) == 0
+        capsys.readouterr()
+        before, after, _ = round_trip(tmp_path / name)
+        assert after == before
+    content = (tmp_path / "mixed" / "blueprint" / "src" / "content.tex").read_text()
+    assert "\\begin{lemma}\n  \\label{lem:square}\n" in content and content.count("\\begin{lemma}") == 1
+    assert "Theorem 3 (even_add_even)" not in content and "If $m$ and $n$ are even (\\ref{def-even})" in content
+    plain = (tmp_path / "plain" / "blueprint" / "src" / "content.tex").read_text()
+    assert "Lemma (coeff_zero_of_lt)" not in plain and "If $\\deg p < n$ then $a_n = 0$." in plain
+    assert "Proof)" not in plain
