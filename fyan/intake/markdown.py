@@ -50,9 +50,12 @@ _KINDS = {"heading_open": "heading", "paragraph_open": "paragraph", "bullet_list
           "html_block": "html", "hr": "hr", "table_open": "table"}
 
 
-def _blocks(text: str) -> list[Block]:
-    """The top-level blocks of ``text`` with their inline text and the anchors they link to."""
-    tokens = MarkdownIt("commonmark").parse(text)
+def _parse(text: str) -> list:
+    return MarkdownIt("commonmark").parse(text)
+
+
+def _blocks(tokens: list) -> list[Block]:
+    """The top-level blocks of a parsed text with their inline text and the anchors they link to."""
     blocks: list[Block] = []
     current: Block | None = None
     for tok in tokens:
@@ -92,11 +95,11 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
         pos = close.end()
 
 
-def visible_text(text: str) -> str:
+def visible_text(text: str, tokens: list | None = None) -> str:
     """``text`` with what is not content blanked (offsets and lines kept): fenced code blocks,
     HTML comments, code spans, and indented code blocks that are not inside a LaTeX environment
     (an indented paragraph between ``\\begin{proof}`` and ``\\end{proof}`` is the proof's text:
-    pandoc reads it so)."""
+    pandoc reads it so). ``tokens``: markdown-it's parse of ``text``, when already made."""
     starts = line_starts(text)
 
     def offset(line: int) -> int:
@@ -104,7 +107,7 @@ def visible_text(text: str) -> str:
 
     fences: list[tuple[int, int]] = []
     indented: list[tuple[int, int]] = []
-    for tok in MarkdownIt("commonmark").parse(text):
+    for tok in tokens if tokens is not None else _parse(text):
         if tok.type in ("fence", "code_block") and tok.map is not None:
             (fences if tok.type == "fence" else indented).append((offset(tok.map[0]), offset(tok.map[1])))
     out = blank_spans(text, fences)
@@ -159,15 +162,16 @@ def read_markdown(path: Path, *, source_root: Path | None = None, tolerant: bool
     reader.files.append(rel)
     lines = text.split("\n")
     src = TexSource(path, rel, text)
-    reader.prepare(src, visible_text(text))
+    tokens = _parse(text)
+    reader.prepare(src, visible_text(text, tokens))
 
     # LaTeX environments, paired once over the whole file; a statement never closed ends at the
     # next Markdown statement, proof or heading too
-    boundaries = [src.starts[b.start] for b in _blocks(text)
+    boundaries = [src.starts[b.start] for b in _blocks(tokens)
                   if b.kind == "heading" or opening(b) is not None]
     spans = reader.environments(src, 0, len(text), boundaries)
     regions = _regions(spans, reader)
-    blocks = _blocks(blank_spans(text, [(r.begin, r.end) for r in regions]))
+    blocks = _blocks(_parse(blank_spans(text, [(r.begin, r.end) for r in regions])) if regions else tokens)
     _mark_inside(blocks, spans, regions, src.starts)
     for r in regions:
         blocks.append(Block("tex", line_of(src.starts, r.begin) - 1, line_of(src.starts, r.end - 1),

@@ -70,6 +70,7 @@ them) or ``read_within`` (a statement the other reader delimited: its labels and
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -613,22 +614,25 @@ class TexStatementReader:
         paragraphs through ``self.plain_reader``, the TeX in each statement, proof and gap read in
         document order (labels, references, ``\\input``)."""
         spans = self.environments(src, start, stop)
+        begins = [s.begin for s in spans]
         lines = blank_spans(src.content, [(0, start), (stop, len(src.content))]).split("\n")
         text_lines = src.text.split("\n")
         blocks = paragraph_blocks(lines, src.line(start) - 1, src.line(max(start, stop - 1)))
         cursor = start
 
+        def inside(a: int, b: int) -> list[EnvSpan]:
+            return spans[bisect_left(begins, a) : bisect_left(begins, b)]
+
         def read(a: int, b: int, stmt: Statement | None = None, in_proof: bool = False) -> None:
             nonlocal cursor
             a, b = max(a, cursor, start), min(b, stop)
             if cursor < a:
-                self.read_region(src, cursor, a, spans=[s for s in spans if cursor <= s.begin < a])
+                self.read_region(src, cursor, a, spans=inside(cursor, a))
             if a < b:
-                inside = [s for s in spans if a <= s.begin < b]
                 if stmt is None:
-                    self.read_region(src, a, b, spans=inside)
+                    self.read_region(src, a, b, spans=inside(a, b))
                 else:
-                    self.read_within(src, a, b, stmt, in_proof=in_proof, spans=inside,
+                    self.read_within(src, a, b, stmt, in_proof=in_proof, spans=inside(a, b),
                                      label_first=stmt.index not in self.plain_reader.explicit)
             cursor = max(cursor, b)
 
