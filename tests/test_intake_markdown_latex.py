@@ -571,3 +571,12 @@ def test_blueprint_export_of_mixed_markdown_and_plain_tex_round_trips(tmp_path, 
     plain = (tmp_path / "plain" / "blueprint" / "src" / "content.tex").read_text()
     assert "Lemma (coeff_zero_of_lt)" not in plain and "If $\\deg p < n$ then $a_n = 0$." in plain
     assert "Proof)" not in plain
+
+
+def test_percent_is_a_comment_inside_an_environment_and_a_character_outside(tmp_path):
+    text = ("\\begin{lemma}\\label{a}\nA. % a LaTeX comment: \\ref{hidden} is not read\n\\end{lemma}\n\n"
+            "**Lemma 2.** True for 50% of primes, by \\ref{a}.\n\n"
+            "Lemma (c)\nHolds 100% of the time; see \\eqref{a}.\n")
+    cat = read_source(write(tmp_path / "m.md", text))
+    assert [(s.label, [r.label for r in s.references]) for s in cat.statements] == [
+        ("a", []), ("Lemma 2", ["a"]), ("c", ["a"])]

@@ -12,7 +12,8 @@ three shapes, freely mixed in one file, read in document order into one list:
   the same text as ``.tex`` give the same statements: the same environment names and
   ``\\newtheorem`` rules (the standard names when the file declares none), ``\\label``,
   ``\\ref``/``\\eqref``, lists, nested claims, malformed math and malformed environments
-  (``tolerant``). An indented block inside an open environment is its content, not code.
+  (``tolerant``). An indented block inside an open environment is its content, not code. A
+  ``%`` starts a LaTeX comment inside an environment, as in LaTeX; outside, it is a percent sign.
 * **Emphasised or heading names**: a paragraph that starts with ``**Theorem 1.**``,
   ``**Lemma 2.3** (Name).``, ``*Definition 4.*``, or a heading that is one (``## Theorem 2``).
 * **Plain-text headings**: a paragraph whose first line is ``Lemma (coeff_zero_of_lt)``,
@@ -163,13 +164,16 @@ def read_markdown(path: Path, *, source_root: Path | None = None, tolerant: bool
     lines = text.split("\n")
     src = TexSource(path, rel, text)
     tokens = _parse(text)
-    reader.prepare(src, visible_text(text, tokens))
+    visible = visible_text(text, tokens)
+    defs = reader.prepare(src, visible)
 
     # LaTeX environments, paired once over the whole file; a statement never closed ends at the
     # next Markdown statement, proof or heading too
     boundaries = [src.starts[b.start] for b in _blocks(tokens)
                   if b.kind == "heading" or opening(b) is not None]
     spans = reader.environments(src, 0, len(text), boundaries)
+    # outside LaTeX environments a % is a percent sign ("50% of primes, by \ref{a}"), not a comment
+    src.content = _percent_outside(src.content, blank_spans(visible, [(d.start, d.end) for d in defs]), spans)
     regions = _regions(spans, reader)
     blocks = _blocks(_parse(blank_spans(text, [(r.begin, r.end) for r in regions])) if regions else tokens)
     _mark_inside(blocks, spans, regions, src.starts)
@@ -221,6 +225,19 @@ def read_markdown(path: Path, *, source_root: Path | None = None, tolerant: bool
             statements.add_extent(s, rel, lines, in_proof=True)
     statements.finish()
     return reader.catalogue().model_copy(update={"format": "markdown"})
+
+
+def _percent_outside(content: str, plain: str, spans: list[EnvSpan]) -> str:
+    """``content`` (LaTeX's reading: ``%`` comments blanked) inside the outermost environments,
+    ``plain`` (Markdown's: ``%`` is a character) outside them."""
+    out: list[str] = []
+    pos = 0
+    for s in spans:
+        if s.parent is None:
+            out += [plain[pos : s.begin], content[s.begin : s.end]]
+            pos = s.end
+    out.append(plain[pos:])
+    return "".join(out)
 
 
 def _regions(spans: list[EnvSpan], reader: TexStatementReader) -> list[EnvSpan]:

@@ -448,16 +448,17 @@ class TexStatementReader:
             self.read_region(src, body_start, body_end, outer)
         self._stack.pop()
 
-    def prepare(self, src: TexSource, visible: str | None = None) -> None:
+    def prepare(self, src: TexSource, visible: str | None = None) -> list[Definition]:
         """Set ``src.content``: ``visible`` (default ``src.text``; a reader of another format
         passes its text with its own non-content blanked, e.g. Markdown code blocks) with what
         LaTeX never typesets blanked (``Hider``) and the bodies of macro and environment
         definitions blanked; learn what it declares (``\\newtheorem``, reference and term
-        macros, environment wrappers). Offsets and lines are kept."""
+        macros, environment wrappers). Offsets and lines are kept. Returns the definitions."""
         src.content = self.hider.hide(src.text if visible is None else visible)
         defs = definitions(src.content)
         self._learn(src, defs)
         src.content = blank_spans(src.content, [(d.start, d.end) for d in defs])
+        return defs
 
     def starts_statement(self, env: str) -> bool:
         """Is ``env`` a theorem-like or proof environment of this document?"""
