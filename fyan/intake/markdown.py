@@ -32,15 +32,15 @@ statement, so links to sections are not unknown.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from pathlib import Path
 
 from markdown_it import MarkdownIt
 
 from fyan.errors import InputError
-from fyan.intake.catalogue import Catalogue, IntakeWarning, Statement
+from fyan.intake.catalogue import Catalogue, IntakeWarning
 from fyan.intake.plaintext import Block, BlockReader, opening
-from fyan.intake.tex import TexSource, TexStatementReader
+from fyan.intake.tex import SegmentWalk, TexSource, TexStatementReader
 from fyan.intake.texscan import EnvSpan, blank_spans, line_of, line_starts
 
 _BEGIN_END = re.compile(r"\\(begin|end)\s*\{([^{}\n]*)\}")
@@ -184,40 +184,10 @@ def read_markdown(path: Path, *, source_root: Path | None = None, tolerant: bool
 
     # every character is read once, in document order: statement environments by the TeX
     # reader, Markdown statements and proofs for their labels and references, the rest for labels
-    begins = [s.begin for s in spans]
-    region_begins = [r.begin for r in regions]
-    cursor = 0
-
-    def inside(a: int, b: int) -> list[EnvSpan]:
-        return spans[bisect_left(begins, a) : bisect_left(begins, b)]
-
-    def read(a: int, b: int, stmt: Statement | None = None, in_proof: bool = False, region: bool = False) -> None:
-        nonlocal cursor
-        a = max(a, cursor)
-        if not region:  # never into the next environment region
-            k = bisect_right(region_begins, a)
-            if k < len(region_begins):
-                b = min(b, region_begins[k])
-        if cursor < a:
-            reader.read_region(src, cursor, a, spans=inside(cursor, a))
-        if a < b:
-            if stmt is None:
-                reader.read_region(src, a, b, spans=inside(a, b))
-            else:
-                reader.read_within(src, a, b, stmt, in_proof=in_proof, spans=inside(a, b),
-                                   label_first=stmt.index not in statements.explicit)
-        cursor = max(cursor, b)
-
-    def segment(kind: str, first: Block, last: Block, stmt: Statement | None) -> None:
-        if kind == "tex":
-            read(*first.offsets, region=True)
-            return
-        end = src.starts[last.end] if last.end < len(src.starts) else len(text)
-        read(src.starts[first.start], end, stmt, kind == "proof")
-
     statements = BlockReader(reader.statements, reader.labels, reader.warnings, markdown=True, slugs=True)
-    statements.read(rel, lines, blocks, segment)
-    read(len(text), len(text))
+    walk = SegmentWalk(reader, src, spans, 0, len(text), [r.begin for r in regions], statements.explicit)
+    statements.read(rel, lines, blocks, walk.block_segment)
+    walk.finish()
     for s in reader.statements:  # printed references ("by Theorem 3") inside LaTeX environments too
         if s.body.lstrip().startswith("\\begin") and s.parent is None:
             statements.add_extent(s, rel, lines, in_proof=False)

@@ -70,7 +70,7 @@ them) or ``read_within`` (a statement the other reader delimited: its labels and
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,7 +86,7 @@ from fyan.intake.catalogue import (
     Reference,
     Statement,
 )
-from fyan.intake.plaintext import BlockReader, paragraph_blocks
+from fyan.intake.plaintext import Block, BlockReader, paragraph_blocks
 from fyan.intake.texscan import (
     DISPLAY_MATH_ENVS,
     TEXT_MACROS,
@@ -614,36 +614,12 @@ class TexStatementReader:
         """A document body read for plain-text statement headings (``plain_headings``): its
         paragraphs through ``self.plain_reader``, the TeX in each statement, proof and gap read in
         document order (labels, references, ``\\input``)."""
-        spans = self.environments(src, start, stop)
-        begins = [s.begin for s in spans]
         lines = blank_spans(src.content, [(0, start), (stop, len(src.content))]).split("\n")
-        text_lines = src.text.split("\n")
         blocks = paragraph_blocks(lines, src.line(start) - 1, src.line(max(start, stop - 1)))
-        cursor = start
-
-        def inside(a: int, b: int) -> list[EnvSpan]:
-            return spans[bisect_left(begins, a) : bisect_left(begins, b)]
-
-        def read(a: int, b: int, stmt: Statement | None = None, in_proof: bool = False) -> None:
-            nonlocal cursor
-            a, b = max(a, cursor, start), min(b, stop)
-            if cursor < a:
-                self.read_region(src, cursor, a, spans=inside(cursor, a))
-            if a < b:
-                if stmt is None:
-                    self.read_region(src, a, b, spans=inside(a, b))
-                else:
-                    self.read_within(src, a, b, stmt, in_proof=in_proof, spans=inside(a, b),
-                                     label_first=stmt.index not in self.plain_reader.explicit)
-            cursor = max(cursor, b)
-
-        def segment(kind: str, first_block, last_block, stmt: Statement | None) -> None:
-            a = src.starts[first_block.start]
-            b = src.starts[last_block.end] if last_block.end < len(src.starts) else len(src.text)
-            read(a, b, stmt, kind == "proof")
-
-        self.plain_reader.read(src.rel, text_lines, blocks, segment)
-        read(stop, stop)
+        walk = SegmentWalk(self, src, self.environments(src, start, stop), start, stop,
+                           explicit=self.plain_reader.explicit)
+        self.plain_reader.read(src.rel, src.text.split("\n"), blocks, walk.block_segment)
+        walk.finish()
 
     def _open(self, span: EnvSpan, src: TexSource, frame: _Frame | None, stack: list[_Frame]) -> _Frame:
         """A new frame for the environment ``span`` (a statement, a proof, a display, ...)."""
@@ -866,6 +842,59 @@ class TexStatementReader:
             macros=list(dict.fromkeys(self.macros)),
             theorem_envs=self.theorem_envs,
         )
+
+
+class SegmentWalk:
+    """Reads a text that another reader cut into segments (statements, proofs, LaTeX
+    environment regions), in document order and every character once: ``segment(kind, a, b,
+    stmt)`` first reads what lies between the previous segment and ``a`` as running text (its
+    labels), then ``[a, b)``: a ``tex`` region with ``read_region`` (its statements are created
+    now, in document order), a statement's or proof's text with ``read_within``. A segment never
+    runs into the next ``tex`` region (``regions``: their begin offsets, sorted); ``finish`` reads
+    the rest. ``spans`` are the environments paired once over the whole text; ``explicit`` the
+    statements whose label is an explicit anchor (a ``\\label`` in the others becomes their main
+    label)."""
+
+    def __init__(self, reader: TexStatementReader, src: TexSource, spans: list[EnvSpan], start: int, stop: int,
+                 regions: list[int] | None = None, explicit: set[int] | None = None) -> None:
+        self.reader, self.src, self.spans = reader, src, spans
+        self.begins = [s.begin for s in spans]
+        self.cursor, self.stop = start, stop
+        self.regions = regions or []
+        self.explicit = explicit if explicit is not None else set()
+
+    def _inside(self, a: int, b: int) -> list[EnvSpan]:
+        return self.spans[bisect_left(self.begins, a) : bisect_left(self.begins, b)]
+
+    def segment(self, kind: str, a: int, b: int, stmt: Statement | None = None) -> None:
+        """Read the segment ``[a, b)`` of ``kind`` ``tex``, ``statement``, ``proof`` or ``text``."""
+        a, b = max(a, self.cursor), min(b, self.stop)
+        if kind != "tex":  # never into the next environment region
+            k = bisect_right(self.regions, a)
+            if k < len(self.regions):
+                b = min(b, self.regions[k])
+        if self.cursor < a:
+            self.reader.read_region(self.src, self.cursor, a, spans=self._inside(self.cursor, a))
+        if a < b:
+            if stmt is None:
+                self.reader.read_region(self.src, a, b, spans=self._inside(a, b))
+            else:
+                self.reader.read_within(self.src, a, b, stmt, in_proof=kind == "proof", spans=self._inside(a, b),
+                                        label_first=stmt.index not in self.explicit)
+        self.cursor = max(self.cursor, b)
+
+    def block_segment(self, kind: str, first: Block, last: Block, stmt: Statement | None) -> None:
+        """``segment`` for the blocks ``first``..``last`` (``fyan.intake.plaintext.Segment``)."""
+        if first.offsets is not None:
+            self.segment(kind, *first.offsets, stmt)
+            return
+        starts = self.src.starts
+        end = starts[last.end] if last.end < len(starts) else len(self.src.text)
+        self.segment(kind, starts[first.start], end, stmt)
+
+    def finish(self) -> None:
+        """Read what is left after the last segment."""
+        self.segment("text", self.stop, self.stop)
 
 
 def read_tex(main: Path, *, source_root: Path | None = None, max_file_mib: float | None = None,
