@@ -62,16 +62,21 @@ def plain_tex(path: Path) -> None:
     LatexWalker(path.read_text(encoding="utf-8"), tolerant_parsing=True).get_latex_nodes()
 
 
-def fyan_tex(path: Path) -> int:
-    from fyan.intake.tex import read_tex
+def units_and_dag(cat) -> int:
+    """Units, dependency edges and DAG validation of a catalogue; returns the number of units."""
     from fyan.specifier.dag import extract_edges, validate
     from fyan.specifier.units import build_units
 
-    cat = read_tex(path)
     units = build_units(cat, KINDS)
     edges = extract_edges(cat, units, unknown_references="warn").edges
     validate(cat, units, edges, KINDS)
     return len(units)
+
+
+def fyan_tex(path: Path) -> int:
+    from fyan.intake.tex import read_tex
+
+    return units_and_dag(read_tex(path))
 
 
 def book_text(n: int) -> str:
@@ -114,14 +119,8 @@ def markdown_book_text(n: int) -> str:
 
 def fyan_markdown(path: Path) -> int:
     from fyan.intake.markdown import read_markdown
-    from fyan.specifier.dag import extract_edges, validate
-    from fyan.specifier.units import build_units
 
-    cat = read_markdown(path)
-    units = build_units(cat, KINDS)
-    edges = extract_edges(cat, units, unknown_references="warn").edges
-    validate(cat, units, edges, KINDS)
-    return len(units)
+    return units_and_dag(read_markdown(path))
 
 
 def plain_markdown(path: Path) -> None:
@@ -166,14 +165,8 @@ def raw_pdf(path: Path) -> None:
 
 def fyan_pdf(path: Path) -> int:
     from fyan.intake.pdf import read_pdf
-    from fyan.specifier.dag import extract_edges, validate
-    from fyan.specifier.units import build_units
 
-    cat = read_pdf(path)
-    units = build_units(cat, KINDS)
-    edges = extract_edges(cat, units, unknown_references="warn").edges
-    validate(cat, units, edges, KINDS)
-    return len(units)
+    return units_and_dag(read_pdf(path))
 
 
 def measure(baseline, candidate, path: Path, repeat: int) -> dict:
