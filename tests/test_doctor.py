@@ -86,7 +86,7 @@ def test_doctor_on_the_example_with_a_toolchain(capsys, fake_lake):
     (replay,) = report["providers"]
     entries = sum(1 for line in (EXAMPLE / "replay" / "cassette.jsonl").read_text().splitlines() if line.strip())
     assert replay["provider"] == "replay" and replay["usable"] and f"{entries} recorded responses" in replay["checks"][0]["detail"]
-    assert replay["stages"] == ["specify", "reason", "plan", "audit", "prove", "curate", "review"]
+    assert replay["stages"] == ["specify", "reason", "plan", "audit", "prove", "critic", "curate", "review"]
     assert code == (0 if report["sandbox"]["available"] or report["sandbox"]["setting"] != "require" else 3)
 
 

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from fyan.orchestrator import guidance, handedits, staleness
-from fyan.orchestrator.daemon import lock_holder
+from fyan.orchestrator.lock import lock_holder
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.scheduler import Scheduler
 from fyan.project import Project
@@ -35,7 +35,7 @@ def plan(project: Project, parallelism: int | None = None) -> dict[str, Any]:
     """The resume plan as data (module docstring); writes nothing."""
     store = Store(project.paths.db)
     out: dict[str, Any] = {"project": project.name, "ingested": store.exists}
-    holder = lock_holder(project)
+    holder = lock_holder(project.paths.state)
     out["locked_by"] = holder
     if not store.exists:
         out["actions"] = ["first run: the source will be read and split into theorem units"]
@@ -47,7 +47,7 @@ def plan(project: Project, parallelism: int | None = None) -> dict[str, Any]:
     fixed = [r.model_copy(update={"status": RunStatus.INTERRUPTED, "finished_at": now}) if r.status is RunStatus.RUNNING
              else r for r in runs]
     before = Ledger(store.units(), [(d.unit, d.depends_on) for d in store.deps()], runs, attempts,
-                    store.session_start(), store.budget_resets())
+                    store.session_start(), store.budget_resets(), store.session_scoped())
     ledger = Ledger(store.units(), [(d.unit, d.depends_on) for d in store.deps()], fixed, attempts, now,
                     store.budget_resets())
     current = {(a.unit, a.kind): a.sha256 for a in store.artifacts()}
