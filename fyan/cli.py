@@ -43,8 +43,8 @@ EPILOG = """exit codes:
 A Lean toolchain is needed to complete units (install elan, then `elan default stable`).
 Without one, Fyan runs every stage it can and blocks units at the completion gate."""
 
-#: defaults of ``fyan init --provider`` when ``--model`` is not given
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5"}
+#: model names ``fyan init --help`` shows as examples (priced in config/pricing.toml)
+EXAMPLE_MODELS = {"anthropic": "claude-opus-4-1", "openai": "gpt-5", "openai-compatible": "qwen2.5-coder"}
 KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
@@ -87,7 +87,7 @@ def _agents_toml(args: argparse.Namespace) -> str:
     if args.provider in KEY_VARS:
         lines.append(f"# the API key comes from {KEY_VARS[args.provider]} in the environment, never from this file")
     lines.append(f"provider = {_toml_str(args.provider)}")
-    lines.append(f"model = {_toml_str(args.model or DEFAULT_MODELS.get(args.provider, args.provider))}")
+    lines.append(f"model = {_toml_str(args.model or args.provider)}")
     if args.base_url:
         lines.append(f"base_url = {_toml_str(args.base_url)}")
     if args.agent_command:
@@ -105,9 +105,11 @@ def _check_init_model_args(args: argparse.Namespace) -> None:
         raise UsageError("--base-url is for --provider openai-compatible")
     if args.agent_command and p != "command":
         raise UsageError("--command is for --provider command")
-    if p == "openai-compatible" and not (args.base_url and args.model):
-        raise UsageError("--provider openai-compatible needs --base-url (e.g. http://localhost:8000/v1) and --model "
-                         "(the name the server serves)")
+    if p in EXAMPLE_MODELS and not args.model:
+        raise UsageError(f"--provider {p} needs --model (e.g. --model {EXAMPLE_MODELS[p]}"
+                         + ("; the name the server serves" if p == "openai-compatible" else "") + ")")
+    if p == "openai-compatible" and not args.base_url:
+        raise UsageError("--provider openai-compatible needs --base-url (e.g. http://localhost:8000/v1)")
     if p == "command":
         if not args.agent_command:
             raise UsageError('--provider command needs --command "program --flag ..." (the coding agent CLI)')
@@ -225,8 +227,7 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
 
 
 def _init_result(args: argparse.Namespace, target: Path, catalogue, report) -> CommandResult:
-    model = {"provider": args.provider or "none",
-             "model": (args.model or DEFAULT_MODELS.get(args.provider or "", args.provider)) if args.provider else None}
+    model = {"provider": args.provider or "none", "model": (args.model or args.provider) if args.provider else None}
     if args.provider is None:
         nxt = (f"No model is configured yet: choose one in {_quote(target / 'fyan.toml')} ([agents.default]; "
                f"see `fyan init --help`), then: fyan run {_quote(target)}")
@@ -647,8 +648,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--provider", choices=["anthropic", "openai", "openai-compatible", "command"],
                    help="anthropic (ANTHROPIC_API_KEY), openai (OPENAI_API_KEY), openai-compatible (a vLLM, "
                    "llama.cpp or Ollama server: --base-url), or command (a coding-agent CLI: --command)")
-    g.add_argument("--model", help=f"model name (default: {DEFAULT_MODELS['anthropic']} for anthropic, "
-                   f"{DEFAULT_MODELS['openai']} for openai; required for openai-compatible)")
+    g.add_argument("--model", help="the model's name, e.g. " + ", ".join(f"{m} ({k})" for k, m in EXAMPLE_MODELS.items())
+                   + "; needed with every provider but command")
     g.add_argument("--base-url", help="endpoint of an OpenAI-compatible server, e.g. http://localhost:8000/v1")
     g.add_argument("--command", dest="agent_command", help='the coding-agent CLI, as you would type it, e.g. "my-agent --print"')
     p.add_argument("--json", action="store_true", help="print a JSON result")

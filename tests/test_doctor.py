@@ -64,7 +64,7 @@ base_url = "http://127.0.0.1:9/v1"
     code, report = doctor(capsys, str(project.paths.root))
     assert code == 3 and not report["ok"]
     by = {tuple(p["stages"]): p for p in report["providers"]}
-    anthropic = by[("plan", "audit", "curate")]
+    anthropic = by[("plan", "audit", "critic", "curate")]
     assert anthropic["usable"] and anthropic["checks"][0]["detail"] == "ANTHROPIC_API_KEY is set"
     assert anthropic["checks"][1]["ok"] is None and "not checked" in anthropic["checks"][1]["detail"]
     local = by[("reason",)]

@@ -5,7 +5,10 @@ A command agent (``fyan.agents.providers.command``) runs as its own process grou
 session), so everything it starts — shells, language servers, sub-agents — shares one group
 id. The agent's provider reports the group here right after starting it (``register``) and
 again when the call ends (``unregister``: whatever is left of the group is ended then, so a
-background process of a finished agent cannot write files or bill later). The stop paths end
+background process of a finished agent cannot write files or bill later). While it runs, a
+watcher notices when the agent's own process (the group leader) has exited and ends the rest
+of the group at once: a background process that kept the agent's output pipe open would
+otherwise hold the call open until its timeout. The stop paths end
 every group still registered (``end_all``): Ctrl-C, SIGTERM, ``fyan daemon stop`` and any
 other exit of a run (``fyan.orchestrator.engine``, ``fyan.orchestrator.daemon``).
 
@@ -142,7 +145,24 @@ class Registry:
         with self._lock:
             self._groups[group.pgid] = group
             self._save()
+        if st is not None:
+            threading.Thread(target=self._watch_leader, args=(group,), daemon=True,
+                             name=f"fyan-agent-{pid}").start()
         return group
+
+    def _watch_leader(self, group: Group, every_s: float = 0.1) -> None:
+        """When the group's leader (the agent itself) has exited — a zombie not yet reaped, or
+        gone — end what it left in its group, and stop watching."""
+        while True:
+            with self._lock:
+                if group.pgid not in self._groups:
+                    return
+            st = _stat(group.pgid)
+            if st is None or st[0] == "Z" or st[2] != group.start_ticks:
+                if members(group):
+                    end_groups([group], grace_s=1.0)
+                return
+            time.sleep(every_s)
 
     def end(self, group: Group, grace_s: float = 1.0) -> bool:
         """End what is left of ``group`` and forget it; True when processes were left."""

@@ -58,8 +58,8 @@ from fyan.state.gateway import Gateway
 from fyan.state.models import UnitStatus
 
 #: files of ``.fyan/`` that belong to the running process, not to the state a failed first
-#: ingest rolls back (the lock it holds, its agents' registry and scratch, daemon.json)
-_RUN_FILES = {"run.lock", "agents.json", "tmp", STATE_FILE}
+#: ingest rolls back (the lock it holds, its agents' registry and scratch, its logs, daemon.json)
+_RUN_FILES = {"run.lock", "agents.json", "tmp", "logs", STATE_FILE}
 
 
 def open_for_run(path: str | Path, providers: Callable | None = None):
@@ -352,9 +352,12 @@ class Daemon:
         """End agent process groups a killed run left behind (``process_groups``)."""
         ended = process_groups.end_leftovers(project.paths.state)
         if ended:
-            self.notes.append(f"{time.strftime('%H:%M:%S')}  ended {len(ended)} agent process group(s) left "
-                              "running by a run that was killed: " + ", ".join(g.label for g in ended))
+            text = (f"ended {len(ended)} agent process group(s) left running by a run that was killed: "
+                    + ", ".join(g.label for g in ended))
+            self.notes.append(f"{time.strftime('%H:%M:%S')}  {text}")
             logs.get().warning("leftover_agents_ended", groups=[g.label for g in ended])
+            if self.on_event is not None:
+                self.on_event(StepEvent("-", "watch", "note", text), {})
 
     def _open_waiting_for_providers(self, providers: Callable | None):
         """``open_for_run``; a model Specifier whose provider is unavailable is waited for
