@@ -250,11 +250,11 @@
   // Layouts. "layers" (the default): one row per Fyan layer (dependencies above their
   // dependents), each row ordered by the barycenter heuristic — a few sweeps that place a unit
   // under the mean position of its dependencies (down) or above its dependents (up), which
-  // removes most crossings — then centred. Compact at any size (width: the widest layer).
+  // removes most crossings — then centred; a layer too wide for the view wraps into sub-rows.
   // "dagre": the dagre library's layered layout, with each edge spanning exactly the layers
   // between its ends (so its rows are Fyan's layers too); it routes long edges around nodes,
   // which makes graphs with many long edges (PFR: 929 edges) several times wider than tall.
-  const NODE_W = 120, GAP = 14, ROW = 70;
+  const NODE_W = 120, GAP = 14, ROW = 70, SUB = 34;
 
   function layerPositions(units) {
     const byLayer = new Map();
@@ -281,8 +281,30 @@
         place(ids);
       }
     }
+    // a layer wider than `cap` units wraps into sub-rows (closer together than layers), with
+    // `cap` chosen so that the whole graph shows as large as the view allows
+    const box = document.getElementById("graph");
+    const viewW = Math.max(300, box.clientWidth), viewH = Math.max(200, box.clientHeight);
+    const sizes = layers.map(l => byLayer.get(l).length);
+    const widest = Math.max(...sizes);
+    let cap = widest, best = -1;
+    for (let c = Math.min(widest, 4); c <= widest; c++) {
+      const w = c * (NODE_W + GAP);
+      const h = sizes.reduce((a, n) => a + (Math.ceil(n / c) - 1) * SUB, 0) + (layers.length - 1) * ROW + 24;
+      const scale = Math.min(viewW / w, viewH / h);
+      if (scale > best + 1e-9) { best = scale; cap = c; }
+    }
     const positions = {};
-    for (const l of layers) for (const id of byLayer.get(l)) positions[id] = {x: x.get(id) * (NODE_W + GAP), y: l * ROW};
+    let y = 0;
+    for (const l of layers) {
+      const ids = byLayer.get(l);
+      for (let start = 0; start < ids.length; start += cap) {
+        const row = ids.slice(start, start + cap);
+        row.forEach((id, i) => { positions[id] = {x: (i - (row.length - 1) / 2) * (NODE_W + GAP), y: y}; });
+        if (start + cap < ids.length) y += SUB;
+      }
+      y += ROW;
+    }
     return positions;
   }
 
