@@ -151,6 +151,7 @@ def _make_parents(target: Path) -> list[Path]:
 
 
 def cmd_init(args: argparse.Namespace) -> CommandResult:
+    from fyan.agents.specify import model_specifier
     from fyan.intake import DEFAULT_MAX_FILE_MIB, read_source
     from fyan.progress import StartupProgress
     from fyan.project import Project
@@ -170,7 +171,7 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
     made: list[Path] = []
     try:
         progress.phase(f"Reading {source}")
-        catalogue = read_source(source, max_file_mib=limit)  # fails before anything is created
+        catalogue = read_source(source, max_file_mib=limit, tolerant=args.tolerant)  # fails before anything is created
         made = _make_parents(target)
         name = args.name or target.resolve().name
         main_dir = source.resolve().parent
@@ -184,9 +185,14 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
                                      hint="give the main file at the root of the source tree")
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
-            intake = ""
+            keys = []
             if args.unknown_references:
-                intake = f"[intake]\nunknown_references = {_toml_str(args.unknown_references)}\n\n"
+                keys.append(f"unknown_references = {_toml_str(args.unknown_references)}")
+            if args.cycles:
+                keys.append(f"cycles = {_toml_str(args.cycles)}")
+            if args.tolerant:
+                keys.append("tolerant = true")
+            intake = "[intake]\n" + "\n".join(keys) + "\n\n" if keys else ""
             (tmp / "fyan.toml").write_text(
                 FYAN_TOML.format(name=_toml_str(name), source=_toml_str(f"source/{catalogue.main_file}"),
                                  intake=intake, agents=_agents_toml(args)),
@@ -197,8 +203,8 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
                 progress.phase(f"Finding theorem units and dependencies in {len(catalogue.statements)} statements")
                 project = Project.open(tmp)
                 gateway = Gateway(project)
-                try:
-                    report = ingest(project, gateway, catalogue)  # the source as read above, now copied
+                try:  # the source as read above, now copied
+                    report = ingest(project, gateway, catalogue, specifier=model_specifier(project, gateway))
                 finally:
                     gateway.close()
             umask = os.umask(0)
@@ -227,6 +233,8 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
 
 
 def _init_result(args: argparse.Namespace, target: Path, catalogue, report) -> CommandResult:
+    from fyan.intake.catalogue import format_warnings
+
     model = {"provider": args.provider or "none", "model": (args.model or args.provider) if args.provider else None}
     if args.provider is None:
         nxt = (f"No model is configured yet: choose one in {_quote(target / 'fyan.toml')} ([agents.default]; "
@@ -241,15 +249,16 @@ def _init_result(args: argparse.Namespace, target: Path, catalogue, report) -> C
                                            **model},
                              f"Created project {target} ({len(catalogue.statements)} theorem-like statements); not ingested yet.\n"
                              f"Edit {_quote(target / 'fyan.toml')} (providers, [intake] specifier), then: fyan run {_quote(target)}")
-    shown = report.warnings[:10]
-    more = len(report.warnings) - len(shown)
+    if report.warnings and not args.json:  # every warning, on stderr (--json lists them under "warnings")
+        print(format_warnings(report.warnings), end="", file=sys.stderr)
     errors = sum(f.severity == "error" for f in report.findings)
     text = (
         f"Created project {target} from {report.format.upper() if report.format == 'pdf' else report.format} "
         f"source: {report.statements} theorem-like statements in {len(report.files)} file(s), "
         f"{report.units} units, {report.edges} dependency edges, {report.layers} layer(s).\n"
-        + "".join(f"  warning: {w}\n" for w in shown)
-        + (f"  ... and {more} more warning(s) (--json lists them all)\n" if more > 0 else "")
+        + (f"  {len(report.warnings)} warning(s) on stderr\n" if report.warnings else "")
+        + (f"  {len(report.mentions)} reference(s) kept as mentions, not dependencies (each problem.tex lists "
+           "its own; --json lists them all)\n" if report.mentions else "")
         + (f"  problem.tex lints: {len(report.findings)} finding(s), {errors} error(s)\n" if report.findings else "")
         + "".join(f"    {f}\n" for f in report.findings[:10])
         + nxt
@@ -642,6 +651,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unknown-references", choices=["error", "warn"],
                    help="a reference to a label defined nowhere in the document: stop (error, the default) "
                    "or warn; written to the project's fyan.toml ([intake] unknown_references)")
+    p.add_argument("--cycles", choices=["error", "break"],
+                   help="dependency cycles among the references: stop and list them all (error, the default) or "
+                   "demote the weakest edge of each to a mention, with a warning (break); written to fyan.toml "
+                   "([intake] cycles)")
+    p.add_argument("--tolerant", action="store_true",
+                   help="malformed math in a statement (unbalanced $, $$, \\(, \\[, braces): warn and read the "
+                   "statement up to its own \\end instead of stopping; written to fyan.toml ([intake] tolerant)")
     g = p.add_argument_group(
         "model (written to [agents.default] of fyan.toml; without --provider the project has no model yet and "
         "`fyan run` says how to choose one)")

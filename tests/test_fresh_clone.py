@@ -18,7 +18,6 @@ types them:
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil

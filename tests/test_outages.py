@@ -27,7 +27,6 @@ from pathlib import Path
 
 import anthropic
 import httpx2
-import pytest
 
 from fyan.agents.providers.base import Message, ModelRequest
 from fyan.agents.providers.breaker import Breakers

@@ -66,6 +66,7 @@ def open_for_run(path: str | Path, providers: Callable | None = None):
     """(project, gateway, ingest report or None): ingests the source on the first run; a
     failed first ingest leaves no state behind. Call with the run lock held. ``providers``
     (stage -> Provider) serves a model Specifier (default: the project's configuration)."""
+    from fyan.agents.specify import model_specifier
     from fyan.specifier.ingest import ingest
 
     project = Project.open(path)
@@ -74,7 +75,7 @@ def open_for_run(path: str | Path, providers: Callable | None = None):
     report = None
     try:
         if fresh or not gateway.store.units():
-            report = ingest(project, gateway, providers=providers)
+            report = ingest(project, gateway, specifier=model_specifier(project, gateway, providers))
     except BaseException:
         gateway.close()
         if fresh:  # leave the folder as it was: no half-made state (the run's own files stay)
