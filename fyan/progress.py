@@ -11,7 +11,8 @@
 
 Text from documents, models and tools is printed literally (``fyan.terminal``: no markup).
 A closed output (``fyan run … | head -1``) switches the display off quietly; the run goes on.
-``StartupProgress`` is the phase display of ``fyan init`` on a large document.
+``StartupProgress`` is the phase display of ``fyan init`` on a large document (on stderr; when
+not on a terminal, only phases that last more than two seconds are shown).
 """
 
 from __future__ import annotations
@@ -188,13 +189,16 @@ class RunProgress:
 
 
 class StartupProgress:
-    """Phases of a long start (``fyan init`` reading a large document): one line per phase on
-    stderr, and on a terminal a ticking elapsed time while a phase lasts. Disabled: silent."""
+    """Phases of a long start (``fyan init`` reading a large document), on stderr. On a
+    terminal: the phase at once, with a ticking elapsed time. Otherwise a phase is announced only
+    when it is still running after ``delay_s`` seconds (2, or less with ``FYAN_HEARTBEAT_S``), then
+    "still working" every heartbeat — a quick start prints nothing extra. Disabled: silent."""
 
-    def __init__(self, enabled: bool, stream: IO[str] | None = None) -> None:
+    def __init__(self, enabled: bool, stream: IO[str] | None = None, delay_s: float | None = None) -> None:
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
+        self.delay_s = min(2.0, heartbeat_interval()) if delay_s is None else delay_s
         self._phase: str | None = None
         self._t0 = time.monotonic()
         self._stop = threading.Event()
@@ -206,16 +210,22 @@ class StartupProgress:
         if not self.enabled:
             return
         self._phase, self._t0 = text, time.monotonic()
-        self._write(f"{text} ..." + ("" if self.tty else "\n"))
+        if self.tty:
+            self._write(f"{text} ...")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._tick, daemon=True, name="fyan-startup-progress")
         self._thread.start()
 
     def _tick(self) -> None:
-        step = 0.5 if self.tty else heartbeat_interval()
-        while not self._stop.wait(step):
-            elapsed = time.monotonic() - self._t0
-            self._write(f"\r{self._phase} ... {elapsed:.0f} s" if self.tty else f"{self._phase}: still working ({elapsed:.0f} s)\n")
+        if self.tty:
+            while not self._stop.wait(0.5):
+                self._write(f"\r{self._phase} ... {time.monotonic() - self._t0:.0f} s")
+            return
+        if self._stop.wait(self.delay_s):
+            return
+        self._write(f"{self._phase} ...\n")
+        while not self._stop.wait(heartbeat_interval()):
+            self._write(f"{self._phase}: still working ({time.monotonic() - self._t0:.0f} s)\n")
 
     def _end_phase(self) -> None:
         if self._thread is not None:

@@ -252,18 +252,24 @@ def test_an_idle_daemon_does_not_fill_its_log_with_heartbeats():
     assert stream.getvalue() == ""
 
 
-def test_init_shows_its_phases(tmp_path):
+def test_init_shows_its_phases_when_they_take_a_while(tmp_path):
     stream = io.StringIO()
-    p = StartupProgress(enabled=True, stream=stream)
+    p = StartupProgress(enabled=True, stream=stream, delay_s=0.1)
+    p.phase("Reading quick.tex")
     p.phase("Reading big.pdf")
+    time.sleep(0.4)
     p.phase("Finding theorem units and dependencies in 500 statements")
+    time.sleep(0.4)
     p.done()
     assert stream.getvalue().splitlines() == ["Reading big.pdf ...",
                                               "Finding theorem units and dependencies in 500 statements ..."]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FYAN_HEARTBEAT_S": "0.001"}  # every phase "takes a while"
     proc = subprocess.run([sys.executable, "-m", "fyan", "init", str(tmp_path / "p"), "--source", str(SOURCE)],
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stderr.splitlines()[0] == f"Reading {SOURCE} ..."
+    proc = subprocess.run([sys.executable, "-m", "fyan", "init", str(tmp_path / "q"), "--source", str(SOURCE)],
+                          env={**env, "FYAN_HEARTBEAT_S": "30"}, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == ""  # a quick init says nothing more
 
 
 def test_piped_run_output_shows_each_attempt_as_it_starts(example):
