@@ -96,6 +96,8 @@ def test_a_project_without_a_model_stops_before_any_attempt_with_one_message(tmp
     assert no_runs(target)
     code, out, err = run_cli(capsys, "run", str(target), "--json")
     assert code == 4 and json.loads(out)["exit_code"] == 4 and err == ""
+    code, out, err = run_cli(capsys, "daemon", "start", str(target))  # the same answer, no daemon started
+    assert code == 4 and "no model is configured" in err and not (target / ".fyan" / "daemon.log").exists()
 
 
 def test_a_missing_key_or_program_stops_before_any_attempt(tmp_path, capsys, monkeypatch):

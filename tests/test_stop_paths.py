@@ -195,6 +195,9 @@ def test_a_restart_after_kill_9_ends_the_agents_the_killed_run_left(agent, tmp_p
     dstatus = fyan("daemon", "status", root)
     out, _ = dstatus.communicate(timeout=60)
     assert out.startswith("No Fyan daemon is running") and "interrupted attempts resume on the next run" in out
+    dry = fyan("resume", root, "--dry-run")
+    out, _ = dry.communicate(timeout=60)
+    assert "2 agent process group(s) the killed run left running are ended first" in out
     for p in markers.glob("agent-*.json"):
         p.unlink()
     restart = fyan("daemon", "start", root, "--no-dashboard")

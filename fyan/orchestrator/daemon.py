@@ -394,10 +394,13 @@ def start_background(path: str | Path, *, dashboard: bool = True, port: int | No
                      parallelism: int | None = None, wait_s: float = 20.0) -> dict[str, Any]:
     """Start ``fyan daemon serve`` detached; returns its state (pid, dashboard, token, log).
 
-    Raises ``LockedError`` when a daemon or run already holds the project, ``FyanError`` when
-    the process did not come up (with the end of its log)."""
+    Raises ``LockedError`` when a daemon or run already holds the project, ``ConfigError`` /
+    ``InputError`` when no usable model is configured (``fyan.agents.preflight``: nothing is
+    started), ``FyanError`` when the process did not come up (with the end of its log)."""
     import subprocess
     import sys
+
+    from fyan.agents.preflight import check_models
 
     project = Project.open(path)
     holder = lock_holder(project)
@@ -406,6 +409,8 @@ def start_background(path: str | Path, *, dashboard: bool = True, port: int | No
             f"{project.paths.root}: a Fyan daemon or run is already working on this project ({holder})",
             hint=f"see `fyan daemon status {path}`; stop it with `fyan daemon stop {path}`",
         )
+    # the same check the daemon makes, here, so that its one message is the command's answer
+    check_models(project, ingested=project.paths.db.exists() and Daemon._has_units(project))
     project.paths.logs.mkdir(parents=True, exist_ok=True)
     log_path = project.paths.logs / "daemon.log"
     try:
