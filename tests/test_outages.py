@@ -37,7 +37,7 @@ from fyan.orchestrator.engine import Engine
 from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome
 from fyan.state.models import RunStatus, Stage
 from fyan.state.store import Store
-from tests.helpers import ingested
+from tests.helpers import ingested, wait_for
 
 REFUSED = httpx2.ConnectError("[Errno 111] Connection refused")
 
@@ -192,14 +192,6 @@ def free_port() -> int:
     return port
 
 
-def wait_for(predicate, timeout=120.0, step=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("timed out")
 
 
 def cli_json(capsys, *argv):

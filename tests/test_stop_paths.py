@@ -27,7 +27,7 @@ from fyan.errors import ProviderError
 from fyan.state.models import RunStatus
 from fyan.state.store import Store
 from tests.conftest import ROOT
-from tests.helpers import make_project
+from tests.helpers import make_project, wait_for
 
 AGENT = r'''
 import os, subprocess, sys, time
@@ -52,14 +52,6 @@ def alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
-def wait_for(predicate, timeout=60.0, step=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("timed out")
 
 
 def agents_started(markers: Path, n: int) -> list[dict]:

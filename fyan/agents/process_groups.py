@@ -108,22 +108,22 @@ def end_groups(groups: list[Group], grace_s: float = DEFAULT_GRACE_S) -> list[Gr
     """End every group of ``groups`` that still has processes: SIGTERM, then SIGKILL after
     ``grace_s`` seconds. Returns the groups that had processes."""
     alive = [g for g in groups if members(g)]
-    for g in alive:
-        try:
-            os.killpg(g.pgid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
+    _signal(alive, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     left = alive
     while left and time.monotonic() < deadline:
         time.sleep(0.05)
         left = [g for g in left if members(g)]
-    for g in left:
+    _signal(left, signal.SIGKILL)
+    return alive
+
+
+def _signal(groups: list[Group], sig: int) -> None:
+    for g in groups:
         try:
-            os.killpg(g.pgid, signal.SIGKILL)
+            os.killpg(g.pgid, sig)
         except (ProcessLookupError, PermissionError):
             pass
-    return alive
 
 
 class Registry:

@@ -460,28 +460,29 @@ class Gateway:
         running any more or the run is stopping."""
         data = {"stage": run.stage.value, "reason": reason, "by": "provider", "provider": provider,
                 "outage": outage or {}}
-        with self._finishing(), self._tx() as c:
-            row = c.execute("SELECT status FROM stage_runs WHERE id = ?", (run.id,)).fetchone()
-            if row is None or row["status"] != RunStatus.RUNNING.value:
-                raise TransitionError(f"run {run.id} of {run.unit} is not running (status {row and row['status']})")
-            now = time.time()
-            c.execute("UPDATE stage_runs SET status = ?, finished_at = ?, reason = ? WHERE id = ?",
-                      (RunStatus.INTERRUPTED.value, now, reason, run.id))
-            self._event(c, "stage_interrupted", run.unit, run.id, data)
+        now = self._interrupt_one("stage_runs", run.id, run.unit, reason, "stage_interrupted", data, run.id)
         return run.model_copy(update=dict(status=RunStatus.INTERRUPTED, finished_at=now, reason=reason))
 
     def interrupt_post(self, run: PostRun, reason: str) -> PostRun:
         """Close a running post-completion task as interrupted (its provider was unavailable);
         it runs again later. Raises ``TransitionError`` when it is not running."""
-        with self._finishing(), self._tx() as c:
-            row = c.execute("SELECT status FROM post_runs WHERE id = ?", (run.id,)).fetchone()
-            if row is None or row["status"] != RunStatus.RUNNING.value:
-                raise TransitionError(f"post run {run.id} of {run.unit} is not running")
-            now = time.time()
-            c.execute("UPDATE post_runs SET status = ?, finished_at = ?, reason = ? WHERE id = ?",
-                      (RunStatus.INTERRUPTED.value, now, reason, run.id))
-            self._event(c, "post_interrupted", run.unit, None, {"task": run.task, "post_run": run.id, "reason": reason})
+        now = self._interrupt_one("post_runs", run.id, run.unit, reason, "post_interrupted",
+                                  {"task": run.task, "post_run": run.id, "reason": reason}, None)
         return run.model_copy(update=dict(status=RunStatus.INTERRUPTED, finished_at=now, reason=reason))
+
+    def _interrupt_one(self, table: str, run_id: int, unit: str, reason: str, event: str, data: dict,
+                       event_run: int | None) -> float:
+        """Mark the running row ``run_id`` of ``table`` (stage_runs | post_runs) interrupted, with
+        its event, in one transaction counted as an attempt's write; returns the time (POSIX s)."""
+        with self._finishing(), self._tx() as c:
+            row = c.execute(f"SELECT status FROM {table} WHERE id = ?", (run_id,)).fetchone()
+            if row is None or row["status"] != RunStatus.RUNNING.value:
+                raise TransitionError(f"run {run_id} of {unit} is not running (status {row and row['status']})")
+            now = time.time()
+            c.execute(f"UPDATE {table} SET status = ?, finished_at = ?, reason = ? WHERE id = ?",
+                      (RunStatus.INTERRUPTED.value, now, reason, run_id))
+            self._event(c, event, unit, event_run, data)
+        return now
 
     @contextmanager
     def _finishing(self) -> Iterator[None]:
