@@ -49,8 +49,9 @@ KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
 def _quote(path: str | Path) -> str:
-    """A path as it must be typed in a shell (quoted when it has spaces or specials)."""
-    return shlex.quote(str(path))
+    from fyan.terminal import quoted
+
+    return quoted(path)
 
 
 # -- init ------------------------------------------------------------------------------------
@@ -384,14 +385,14 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
         text = f"Fyan daemon started on {project.name} (pid {state['pid']}); log {state['log']}"
         if state.get("dashboard"):
             text += f"\nDashboard: {state['dashboard']}  (write token: {state['token']})"
-        text += f"\nStop it with: fyan daemon stop {args.dir}"
+        text += f"\nStop it with: fyan daemon stop {_quote(args.dir)}"
         return CommandResult(ExitCode.OK, state, text)
     if args.action == "stop":
         result = d.stop_background(args.dir, wait_s=args.timeout)
         if not result["running"] and not result["stopped"]:
             return CommandResult(ExitCode.OK, result, f"No Fyan daemon is running on {project.name}.")
         return CommandResult(ExitCode.OK, result, f"Fyan daemon pid {result['pid']} stopped; "
-                                                 f"`fyan daemon start {args.dir}` resumes.")
+                                                 f"`fyan daemon start {_quote(args.dir)}` resumes.")
     return _daemon_status(project)
 
 
@@ -538,7 +539,7 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
     store = Store(project.paths.db)
     unit = store.unit(args.unit) if store.exists else None
     if unit is None:
-        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {args.dir}`")
+        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
     # build/probe logs and the report of a manual run are kept (they are not stage state)
     log_dir = project.paths.logs / "gate" / f"{unit.id}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     report = run_gate(project, store, unit, log_dir)
@@ -581,7 +582,7 @@ def cmd_audit(args: argparse.Namespace) -> CommandResult:
     store = Store(project.paths.db)
     unit = store.unit(args.unit) if store.exists else None
     if unit is None:
-        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {args.dir}`")
+        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
     certified, payload, text = audit_report(project, store, unit)
     store.close()
     return CommandResult(ExitCode.OK if certified else ExitCode.INCOMPLETE, payload, text)

@@ -8,6 +8,7 @@ never cut: a table folds long cells instead.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from collections.abc import Sequence
 from io import StringIO
@@ -15,6 +16,12 @@ from typing import IO
 
 from rich.console import Console
 from rich.table import Table
+
+
+def quoted(path: object) -> str:
+    """A path or word as it must be typed in a shell (quoted when it has spaces or specials):
+    every command Fyan prints for the user to run uses it (``Next: fyan run 'my paper'``)."""
+    return shlex.quote(str(path))
 
 
 def console(file: IO[str] | None = None, width: int | None = None, *, force_terminal: bool | None = None) -> Console:

@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -330,6 +331,23 @@ def test_export_blueprint_says_where_leanblueprint_must_run(example, no_lake, ca
     assert code == 0 and f"put '{elsewhere}' at <folder>/blueprint/src, then cd <folder> && leanblueprint web" in out
     code, out, err = run_cli(capsys, "export", "blueprint", str(example), "--out", str(tmp_path / "w" / "blueprint" / "src"))
     assert f"cd {tmp_path / 'w'} && leanblueprint web" in out
+
+
+def test_every_command_fyan_prints_for_a_path_with_a_space_can_be_pasted(tmp_path, capsys, no_lake):
+    target = tmp_path / "my paper"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".fyan", "units", "lean", "workspaces"))
+    code, out, err = run_cli(capsys, "run", str(target))
+    assert code == 3 and f"Details: fyan status '{target}'" in out
+    code, out, err = run_cli(capsys, "gate", str(target), "no-such-unit")
+    assert f"`fyan status '{target}'`" in err
+    code, out, err = run_cli(capsys, "run", str(target), "--unit", "nope")
+    assert f"`fyan status '{target}'`" in err
+    fresh = tmp_path / "new paper"
+    shutil.copytree(EXAMPLE, fresh, ignore=shutil.ignore_patterns(".fyan", "units", "lean", "workspaces"))
+    code, out, err = run_cli(capsys, "status", str(fresh))
+    assert out.strip().endswith(f"Next: fyan run '{fresh}'")
+    code, out, err = run_cli(capsys, "export", "blueprint", str(fresh))
+    assert f"`fyan run '{fresh}'` first" in err
 
 
 def test_files_the_example_refers_to_exist():

@@ -17,6 +17,7 @@ from typing import Any
 
 from fyan.orchestrator.status import STATUS_ORDER, ProjectStatus, names
 from fyan.state.models import UnitView
+from fyan.terminal import quoted
 
 COLOURS = {"complete": "#2e7d32", "running": "#1565c0", "ready": "#6a1b9a", "waiting": "#9e9e9e",
            "blocked": "#c62828", "interrupted": "#ef6c00"}
@@ -63,7 +64,7 @@ def _clock(posix: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(posix))
 
 
-def run_html(run: dict[str, Any], name: str, interrupted: int) -> str:
+def run_html(run: dict[str, Any], root: str, interrupted: int) -> str:
     """Whether a run is alive, from the lock (``fyan.orchestrator.status``)."""
     if run.get("alive"):
         who = "daemon" if run.get("daemon") else "foreground run"
@@ -73,7 +74,7 @@ def run_html(run: dict[str, Any], name: str, interrupted: int) -> str:
     tail = (f" {interrupted} attempt(s) were cut off when the last run stopped: they resume on the next run."
             if interrupted else "")
     return (f"<p id=run class=note>No Fyan run is working on this project (showing the recorded state).{tail} "
-            f"Start one with <code>fyan daemon start {escape(name)}</code>.</p>")
+            f"Start one with <code>fyan daemon start {escape(quoted(root))}</code>.</p>")
 
 
 def outages_html(outages: list[dict[str, Any]]) -> str:
@@ -134,7 +135,7 @@ def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
     head = (f"<h1 id=title>{escape(status.project)}: <span id=done>{done}</span>/<span id=total>{total}</span> units complete</h1>"
             f"<p id=counts><span id=count-badges>{' '.join(f'{badge(k)} {n}' for k, n in sorted(counts.items(), key=lambda kv: STATUS_ORDER.get(kv[0], 9)))}</span>"
             f" — total model cost <span id=cost>${sum(costs.values()):.4f}</span></p>"
-            + run_html(payload["run"], status.project, counts.get("interrupted", 0))
+            + run_html(payload["run"], status.root, counts.get("interrupted", 0))
             + f"<div id=outages>{outages_html(payload['providers'])}</div>"
             "<p class=note id=live-note>This page updates by itself while Fyan works.</p>")
     if not status.ingested:

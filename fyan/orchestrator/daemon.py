@@ -56,6 +56,7 @@ from fyan.orchestrator.watchers import Changes, ProjectWatcher
 from fyan.project import Project
 from fyan.state.gateway import Gateway
 from fyan.state.models import UnitStatus
+from fyan.terminal import quoted
 
 #: files of ``.fyan/`` that belong to the running process, not to the state a failed first
 #: ingest rolls back (the lock it holds, its agents' registry and scratch, its logs, daemon.json)
@@ -346,7 +347,7 @@ class Daemon:
         unknown = sorted(set(only) - known)
         if unknown:
             raise UsageError(f"unknown unit(s): {', '.join(unknown)}; nothing was run",
-                             hint=f"unit ids are listed by `fyan status {self.path}` (after a first run) "
+                             hint=f"unit ids are listed by `fyan status {quoted(self.path)}` (after a first run) "
                              "and by `fyan init` (--json)")
 
     def _end_leftovers(self, project: Project) -> None:
@@ -407,7 +408,7 @@ def start_background(path: str | Path, *, dashboard: bool = True, port: int | No
     if holder is not None:
         raise LockedError(
             f"{project.paths.root}: a Fyan daemon or run is already working on this project ({holder})",
-            hint=f"see `fyan daemon status {path}`; stop it with `fyan daemon stop {path}`",
+            hint=f"see `fyan daemon status {quoted(path)}`; stop it with `fyan daemon stop {quoted(path)}`",
         )
     # the same check the daemon makes, here, so that its one message is the command's answer
     check_models(project, ingested=project.paths.db.exists() and Daemon._has_units(project))
@@ -437,7 +438,7 @@ def start_background(path: str | Path, *, dashboard: bool = True, port: int | No
             msg = "\n".join(tail)
             if "already working on this project" in msg:
                 raise LockedError(f"{project.paths.root}: a Fyan daemon or run is already working on this project",
-                                  hint=f"see `fyan daemon status {path}`")
+                                  hint=f"see `fyan daemon status {quoted(path)}`")
             raise FyanError(f"the daemon exited at start (code {proc.returncode}); end of {log_path}:\n{msg}")
         time.sleep(0.05)
     raise FyanError(f"the daemon did not report ready within {wait_s:.0f} s; see {log_path}")

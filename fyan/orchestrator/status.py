@@ -104,6 +104,7 @@ class ProjectStatus:
     project: str
     ingested: bool
     run: dict[str, Any]
+    root: str = ""  # the project folder
     units: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     blocked: list[BlockedGroup] = field(default_factory=list)
@@ -111,7 +112,8 @@ class ProjectStatus:
     stale: dict[str, str] = field(default_factory=dict)
 
     def as_payload(self) -> dict[str, Any]:
-        return {"project": self.project, "ingested": self.ingested, "run": self.run, "counts": self.counts,
+        return {"project": self.project, "root": self.root, "ingested": self.ingested, "run": self.run,
+                "counts": self.counts,
                 "units": self.units, "blocked_groups": [{**asdict(g), "total": g.total} for g in self.blocked],
                 "providers": self.outages, "stale": self.stale}
 
@@ -161,7 +163,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
     when the caller is that process (the daemon's dashboard)."""
     now = time.time() if now is None else now
     run = run_state(project, live)
-    status = ProjectStatus(project=project.name, ingested=store.exists, run=run)
+    status = ProjectStatus(project=project.name, ingested=store.exists, run=run, root=str(project.paths.root))
     if not store.exists:
         return status
     views = store.views(project.config.scheduler.attempts_per_stage)
