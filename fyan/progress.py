@@ -164,7 +164,7 @@ class RunProgress:
         total = sum(state.counts.values())
         title = (f"fyan run: {state.counts.get('complete', 0)}/{total} units complete"
                  + (f", elapsed {_clock(now - state.started)}" if state.started else ""))
-        t = Table(title=title, expand=False)
+        t = Table(title=title, expand=False, min_width=min(80, len(title) + 4))
         t.add_column("status")
         t.add_column("units", justify="right")
         for k, n in sorted(state.counts.items()):
