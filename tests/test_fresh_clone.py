@@ -54,7 +54,7 @@ def clone(tmp_path_factory) -> Path:
     if not (ROOT / ".git").exists() or shutil.which("git") is None:
         pytest.skip("not a git checkout (or no git): nothing to clone")
     dest = tmp_path_factory.mktemp("fresh") / "fyan"
-    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(dest)], check=True, timeout=300)
+    subprocess.run(["git", "-c", "safe.directory=*", "clone", "--quiet", str(ROOT), str(dest)], check=True, timeout=300)
     assert not (dest.parent / "shared").exists() and not (dest / ".venv").exists()
     bin_dir = dest / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
