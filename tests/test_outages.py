@@ -128,10 +128,12 @@ class CassetteServer:
     body exactly as Fyan computes it). ``mode``: ``up``, or ``errors`` (529, 500, 429 in turn);
     ``stop()`` closes the port (connections are refused) until ``start()``."""
 
-    def __init__(self, cassette: Path, port: int) -> None:
+    def __init__(self, cassette: Path, port: int, down_after: int | None = None) -> None:
         self.entries = load_cassette(cassette)
         self.port = port
         self.mode = "up"
+        self.down_after = down_after  # stop listening after serving this many replies
+        self.went_down = threading.Event()
         self.served = 0
         self.errors = 0
         self.httpd: ThreadingHTTPServer | None = None
@@ -156,6 +158,8 @@ class CassetteServer:
                 if entry is None:
                     return self._send(400, {"error": {"message": f"no recorded response for {key}"}})
                 outer.served += 1
+                if outer.served == outer.down_after:  # the outage begins (from another thread)
+                    threading.Thread(target=lambda: (outer.stop(), outer.went_down.set()), daemon=True).start()
                 time.sleep(0.03)  # a model takes a moment
                 self._send(200, {"id": "c1", "object": "chat.completion", "created": 1, "model": body["model"],
                                  "choices": [{"index": 0, "finish_reason": "stop",
@@ -205,7 +209,7 @@ def test_a_daemon_rides_out_an_outage_of_its_model_server(example, fake_lake, ca
     toml = toml.replace('provider = "replay"\nmodel = "example-authored"',
                         f'provider = "openai-compatible"\nbase_url = "http://127.0.0.1:{port}/v1"\nmodel = "example-authored"')
     (example / "fyan.toml").write_text(toml)
-    server = CassetteServer(example / "replay" / "cassette.jsonl", port)
+    server = CassetteServer(example / "replay" / "cassette.jsonl", port, down_after=40)
     (example / "replay" / "cassette.jsonl").unlink()  # the daemon really talks to the server
     monkeypatch.setenv("FYAN_AGENTS__OUTAGE_WAIT_INITIAL", "0.5")
     monkeypatch.setenv("FYAN_AGENTS__OUTAGE_WAIT_MAX", "1.5")
@@ -218,8 +222,7 @@ def test_a_daemon_rides_out_an_outage_of_its_model_server(example, fake_lake, ca
         time.sleep(2.0)
         server.start()
         db = example / ".fyan" / "state.db"
-        wait_for(lambda: db.exists() and sum(r.status is RunStatus.SUCCEEDED for r in Store(db).runs()) >= 12)
-        server.stop()  # an outage in the middle of the run: connections refused
+        assert server.went_down.wait(120)  # after 40 replies, in the middle of the run: connections refused
         code, status = wait_for(lambda: (r := cli_json(capsys, "status", str(example)))[1]["providers"] and r)
         [outage] = status["providers"]
         assert outage["provider"] == f"openai-compatible http://127.0.0.1:{port}/v1"
@@ -231,7 +234,7 @@ def test_a_daemon_rides_out_an_outage_of_its_model_server(example, fake_lake, ca
         server.start()
         wait_for(lambda: server.errors >= 3, timeout=60)
         server.mode = "up"
-        wait_for(lambda: Counter(v.status.value for v in Store(db).views(3).values()).get("complete") == 11, timeout=180)
+        wait_for(lambda: Counter(v.status.value for v in Store(db).views(3).values()).get("complete") == 11, timeout=300)
     finally:
         main(["daemon", "stop", str(example)])
         capsys.readouterr()
