@@ -87,7 +87,11 @@ class IntakeSection(_Section):
 
 
 class StageAgent(_Section):
-    provider: Literal["replay", "record", "anthropic", "openai", "openai-compatible", "command"] = "replay"
+    provider: Literal["replay", "record", "anthropic", "openai", "openai-compatible", "command", "none"] = Field(
+        default="replay",
+        description="replay | record | anthropic | openai | openai-compatible | command; none = no model "
+        "configured yet (`fyan run` stops before any attempt and says how to choose one).",
+    )
     model: str = Field(default="example-authored", description="Model name sent to the provider (and priced by config/pricing.toml).")
     base_url: str | None = Field(default=None, description="Endpoint of an OpenAI-compatible server.")
     max_tokens: int = Field(default=8192, gt=0, description="Reply budget, tokens.")
@@ -128,6 +132,18 @@ class AgentsSection(_Section):
     )
     post_completion: bool = Field(
         default=True, description="Run the Curator (skills/) and the Auditor (review.md) after a unit completes."
+    )
+    call_attempts: int = Field(
+        default=3, ge=1,
+        description="Tries of one model call on a transient failure (connection, timeout, 429, 5xx, overloaded) "
+        "before the provider counts as unavailable.",
+    )
+    outage_wait_initial: float = Field(
+        default=10.0, gt=0,
+        description="Seconds before the first new try of an unavailable provider; doubles after each outage.",
+    )
+    outage_wait_max: float = Field(
+        default=300.0, gt=0, description="Longest wait between tries of an unavailable provider, seconds."
     )
     default: StageAgent = StageAgent()
     stages: dict[str, StageAgent] = Field(default_factory=dict)

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from fyan.agents.preflight import agent_groups, stages_in_use
 from fyan.config import FyanConfig, StageAgent
 
 KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -83,6 +84,8 @@ def check_agent(kind: str, agent: StageAgent, cassette, online: bool) -> list[Fi
         else:
             ok, detail = _reach(agent.base_url.rstrip("/") + "/models")
             out.append(Finding(what="endpoint", ok=ok, detail=detail))
+    elif kind == "none":
+        out.append(Finding(what="model", ok=False, detail='no model is configured (provider = "none"): set one in fyan.toml'))
     elif kind == "command":
         if not agent.command:
             out.append(Finding(what="command", ok=False, detail="command = [...] is empty"))
@@ -91,15 +94,6 @@ def check_agent(kind: str, agent: StageAgent, cassette, online: bool) -> list[Fi
             out.append(Finding(what="command", ok=path is not None,
                                detail=f"{agent.command[0]} found at {path}" if path else f"{agent.command[0]} not found on PATH"))
     return out
-
-
-def stages_in_use(config: FyanConfig) -> list[str]:
-    stages = ["reason", "plan", "audit", "prove"]
-    if config.intake.specifier == "model":
-        stages.insert(0, "specify")
-    if config.agents.post_completion:
-        stages += ["curate", "review"]
-    return stages
 
 
 def diagnose(config: FyanConfig | None, project_root=None, online: bool = False) -> dict[str, Any]:
@@ -111,12 +105,8 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
 
     providers = []
     if config is not None:
-        groups: dict[str, tuple[StageAgent, list[str]]] = {}
-        for stage in stages_in_use(config):
-            agent = config.agents.for_stage(stage)
-            groups.setdefault(agent.model_dump_json(), (agent, []))[1].append(stage)
         cassette = project_root / config.agents.replay_file
-        for agent, stages in groups.values():
+        for agent, stages in agent_groups(config, stages_in_use(config)):
             findings = check_agent(agent.provider, agent, cassette, online)
             providers.append({
                 "stages": stages, "provider": agent.provider, "model": agent.model,

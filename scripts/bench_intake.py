@@ -47,13 +47,13 @@ KINDS = IntakeSection().unit_kinds
 
 
 def corpus_dir() -> Path:
+    """The corpus copied into the repository (``tests/fixtures/corpus``), or the one under
+    ``$FYAN_SHARED_DIR/corpus`` when that is set."""
     root = Path(__file__).resolve().parents[1]
-    if (root / "tests" / "fixtures" / "corpus").is_dir():
-        return root / "tests" / "fixtures" / "corpus"
-    for candidate in (os.environ.get("FYAN_SHARED_DIR"), root.parent / "shared", "/work/shared"):
+    for candidate in (os.environ.get("FYAN_SHARED_DIR"), root / "tests" / "fixtures"):
         if candidate and (Path(candidate) / "corpus").is_dir():
             return Path(candidate) / "corpus"
-    raise SystemExit("corpus not found: set FYAN_SHARED_DIR, or give --tex and --pdf")
+    raise SystemExit("corpus not found: tests/fixtures/corpus is missing (set FYAN_SHARED_DIR, or give --tex and --pdf)")
 
 
 def plain_tex(path: Path) -> None:

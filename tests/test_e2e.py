@@ -146,7 +146,10 @@ def test_missing_replay_response_is_reported_and_blocks_the_unit(example, fake_l
     assert code == 3 and summary["counts"] == {"complete": 10, "blocked": 1}
     reason = summary["blocked"][0]["reason"]
     assert summary["blocked"][0]["unit"] == "theorem-8"
-    assert "has no response for request" in reason and "stage plan, unit theorem-8" in reason
+    # the stage and prompt once (the unit is the row); the same words for every unit that misses
+    assert reason == f"the replay cassette {cassette} has no response for the plan stage (prompt plan), model example-authored"
+    [group] = summary["blocked_groups"]
+    assert group["cause"] == reason and group["roots"] == ["theorem-8"] and "re-record" in group["remedy"]
 
 
 def test_post_completion_failure_never_changes_completion(example, fake_lake, capsys):

@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from fyan import logs
+from fyan.agents import process_groups
 from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider, Usage
 from fyan.errors import ConfigError, ProviderError
 
@@ -89,7 +90,7 @@ class CommandAgentProvider(Provider):
                                 hint="install it or fix [agents.*] command in fyan.toml (`fyan doctor`)", retryable=False)
         scratch = None
         if request.workspace is None:
-            scratch = tempfile.mkdtemp(prefix="fyan-command-")
+            scratch = tempfile.mkdtemp(prefix=process_groups.SCRATCH_PREFIX, dir=process_groups.scratch_dir())
         cwd = Path(request.workspace or scratch)
         try:
             return self._run(request, cwd)
@@ -109,6 +110,7 @@ class CommandAgentProvider(Provider):
                                     stderr=subprocess.PIPE, start_new_session=True)
         except OSError as e:
             raise ProviderError(f"command agent {self.argv[0]!r} could not start: {e.strerror or e}", retryable=False) from None
+        group = process_groups.register(proc.pid, f"command agent {self.argv[0]} ({request.stage}, {request.unit})")
         try:
             out, err = proc.communicate(request.transcript.encode("utf-8"), timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
@@ -121,6 +123,8 @@ class CommandAgentProvider(Provider):
                                stage=request.stage, unit=request.unit)
             raise ProviderError(f"command agent {self.argv[0]!r} killed at the timeout of {self.timeout_s:g} s",
                                 hint="raise [agents.*] timeout in fyan.toml, or check the agent") from None
+        finally:  # whatever the agent left running in its group ends with the call
+            process_groups.unregister(group)
         latency = time.monotonic() - start
         if proc.returncode != 0:
             tail = err.decode("utf-8", errors="replace").strip().splitlines()[-5:]
