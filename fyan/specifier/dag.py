@@ -629,14 +629,13 @@ def _notation_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, 
         return definition_notation(s.body, macros, s.defined_terms, s.title)
 
     first = {u.id: read(u) for u in defs}
-    macros.owned = {n.owned[1:] for notes in first.values() for n in notes if n.owned}
+    # an owned macro whose expansion is generic (\\newcommand{\\E}{E}) stays as written everywhere
+    macros.owned = {n.owned[1:] for notes in first.values() for n in notes if n.owned and n.generic_expansion}
     notes = {u.id: read(u) for u in defs} if macros.owned else first
     by_head: dict[str, list[tuple[int, str, Notation]]] = {}
     for u in defs:
         for n in notes[u.id]:
-            heads = {n.atom.head} | ({n.alias.head} if n.alias is not None else set())
-            for h in heads:
-                by_head.setdefault(h, []).append((u.order, u.id, n))
+            by_head.setdefault(n.atom.head, []).append((u.order, u.id, n))
     hits: dict[tuple[str, tuple], dict[str, _Choice]] = {}  # (definition, symbol) -> unit -> choice
     for unit in units:
         stmt = catalogue.statements[unit.statements[0]]

@@ -103,7 +103,7 @@ SIGNATURE = {"|": "|", "\\mid": "|", ";": ";", ":": ":", "\\Vert": "‖", "\\|":
 
 _TOKEN = re.compile(r"\\[A-Za-z@]+\*?|\\.|:=|=:|[A-Za-z]|\d+(?:\.\d+)?|\S")
 _MATH_OPEN = re.compile(r"\\\$|\$\$|\$|\\\(|\\\[|\\begin\s*\{([^{}]+)\}")
-_STRIP = re.compile(r"\\(?:label|lean|uses|tag|ref|eqref|cref|Cref|cite|leanok|mathlibok|notready)\*?"
+_STRIP = re.compile(r"\\(?:label|leanok|lean|uses|tag|ref|eqref|cref|Cref|cite|mathlibok|notready)(?![A-Za-z])\*?"
                     r"(?:\s*\[[^\]]*\])?(?:\s*\{[^{}]*\})?")
 _CUE_EQUALS = re.compile(r"(?:\b(?:[Dd]efine[sd]?|[Ss]et|[Ll]et|[Pp]ut|[Ii]ntroduce|to\s+be|as|by|[Cc]onsider))"
                          r"(?:\s+(?:the|a|an)\b)?[^.;:$]{0,80}?$")
@@ -132,6 +132,7 @@ class Atom:
     end: int = 0
     written: str = ""
     decorated: bool = False  # font or accent on the head
+    argument: str = ""  # canonical text inside the bracket
 
     def shown(self) -> str:
         text = self.head
@@ -157,7 +158,6 @@ class Notation:
     sub_slot: bool = False
     sup_slot: bool = False
     source: str = ""  # the formula it was read from, as written
-    alias: Atom | None = None  # an owned macro's expansion, when it is not generic itself
     titled: bool = False  # the definition's title is this symbol ("Definition ($\\theta$)")
 
     @property
@@ -175,8 +175,14 @@ class Notation:
             return False
         return generic_atom(self.atom)
 
+    @property
+    def generic_expansion(self) -> bool:
+        """An owned macro whose expansion alone would be too generic (``\\newcommand{\\E}{E}``):
+        it is matched as written, not expanded."""
+        return self.owned is not None and generic_atom(self.atom)
+
     def shown(self) -> str:
-        return self.owned or self.atom.shown()
+        return self.owned if self.owned and self.atom.head == self.owned else self.atom.shown()
 
 
 def generic_atom(a: Atom) -> bool:
@@ -184,8 +190,8 @@ def generic_atom(a: Atom) -> bool:
     head = a.head
     if head in STANDARD_SETS or head.lstrip("\\") in STANDARD or head[:1].isdigit():
         return True
-    if a.sub is not None or a.sup is not None or a.decorated:
-        return False
+    if a.sub is not None or a.sup is not None or a.decorated or a.bracket == "[":
+        return False  # d[X;Y]: square-bracket application is notation, f(x) is not
     return _letter(head)
 
 
@@ -379,6 +385,7 @@ def read_atom(toks: list[_Tok], i: int) -> Atom | None:
             break
     bracket = None
     signature = ""
+    argument = ""
     end = toks[j - 1].end
     if j < n and toks[j].text in ("(", "["):
         bracket = toks[j].text
@@ -393,10 +400,11 @@ def read_atom(toks: list[_Tok], i: int) -> Atom | None:
                 if depth == 0:
                     if x == close:
                         end = toks[k].end
+                        argument = canon(toks[j + 1 : k])
                     break
             elif depth == 1 and x in SIGNATURE:
                 signature += SIGNATURE[x]
-    return Atom(text, sub, sup, primes, bracket, signature, toks[i].start, end, toks[i].text, decorated)
+    return Atom(text, sub, sup, primes, bracket, signature, toks[i].start, end, toks[i].text, decorated, argument)
 
 
 def atoms(tex: str, start: int, end: int) -> list[Atom]:
@@ -517,16 +525,33 @@ def _defined_lhs(toks: list[_Tok]) -> list[int]:
     return sorted(set(s for s in starts if s < n and toks[s].text != "="))
 
 
-def _top_equals(toks: list[_Tok]) -> bool:
-    """Does the formula read ``X = …`` or ``X \\colon …`` / ``X : …`` at its top level right after
-    its first symbol?"""
-    a = read_atom(toks, 0) if toks else None
-    if a is None:
-        return False
-    j = 0
-    while j < len(toks) and toks[j].end <= a.end:
-        j += 1
-    return j < len(toks) and toks[j].text in ("=", "\\colon", ":", "\\equiv")
+def _top_equations(toks: list[_Tok]) -> list[int]:
+    """Token indices of the symbols ``X`` of a formula that reads ``X = …`` (or ``X \\colon A \\to
+    B``) at its top level, for each member of a list ``X = …, Y = …`` (separated by ``,``, ``;``,
+    ``\\quad`` or a line break)."""
+    found: list[int] = []
+    start = 0
+    depth = 0
+    n = len(toks)
+    k = 0
+    while k <= n:
+        x = toks[k].text if k < n else ","
+        if x in ("(", "[", "{"):
+            depth += 1
+        elif x in (")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and (x in (",", ";", "\\\\", "\\quad", "\\qquad", "&") or k == n):
+            if start < k:
+                a = read_atom(toks, start)
+                if a is not None:
+                    j = start
+                    while j < k and toks[j].end <= a.end:
+                        j += 1
+                    if j < k and toks[j].text in ("=", "\\colon", ":", "\\equiv"):
+                        found.append(start)
+            start = k + 1
+        k += 1
+    return found
 
 
 def definition_notation(body: str, macros: Macros, terms: list[str], title: str | None) -> list[Notation]:
@@ -539,6 +564,8 @@ def definition_notation(body: str, macros: Macros, terms: list[str], title: str 
     named = [t.lower() for t in terms] + ([title.lower()] if title else [])
 
     def add(formula: str, toks: list[_Tok], index: int, titled: bool = False) -> None:
+        if toks[index].text == "(" and index + 1 < len(toks):
+            index += 1  # a family: (\\bar x_i)_{i \\le k}
         written = read_atom(toks, index)
         if written is None:
             return
@@ -551,22 +578,15 @@ def definition_notation(body: str, macros: Macros, terms: list[str], title: str 
             # a macro for standard notation (\N for \mathbb{N}) is shorthand, not owned
             if inner is None or not (inner.head in STANDARD_SETS or inner.head.lstrip("\\") in STANDARD):
                 owned = raw
-        if owned is None:
+        atom = written
+        if owned is None or owned[1:] not in macros.owned:  # read as TeX expands it
             expanded_text = macros.expand(formula[toks[index].start - toks[0].start:])
             etoks = tokens(expanded_text, 0, len(expanded_text))
             atom = read_atom(etoks, 0) if etoks else None
             if atom is None:
                 return
-        else:
-            atom = written
-        alias = None
-        if owned is not None:
-            body_toks = tokens(macros.bodies[owned[1:]], 0, len(macros.bodies[owned[1:]]))
-            expanded = read_atom(body_toks, 0) if body_toks else None
-            if expanded is not None and not generic_atom(expanded) and expanded.end >= body_toks[-1].end:
-                alias = expanded
         note = Notation(atom, owned, sub_slot=_slot(atom.sub), sup_slot=_slot(atom.sup), source=formula.strip(),
-                        alias=alias, titled=titled)
+                        titled=titled)
         if note.key not in seen:
             seen.add(note.key)
             out.append(note)
@@ -593,8 +613,9 @@ def definition_notation(body: str, macros: Macros, terms: list[str], title: str 
                 _CUE_SUBJECT.match(after) and _SENTENCE_START.search(plain_before)):
             add(formula, toks, 0)
             continue
-        if (_CUE_EQUALS.search(plain_before) or not lead) and _top_equals(toks):
-            add(formula, toks, 0)
+        if _CUE_EQUALS.search(plain_before) or not lead:
+            for index in _top_equations(toks):  # Define $H_2 = …, \\quad H_3 = …$
+                add(formula, toks, index)
             continue
         tail = " ".join(re.sub(r"[{}\\]|emph|textbf|textit", " ", plain_before).split()).lower()
         if any(n and tail.endswith(n) for n in named):
@@ -614,11 +635,6 @@ def score(note: Notation, use: Atom) -> int | None:
     """How well ``use`` matches the symbol ``note`` (module docstring): None when it does not,
     else a score (higher is a better match)."""
     a = note.atom
-    if note.owned and use.head != a.head:
-        if note.alias is None:
-            return None
-        a = note.alias
-        note = Notation(a, None, _slot(a.sub), _slot(a.sup))
     if use.head != a.head:
         return None
     total = 0
@@ -639,10 +655,10 @@ def score(note: Notation, use: Atom) -> int | None:
         return None
     if use.primes == a.primes:
         total += 1  # \\theta' is the symbol with the prime before the one without
-    if a.bracket:
+    if a.bracket and use.bracket:
         if use.bracket != a.bracket:
-            return None
-        total += 1 + (2 if use.signature == a.signature else 0)
+            return None  # \\bbH[X] is not \\bbH(X)
+        total += 1 + (2 if use.signature == a.signature else 0) + (1 if use.argument == a.argument else 0)
     return total
 
 
@@ -655,6 +671,6 @@ def statement_uses(body: str, macros: Macros) -> list[Atom]:
         formula = macros.expand(text[start:end])
         for a in atoms(formula, 0, len(formula)):
             found.append(Atom(a.head, a.sub, a.sup, a.primes, a.bracket, a.signature, start, start, a.written,
-                              a.decorated))
+                              a.decorated, a.argument))
     return found
 
