@@ -20,12 +20,22 @@ kept and listed, but it orders nothing). Kinds of evidence, strongest first (``S
   from definition markup only (``Statement.defined_terms``: one marked-up word counts only in a
   defining phrase, function words never); keys match on word and number boundaries ("Equation 1"
   is not in "Equation 14"), accents and TeX escapes folded alike on both sides, a name such as
-  ``Sets`` only with its case, a symbol (``$\\theta$``) not when primed; one generic word
-  (``GENERIC_WORDS``: "lattice", "periodic", "order") is a key only for the definition it titles. No edge when the key is the document's own
-  vocabulary (found in most later statements, ``PERVASIVE_SHARE``), when the definition is
-  implied (reachable from the statement or from another definition it uses), or from a
-  definition that defines the same key again; a key several definitions define goes to the
-  latest one before the statement.
+  ``Sets`` only with its case; one generic word (``GENERIC_WORDS``: "lattice", "periodic",
+  "order") is a key only for the definition it titles; a title that is a formula
+  (``Definition ($\\eta$)``) is notation, not a title key. No edge when the key is the document's
+  own vocabulary (found in most later statements, ``PERVASIVE_SHARE``), when the definition is
+  implied (reachable from the statement or from another definition it uses), from a definition
+  that defines the same key again, or from a definition whose own name contains the key ("The
+  periodic sphere packing constant is defined …" does not use "sphere packing constant",
+  ``_OWN``); a key several definitions define goes to the latest one before the statement;
+* ``notation`` — a statement (not its proof) uses a symbol an earlier definition introduces
+  (``fyan.specifier.notation``: ``X := …``, "we write $X$ for", "denote by $X$", a defining cue
+  before ``X = …``, a document macro in such a place; ``[intake] notation_edges``, documents
+  without ``\\uses`` only). Symbols are matched token by token after the same normalisation on
+  both sides; bare letters, numbers, standard operators and sets give no edge unless the
+  definition owns a macro for them or names the symbol in its title; among the symbols a use
+  matches, the best match wins, then the definition in force. Same strength, mention and cycle
+  rules as ``term``; a symbol found in most later statements gives no edge.
 
 The rule (DESIGN.md §1.2, issue 12), applied in this order:
 
@@ -38,8 +48,14 @@ The rule (DESIGN.md §1.2, issue 12), applied in this order:
    Every cycle they make is reported in one run, each edge with its file, line and evidence
    (``DagError``); with ``cycles = "break"`` the weakest edge of each cycle (lowest strength; a
    forward reference before a backward one) becomes a mention with a note and a warning.
-4. ``display``, ``closing``, ``title`` and ``term`` evidence is added strongest first; an edge
-   that would close a cycle is kept as a mention instead, with the cycle in its note.
+4. ``display``, ``closing``, ``title``, ``term`` and ``notation`` evidence is added strongest
+   first; an edge that would close a cycle is kept as a mention instead, with the cycle in its
+   note.
+5. A ``title``, ``term`` or ``notation`` edge the graph already implies is redundant for
+   scheduling and kept as a mention naming the path (``_drop_implied``): implied through a chain
+   of stronger dependencies, or through a unit the *statement itself* cites by stronger evidence.
+   A proof's dependency followed by weak evidence does not make a statement's own use of a
+   definition redundant.
 
 ``validate`` checks what DESIGN.md §1.2 asks of the Specifier: every unit-kind statement is in
 exactly one unit, every edge target exists, there is no cycle (all of them reported), and
@@ -255,7 +271,9 @@ def extract_edges(
     warnings += cycle_warnings
     graph = build_graph(units, kept)
     if (term_edges or notation_edges) and not has_uses:
-        weak += _keyed_edges(catalogue, units, graph, terms=term_edges, notation=notation_edges)
+        keyed, implied = _keyed_edges(catalogue, units, graph, terms=term_edges, notation=notation_edges)
+        weak += keyed
+        mentions += implied
     added, closing = _add_weak(units, graph, weak)
     for e in closing:
         warnings.append(IntakeWarning(code="mention", where=e.evidence.split(" ", 1)[0],
@@ -668,10 +686,10 @@ def _notation_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, 
 
 
 def _keyed_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph, *, terms: bool,
-                 notation: bool) -> list[Edge]:
+                 notation: bool) -> tuple[list[Edge], list[Edge]]:
     """Term, title and notation edges (module docstring), each from a statement to an earlier
-    definition it is not already connected to; checked against ``graph`` for implied
-    reachability."""
+    definition it is not already connected to, checked against ``graph`` for implied
+    reachability. Returns (edges, mentions): an implied one is a mention naming the path."""
     choices: dict[str, dict[str, _Choice]] = {}
     sources = ([_term_choices(catalogue, units)] if terms else []) + \
         ([_notation_choices(catalogue, units)] if notation else [])
@@ -683,6 +701,8 @@ def _keyed_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph,
                 if known is None or STRENGTH[choice.origin][0] > STRENGTH[known.origin][0]:
                     mine[did] = choice
     out: list[Edge] = []
+    implied_edges: list[Edge] = []
+    by_order = {u.id: u.order for u in units}
     work = graph.copy()  # the graph with the keyed edges of earlier statements
     for unit in sorted(units, key=lambda u: u.order):
         chosen = choices.get(unit.id)
@@ -691,20 +711,25 @@ def _keyed_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph,
         stmt = catalogue.statements[unit.statements[0]]
         # implied edges add nothing: a definition reachable from the statement through its
         # references, or from another definition it uses ("sphere packing constant" implies
-        # "sphere packing"); blueprints do list a definition again that a cited lemma uses
-        implied = nx.descendants(graph, unit.id) if unit.id in graph else set()
-        for other in chosen:
-            if other in work:
-                implied |= nx.descendants(work, other)
-        by_order = {u.id: u.order for u in units}
+        # "sphere packing")
+        reach = nx.descendants(graph, unit.id) if unit.id in graph else set()
+        via_other = {other: nx.descendants(work, other) for other in chosen if other in work}
         for did, choice in sorted(chosen.items(), key=lambda x: by_order[x[0]]):
-            if did in implied:
-                continue
             evidence = (f"{stmt.provenance.file}:{choice.line} {choice.shown}" if stmt.provenance.page_start is None
                         else f"{stmt.provenance} {choice.shown}")
-            out.append(Edge(unit=unit.id, depends_on=did, origin=choice.origin, evidence=evidence))
+            edge = Edge(unit=unit.id, depends_on=did, origin=choice.origin, evidence=evidence)
+            if did in reach:
+                path = nx.shortest_path(graph, unit.id, did)
+            else:
+                other = next((o for o, below in sorted(via_other.items()) if did in below), None)
+                path = [unit.id, *nx.shortest_path(work, other, did)] if other is not None else None
+            if path is not None:
+                implied_edges.append(edge.model_copy(update={
+                    "dependency": False, "note": f"implied by {' -> '.join(path)} (redundant for scheduling)"}))
+                continue
+            out.append(edge)
             work.add_edge(unit.id, did)
-    return out
+    return out, implied_edges
 
 
 def validate(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], unit_kinds: list[str]) -> Dag:
