@@ -12,39 +12,49 @@ of any reader with TeX math in it (TeX, Markdown's ``$…$``).
 * the left side of ``:=``, ``\\coloneqq``, ``\\coloneq``, ``\\defeq``, ``\\triangleq``,
   ``\\stackrel{…}{=}`` / ``\\overset{…}{=}`` (the right side of ``=:`` / ``\\eqqcolon``), every
   member of a chain ``A = B := …``;
-* the formula right after a defining cue ("define", "we set", "let", "put", "introduce", "to be",
-  "as", "by"), when it reads ``X = …`` or ``X \\colon A \\to B``: ``X``;
-* the formula after "we write", "denote(d) by", "denoted", "written", "notation", and before
-  "denotes" / "stands for" / "for the": the whole formula;
-* the formula right after the definition's defined term ("the \\emph{Ruzsa distance} $d[X;Y]$"),
-  a term in definition markup or the definition's title.
+* ``X = …`` or ``X \\colon A \\to B`` in a formula right after a defining cue ("define", "we
+  set", "let", "put", "introduce", "to be", "as", "by"), or forming the whole statement: each
+  member of a list ``H_2 = …, \\quad H_3 = …``;
+* the formula after "we write", "denote(d) by", "denoted", "written", "notation", or before
+  "denotes" / "stands for" / "for the" / ":=", or the subject of "… is defined/called/given";
+* the formula right after the definition's defined term or title ("the \\emph{Ruzsa distance}
+  $d[X;Y]$");
+* a title that is a formula (``\\begin{definition}[$\\theta$]``): the definition names its symbol.
 
-The symbol (``Notation``) is the first *atom* of such a formula: a head (a letter, a Greek
-letter, a control sequence, a font-wrapped letter ``\\mathcal{P}``, an accented one
-``\\widehat{f}``), its subscript, superscript and primes, and the bracket that follows it at
-once (``(`` or ``[``) with the separators at its top level (``|``, ``;``, ``:``, ``\\Vert``: the
-*signature*, so ``\\bbH[X]`` and ``\\bbH[X|Y]`` are different symbols).
+The symbol (``Atom``) is the first *atom* of such a formula (a family ``(\\bar x_i)_{i \\le k}`` is
+``\\bar x_i``): a head (a letter, a Greek letter, a control sequence, a font-wrapped letter
+``\\mathcal{P}``, an accented one ``\\widehat{f}``), its subscript, superscript and primes, and the
+bracket that follows it at once (``(`` or ``[``) with the separators at its top level (``|``,
+``;``, ``:``, ``\\Vert``: the *signature*, so ``\\bbH[X]`` and ``\\bbH[X|Y]`` are different
+symbols) and its argument text.
 
 **Normalised alike on both sides**: spacing commands, ``\\left``/``\\right`` and sizes,
 ``\\displaystyle`` and braces around one token are dropped (``\\mathcal P`` is ``\\mathcal{P}``,
 ``_{8}`` is ``_8``), ``\\widehat``/``\\hat``, ``\\widetilde``/``\\tilde``,
 ``\\overline``/``\\bar`` are one accent, and the document's own macros without parameters are
-expanded (``\\newcommand{\\Pa}{\\mathcal{P}}``: ``\\Pa(X)`` is ``\\mathcal{P}(X)``), except a macro
-that is itself the head of a definition's symbol (the definition *owns* it).
+expanded as TeX expands them (``\\newcommand{\\Pa}{\\mathcal{P}}``: ``\\Pa(X)`` is
+``\\mathcal{P}(X)``), except a macro a definition *owns* (stands where it introduces a symbol)
+whose expansion alone would be too generic (``\\newcommand{\\E}{E}``): that one is matched as
+written. A macro for standard notation (``\\N`` for ``\\mathbb{N}``) is never owned.
 
 **Too generic to be a key** (``Notation.generic``): a symbol whose head is a bare Latin or Greek
-letter (or ``\\ell``, ``\\partial``, ...) with no subscript, superscript, accent or font, a
+letter (or ``\\ell``, ``\\partial``, ...) with no subscript, superscript, accent, font or
+square-bracket argument (``f(x)``, ``F``, ``\\eta``, ``\\rho(X)``; but ``d[X;Y]`` is notation), a
 number, a standard operator or relation (``\\sum``, ``\\log``, ``+``, ``\\le``) and the standard
-number sets ``\\mathbb{R}``…; unless the definition owns a document macro for it.
+number sets ``\\mathbb{R}``…; unless the definition owns a document macro for it or names it in
+its title.
 
 **Matching a use** (``score``): same head; a subscript or superscript the definition writes as a
-constant (``\\Lambda_8``, ``\\phi_{-4}``, ``\\rho^+``, ``D_{KL}``) must be equal, one it writes as
-a single letter is a slot (``E_k`` matches ``E_4``; ``\\Delta_{\\mathcal P}`` matches
-``\\Delta_{\\Pa(cX)}``); a use has a subscript/superscript exactly where the symbol has one; a
-symbol with a bracket matches only uses with that bracket. Among the symbols a use matches, the
-best score wins (equal constants, then equal slot letters, the same bracket, the same signature),
-then the latest definition before the statement (the definition in force), the statement's own
-symbols included (a definition that defines a symbol again uses its own).
+constant (``\\Lambda_8``, ``\\phi_{-4}``, ``\\rho^+``, ``D_{KL}``) must be equal, one it writes as a
+single letter is a slot (``E_k`` matches ``E_4``; ``\\Delta_{\\mathcal P}`` matches
+``\\Delta_{\\Pa(cX)}``); a use has a subscript exactly where the symbol has one, and a superscript
+the symbol does not have is a power (``E_4^2``); a use with another bracket is another symbol
+(``\\bbH(X)`` is not ``\\bbH[X]``), one without a bracket is the function itself. Among the symbols
+a use matches, the best score wins (equal constants, then equal slot letters, the same primes,
+bracket, signature and argument), then the latest definition before the statement (the
+definition in force), the statement's own symbols included (a definition that defines a symbol
+again uses its own). Source of the rules: issue 12's follow-up (notation edges), measured on the
+corpus blueprints with ``scripts/dag_quality.py``.
 """
 
 from __future__ import annotations
@@ -141,10 +151,9 @@ class Atom:
         if self.sup is not None:
             text += "^" + (self.sup if len(self.sup) == 1 else "{" + self.sup + "}")
         text += "'" * self.primes
-        if self.bracket:
-            close = {"(": ")", "[": "]"}[self.bracket]
-            text += self.bracket + "·".join(["", *self.signature, ""]) + close if self.signature else \
-                self.bracket + "·" + close
+        if self.bracket:  # the argument shown by its separators only: \\bbH[·|·]
+            inner = "·".join(["", *self.signature, ""]) if self.signature else "·"
+            text += self.bracket + inner + {"(": ")", "[": "]"}[self.bracket]
         return text
 
 
