@@ -218,3 +218,15 @@ def test_dag_quality_scores_notation_edges_per_kind(tmp_path, capsys):
     assert runs["notation"]["evidence"]["notation"] == {"predicted": 2, "correct": 1, "precision": 0.5}
     assert runs["default"]["all"] == {"precision": 0.5, "recall": 1.0, "f1": 0.667, "predicted": 2, "truth": 1,
                                       "correct": 1}
+
+
+def test_notation_edges_in_markdown_with_math(tmp_path):
+    from fyan.intake import read_source
+
+    path = write(tmp_path / "notes.md", "**Definition 1.** We write $d[X;Y]$ for the Ruzsa distance.\n\n"
+                 "**Lemma 2.** For all $X, Y, Z$ we have $d[X;Z] \\le d[X;Y] + d[Y;Z]$.\n")
+    cat = read_source(path)
+    units = build_units(cat, KINDS)
+    found = extract_edges(cat, units)
+    assert [(e.unit, e.depends_on, e.origin, e.evidence) for e in found.edges] == [
+        ("lemma-2", "definition-1", "notation", "notes.md:3 notation $d[·;·]$")]
