@@ -479,8 +479,9 @@ def _generic(key: str) -> bool:
     w = words[0]
     return w in GENERIC_WORDS or w.rstrip("s") in GENERIC_WORDS or (w.endswith("es") and w[:-2] in GENERIC_WORDS)
 
-_META = re.compile(r"\\(?:label|uses|leanok|lean|ref|cref|Cref|eqref|autoref|mathlibok|notready|discussion)(?![A-Za-z])\*?"
-                   r"(?:\s*\{[^{}]*\})?|(?<!\\)%[^\n]*|\\begin\s*\{[^{}]*\}|\\end\s*\{[^{}]*\}")  # a statement's title stays: it is evidence
+# a statement's title stays: it is evidence
+_META = re.compile(r"\\(?:label|uses|leanok|lean|ref|cref|Cref|eqref|autoref|mathlibok|notready|discussion)"
+                   r"(?![A-Za-z])\*?(?:\s*\{[^{}]*\})?|(?<!\\)%[^\n]*|\\begin\s*\{[^{}]*\}|\\end\s*\{[^{}]*\}")
 
 
 def definition_keys(stmt: Statement) -> list[tuple[str, re.Pattern[str], bool]]:
@@ -510,7 +511,8 @@ def definition_keys(stmt: Statement) -> list[tuple[str, re.Pattern[str], bool]]:
 _OWN = re.compile(
     r"(?:^|(?<=[.:;!?]))\s*(?:the|an?)\s+(?P<subject>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,5}?)\s+"
     r"(?:is|are)\s+(?:defined|called|said|given|denoted)\b"
-    r"|\bdefine\s+(?:the|an?)\s+(?P<object>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,5}?)\s+(?:to\s+be|as|by|of|for|on|in|with)\b"
+    r"|\bdefine\s+(?:the|an?)\s+(?P<object>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,5}?)\s+"
+    r"(?:to\s+be|as|by|of|for|on|in|with)\b"
     r"|^\s*\((?P<heading>[^()\n]{2,80})\)",
     re.IGNORECASE)
 

@@ -111,6 +111,7 @@ LHS_STOPS = frozenset({",", ";", "\\\\", "\\quad", "\\qquad", "\\text", "\\mbox"
                        "\\iff", "\\Rightarrow", "\\implies", "&"})
 SIGNATURE = {"|": "|", "\\mid": "|", ";": ";", ":": ":", "\\Vert": "‖", "\\|": "‖", "\\parallel": "‖"}
 
+_NOT_NOTATION = re.compile(r"\\(?:begin|end|def|newcommand|ensuremath\s*\{\s*\})")  # macro bodies not expanded
 _TOKEN = re.compile(r"\\[A-Za-z@]+\*?|\\.|:=|=:|[A-Za-z]|\d+(?:\.\d+)?|\S")
 _MATH_OPEN = re.compile(r"\\\$|\$\$|\$|\\\(|\\\[|\\begin\s*\{([^{}]+)\}")
 _STRIP = re.compile(r"\\(?:label|leanok|lean|uses|tag|ref|eqref|cref|Cref|cite|mathlibok|notready)(?![A-Za-z])\*?"
@@ -455,7 +456,7 @@ class Macros:
         for src in sources:
             for d in definitions(src):
                 if d.kind == "macro" and d.name and d.nargs == 0 and d.body.strip() and len(d.body) <= 80 \
-                        and "#" not in d.body and not re.search(r"\\(?:begin|end|def|newcommand|ensuremath\s*\{\s*\})", d.body):
+                        and "#" not in d.body and not _NOT_NOTATION.search(d.body):
                     bodies[d.name] = d.body.replace("\\ensuremath", "").strip()
         return cls(bodies)
 
