@@ -87,6 +87,10 @@ def _uningested(tmp_path, capsys):
     src = write(tmp_path / "in" / "m.tex", WARNED)
     assert main(["init", str(tmp_path / "p"), "--source", str(src), "--unknown-references", "warn",
                  "--no-ingest"]) == 0
+    # a model is configured: replay from an empty cassette (every stage misses and the units block)
+    config = tmp_path / "p" / "fyan.toml"
+    config.write_text(config.read_text().replace('provider = "none"', 'provider = "replay"'))
+    write(tmp_path / "p" / "replay" / "cassette.jsonl", "")
     capsys.readouterr()
     return tmp_path / "p"
 
