@@ -252,19 +252,42 @@ def _init_result(args: argparse.Namespace, target: Path, catalogue, report) -> C
                              f"Edit {_quote(target / 'fyan.toml')} (providers, [intake] specifier), then: fyan run {_quote(target)}")
     if report.warnings and not args.json:  # every warning, on stderr (--json lists them under "warnings")
         print(format_warnings(report.warnings), end="", file=sys.stderr)
-    errors = sum(f.severity == "error" for f in report.findings)
     text = (
         f"Created project {target} from {report.format.upper() if report.format == 'pdf' else report.format} "
         f"source: {report.statements} theorem-like statements in {len(report.files)} file(s), "
         f"{report.units} units, {report.edges} dependency edges, {report.layers} layer(s).\n"
-        + (f"  {len(report.warnings)} warning(s) on stderr\n" if report.warnings else "")
-        + (f"  {len(report.mentions)} reference(s) kept as mentions, not dependencies (each problem.tex lists "
-           "its own; --json lists them all)\n" if report.mentions else "")
-        + (f"  problem.tex lints: {len(report.findings)} finding(s), {errors} error(s)\n" if report.findings else "")
-        + "".join(f"    {f}\n" for f in report.findings[:10])
+        + _ingest_details(report)
         + nxt
     )
     return CommandResult(ExitCode.OK, {"project": str(target), **model, **report.model_dump(mode="json")}, text)
+
+
+def _ingest_details(report: Any) -> str:
+    """The lines after an ingest's summary (``fyan init`` and the first ``fyan run``/``resume``):
+    warnings (printed on stderr by the caller), mentions, problem.tex lint findings."""
+    errors = sum(f.severity == "error" for f in report.findings)
+    return ((f"  {len(report.warnings)} warning(s) on stderr\n" if report.warnings else "")
+            + (f"  {len(report.mentions)} reference(s) kept as mentions, not dependencies (each problem.tex lists "
+               "its own; --json lists them all)\n" if report.mentions else "")
+            + (f"  problem.tex lints: {len(report.findings)} finding(s), {errors} error(s)\n" if report.findings else "")
+            + "".join(f"    {f}\n" for f in report.findings[:10]))
+
+
+def _announce_ingest(args: argparse.Namespace) -> Callable[[Any], None]:
+    """For ``fyan run``/``resume``: when the run ingested the source first (a project made with
+    ``--no-ingest``), say so and print intake's warnings on stderr, grouped as ``fyan init``
+    prints them (issue 12; ``--json`` lists them under ``ingest.warnings``)."""
+    from fyan.intake.catalogue import format_warnings
+
+    def announce(d: Any) -> None:
+        r = d.report
+        if r is None or args.json:
+            return
+        print(format_warnings(r.warnings), end="", file=sys.stderr, flush=True)
+        print(f"Ingested {r.source}: {r.units} units, {r.edges} edges, {r.layers} layer(s)\n"
+              + _ingest_details(r), end="", flush=True)
+
+    return announce
 
 
 # -- run -------------------------------------------------------------------------------------
@@ -305,6 +328,8 @@ def _run_result(args: argparse.Namespace, daemon, summary) -> CommandResult:
         "held": [{"unit": u, "reason": r} for u, r in summary.held], "stopped": summary.stopped,
         "notes": daemon.notes,
     }
+    if daemon.report is not None:  # this run ingested the source first
+        payload["ingest"] = daemon.report.model_dump(mode="json")
     lines = [
         f"{project.name}: {summary.units} units in {summary.layers} layer(s); "
         + ", ".join(f"{n} {k}" for k, n in sorted(summary.counts.items()))
@@ -333,12 +358,8 @@ def cmd_run(args: argparse.Namespace) -> CommandResult:
 
     Project.open(args.dir)  # clear error before taking the lock
 
-    def announce(d) -> None:
-        if d.report is not None and not args.json:
-            r = d.report
-            print(f"Ingested {r.source}: {r.units} units, {r.edges} edges, {r.layers} layer(s)", flush=True)
-
-    daemon, summary = _serve(args, until_idle=not args.watch, progress_enabled=not args.json, announce=announce)
+    daemon, summary = _serve(args, until_idle=not args.watch, progress_enabled=not args.json,
+                             announce=_announce_ingest(args))
     return _run_result(args, daemon, summary)
 
 
@@ -356,7 +377,7 @@ def cmd_resume(args: argparse.Namespace) -> CommandResult:
         return CommandResult(code, {"plan": p, "dry_run": args.dry_run}, text)
     if not args.json:
         print(text, flush=True)
-    daemon, summary = _serve(args, until_idle=True, progress_enabled=not args.json)
+    daemon, summary = _serve(args, until_idle=True, progress_enabled=not args.json, announce=_announce_ingest(args))
     result = _run_result(args, daemon, summary)
     result.payload = {"plan": p, **result.payload}
     return result
@@ -369,10 +390,13 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
     from fyan.project import Project
 
     if args.action == "serve":  # the background process itself (started by `daemon start`)
+        ingested = _announce_ingest(args)  # its stdout and stderr are .fyan/logs/daemon.log
+
         def announce(dm) -> None:
             print(f"fyan daemon pid {os.getpid()} serving {dm.project.paths.root}"
                   + (f"; dashboard {dm.dashboard_url} (write token in .fyan/daemon.json)" if dm.dashboard_url else ""),
                   flush=True)
+            ingested(dm)
 
         args.unit = None
         dm, summary = _serve(args, until_idle=False, progress_enabled=True, dashboard=not args.no_dashboard,

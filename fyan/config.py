@@ -62,6 +62,13 @@ class IntakeSection(_Section):
         "definition whose defined term (definition markup: \\emph, \\textbf, {\\it ...}, ...) or title it "
         "uses, unless other edges already imply it or it would close a cycle.",
     )
+    notation_edges: bool = Field(
+        default=True,
+        description="In a document without \\uses: add a dependency edge from a statement to an earlier "
+        "definition whose notation it uses (a symbol the definition introduces: X := ..., 'we write $X$ for', "
+        "'denote by $X$', a document macro it owns), unless other edges already imply it or it would close a "
+        "cycle. Bare letters, numbers and standard operators give no edge.",
+    )
     cycles: Literal["error", "break"] = Field(
         default="error",
         description="Cycles among the dependency edges of the document: stop intake and report them all "

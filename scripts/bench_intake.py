@@ -12,8 +12,9 @@
   a ratio to pypdf's own raw text extraction of the same file (``PdfReader`` and
   ``extract_text()`` of every page). Target: ratio ≤ 1.2.
 * Book: intake + units + DAG of a generated book-size TeX document (``--book N`` statements,
-  default 2,500: a definition with a defined term every tenth statement, the others citing two
-  earlier statements by label and using defined terms, a display in each), in statements per
+  default 2,500: a definition with a defined term and a symbol every tenth statement, the others
+  citing two earlier statements by label and using defined terms and symbols, a display in each;
+  term and notation edges, and the redundant ones kept as mentions, are all computed), in statements per
   CPU second. Target: at least 100 statements/s (a 2,500-statement book in under 25 s).
 * Markdown: intake + units + DAG of a generated Markdown book of the same size in the shapes of
   issue 19, in turn (LaTeX environments with ``\\ref`` and a ``\\[…\\]`` display and
@@ -85,10 +86,11 @@ def book_text(n: int) -> str:
     for i in range(n):
         if i % 10 == 0:
             parts.append(f"\\begin{{definition}}\\label{{d{i}}} An object is \\emph{{term{i} object}} if it is "
-                         f"$x_{{{i}}}$-good.\\end{{definition}}\n")
+                         f"$x_{{{i}}}$-good; we write $\\Phi_{{{i}}}(x)$ for its potential.\\end{{definition}}\n")
         else:
             a, b = max(0, i - 1), max(0, i - 7)
-            parts.append(f"\\begin{{theorem}}\\label{{t{i}}} Every term{i - i % 10} object satisfies\n"
+            parts.append(f"\\begin{{theorem}}\\label{{t{i}}} Every term{i - i % 10} object satisfies "
+                         f"$\\Phi_{{{i - i % 10}}}(x) \\ge 0$ and\n"
                          f"\\begin{{equation}}\\label{{e{i}}} f_{{{i}}}(x) = \\sum_{{k}} a_k x^k \\end{{equation}}\n"
                          f"by \\cref{{{'d' if a % 10 == 0 else 't'}{a}}} and \\ref{{{'d' if b % 10 == 0 else 't'}{b}}}."
                          f"\\end{{theorem}}\n\\begin{{proof}} Clear from \\eqref{{e{i}}}. \\end{{proof}}\n")

@@ -64,7 +64,9 @@ CORPUS_BLUEPRINTS = [
     "blueprints/equational_theories.flat.tex",
     "blueprints/brownian_motion.flat.tex",
 ]
-EVIDENCE = ("ref", "display", "closing", "nested", "title", "term")
+EVIDENCE = ("ref", "display", "closing", "nested", "title", "term", "notation")
+#: The runs: name -> (term and title edges, notation edges).
+RUNS = {"references only": (False, False), "terms": (True, False), "notation": (False, True), "default": (True, True)}
 
 
 def ground_truth(main: Path) -> tuple[dict[tuple[str, str], bool], int]:
@@ -94,11 +96,12 @@ def stripped_copy(main: Path, dest: Path) -> Path:
     return dest / main.name
 
 
-def predicted(main: Path, term_edges: bool) -> dict:
+def predicted(main: Path, term_edges: bool, notation_edges: bool) -> dict:
     start = time.perf_counter()
     cat = read_tex(main)
     units = build_units(cat, KINDS)
-    found = extract_edges(cat, units, unknown_references="warn", term_edges=term_edges, cycles="break")
+    found = extract_edges(cat, units, unknown_references="warn", term_edges=term_edges,
+                          notation_edges=notation_edges, cycles="break")
     elapsed = time.perf_counter() - start
     pairs: dict[tuple[str, str], bool] = {}
     kinds: dict[str, set[tuple[str, str]]] = {k: set() for k in EVIDENCE}
@@ -143,8 +146,8 @@ def measure(path: Path) -> dict:
     closure = {(a, b) for a in graph for b in nx.descendants(graph, a)}
     with tempfile.TemporaryDirectory(prefix="fyan-dag-quality-") as tmp:
         copy = stripped_copy(main_file, Path(tmp) / "src")
-        for name, term_edges in (("references only", False), ("default", True)):
-            run = predicted(copy, term_edges)
+        for name, (term_edges, notation_edges) in RUNS.items():
+            run = predicted(copy, term_edges, notation_edges)
             pairs = run["pairs"]
             both = [k for k in pairs if k in truth]
             result["runs"][name] = {
@@ -195,12 +198,14 @@ def main(argv: list[str] | None = None) -> int:
             print("    by evidence: " + ", ".join(
                 f"{k} {v['correct']}/{v['predicted']}" for k, v in run["evidence"].items()))
     if len(results) > 1:
-        print("\nsummary (all edges): blueprint, units, F1 references only -> default (P, R)")
+        print("\nsummary (all edges): blueprint, units, F1 of each run: references only, + terms and titles, "
+              "+ notation, default (both); P and R of the default")
         for result in results:
-            ref, full = result["runs"]["references only"]["all"], result["runs"]["default"]["all"]
-            print(f"  {Path(result['blueprint']).name if 'flat' in result['blueprint'] else result['blueprint'].split('corpus/')[-1]}: "
-                  f"{result['units']} units, F1 {ref['f1']:.3f} -> {full['f1']:.3f} "
-                  f"(P {full['precision']:.3f}, R {full['recall']:.3f})")
+            f1 = [result["runs"][name]["all"]["f1"] for name in RUNS]
+            full = result["runs"]["default"]["all"]
+            name = Path(result['blueprint']).name if 'flat' in result['blueprint'] else result['blueprint'].split('corpus/')[-1]
+            print(f"  {name}: {result['units']} units, F1 " + " / ".join(f"{x:.3f}" for x in f1)
+                  + f" (P {full['precision']:.3f}, R {full['recall']:.3f})")
     return 0
 
 

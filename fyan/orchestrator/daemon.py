@@ -139,6 +139,22 @@ class Daemon:
         if self.on_event is not None and self.engine is not None:
             self.on_event(StepEvent("-", "watch", "note", text), self.engine.views())
 
+    def _log_ingest(self) -> None:
+        """This run ingested the source first: its warnings go to the structured log (one
+        ``ingest_warning`` record each) and, grouped as ``fyan init`` prints them, to the daemon's
+        notes (``fyan run`` also prints them on stderr; a background daemon's stderr is its log)."""
+        from fyan.intake.catalogue import format_warnings
+
+        r = self.report
+        log = logs.get()
+        log.info("ingested", source=r.source, units=r.units, edges=r.edges, layers=r.layers,
+                 warnings=len(r.warnings), mentions=len(r.mentions), findings=len(r.findings))
+        for w in r.warnings:
+            log.warning("ingest_warning", code=w.code, where=w.where, message=w.message)
+        if r.warnings:
+            self.notes.append(f"{time.strftime('%H:%M:%S')}  first ingest: "
+                              + format_warnings(r.warnings).rstrip("\n"))
+
     def held(self, unit: str) -> str | None:
         if self.stale is not None and unit in self.stale.stale:
             return "stale: " + self.stale.stale[unit]
@@ -291,6 +307,8 @@ class Daemon:
                 self.engine.stop(self._stop_reason)
             if kwargs["critic"] is None and self.project.config.stagnation.enabled:
                 self.engine.critic = Critic(self.project, self.gateway, self.engine.providers)
+            if self.report is not None:
+                self._log_ingest()
             if o.watch:
                 watcher = ProjectWatcher(self.project, lambda ch: self.engine.call_soon(lambda: self.handle(ch)))
                 watcher.start()

@@ -20,12 +20,22 @@ kept and listed, but it orders nothing). Kinds of evidence, strongest first (``S
   from definition markup only (``Statement.defined_terms``: one marked-up word counts only in a
   defining phrase, function words never); keys match on word and number boundaries ("Equation 1"
   is not in "Equation 14"), accents and TeX escapes folded alike on both sides, a name such as
-  ``Sets`` only with its case, a symbol (``$\\theta$``) not when primed; one generic word
-  (``GENERIC_WORDS``: "lattice", "periodic", "order") is a key only for the definition it titles. No edge when the key is the document's own
-  vocabulary (found in most later statements, ``PERVASIVE_SHARE``), when the definition is
-  implied (reachable from the statement or from another definition it uses), or from a
-  definition that defines the same key again; a key several definitions define goes to the
-  latest one before the statement.
+  ``Sets`` only with its case; one generic word (``GENERIC_WORDS``: "lattice", "periodic",
+  "order") is a key only for the definition it titles; a title that is a formula
+  (``Definition ($\\eta$)``) is notation, not a title key. No edge when the key is the document's
+  own vocabulary (found in most later statements, ``PERVASIVE_SHARE``), when the definition is
+  implied (reachable from the statement or from another definition it uses), from a definition
+  that defines the same key again, or from a definition whose own name contains the key ("The
+  periodic sphere packing constant is defined …" does not use "sphere packing constant",
+  ``_OWN``); a key several definitions define goes to the latest one before the statement;
+* ``notation`` — a statement (not its proof) uses a symbol an earlier definition introduces
+  (``fyan.specifier.notation``: ``X := …``, "we write $X$ for", "denote by $X$", a defining cue
+  before ``X = …``, a document macro in such a place; ``[intake] notation_edges``, documents
+  without ``\\uses`` only). Symbols are matched token by token after the same normalisation on
+  both sides; bare letters, numbers, standard operators and sets give no edge unless the
+  definition owns a macro for them or names the symbol in its title; among the symbols a use
+  matches, the best match wins, then the definition in force. Same strength, mention and cycle
+  rules as ``term``; a symbol found in most later statements gives no edge.
 
 The rule (DESIGN.md §1.2, issue 12), applied in this order:
 
@@ -38,8 +48,14 @@ The rule (DESIGN.md §1.2, issue 12), applied in this order:
    Every cycle they make is reported in one run, each edge with its file, line and evidence
    (``DagError``); with ``cycles = "break"`` the weakest edge of each cycle (lowest strength; a
    forward reference before a backward one) becomes a mention with a note and a warning.
-4. ``display``, ``closing``, ``title`` and ``term`` evidence is added strongest first; an edge
-   that would close a cycle is kept as a mention instead, with the cycle in its note.
+4. ``display``, ``closing``, ``title``, ``term`` and ``notation`` evidence is added strongest
+   first; an edge that would close a cycle is kept as a mention instead, with the cycle in its
+   note.
+5. A ``title``, ``term`` or ``notation`` edge the graph already implies is redundant for
+   scheduling and kept as a mention naming the path (``_drop_implied``): implied through a chain
+   of stronger dependencies, or through a unit the *statement itself* cites by stronger evidence.
+   A proof's dependency followed by weak evidence does not make a statement's own use of a
+   definition redundant.
 
 ``validate`` checks what DESIGN.md §1.2 asks of the Specifier: every unit-kind statement is in
 exactly one unit, every edge target exists, there is no cycle (all of them reported), and
@@ -53,6 +69,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 import networkx as nx
@@ -61,18 +78,19 @@ from pydantic import BaseModel, Field
 from fyan.errors import DagError
 from fyan.intake.catalogue import Catalogue, IntakeWarning, Reference, Statement
 from fyan.intake.texscan import fold_case_kept
+from fyan.specifier.notation import Macros, Notation, definition_notation, score, statement_uses
 from fyan.specifier.units import UnitSpec
 
-EdgeOrigin = Literal["uses", "nested", "ref", "proposed", "display", "closing", "title", "term"]
+EdgeOrigin = Literal["uses", "nested", "ref", "proposed", "display", "closing", "title", "term", "notation"]
 
 #: Strength of each kind of evidence (statement scope, proof scope): a cycle is broken at its
 #: weakest edge. Source: the rule in the module docstring (issue 12).
 STRENGTH: dict[str, tuple[int, int]] = {
     "uses": (10, 9), "nested": (8, 8), "ref": (7, 6), "proposed": (5, 5), "display": (4, 4), "closing": (3, 3),
-    "title": (2, 2), "term": (1, 1),
+    "title": (2, 2), "term": (1, 1), "notation": (1, 1),
 }
 #: Evidence that is added only where it closes no cycle (rule 4).
-WEAK_ORIGINS = frozenset({"display", "closing", "title", "term"})
+WEAK_ORIGINS = frozenset({"display", "closing", "title", "term", "notation"})
 
 
 class Edge(BaseModel):
@@ -155,6 +173,7 @@ def extract_edges(
     *,
     unknown_references: Literal["error", "warn"] = "error",
     term_edges: bool = True,
+    notation_edges: bool = True,
     cycles: Literal["error", "break"] = "error",
 ) -> EdgeSet:
     """Deterministic edges of ``units`` by the rule of the module docstring.
@@ -251,14 +270,88 @@ def extract_edges(
     mentions += demoted
     warnings += cycle_warnings
     graph = build_graph(units, kept)
-    if term_edges and not has_uses:
-        weak += _term_edges(catalogue, units, graph)
+    if (term_edges or notation_edges) and not has_uses:
+        keyed, implied = _keyed_edges(catalogue, units, graph, terms=term_edges, notation=notation_edges)
+        weak += keyed
+        mentions += implied
     added, closing = _add_weak(units, graph, weak)
     for e in closing:
         warnings.append(IntakeWarning(code="mention", where=e.evidence.split(" ", 1)[0],
                                       message=f"{e.unit} -> {e.depends_on} ({e.origin}) kept as a mention: {e.note}"))
     mentions += closing
-    return EdgeSet(edges=kept + added, mentions=_unique(mentions), notes=notes, warnings=warnings)
+    edges, implied = _drop_implied(graph, kept + added)
+    mentions += implied
+    return EdgeSet(edges=edges, mentions=_unique(mentions), notes=notes, warnings=warnings)
+
+
+#: Keyed evidence (a statement uses a definition's term, title or notation): dropped where the
+#: rest of the graph already implies it (rule 5).
+KEYED_ORIGINS = frozenset({"title", "term", "notation"})
+
+
+def _drop_implied(graph: nx.DiGraph, edges: list[Edge]) -> tuple[list[Edge], list[Edge]]:
+    """Rule 5 (module docstring): a term, title or notation edge ``u -> d`` is redundant for
+    scheduling, and becomes a mention naming the path, when the graph already orders the pair
+
+    (a) through a chain of dependencies each *stronger* than it (the transitive closure of
+        stronger evidence: ``u`` cites ``x`` by reference, ``x`` cites ``d``), or
+    (b) through a unit that ``u``'s *statement* itself cites by stronger evidence (a reference
+        or a cited display in the statement), whatever makes that unit depend on ``d``: what
+        the statement cites is in its scope with everything it needs.
+
+    A dependency of the proof alone followed by weak evidence does not make the statement's own
+    use of a definition redundant (the statement needs the definition to be stated). ``graph``
+    is the final dependency graph (every edge of ``edges`` in it); it loses the dropped edges.
+    The redundant edges of a DAG can all go at once without changing what is reachable.
+    Returns (kept edges, mentions), in the order of ``edges``."""
+    best: dict[tuple[str, str], int] = {}  # strongest evidence of each pair, any scope
+    stated: dict[tuple[str, str], int] = {}  # strongest evidence of each pair in the statement
+    for e in edges:
+        p = (e.unit, e.depends_on)
+        best[p] = max(best.get(p, 0), e.strength)
+        if not e.in_proof:
+            stated[p] = max(stated.get(p, 0), e.strength)
+    graphs: dict[int, nx.DiGraph] = {}
+
+    def over(level: int) -> nx.DiGraph:
+        """The dependencies stronger than ``level``."""
+        if level not in graphs:
+            g = nx.DiGraph([p for p, v in best.items() if v > level])
+            g.add_nodes_from(graph)
+            graphs[level] = g
+        return graphs[level]
+
+    cache: dict[tuple[int, str], set[str]] = {}
+
+    def below(level: int, node: str) -> set[str]:
+        if (level, node) not in cache:
+            cache[(level, node)] = nx.descendants(over(level), node)
+        return cache[(level, node)]
+
+    def route(e: Edge, first: dict[tuple[str, str], int], level: int) -> list[str] | None:
+        for s in sorted(graph.successors(e.unit)):
+            if s != e.depends_on and first.get((e.unit, s), 0) > e.strength and e.depends_on in below(level, s):
+                return nx.shortest_path(over(level), s, e.depends_on)
+        return None
+
+    dropped: list[Edge] = []
+    keep: list[Edge] = []
+    for e in edges:
+        if e.origin not in KEYED_ORIGINS:
+            keep.append(e)
+            continue
+        path = route(e, best, e.strength) or route(e, stated, 0)
+        if path is None:
+            keep.append(e)
+            continue
+        dropped.append(e.model_copy(update={
+            "dependency": False,
+            "note": f"implied by {' -> '.join([e.unit, *path])} (redundant for scheduling)"}))
+    pairs = {(e.unit, e.depends_on) for e in keep}
+    for e in dropped:
+        if (e.unit, e.depends_on) not in pairs and graph.has_edge(e.unit, e.depends_on):
+            graph.remove_edge(e.unit, e.depends_on)
+    return keep, dropped
 
 
 def _unique(edges: list[Edge]) -> list[Edge]:
@@ -386,8 +479,9 @@ def _generic(key: str) -> bool:
     w = words[0]
     return w in GENERIC_WORDS or w.rstrip("s") in GENERIC_WORDS or (w.endswith("es") and w[:-2] in GENERIC_WORDS)
 
-_META = re.compile(r"\\(?:label|uses|lean|ref|cref|Cref|eqref|autoref|leanok|mathlibok|notready|discussion)\*?"
-                   r"(?:\s*\{[^{}]*\})?|(?<!\\)%[^\n]*|\\begin\s*\{[^{}]*\}|\\end\s*\{[^{}]*\}")  # a statement's title stays: it is evidence
+# a statement's title stays: it is evidence
+_META = re.compile(r"\\(?:label|uses|leanok|lean|ref|cref|Cref|eqref|autoref|mathlibok|notready|discussion)"
+                   r"(?![A-Za-z])\*?(?:\s*\{[^{}]*\})?|(?<!\\)%[^\n]*|\\begin\s*\{[^{}]*\}|\\end\s*\{[^{}]*\}")
 
 
 def definition_keys(stmt: Statement) -> list[tuple[str, re.Pattern[str], bool]]:
@@ -404,10 +498,37 @@ def definition_keys(stmt: Statement) -> list[tuple[str, re.Pattern[str], bool]]:
         terms.add(term.lower())
         sensitive = term != term.lower()
         keys.append((f'term "{term}"', _word_pattern(term, sensitive), sensitive))
-    if title and title.lower() not in terms and not _generic(title):
+    formula = bool(re.fullmatch(r"\s*(?:\$[^$]+\$|\\\([^$]+\\\))\s*", stmt.title or ""))
+    if title and title.lower() not in terms and not _generic(title) and not formula:  # a formula: notation
         if len(title) >= 4 or _symbol_only(title):
             keys.append((f'title "{title}"', _word_pattern(title.lower(), False), False))
     return keys
+
+
+#: What a definition names as its own, in plain words: its subject ("The periodic sphere packing
+#: constant is defined to be"), its object ("We define the density of ..."), or a heading in
+#: parentheses that opens it ("{($E_8$-lattice, Definition 2)}").
+_OWN = re.compile(
+    r"(?:^|(?<=[.:;!?]))\s*(?:the|an?)\s+(?P<subject>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,5}?)\s+"
+    r"(?:is|are)\s+(?:defined|called|said|given|denoted)\b"
+    r"|\bdefine\s+(?:the|an?)\s+(?P<object>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,5}?)\s+"
+    r"(?:to\s+be|as|by|of|for|on|in|with)\b"
+    r"|^\s*\((?P<heading>[^()\n]{2,80})\)",
+    re.IGNORECASE)
+
+
+def _mask_own(text: str) -> str:
+    """A definition's folded text with what it names as its own (``_OWN``) blanked: a key of an
+    earlier definition found there is part of this definition's own name ("sphere packing
+    constant" in "periodic sphere packing constant"), not a use of it."""
+    spans = []
+    for m in _OWN.finditer(text):
+        for name in ("subject", "object", "heading"):
+            if m.group(name):
+                spans.append(m.span(name))
+    for start, end in spans:
+        text = text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+    return text
 
 
 def _symbol_only(key: str) -> bool:
@@ -436,11 +557,21 @@ PERVASIVE_SHARE = 0.5
 PERVASIVE_MIN = 8
 
 
-def _term_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph) -> list[Edge]:
-    """Term and title edges (module docstring), each from a statement to an earlier definition
-    it is not already connected to; checked against ``graph`` for implied reachability. A key
-    that several definitions define goes to the latest one before the statement (the
-    definition in force); a pervasive key (``PERVASIVE_SHARE``) gives none."""
+@dataclass
+class _Choice:
+    """A definition a statement uses by a key: the kind of evidence, the key as shown, and the
+    line of the first use."""
+
+    origin: EdgeOrigin
+    shown: str
+    line: int
+
+
+def _term_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, dict[str, _Choice]]:
+    """For each unit, the earlier definitions whose title or defined term its statement uses
+    (module docstring): a key that several definitions define goes to the latest one before the
+    statement (the definition in force); a pervasive key (``PERVASIVE_SHARE``) gives none; a
+    definition that defines a key again uses its own."""
     definitions: list[tuple[UnitSpec, list[tuple[str, re.Pattern[str], bool]]]] = []
     for u in units:
         if u.kind == "definition":
@@ -448,10 +579,13 @@ def _term_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph) 
             if keys:
                 definitions.append((u, keys))
     if not definitions:
-        return []
+        return {}
     texts: dict[str, tuple[str, str]] = {}
     for unit in units:
-        kept = fold_case_kept(_META.sub(" ", catalogue.statements[unit.statements[0]].body))
+        stmt = catalogue.statements[unit.statements[0]]
+        kept = fold_case_kept(_META.sub(" ", stmt.body))
+        if stmt.kind == "definition":
+            kept = _mask_own(kept)
         texts[unit.id] = (kept, kept.lower())
     # every (definition, key) occurrence: unit -> match
     found: dict[tuple[str, str], dict[str, re.Match]] = {}
@@ -480,40 +614,124 @@ def _term_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph) 
             if (d.id, shown) in found:
                 key = shown.split('"', 1)[1][:-1]
                 by_key.setdefault(key if sensitive else key.lower(), []).append((d, shown))
-    out: list[Edge] = []
-    work = graph.copy()  # the graph with the term edges of earlier statements
-    for unit in sorted(units, key=lambda u: u.order):
+    out: dict[str, dict[str, _Choice]] = {}
+    for unit in units:
         stmt = catalogue.statements[unit.statements[0]]
-        chosen: dict[str, tuple[UnitSpec, str, re.Match]] = {}
+        chosen: dict[str, _Choice] = {}
+        own = ({k[0].split('"', 1)[1][:-1].lower() for k in definition_keys(stmt)}
+               if stmt.kind == "definition" else set())  # a definition that defines a key again redefines it
         for key, defs in by_key.items():
             for d, shown in sorted(defs, key=lambda x: -x[0].order):
                 m = found[(d.id, shown)].get(unit.id)
                 if m is not None:
-                    chosen.setdefault(d.id, (d, shown, m))
+                    if shown.split('"', 1)[1][:-1].lower() not in own and d.id not in chosen:
+                        line = stmt.provenance.line_start + texts[unit.id][0].count("\n", 0, m.start())
+                        chosen[d.id] = _Choice("title" if shown.startswith("title") else "term", shown, line)
                     break
-        if stmt.kind == "definition":  # a definition that defines a key again redefines it
-            own = {k[0].split('"', 1)[1][:-1].lower() for k in definition_keys(stmt)}
-            chosen = {k: v for k, v in chosen.items() if v[1].split('"', 1)[1][:-1].lower() not in own}
+        if chosen:
+            out[unit.id] = chosen
+    return out
+
+
+def _notation_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, dict[str, _Choice]]:
+    """For each unit, the earlier definitions whose notation its statement uses
+    (``fyan.specifier.notation``): each symbol used goes to the best-matching symbol a definition
+    introduces, the latest such definition before the statement on a tie, the statement's own
+    symbols included; generic symbols give nothing, and neither does a pervasive symbol
+    (``PERVASIVE_SHARE``)."""
+    macros = Macros.from_definitions(catalogue.macros)
+    defs = [u for u in units if u.kind == "definition"]
+    if not defs:
+        return {}
+
+    def read(u: UnitSpec) -> list[Notation]:
+        s = catalogue.statements[u.statements[0]]
+        return definition_notation(s.body, macros, s.defined_terms, s.title)
+
+    first = {u.id: read(u) for u in defs}
+    # an owned macro whose expansion is generic (\\newcommand{\\E}{E}) stays as written everywhere
+    macros.owned = {n.owned[1:] for notes in first.values() for n in notes if n.owned and n.generic_expansion}
+    notes = {u.id: read(u) for u in defs} if macros.owned else first
+    by_head: dict[str, list[tuple[int, str, Notation]]] = {}
+    for u in defs:
+        for n in notes[u.id]:
+            by_head.setdefault(n.atom.head, []).append((u.order, u.id, n))
+    hits: dict[tuple[str, tuple], dict[str, _Choice]] = {}  # (definition, symbol) -> unit -> choice
+    for unit in units:
+        stmt = catalogue.statements[unit.statements[0]]
+        for use in statement_uses(stmt.body, macros):
+            best: tuple[int, int] | None = None
+            pick: tuple[str, Notation] | None = None
+            for order, did, n in by_head.get(use.head, ()):
+                if order > unit.order:
+                    continue
+                value = score(n, use)
+                if value is None or (best is not None and (value, order) <= best):
+                    continue
+                best, pick = (value, order), (did, n)
+            if pick is None or pick[0] == unit.id or pick[1].generic:
+                continue  # the statement's own symbol, or one too generic to tell
+            did, n = pick
+            line = stmt.provenance.line_start + stmt.body.count("\n", 0, use.start)
+            hits.setdefault((did, n.key), {}).setdefault(unit.id, _Choice("notation", f"notation ${n.shown()}$", line))
+    order = {u.id: u.order for u in units}
+    out: dict[str, dict[str, _Choice]] = {}
+    for (did, _), found in hits.items():
+        later = sum(o > order[did] for o in order.values())
+        if len(found) >= PERVASIVE_MIN and len(found) > PERVASIVE_SHARE * later:
+            continue
+        for uid, choice in found.items():
+            known = out.setdefault(uid, {}).get(did)
+            if known is None or choice.line < known.line:
+                out[uid][did] = choice
+    return out
+
+
+def _keyed_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph, *, terms: bool,
+                 notation: bool) -> tuple[list[Edge], list[Edge]]:
+    """Term, title and notation edges (module docstring), each from a statement to an earlier
+    definition it is not already connected to, checked against ``graph`` for implied
+    reachability. Returns (edges, mentions): an implied one is a mention naming the path."""
+    choices: dict[str, dict[str, _Choice]] = {}
+    sources = ([_term_choices(catalogue, units)] if terms else []) + \
+        ([_notation_choices(catalogue, units)] if notation else [])
+    for found in sources:
+        for uid, chosen in found.items():
+            mine = choices.setdefault(uid, {})
+            for did, choice in chosen.items():
+                known = mine.get(did)
+                if known is None or STRENGTH[choice.origin][0] > STRENGTH[known.origin][0]:
+                    mine[did] = choice
+    out: list[Edge] = []
+    implied_edges: list[Edge] = []
+    by_order = {u.id: u.order for u in units}
+    work = graph.copy()  # the graph with the keyed edges of earlier statements
+    for unit in sorted(units, key=lambda u: u.order):
+        chosen = choices.get(unit.id)
         if not chosen:
             continue
+        stmt = catalogue.statements[unit.statements[0]]
         # implied edges add nothing: a definition reachable from the statement through its
         # references, or from another definition it uses ("sphere packing constant" implies
-        # "sphere packing"); blueprints do list a definition again that a cited lemma uses
-        implied = nx.descendants(graph, unit.id) if unit.id in graph else set()
-        for other in chosen:
-            if other in work:
-                implied |= nx.descendants(work, other)
-        for d, shown, m in sorted(chosen.values(), key=lambda x: x[0].order):
-            if d.id in implied:
+        # "sphere packing")
+        reach = nx.descendants(graph, unit.id) if unit.id in graph else set()
+        via_other = {other: nx.descendants(work, other) for other in chosen if other in work}
+        for did, choice in sorted(chosen.items(), key=lambda x: by_order[x[0]]):
+            evidence = (f"{stmt.provenance.file}:{choice.line} {choice.shown}" if stmt.provenance.page_start is None
+                        else f"{stmt.provenance} {choice.shown}")
+            edge = Edge(unit=unit.id, depends_on=did, origin=choice.origin, evidence=evidence)
+            if did in reach:
+                path = nx.shortest_path(graph, unit.id, did)
+            else:
+                other = next((o for o, below in sorted(via_other.items()) if did in below), None)
+                path = [unit.id, *nx.shortest_path(work, other, did)] if other is not None else None
+            if path is not None:
+                implied_edges.append(edge.model_copy(update={
+                    "dependency": False, "note": f"implied by {' -> '.join(path)} (redundant for scheduling)"}))
                 continue
-            text = texts[unit.id][0]
-            line = stmt.provenance.line_start + text.count("\n", 0, m.start())
-            origin: EdgeOrigin = "title" if shown.startswith("title") else "term"
-            evidence = (f"{stmt.provenance.file}:{line} {shown}" if stmt.provenance.page_start is None
-                        else f"{stmt.provenance} {shown}")
-            out.append(Edge(unit=unit.id, depends_on=d.id, origin=origin, evidence=evidence))
-            work.add_edge(unit.id, d.id)
-    return out
+            out.append(edge)
+            work.add_edge(unit.id, did)
+    return out, implied_edges
 
 
 def validate(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], unit_kinds: list[str]) -> Dag:

@@ -83,7 +83,7 @@ def plan_ingest(
             hint="check [intake] unit_kinds in fyan.toml, or the document's environment names",
         )
     found = extract_edges(catalogue, units, unknown_references=cfg.unknown_references, term_edges=cfg.term_edges,
-                          cycles=cfg.cycles)
+                          notation_edges=cfg.notation_edges, cycles=cfg.cycles)
     edges, notes, mentions = found.edges, list(found.notes), found.mentions
     extra_meta: dict[str, str] = {}
     if specifier is not None:
