@@ -525,9 +525,10 @@ def test_init_from_markdown_with_environments_and_the_tolerant_option(tmp_path, 
     good = shutil.copy(MD / "euclid_primes.md", tmp_path / "euclid.md")
     assert main(["init", str(tmp_path / "p"), "--source", str(good), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert (result["format"], result["units"], result["edges"]) == ("markdown", 3, 4)
+    assert (result["format"], result["units"]) == ("markdown", 3)
     problem = (tmp_path / "p" / "units" / "thm-euclid" / "problem.tex").read_text()
     assert "% source: source/euclid.md, lines 20-22" in problem
+    assert "% depends on: lem-factor (ref, proof; euclid.md:29 \\ref{lem:factor})" in problem
     assert problem.endswith("\\begin{theorem}[Euclid]\\label{thm:euclid}\nFor every $n \\in \\mathbb N$ there is a "
                             "prime $p$ with $p > n$.\n\\end{theorem}\n")
 
