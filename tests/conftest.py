@@ -62,6 +62,8 @@ def fake_lake(tmp_path_factory, monkeypatch) -> FakeLake:
     # the bubblewrap sandbox makes read-only: run it unsandboxed (as
     # scripts/build_example_cassette.py does; tests/test_sandbox.py exercises the sandbox itself)
     monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
+    # the inspector double is "built" here, never in the user's ~/.cache
+    monkeypatch.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("inspector")))
     monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
     return fake
 
