@@ -171,7 +171,7 @@ def test_grade_1_with_bridge_policy_freezes_root_and_bridge_and_completes_when_t
 
 def test_bridge_missing_from_the_compiled_environment_blocks_completion(setup, fake_lake):
     project, gateway, provider, engine = setup(policy="bridge", attempts=1)
-    fake_lake.scenario({"probe": {f"{NS}.small_sq_faithful": {"found": False}}})
+    fake_lake.scenario({"inspect": {f"{NS}.small_sq_faithful": {"found": False}}})
     summary = engine.run()
     assert summary.counts == {"blocked": 1}
     report = json.loads((project.paths.unit(UNIT) / "gate" / "report.json").read_text())
@@ -182,7 +182,7 @@ def test_bridge_missing_from_the_compiled_environment_blocks_completion(setup, f
 
 def test_bridge_with_sorry_axiom_does_not_pass_the_gate(setup, fake_lake):
     project, gateway, provider, engine = setup(policy="bridge", attempts=1)
-    fake_lake.scenario({"probe": {f"{NS}.small_sq_faithful": {"axioms": ["sorryAx"]}}})
+    fake_lake.scenario({"inspect": {f"{NS}.small_sq_faithful": {"axioms": ["sorryAx"]}}})
     assert engine.run().counts == {"blocked": 1}
     report = json.loads((project.paths.unit(UNIT) / "gate" / "report.json").read_text())
     assert {c["name"]: c["status"] for c in report["checks"]}["bridge_obligations"] == "fail"

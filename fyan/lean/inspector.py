@@ -358,12 +358,15 @@ def build_inspector(toolchain: Toolchain, pin: str, dest_root: Path, *, timeout_
         remove_tree(scratch)
 
 
-def verified_build(folder: Path) -> InspectorBuild | None:
-    """The build in ``folder`` when its executable matches the SHA-256 in its manifest."""
+def verified_build(folder: Path, toolchain: Toolchain | None = None) -> InspectorBuild | None:
+    """The build in ``folder`` when its executable matches the SHA-256 in its manifest (and,
+    given ``toolchain``, was built by that toolchain: same ``lake --version``)."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         exe = folder / "bin" / EXECUTABLE
         if manifest.get("format") != FORMAT or _sha256_file(exe) != manifest.get("sha256"):
+            return None
+        if toolchain is not None and manifest.get("toolchain") != toolchain.version:
             return None
         return InspectorBuild(exe, folder, manifest["key"], manifest["pin"], manifest.get("lean_version"),
                               manifest["sha256"], f"built {manifest.get('built_at', '?')} for {manifest['pin']}")
@@ -374,9 +377,9 @@ def verified_build(folder: Path) -> InspectorBuild | None:
 def ensure_inspector(toolchain: Toolchain, pin: str, config: LeanSection,
                      log_dir: Path | None = None) -> tuple[InspectorBuild | None, str | None]:
     """(the inspector for ``pin``, None) — reused when its executable still matches its
-    manifest's SHA-256, rebuilt when it does not (the note says so) or when the pin or the
-    inspector's source changed — or (None, why it cannot be had). Concurrent callers wait for
-    one build (a file lock next to the folder). Never raises."""
+    manifest's SHA-256 and was built by this toolchain, rebuilt when it does not (the note says
+    so) or when the pin or the inspector's source changed — or (None, why it cannot be had).
+    Concurrent callers wait for one build (a file lock next to the folder). Never raises."""
     root = cache_root(config)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -384,10 +387,10 @@ def ensure_inspector(toolchain: Toolchain, pin: str, config: LeanSection,
         with open(root / f".{key}.lock", "a+") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
             folder = root / key
-            found = verified_build(folder)
+            found = verified_build(folder, toolchain)
             if found is not None:
                 return found, None
-            tampered = folder.exists()
+            tampered = folder.exists() and verified_build(folder) is None
             build = build_inspector(toolchain, pin, root, timeout_s=config.build_timeout,
                                     memory_mb=config.memory_limit_mb, log_dir=log_dir)
             if tampered:

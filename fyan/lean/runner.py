@@ -44,6 +44,7 @@ import resource
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -350,16 +351,37 @@ def run_process(
             note=f"could not start {argv[0]}: {e.strerror or e}",
         ), log_path)
     timed_out = False
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for chunk in iter(lambda: proc.stdout.read(65536), b""):
+            chunks.append(chunk)
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(stdin_text.encode())
+            proc.stdin.close()
+        except OSError:  # the command exited without reading its input
+            pass
+
+    threads = [threading.Thread(target=read, daemon=True)]
+    if stdin_text is not None:
+        threads.append(threading.Thread(target=feed, daemon=True))
+    for t in threads:
+        t.start()
     try:
-        out, _ = proc.communicate(input=stdin_text.encode() if stdin_text is not None else None, timeout=timeout_s)
+        proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         timed_out = True
-        group.end()
-        out, _ = proc.communicate()
     finally:
-        group.end()
+        group.end()  # the command ended (or timed out): whatever it left behind ends with it
+        proc.wait()
+        for t in threads:
+            t.join(timeout=10)
     duration = time.monotonic() - start
-    text = out.decode("utf-8", errors="replace")
+    text = b"".join(chunks).decode("utf-8", errors="replace")
     code = None if timed_out else proc.returncode
     memory = bool(memory_mb) and code not in (0, None) and any(m in text for m in MEMORY_MARKERS)
     if timed_out:
