@@ -206,7 +206,9 @@ def test_confinement_hides_the_project_and_the_home_and_protects_outputs(outside
         "echo z > built.olean; echo ws=$?; "
         "ls -A $HOME | wc -l"
     )
-    confinement = project_confinement(project, [ws], read_only=[ws / "upstream.olean"])
+    # the folder that contains the project is bound read-only too (as a program's folder may be):
+    # the project inside it stays hidden
+    confinement = project_confinement(project, [ws], read_only=[ws / "upstream.olean"], extra_readable=[outside_tmp])
     result = run_process(["/bin/sh", "-c", script], cwd=ws, timeout_s=30, sandbox="require", confinement=confinement)
     assert result.sandboxed, result.note
     out = result.output

@@ -201,20 +201,25 @@ def _inside(path: Path, folders: list[Path]) -> bool:
 
 def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement) -> list[str]:
     """The ``bwrap`` command line that runs ``argv`` in ``cwd`` under ``confinement`` (module
-    docstring): tmpfs over hidden folders, read-only re-exposures, writable binds, then
-    read-only protections inside writable folders (later binds win in bubblewrap)."""
+    docstring): read-only paths that contain a hidden folder, tmpfs over the hidden folders,
+    read-only re-exposures, writable binds, then read-only protections inside writable folders
+    (later binds win in bubblewrap)."""
     writable = [w.resolve() for w in confinement.writable]
     cmd = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
     if not confinement.network:
         cmd.append("--unshare-net")
     cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for h in dict.fromkeys(p.resolve() for p in confinement.hidden):
-        if h == Path("/") or not h.is_dir():
-            continue
-        cmd += ["--tmpfs", str(h)]
+    hidden = [h for h in dict.fromkeys(p.resolve() for p in confinement.hidden) if h != Path("/") and h.is_dir()]
     read_only = [r.resolve() for r in confinement.read_only]
-    outside = [r for r in read_only if not _inside(r, writable)]
+    # a read-only path that contains a hidden folder is bound first, so the folder stays hidden
+    containing = [r for r in read_only if any(h == r or r in h.parents for h in hidden) and not _inside(r, writable)]
+    outside = [r for r in read_only if r not in containing and not _inside(r, writable)]
     protect = [r for r in read_only if _inside(r, writable)]
+    for r in dict.fromkeys(containing):
+        if r.exists():
+            cmd += ["--ro-bind", str(r), str(r)]
+    for h in hidden:
+        cmd += ["--tmpfs", str(h)]
     for r in dict.fromkeys(outside):
         if r.exists():
             cmd += ["--ro-bind", str(r), str(r)]
@@ -305,6 +310,44 @@ class ProcessGroup:
         except (ProcessLookupError, PermissionError):
             pass
 
+    def collect(self, stdin: bytes | None, timeout_s: float) -> tuple[bytes, bytes, bool]:
+        """Feed ``stdin``, wait for the command (at most ``timeout_s`` seconds), then ``end`` the
+        group and return (stdout, stderr, timed out). Output is read until the command itself
+        exits: a child that keeps the pipes open is ended with the group, not waited for."""
+        proc = self.proc
+        assert proc is not None
+        buffers: dict[str, list[bytes]] = {"out": [], "err": []}
+
+        def read(stream, key: str) -> None:
+            for chunk in iter(lambda: stream.read(65536), b""):
+                buffers[key].append(chunk)
+
+        def feed() -> None:
+            try:
+                proc.stdin.write(stdin or b"")
+                proc.stdin.close()
+            except (OSError, ValueError):  # the command exited without reading its input
+                pass
+
+        threads = [threading.Thread(target=read, args=(proc.stdout, "out"), daemon=True)]
+        if proc.stderr is not None:
+            threads.append(threading.Thread(target=read, args=(proc.stderr, "err"), daemon=True))
+        if proc.stdin is not None:
+            threads.append(threading.Thread(target=feed, daemon=True))
+        for t in threads:
+            t.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            self.end()
+            proc.wait()
+            for t in threads:
+                t.join(timeout=10)
+        return b"".join(buffers["out"]), b"".join(buffers["err"]), timed_out
+
 
 def run_process(
     argv: list[str],
@@ -350,38 +393,9 @@ def run_process(
             argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0, sandboxed=sandboxed,
             note=f"could not start {argv[0]}: {e.strerror or e}",
         ), log_path)
-    timed_out = False
-    chunks: list[bytes] = []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for chunk in iter(lambda: proc.stdout.read(65536), b""):
-            chunks.append(chunk)
-
-    def feed() -> None:
-        assert proc.stdin is not None
-        try:
-            proc.stdin.write(stdin_text.encode())
-            proc.stdin.close()
-        except OSError:  # the command exited without reading its input
-            pass
-
-    threads = [threading.Thread(target=read, daemon=True)]
-    if stdin_text is not None:
-        threads.append(threading.Thread(target=feed, daemon=True))
-    for t in threads:
-        t.start()
-    try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    finally:
-        group.end()  # the command ended (or timed out): whatever it left behind ends with it
-        proc.wait()
-        for t in threads:
-            t.join(timeout=10)
+    out, _, timed_out = group.collect(stdin_text.encode() if stdin_text is not None else None, timeout_s)
     duration = time.monotonic() - start
-    text = b"".join(chunks).decode("utf-8", errors="replace")
+    text = out.decode("utf-8", errors="replace")
     code = None if timed_out else proc.returncode
     memory = bool(memory_mb) and code not in (0, None) and any(m in text for m in MEMORY_MARKERS)
     if timed_out:

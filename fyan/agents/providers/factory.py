@@ -18,8 +18,10 @@ from fyan.errors import ConfigError
 from fyan.project import Project
 
 
-def live_provider(kind: str, agent: StageAgent) -> Provider:
-    """A provider that calls a model (or a command): ``kind`` with ``agent``'s settings."""
+def live_provider(kind: str, agent: StageAgent, project: Project | None = None) -> Provider:
+    """A provider that calls a model (or a command): ``kind`` with ``agent``'s settings. A
+    command agent is confined per ``project``'s ``[lean] sandbox`` (``require`` without a
+    project), hiding the project folder."""
     from fyan.agents.providers.command import CommandAgentProvider
     from fyan.agents.providers.sdk import AnthropicProvider, OpenAIProvider
 
@@ -33,12 +35,18 @@ def live_provider(kind: str, agent: StageAgent) -> Provider:
             raise ConfigError("provider openai-compatible needs base_url (e.g. http://localhost:8000/v1)")
         return OpenAIProvider(base_url=agent.base_url, **common)
     if kind == "command":
-        return CommandAgentProvider(agent.command, timeout_s=agent.timeout)
+        lean = project.config.lean if project is not None else None
+        return CommandAgentProvider(
+            agent.command, timeout_s=agent.timeout, sandbox=lean.sandbox if lean else "require",
+            project_root=project.paths.root if project is not None else None, network=agent.network,
+            readable=agent.sandbox_readable, writable=agent.sandbox_writable,
+            lake=Path(lean.lake).expanduser() if lean and lean.lake else None)
     raise ConfigError(f"unknown provider {kind!r}")
 
 
-def build_provider(agent: StageAgent, cassette: Path | None) -> Provider:
-    """The provider ``agent`` names (module docstring); ``cassette`` is the record/replay file.
+def build_provider(agent: StageAgent, cassette: Path | None, project: Project | None = None) -> Provider:
+    """The provider ``agent`` names (module docstring); ``cassette`` is the record/replay file;
+    ``project`` confines a command agent (``live_provider``).
 
     Raises ``ConfigError`` when replay/record has no cassette or record no ``record_provider``.
     """
@@ -49,8 +57,8 @@ def build_provider(agent: StageAgent, cassette: Path | None) -> Provider:
     if agent.provider == "record":
         if agent.record_provider is None:
             raise ConfigError('provider = "record" needs record_provider = "anthropic" | "openai" | "openai-compatible"')
-        return RecordingProvider(live_provider(agent.record_provider, agent), cassette)
-    return live_provider(agent.provider, agent)
+        return RecordingProvider(live_provider(agent.record_provider, agent, project), cassette)
+    return live_provider(agent.provider, agent, project)
 
 
 class ProviderFactory:
@@ -66,5 +74,6 @@ class ProviderFactory:
         key = agent.model_dump_json()
         with self._lock:
             if key not in self._cache:
-                self._cache[key] = build_provider(agent, self.project.paths.root / self.project.config.agents.replay_file)
+                self._cache[key] = build_provider(agent, self.project.paths.root / self.project.config.agents.replay_file,
+                                                  self.project)
             return self._cache[key]
