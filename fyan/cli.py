@@ -29,6 +29,7 @@ EPILOG = """exit codes:
   1  internal error (a bug; see .fyan/logs/fyan.jsonl)
   2  bad command line
   3  incomplete: the run reached quiescence with blocked units, the gate failed,
+     `verify` found a completion that does not reproduce,
      or `doctor` found something needed missing
   4  bad input: source document, configuration, project folder or replay cassette
   5  refused: an illegal state transition, or another run holds the project lock
@@ -397,7 +398,12 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
     stale = staleness.check(project, store)
     payload["stale"] = stale.stale
     store.close()
+    from fyan.gates.completion import sandbox_statement
+
+    payload["sandbox"] = sandbox_statement(project)
     text = _status_text(project.name, units, counts, payload.get("cost"))
+    if "UNCONFINED" in payload["sandbox"] or "refused" in payload["sandbox"]:
+        text += f"\nsandbox: {payload['sandbox']}"
     if stale.stale:
         text += (f"\nThe source changed since intake: {len(stale.stale)} unit(s) are stale (reported, never re-run):\n"
                  + "\n".join(f"  {u}: {why}" for u, why in list(stale.stale.items())[:20]))
@@ -463,7 +469,8 @@ def _status_text(name: str, units: list[dict], counts: dict[str, int], cost: dic
 # -- gate ------------------------------------------------------------------------------------
 
 def cmd_gate(args: argparse.Namespace) -> CommandResult:
-    from fyan.gates.completion import report_json, report_text, run_gate
+    from fyan.gates.completion import run_gate
+    from fyan.gates.report import report_json, report_text
     from fyan.project import Project
     from fyan.state.store import Store
 
@@ -472,13 +479,44 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
     unit = store.unit(args.unit) if store.exists else None
     if unit is None:
         raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {args.dir}`")
-    # build/probe logs and the report of a manual run are kept (they are not stage state)
+    # build/inspector logs and the report of a manual run are kept (they are not stage state);
+    # the gate builds in its own workspace under the unit's gate lock (a daemon's gate of the
+    # same unit is waited for, never raced)
     log_dir = project.paths.logs / "gate" / f"{unit.id}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     report = run_gate(project, store, unit, log_dir)
     store.close()
     (log_dir / "report.json").write_bytes(report_json(report))
     code = ExitCode.OK if report.passed else ExitCode.INCOMPLETE
     return CommandResult(code, report.model_dump(mode="json"), report_text(report))
+
+
+# -- verify ----------------------------------------------------------------------------------
+
+def cmd_verify(args: argparse.Namespace) -> CommandResult:
+    from fyan.gates.verify import render, verify_project
+    from fyan.project import Project
+    from fyan.state.store import Store
+
+    project = Project.open(args.dir)
+    store = Store(project.paths.db)
+    if not store.exists:
+        return CommandResult(ExitCode.OK, {"project": project.name, "units": []}, f"{project.name}: not ingested yet.")
+    known = {u.id for u in store.units()}
+    unknown = sorted(set(args.unit or []) - known)
+    if unknown:
+        store.close()
+        raise ProjectError(f"{args.dir}: no unit {unknown[0]!r}", hint=f"list units with `fyan status {args.dir}`")
+
+    def progress(entry, report) -> None:
+        if not args.json:
+            print(f"{'ok ' if entry.reproduced else 'NOT'} {entry.unit}", flush=True)
+
+    try:
+        result = verify_project(project, store, only=set(args.unit) if args.unit else None, on_unit=progress)
+    finally:
+        store.close()
+    payload = {**result.model_dump(mode="json"), "not_reproduced": [u.unit for u in result.not_reproduced]}
+    return CommandResult(ExitCode.INCOMPLETE if result.not_reproduced else ExitCode.OK, payload, render(result))
 
 
 # -- doctor ----------------------------------------------------------------------------------
@@ -545,6 +583,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "run": cmd_run,
     "status": cmd_status,
     "gate": cmd_gate,
+    "verify": cmd_verify,
     "doctor": cmd_doctor,
     "shadow": cmd_shadow,
     "audit": cmd_audit,
@@ -625,6 +664,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="project folder")
     p.add_argument("unit", help="unit id (see `fyan status`)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("verify", help="re-run the completion gate of every complete unit from scratch; list those "
+                       "whose completion does not reproduce (exit 3)",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--unit", action="append", help="verify only this complete unit (repeatable)")
+    p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("doctor", help="which model providers are usable here, and whether a Lean toolchain is present",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)

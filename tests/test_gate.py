@@ -417,3 +417,97 @@ def test_an_extra_import_outside_the_model_part_is_refused(fake_lake, tmp_path):
                             (sha256_file(s.basic),))
     report = s.gate(None, fake=fake_lake)
     assert failed(report, "source_lints").startswith("Basic.lean was changed outside the model-written part")
+
+
+# -- checks that must stay (finding 9: each fails its test when removed) ------------------------
+
+def test_a_root_declared_outside_the_units_module_is_stale(honest, fake_lake):
+    moved = {"Cheats.ThmRoot.double_even": {"module": "Cheats.DefDouble.Basic"}}
+    reason = failed(honest.gate({"inspect": moved}, fake=fake_lake), "frozen_statements")
+    assert ("Cheats.ThmRoot.double_even: declared in module Cheats.DefDouble.Basic, not in the unit's module "
+            "Cheats.ThmRoot.Basic") in reason
+
+
+def test_a_root_compiled_as_another_kind_is_stale(honest, fake_lake):
+    reason = failed(honest.gate({"inspect": {"Cheats.ThmRoot.double_even": {"kind": "def"}}}, fake=fake_lake),
+                    "frozen_statements")
+    assert "Cheats.ThmRoot.double_even: frozen as a theorem, compiled as a def" in reason
+
+
+def test_an_elaborated_true_conclusion_is_never_certified(honest, fake_lake):
+    # the source text is not `True` (so a text check alone would not see it); the elaborated
+    # type concludes in True after its binders
+    report = honest.gate({"inspect": {"Cheats.ThmRoot.double_even": {"conclusion_true": True}}}, fake=fake_lake)
+    assert "root Cheats.ThmRoot.double_even states `True`" in failed(report, "semantic_certification")
+
+
+def test_a_bridge_compiled_as_a_definition_is_not_discharged(fake_lake, tmp_path):
+    s = h.setup(tmp_path / "p", h.HONEST_BRIDGE, bridge=True)
+    assert s.gate(None, fake=fake_lake).passed
+    report = s.gate({"inspect": {"Cheats.ThmRoot.double_even_faithful": {"kind": "def"}}}, fake=fake_lake)
+    assert "Cheats.ThmRoot.double_even_faithful: is a def, not a proved theorem" in failed(report, "bridge_obligations")
+    report = s.gate({"inspect": {"Cheats.ThmRoot.double_even_faithful": {"module": "Cheats.Other"}}}, fake=fake_lake)
+    assert "declared in module Cheats.Other" in failed(report, "bridge_obligations")
+
+
+def test_a_statement_depending_on_an_unaudited_upstream_declaration_is_stale(honest, fake_lake):
+    """Attack review: an instance added to an upstream unit's proof file (`instance : LE Int`)
+    changes what a downstream statement means while its text reads the same. The statement may
+    use, from upstream units, only their frozen declarations — or constants whose type
+    concludes in one (an instance *for* a frozen structure)."""
+    orphan = {"name": "Cheats.DefDouble.evilLE", "module": "Cheats.DefDouble.Basic", "conclusion": ["LE", "Int"]}
+    frozen = {"name": "Cheats.DefDouble.double", "module": "Cheats.DefDouble.Basic", "conclusion": ["Int"]}
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, orphan]}}}
+    reason = failed(honest.gate(scenario, fake=fake_lake), "frozen_statements")
+    assert ("Cheats.ThmRoot.double_even: its statement depends on Cheats.DefDouble.evilLE, declared in upstream "
+            "module Cheats.DefDouble.Basic but not frozen there") in reason
+    for_frozen = dict(orphan, name="Cheats.DefDouble.instDouble", conclusion=["Cheats.DefDouble.double"])
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, for_frozen]}}}
+    assert honest.gate(scenario, fake=fake_lake).check("frozen_statements").passed
+
+
+def test_outputs_planted_in_the_agents_workspace_are_never_used(fake_lake, tmp_path):
+    """Finding 7: build outputs an agent left in workspaces/<unit>/.lake (which Lake trusts when
+    their trace matches) are never what the gate reads: it builds in a fresh workspace of its
+    own under .fyan/gate/ from the recorded files."""
+    import hashlib
+    import sys
+
+    s = h.setup(tmp_path / "p", "theorem double_even (n : Int) : ∃ k, double n = 2 * k := by\n  sorry")
+    ws = s.project.paths.workspace("thm-root")
+    src = ws / "Cheats" / "ThmRoot" / "Basic.lean"
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_text(s.basic.read_text())
+    olean = ws / ".lake" / "build" / "lib" / "lean" / "Cheats" / "ThmRoot" / "Basic.olean"
+    olean.parent.mkdir(parents=True, exist_ok=True)
+    honest_text = s.basic.read_text().replace("by\n  sorry", "⟨n, rfl⟩")
+    olean.write_text(json.dumps({"fake_olean": 1, "module": "Cheats.ThmRoot.Basic", "source": honest_text}))
+    olean.with_suffix(".trace").write_text(hashlib.sha256(src.read_text().encode()).hexdigest())
+    # control: a build in the agent's workspace trusts the plant (what the old gate did)
+    out = subprocess.run([str(fake_lake.path), "build", "Cheats.ThmRoot.Basic"], cwd=ws, capture_output=True, text=True,
+                         env={**os.environ, "PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin"})
+    assert "Replayed Cheats.ThmRoot.Basic" in out.stdout and "sorry" not in olean.read_text()
+    report = s.gate(None, fake=fake_lake)
+    assert "sorryAx in the axioms of Cheats.ThmRoot.double_even" in failed(report, "sorry_free")
+    builds = [c for c in fake_lake.calls() if c["argv"][:1] == ["build"] and "Cheats.ThmRoot.Basic" in c["argv"]]
+    assert builds and all("/.fyan/gate/thm-root/gate" in c["cwd"] for c in builds[1:])
+    assert report.workspace == ".fyan/gate/thm-root/gate"
+    assert not (s.project.paths.root / report.workspace).exists()  # removed after the run: never reused
+
+
+def test_the_gate_of_a_unit_waits_for_another_gate_of_the_same_unit(honest, fake_lake):
+    """Finding 9: `fyan gate` takes the unit's gate lock, so it never races a daemon's gate."""
+    import sys
+    import time
+
+    lock = honest.project.paths.state / "locks" / "gate-thm-root.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import fcntl, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
+                               "print('held', flush=True)\ntime.sleep(2.5)\n", str(lock)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    start = time.monotonic()
+    report = honest.gate(None, fake=fake_lake)
+    waited = time.monotonic() - start
+    holder.wait()
+    assert report.passed and waited >= 1.5, waited

@@ -82,7 +82,7 @@ def signature_hash(signature: str) -> str:
 
 
 def _ident_char(c: str) -> bool:
-    return c.isalnum() or c in "_'!?»" or "\u2080" <= c <= "\u209c"
+    return bool(c) and (c.isalnum() or c in "_'!?»" or "\u2080" <= c <= "\u209c")
 
 
 @dataclass

@@ -8,15 +8,16 @@ file goes through one of these functions:
   defused (Lean's block comments nest, so both ``/-`` and ``-/`` are broken with a space), line
   breaks become spaces, other control characters become ``\\u{…}`` text;
 * ``string_literal`` — a Lean string literal (quotes included) whose value is ``text``: ``\\``,
-  ``"`` and control characters escaped, and braces written as ``\\x7b``/``\\x7d`` so the literal
-  reads the same even where a string could be interpolated;
+  ``"`` and control characters escaped (``\\xHH``, ``\\uHHHH``; an unprintable character beyond
+  the BMP becomes U+FFFD), and braces written as ``\\x7b``/``\\x7d`` so the literal reads the
+  same even where a string could be interpolated;
 * ``name_component`` — one component of a Lean name: kept as is when it is a plain
   identifier, else quoted in ``«»``; refused (``ValueError``) when even that cannot hold it
   (``»``, a line break or a control character in it, or an empty name);
 * ``dotted_name`` — a dotted name made of such components.
 
 Source for the lexical rules: the Lean 4 reference manual, "Lexical structure" (comments nest;
-string escapes ``\\\\ \\" \\n \\t \\r \\xHH \\u{H…}``; ``«…»`` quotes an identifier component).
+string escapes ``\\\\ \\" \\n \\t \\r \\xHH \\uHHHH``; ``«…»`` quotes an identifier component).
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ def string_literal(text: str) -> str:
         elif c == "}":
             out.append("\\x7d")
         elif not c.isprintable() and c != " ":
-            out.append(f"\\u{{{ord(c):x}}}")
+            code = ord(c)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code <= 0xFFFF else "\\ufffd")
         else:
             out.append(c)
     out.append('"')
