@@ -111,6 +111,7 @@ class InspectedDeclaration(BaseModel):
     extern: bool = False
     init: bool = False
     sorry_direct: bool = False
+    sorry_in_type: bool = False
     conclusion_true: bool = False
     axioms: list[str] = Field(default_factory=list)
     constants: list[UsedConstant] = Field(default_factory=list)

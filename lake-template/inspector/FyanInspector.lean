@@ -26,8 +26,8 @@ It writes one JSON object to FILE (format `fyan-inspector/1`, schema in
   **every** declaration of the module: kind, module, level parameters, the full structure of
   its elaborated type (derived `Repr` of `Expr`, metadata removed; Fyan hashes it) and a short
   printed form, the value's structure for definitions, safety (`safe`/`unsafe`/`partial`),
-  `implemented_by`, `extern`, `init`, whether `sorryAx` occurs in it directly, whether its type
-  concludes in `True`, and its transitive axioms (as `Lean.collectAxioms` follows constants);
+  `implemented_by`, `extern`, `init`, whether `sorryAx` occurs in it directly (and in its type),
+  whether its type concludes in `True`, and its transitive axioms (as `Lean.collectAxioms` follows constants);
 * `lookups`: for each `--name` (looked up in the environment of the modules and `--import`s):
   `found`, the same fields, the constants its statement uses directly (with their modules and
   the constants in the conclusion of their own types, after the binders), the
@@ -269,6 +269,7 @@ def declFields (env : Environment) (axioms : Std.HashMap Name (Array Name)) (ci 
    ("extern", toJson (isExtern env n)),
    ("init", toJson (hasInitAttr env n)),
    ("sorry_direct", toJson ((refs ci).contains ``sorryAx)),
+   ("sorry_in_type", toJson (ci.type.getUsedConstants.contains ``sorryAx)),
    ("conclusion_true", toJson (ci.type.getForallBody.isConstOf ``True)),
    ("axioms", toJson ((axioms.getD n #[]).map Name.toString))]
 
