@@ -530,6 +530,7 @@ def fake_lean_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
     monkeypatch.setenv("FAKE_LEAN_OUTCOMES", str(REPLAY))
     monkeypatch.setenv("FAKE_LAKE_LOG", str(d / "calls.jsonl"))
+    monkeypatch.setenv("FYAN_LEAN__INSPECTOR_DIR", str(d / "inspector"))  # the double's inspector, built here
     monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
     return d
 
