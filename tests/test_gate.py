@@ -461,8 +461,19 @@ def test_a_statement_depending_on_an_unaudited_upstream_declaration_is_stale(hon
     reason = failed(honest.gate(scenario, fake=fake_lake), "frozen_statements")
     assert ("Cheats.ThmRoot.double_even: its statement depends on Cheats.DefDouble.evilLE, declared in upstream "
             "module Cheats.DefDouble.Basic but not frozen there") in reason
+    # a name under a frozen declaration proves nothing: an instance can be called anything
+    disguised = dict(orphan, name="Cheats.DefDouble.double.instLE")
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, disguised]}}}
+    assert "depends on Cheats.DefDouble.double.instLE" in failed(honest.gate(scenario, fake=fake_lake), "frozen_statements")
+    # ... nor a frozen declaration among the instance's arguments: only its conclusion counts
+    guarded = dict(orphan, conclusion=["LE", "Int"], name="Cheats.DefDouble.guardedLE")
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, guarded]}}}
+    assert "depends on Cheats.DefDouble.guardedLE" in failed(honest.gate(scenario, fake=fake_lake), "frozen_statements")
+    # an instance *for* a frozen declaration, or a projection of a frozen structure, is fine
     for_frozen = dict(orphan, name="Cheats.DefDouble.instDouble", conclusion=["Cheats.DefDouble.double"])
-    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, for_frozen]}}}
+    projection = {"name": "Cheats.DefDouble.double.fst", "module": "Cheats.DefDouble.Basic", "projection": True,
+                  "kind": "def", "conclusion": ["Int"]}
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, for_frozen, projection]}}}
     assert honest.gate(scenario, fake=fake_lake).check("frozen_statements").passed
 
 
@@ -511,3 +522,20 @@ def test_the_gate_of_a_unit_waits_for_another_gate_of_the_same_unit(honest, fake
     waited = time.monotonic() - start
     holder.wait()
     assert report.passed and waited >= 1.5, waited
+
+
+def test_the_freeze_refuses_a_statement_that_depends_on_an_unaudited_upstream_declaration(honest, fake_lake):
+    from fyan.lean import declarations
+    from fyan.lean.signatures import freeze_specs
+
+    statement = (honest.project.paths.unit("thm-root") / "Statement.lean").read_text()
+    decl = declarations.find(declarations.scan(statement), "Cheats.ThmRoot.double_even")
+    unit = honest.store.unit("thm-root")
+    log = honest.project.paths.root / "freeze-logs"
+    specs, note, problems = freeze_specs(honest.project, honest.store, unit, statement,
+                                         {"Cheats.ThmRoot.double_even": decl}, log)
+    assert problems == [] and specs[0].type_hash and "recorded with" in note
+    orphan = {"name": "Cheats.DefDouble.evilLE", "module": "Cheats.DefDouble.Basic", "conclusion": ["LE", "Int"]}
+    fake_lake.scenario({"inspect": {"Cheats.ThmRoot.double_even": {"constants": [orphan]}}})
+    _, _, problems = freeze_specs(honest.project, honest.store, unit, statement, {"Cheats.ThmRoot.double_even": decl}, log)
+    assert problems and "depends on Cheats.DefDouble.evilLE" in problems[0]

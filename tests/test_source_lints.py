@@ -22,6 +22,10 @@ theorem double_eq (n : Int) (h' : 0 ≤ n) : double n = n + n := by
 
 example : "a -- b".length = 6 := rfl
 example : 'x'.toNat = 120 := rfl
+
+#check double_eq
+#print axioms double_eq
+example : #[1, 2].size = 2 := rfl
 """
 
 
@@ -84,6 +88,11 @@ def test_honest_code_has_no_error():
     ("#guard 1 = 1", "eval"),
     ("#eval! 1", "eval"),
     ("open private foo from Bar", "open-private"),
+    ("#html (Html.text \"x\")", "hash-command"),
+    ("#some_library_command x", "hash-command"),
+    ("example : True := by exact (unsafeIO (pure ()) |>.toOption).elim", "io"),
+    ("def f : IO Unit := IO.println 1", "io"),
+    ("notation3 \"d\" => 0", "notation"),
     ("prelude", "prelude"),
     ("import Mathlib", "import"),
 ])

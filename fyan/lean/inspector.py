@@ -62,12 +62,14 @@ def digest(text: str) -> str:
 # -- the report --------------------------------------------------------------------------------
 
 class UsedConstant(BaseModel):
-    """A constant a statement uses directly, with the module that declares it and the constants
-    in the conclusion of its own type (for an instance: the class and what it is an instance
-    for)."""
+    """A constant a statement uses directly, with the module that declares it, its kind, whether
+    it is a structure projection, and the constants in the conclusion of its own type (for an
+    instance: the class and what it is an instance for)."""
 
     name: str
     module: str = ""
+    kind: str = ""
+    projection: bool = False
     conclusion: list[str] = Field(default_factory=list)
 
 

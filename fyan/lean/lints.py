@@ -25,9 +25,10 @@ text can hide a construct (issue 11, finding 4), as families, not examples:
   literal forms whose reading depends on context (raw strings, strings with braces) are
   refused rather than guessed;
 * **meta-programming** — any use of the APIs that build or change declarations (``addDecl``,
-  ``Lean.Elab``, ``MetaM``, ...), ``run_tac``/``run_cmd``/``#eval``/``#guard``, and compiler
-  trust (``native_decide``, ``decide +native``, ``(config := {native := true})``,
-  ``bv_decide``).
+  ``Lean.Elab``, ``MetaM``, ...), IO, ``run_tac``/``run_cmd``/``#eval``/``#guard`` and every
+  ``#``-command outside a short allow-list of ones that only print (a library's ``#html`` may
+  evaluate code), and compiler trust (``native_decide``, ``decide +native``,
+  ``(config := {native := true})``, ``bv_decide``).
 
 ``error`` findings fail the check that runs the lint (the Planner's scaffold check, the
 Formalizer's check, the gate's ``source_lints``); ``warning`` findings are reported.
@@ -56,11 +57,14 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?<![\w.'])(?:elab|elab_rules|macro|macro_rules|syntax|declare_syntax_cat|simproc|dsimproc|"
      r"builtin_simproc|declare_simp_like_tactic)(?![\w'])",
      "defines new syntax, elaborators or simprocs (compile-time code)"),
-    ("notation", "error", r"(?<![\w.'])(?:notation|infix|infixl|infixr|prefix|postfix)(?![\w'])",
+    ("notation", "error", r"(?<![\w.'])(?:notation3?|infix|infixl|infixr|prefix|postfix)(?![\w'])",
      "new notation can change how a statement reads"),
+    ("io", "error", r"(?<![\w'])(?:IO\.|unsafeIO|unsafeBaseIO|unsafeEIO)|(?<![\w.'])(?:EIO|BaseIO|IO)(?![\w'])",
+     "IO in a proof file: code with effects"),
     ("meta-api", "error",
      r"(?<![\w'])(?:addDecl|addAndCompile|addDeclWithoutChecking|addDeclCore|modifyEnv|setEnv|unsafeCast|"
      r"evalExpr|evalConst|liftCoreM|liftTermElabM|liftMetaM|CoreM|MetaM|TermElabM|CommandElabM|TacticM|"
+     r"CommandElab|TermElab|MacroM|Macro|"
      r"Lean\.Elab|Lean\.Meta|Lean\.Environment|Lean\.Kernel|Lean\.Compiler|Elab\.Command|Elab\.Tactic|"
      r"ofReduceBool|trustCompiler)(?![\w'])",
      "meta-programming API: code that builds or changes declarations"),
@@ -100,7 +104,13 @@ FORBIDDEN_ATTRIBUTES = {
     "env_linter": "a linter (meta-code)",
 }
 
+#: ``#``-commands a proof file may use (they only print); any other (``#eval``, ``#guard``,
+#: Mathlib's ``#html``, a library's own) may run code at compile time and is refused.
+HARMLESS_HASH_COMMANDS = frozenset({"check", "print", "reduce", "synth", "help", "find", "guard_msgs", "check_failure",
+                                    "where", "version", "exit"})
+
 _COMPILED = [(rule, sev, re.compile(pat), why) for rule, sev, pat, why in RULES]
+_HASH_COMMAND = re.compile(r"(?<![\w.'#])#([A-Za-z_][\w!?]*)")
 _GUILLEMETS = re.compile(r"«([^»\n]*)»")
 _ATTR_START = re.compile(r"@\[|(?<![\w.'])attribute\s*\[")
 
@@ -169,6 +179,11 @@ def lint(source: str, *, allow: frozenset[str] = frozenset()) -> list[Finding]:
             continue
         for m in pattern.finditer(clean):
             add(rule, sev, m.start(), why, clean)
+    if "hash-command" not in allow:
+        for m in _HASH_COMMAND.finditer(clean):
+            if m.group(1) not in HARMLESS_HASH_COMMANDS and m.group(1).rstrip("!") not in ("eval", "guard"):
+                add("hash-command", "error", m.start(), f"#{m.group(1)}: a command Fyan does not know to be harmless "
+                    "(it may run code at compile time)", clean)
     if "attribute" not in allow:
         for offset, name in _attribute_names(clean):
             if name in FORBIDDEN_ATTRIBUTES:

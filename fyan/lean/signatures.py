@@ -24,9 +24,10 @@ that as the reference (``compare``'s ``reference`` argument).
 statement's *text*, so a declaration of an upstream unit that no audit saw (an instance of
 ``LE Int`` added to a proof file, say) could change what a downstream statement means while it
 reads the same. A frozen statement may therefore use, from upstream units' modules, only their
-frozen declarations (and the constants named after them: constructors, projections, equation
-lemmas), or constants whose own type concludes in one of them (an instance *for* a frozen
-structure).
+frozen declarations, the projections of a frozen structure (``Foo.x``: the inspector says it is
+a projection), and constants whose own type concludes in a frozen declaration (a constructor of
+a frozen inductive type; an instance *for* a frozen structure). A name alone proves nothing (an
+instance can be called ``Foo.anything``), so no prefix rule.
 """
 
 from __future__ import annotations
@@ -186,9 +187,6 @@ def unaudited_dependencies(project: Project, store: Store, unit: UnitRecord,
     own = {unit_module(project, unit, part) for part in ("Basic", "Statement")}
     frozen = {unit_module(project, d): [f.decl for f in store.freezes(d.id)] for d in upstream(store, unit.id)}
 
-    def is_frozen(name: str, names: list[str]) -> bool:
-        return any(name == f or name.startswith(f + ".") for f in names)
-
     out = []
     for c in record.constants:
         if not c.module.startswith(lib + ".") or c.module in own:
@@ -196,7 +194,9 @@ def unaudited_dependencies(project: Project, store: Store, unit: UnitRecord,
         names = frozen.get(c.module)
         if names is None:
             out.append(f"{record.name}: uses {c.name} from {c.module}, which is not an upstream unit's module")
-        elif not is_frozen(c.name, names) and not any(is_frozen(x, names) for x in c.conclusion):
+            continue
+        projection = c.projection and c.name.rpartition(".")[0] in names
+        if c.name not in names and not projection and not any(x in names for x in c.conclusion):
             out.append(f"{record.name}: its statement depends on {c.name}, declared in upstream module {c.module} "
                        "but not frozen there: no audit certified what it means")
     return out

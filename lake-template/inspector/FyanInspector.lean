@@ -29,8 +29,9 @@ It writes one JSON object to FILE (format `fyan-inspector/1`, schema in
   `implemented_by`, `extern`, `init`, whether `sorryAx` occurs in it directly (and in its type),
   whether its type concludes in `True`, and its transitive axioms (as `Lean.collectAxioms` follows constants);
 * `lookups`: for each `--name` (looked up in the environment of the modules and `--import`s):
-  `found`, the same fields, the constants its statement uses directly (with their modules and
-  the constants in the conclusion of their own types, after the binders), the
+  `found`, the same fields, the constants its statement uses directly (with their modules, kinds,
+  whether each is a structure projection, and the constants in the conclusion of their own
+  types, after the binders), the
   constants of modules under `--local-prefix` its meaning depends on transitively (with their
   meaning), and the domains of its leading `∀` binders;
 * `problems`: modules that could not be found.
@@ -283,12 +284,14 @@ def lookupJson (env : Environment) (axioms : Std.HashMap Name (Array Name)) (pfx
       for c in e.getUsedConstants do
         unless seen.contains c do
           seen := seen.insert c
-          let conclusion : Array String := match env.find? c with
-            | some cci => cci.type.getForallBody.getUsedConstants.map Name.toString
-            | none => #[]
+          let (kind, conclusion) : String × Array String := match env.find? c with
+            | some cci => (kindName cci, cci.type.getForallBody.getUsedConstants.map Name.toString)
+            | none => ("", #[])
           direct := direct.push (Json.mkObj [
             ("name", toJson c.toString),
             ("module", toJson (moduleText env c)),
+            ("kind", toJson kind),
+            ("projection", toJson (env.isProjectionFn c)),
             ("conclusion", toJson conclusion)])
     let start := (meaningOf ci).foldl (fun acc e => acc ++ e.getUsedConstants) #[]
     let locals := (localClosure env pfx start).map fun (c, m, cci) => Json.mkObj [
