@@ -154,7 +154,7 @@ def test_declaration_scanner_and_signatures():
 def test_lints_flag_forbidden_constructs_outside_comments():
     src = "-- #exit\nset_option debug.skipKernelTC true\ntheorem x : 1 = 1 := by native_decide\naxiom bad : False\n#eval IO.println \"hi\"\n"
     rules = {f.rule for f in errors(lint(src))}
-    assert rules == {"skip-kernel", "native-decide", "axiom", "eval"}
+    assert rules == {"skip-kernel", "native-decide", "axiom", "eval", "io"}
 
 
 def test_runner_timeout_and_output(tmp_path):
