@@ -67,7 +67,10 @@ def parseName (s : String) : Name := Id.run do
   let mut quoted := false
   for c in s.toList do
     if quoted then
-      if c == '»' then quoted := false else cur := cur.push c
+      if c == '»' then
+        quoted := false
+      else
+        cur := cur.push c
     else if c == '«' then
       quoted := true
     else if c == '.' then
@@ -284,9 +287,13 @@ def lookupJson (env : Environment) (axioms : Std.HashMap Name (Array Name)) (pfx
       for c in e.getUsedConstants do
         unless seen.contains c do
           seen := seen.insert c
-          let (kind, conclusion) : String × Array String := match env.find? c with
-            | some cci => (kindName cci, cci.type.getForallBody.getUsedConstants.map Name.toString)
-            | none => ("", #[])
+          let info := env.find? c
+          let kind : String := match info with
+            | some cci => kindName cci
+            | none => ""
+          let conclusion : Array String := match info with
+            | some cci => cci.type.getForallBody.getUsedConstants.map Name.toString
+            | none => #[]
           direct := direct.push (Json.mkObj [
             ("name", toJson c.toString),
             ("module", toJson (moduleText env c)),
