@@ -67,7 +67,9 @@ def _toml_str(s: str) -> str:
 
 
 def cmd_init(args: argparse.Namespace) -> CommandResult:
+    from fyan.agents.specify import model_specifier
     from fyan.intake import DEFAULT_MAX_FILE_MIB, read_source
+    from fyan.intake.catalogue import format_warnings
     from fyan.project import Project
     from fyan.specifier.ingest import ingest
     from fyan.state.gateway import Gateway
@@ -80,7 +82,7 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
         limit = float(os.environ.get("FYAN_INTAKE__MAX_FILE_MIB", DEFAULT_MAX_FILE_MIB))
     except ValueError:
         raise InputError("FYAN_INTAKE__MAX_FILE_MIB is not a number", hint="give a size in MiB, e.g. 64") from None
-    catalogue = read_source(source, max_file_mib=limit)  # fails before anything is created
+    catalogue = read_source(source, max_file_mib=limit, tolerant=args.tolerant)  # fails before anything is created
     name = args.name or target.resolve().name
     main_dir = source.resolve().parent
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=target.resolve().parent))
@@ -93,9 +95,14 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
                                  hint="give the main file at the root of the source tree")
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest)
-        intake = ""
+        keys = []
         if args.unknown_references:
-            intake = f"[intake]\nunknown_references = {_toml_str(args.unknown_references)}\n\n"
+            keys.append(f"unknown_references = {_toml_str(args.unknown_references)}")
+        if args.cycles:
+            keys.append(f"cycles = {_toml_str(args.cycles)}")
+        if args.tolerant:
+            keys.append("tolerant = true")
+        intake = "[intake]\n" + "\n".join(keys) + "\n\n" if keys else ""
         (tmp / "fyan.toml").write_text(
             FYAN_TOML.format(name=_toml_str(name), source=_toml_str(f"source/{catalogue.main_file}"), intake=intake),
             encoding="utf-8",
@@ -104,8 +111,8 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
         if not args.no_ingest:
             project = Project.open(tmp)
             gateway = Gateway(project)
-            try:
-                report = ingest(project, gateway, catalogue)  # the source as read above, now copied
+            try:  # the source as read above, now copied
+                report = ingest(project, gateway, catalogue, specifier=model_specifier(project, gateway))
             finally:
                 gateway.close()
         umask = os.umask(0)
@@ -121,15 +128,16 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
         return CommandResult(ExitCode.OK, {"project": str(target), "ingested": False, "statements": len(catalogue.statements)},
                              f"Created project {target} ({len(catalogue.statements)} theorem-like statements); not ingested yet.\n"
                              f"Edit {target / 'fyan.toml'} (providers, [intake] specifier), then: fyan run {target}")
-    shown = report.warnings[:10]
-    more = len(report.warnings) - len(shown)
+    if report.warnings and not args.json:  # every warning, on stderr (--json lists them under "warnings")
+        print(format_warnings(report.warnings), end="", file=sys.stderr)
     errors = sum(f.severity == "error" for f in report.findings)
     text = (
         f"Created project {target} from {report.format.upper() if report.format == 'pdf' else report.format} "
         f"source: {report.statements} theorem-like statements in {len(report.files)} file(s), "
         f"{report.units} units, {report.edges} dependency edges, {report.layers} layer(s).\n"
-        + "".join(f"  warning: {w}\n" for w in shown)
-        + (f"  ... and {more} more warning(s) (--json lists them all)\n" if more > 0 else "")
+        + (f"  {len(report.warnings)} warning(s) on stderr\n" if report.warnings else "")
+        + (f"  {len(report.mentions)} reference(s) kept as mentions, not dependencies (each problem.tex lists "
+           "its own; --json lists them all)\n" if report.mentions else "")
         + (f"  problem.tex lints: {len(report.findings)} finding(s), {errors} error(s)\n" if report.findings else "")
         + "".join(f"    {f}\n" for f in report.findings[:10])
         + f"Next: fyan run {target}"
@@ -617,6 +625,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unknown-references", choices=["error", "warn"],
                    help="a reference to a label defined nowhere in the document: stop (error, the default) "
                    "or warn; written to the project's fyan.toml ([intake] unknown_references)")
+    p.add_argument("--cycles", choices=["error", "break"],
+                   help="dependency cycles among the references: stop and list them all (error, the default) or "
+                   "demote the weakest edge of each to a mention, with a warning (break); written to fyan.toml "
+                   "([intake] cycles)")
+    p.add_argument("--tolerant", action="store_true",
+                   help="malformed math in a statement (unbalanced $, $$, \\(, \\[, braces): warn and read the "
+                   "statement up to its own \\end instead of stopping; written to fyan.toml ([intake] tolerant)")
     p.add_argument("--json", action="store_true", help="print a JSON result")
 
     p = sub.add_parser("run", help="run every stage of every unit to quiescence (foreground, resumable)",

@@ -71,9 +71,19 @@ class IntakeSection(_Section):
     )
     term_edges: bool = Field(
         default=True,
-        description="Add a dependency edge from a statement to an earlier definition whose "
-        "defined term (bold or emphasised in the definition) or title it mentions, unless "
-        "other edges already imply it.",
+        description="In a document without \\uses: add a dependency edge from a statement to an earlier "
+        "definition whose defined term (definition markup: \\emph, \\textbf, {\\it ...}, ...) or title it "
+        "uses, unless other edges already imply it or it would close a cycle.",
+    )
+    cycles: Literal["error", "break"] = Field(
+        default="error",
+        description="Cycles among the dependency edges of the document: stop intake and report them all "
+        "(error), or demote the weakest edge of each to a mention, with a warning (break).",
+    )
+    tolerant: bool = Field(
+        default=False,
+        description="Malformed math in a statement (unbalanced $, $$, \\(, \\[, braces): stop intake with every "
+        "fault listed (false), or warn and read each statement up to its own \\end (true).",
     )
     max_file_mib: float = Field(
         default=32.0, gt=0, description="Largest source file intake reads, MiB (each file of a TeX tree)."

@@ -50,8 +50,15 @@ def test_dangling_references_stop_init_unless_asked_to_warn(tmp_path, capsys):
     assert "m.tex:2: \\ref{elsewhere} in a: unknown label" in err and "--unknown-references warn" in err
     assert not (tmp_path / "p").exists()
     code, result = run(capsys, "init", str(tmp_path / "p"), "--source", str(src), "--unknown-references", "warn")
-    assert code == 0 and any("elsewhere" in n for n in result["notes"])
+    assert code == 0
+    assert result["warnings"] == [{"code": "unknown-label", "where": "m.tex:2",
+                                   "message": "\\ref{elsewhere} in a: unknown label; no edge"}]
     assert 'unknown_references = "warn"' in (tmp_path / "p" / "fyan.toml").read_text()
+    # without --json, every warning is printed on stderr
+    assert main(["init", str(tmp_path / "q"), "--source", str(src), "--unknown-references", "warn"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: m.tex:2: \\ref{elsewhere} in a: unknown label; no edge" in captured.err
+    assert "1 warning(s) on stderr" in captured.out
 
 
 def test_uses_to_an_unknown_label_is_an_error_with_file_and_line(tmp_path, capsys):

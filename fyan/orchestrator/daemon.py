@@ -53,6 +53,7 @@ STATE_FILE = "daemon.json"
 def open_for_run(path: str | Path):
     """(project, gateway, ingest report or None): ingests the source on the first run; a
     failed first ingest leaves no state behind. Call with the run lock held."""
+    from fyan.agents.specify import model_specifier
     from fyan.specifier.ingest import ingest
 
     project = Project.open(path)
@@ -61,7 +62,7 @@ def open_for_run(path: str | Path):
     report = None
     try:
         if fresh or not gateway.store.units():
-            report = ingest(project, gateway)
+            report = ingest(project, gateway, specifier=model_specifier(project, gateway))
     except BaseException:
         gateway.close()
         if fresh:  # leave the folder as it was: no half-made state
