@@ -539,3 +539,18 @@ def test_the_freeze_refuses_a_statement_that_depends_on_an_unaudited_upstream_de
     fake_lake.scenario({"inspect": {"Cheats.ThmRoot.double_even": {"constants": [orphan]}}})
     _, _, problems = freeze_specs(honest.project, honest.store, unit, statement, {"Cheats.ThmRoot.double_even": decl}, log)
     assert problems and "depends on Cheats.DefDouble.evilLE" in problems[0]
+
+
+def test_an_instance_of_the_unit_itself_cannot_change_what_its_statement_means(honest, fake_lake):
+    """Attack review: `instance : LE Int` written next to the statement (by the Planner or the
+    Formalizer) changes its meaning without appearing in its text. A constant of the unit's own
+    module that the statement uses without naming it must be frozen."""
+    frozen = {"name": "Cheats.DefDouble.double", "module": "Cheats.DefDouble.Basic", "conclusion": ["Int"]}
+    implicit = {"name": "Cheats.ThmRoot.instLEInt", "module": "Cheats.ThmRoot.Basic", "conclusion": ["LE", "Int"]}
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, implicit]}}}
+    assert ("Cheats.ThmRoot.double_even: its statement uses Cheats.ThmRoot.instLEInt without naming it"
+            in failed(honest.gate(scenario, fake=fake_lake), "frozen_statements"))
+    # a definition of the unit that the statement names is visible to the audit
+    named = {"name": "Cheats.ThmRoot.double", "module": "Cheats.ThmRoot.Basic", "conclusion": ["Int"]}
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, named]}}}
+    assert honest.gate(scenario, fake=fake_lake).check("frozen_statements").passed

@@ -18,8 +18,9 @@ frozen declarations with role ``root``), every required check passes:
 3. ``frozen_statements`` — every frozen declaration is in the source with the same normalized
    signature, its bound files are unchanged, and in the compiled environment it exists in the
    unit's module, has the frozen kind, the same elaborated statement and the same local
-   definitions (``fyan.lean.signatures``), and depends on no upstream declaration that no audit
-   certified (``unaudited_dependencies``); any difference makes the certification stale;
+   definitions (``fyan.lean.signatures``), and depends on no declaration that no audit certified
+   — of an upstream unit, or of its own unit without naming it, like an instance
+   (``unaudited_dependencies``); any difference makes the certification stale;
 4. ``bridge_obligations`` — every required bridge (role ``bridge``) is still declared, exists in
    the compiled environment as a theorem, and is sorry-free and axiom-clean;
 5. ``semantic_certification`` — the recorded audit result freezes the root with grade ≥
@@ -460,7 +461,7 @@ class _Gate:
                 if rec.module != self.module:
                     c.changes.append(f"{f.decl}: declared in module {rec.module or '(unknown)'}, not in the unit's "
                                      f"module {self.module}")
-                c.changes += unaudited_dependencies(self.project, self.store, self.unit, rec)
+                c.changes += unaudited_dependencies(self.project, self.store, self.unit, rec, f.normalized_signature)
             changes += c.changes
             compared.setdefault(f.decl, []).extend(c.compared)
             if c.changes:

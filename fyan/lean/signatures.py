@@ -32,6 +32,7 @@ instance can be called ``Foo.anything``), so no prefix rule.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,9 +177,18 @@ def compare_compiled(freeze: FreezeRecord, record: InspectedDeclaration | None, 
 
 
 def unaudited_dependencies(project: Project, store: Store, unit: UnitRecord,
-                           record: InspectedDeclaration | None) -> list[str]:
-    """The constants of upstream units' modules that ``record``'s statement uses directly
-    although no audit certified them (module docstring), each with why."""
+                           record: InspectedDeclaration | None, signature: str = "",
+                           own_frozen: list[str] = ()) -> list[str]:
+    """The project constants that ``record``'s statement uses directly although no audit
+    certified them (module docstring), each with why. ``signature``: the statement's frozen
+    text; ``own_frozen``: the unit's own frozen (or being frozen) declarations.
+
+    From an upstream unit's module only its frozen declarations, projections of its frozen
+    structures and constants whose type concludes in a frozen declaration may be used. From the
+    unit's own modules, a constant the statement *names* is visible to the audit; one it uses
+    without naming it — an instance, a coercion, a default — must be frozen or conclude in a
+    frozen declaration: otherwise an `instance : LE Int` written next to the statement would
+    change what it means while its text reads the same."""
     from fyan.lean.package import unit_module, upstream
 
     if record is None or not record.found:
@@ -186,10 +196,20 @@ def unaudited_dependencies(project: Project, store: Store, unit: UnitRecord,
     lib = project.config.lean_lib
     own = {unit_module(project, unit, part) for part in ("Basic", "Statement")}
     frozen = {unit_module(project, d): [f.decl for f in store.freezes(d.id)] for d in upstream(store, unit.id)}
+    mine = list(own_frozen) or [f.decl for f in store.freezes(unit.id)]
+    named = set(re.findall(r"[^\s()\[\]{}⟨⟩,:]+", signature))
 
     out = []
     for c in record.constants:
-        if not c.module.startswith(lib + ".") or c.module in own:
+        if not c.module.startswith(lib + "."):
+            continue
+        if c.module in own:
+            short = c.name.rpartition(".")[2]
+            written = c.name in named or short in named or any(n.endswith("." + short) for n in named)
+            if c.name == record.name or c.name in mine or written or any(x in mine for x in c.conclusion):
+                continue
+            out.append(f"{record.name}: its statement uses {c.name} without naming it (an instance, coercion or "
+                       "default of this unit that no audit certified)")
             continue
         names = frozen.get(c.module)
         if names is None:
@@ -252,8 +272,9 @@ def freeze_specs(project: Project, store: Store, unit: UnitRecord, statement: st
                     if inspection.ok:
                         records = inspection.report.records
                         note = f"elaborated statements recorded with {tc.version}"
-                        for rec in records.values():
-                            problems += unaudited_dependencies(project, store, unit, rec)
+                        for name, rec in records.items():
+                            problems += unaudited_dependencies(project, store, unit, rec, decls[name].frozen_signature
+                                                               if name in decls else "", own_frozen=list(decls))
                     else:
                         note = f"elaborated types not recorded: {inspection.problem}"
         except (trusted.RecordedInputError, trusted.GateEnvironmentError) as e:
