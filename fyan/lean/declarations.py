@@ -82,6 +82,9 @@ def signature_hash(signature: str) -> str:
     return hashlib.sha256(signature.encode("utf-8")).hexdigest()
 
 
+_INTERESTING = re.compile(r"[«\-/r\"']")
+
+
 def _ident_char(c: str) -> bool:
     return bool(c) and (c.isalnum() or c in "_'!?»" or "\u2080" <= c <= "\u209c")
 
@@ -108,6 +111,13 @@ def lex(src: str) -> Lexed:
     problems: list[tuple[int, str]] = []
     i, n = 0, len(src)
     while i < n:
+        m = _INTERESTING.search(src, i)  # copy plain code up to the next character that may start something
+        if m is None:
+            out.append(src[i:])
+            break
+        if m.start() > i:
+            out.append(src[i : m.start()])
+            i = m.start()
         c = src[i]
         prev = src[i - 1] if i > 0 else ""
         if c == "«":
