@@ -120,5 +120,6 @@ def test_a_command_agent_sees_only_its_workspace_and_what_it_is_given(tmp_path):
     assert writer.complete(request(ws)).text.split("\n")[2] == "wrote"
     from fyan.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="inside the project folder"):
-        CommandAgentProvider([str(script)], project_root=project, writable=[str(project / ".fyan")])
+    for bad in (project / ".fyan", project, tmp_path):  # inside the project, the project, a folder containing it
+        with pytest.raises(ConfigError, match="overlaps the project folder"):
+            CommandAgentProvider([str(script)], project_root=project, writable=[str(bad)])

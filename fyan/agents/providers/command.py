@@ -105,11 +105,12 @@ class CommandAgentProvider(Provider):
         self.writable = [Path(p).expanduser() for p in writable]
         self.lake = lake
         if project_root is not None:
-            inside = [p for p in self.writable if p.resolve() == project_root.resolve()
-                      or project_root.resolve() in p.resolve().parents]
-            if inside:
-                raise ConfigError(f"sandbox_writable {inside[0]} is inside the project folder: a command agent never "
-                                  "writes there (only in its workspace)")
+            root = project_root.resolve()
+            overlap = [p for p in self.writable if p.resolve() == root or root in p.resolve().parents
+                       or p.resolve() in root.parents]
+            if overlap:
+                raise ConfigError(f"sandbox_writable {overlap[0]} overlaps the project folder {root} (inside it, or "
+                                  "containing it): a command agent writes only in its workspace")
 
     def executable(self) -> str | None:
         """Path of the configured program, or None when it is not found (``fyan doctor``)."""
