@@ -180,6 +180,11 @@ class LeanSection(_Section):
         "require: in bubblewrap, refusing to run without it; auto: bubblewrap when usable, else unconfined "
         "(reported); off: never confined (stated by status and every gate report).",
     )
+    sandbox_readable: list[str] = Field(
+        default=[], description="Folders confined Lean builds may read although the sandbox hides them (your "
+        "home and the project are hidden; ~/.elan and the toolchain's own folder are readable), e.g. a toolchain "
+        "installed elsewhere in your home (~ allowed)."
+    )
     axiom_allowlist: list[str] = Field(
         default=["propext", "Classical.choice", "Quot.sound"],
         description="Axioms a complete unit may depend on. sorryAx, Lean.ofReduceBool, Lean.trustCompiler and "

@@ -10,6 +10,7 @@ behind. Each test has a control that shows the attack works unconfined, so the t
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 import time
@@ -123,3 +124,45 @@ def test_a_command_agent_sees_only_its_workspace_and_what_it_is_given(tmp_path):
     for bad in (project / ".fyan", project, tmp_path):  # inside the project, the project, a folder containing it
         with pytest.raises(ConfigError, match="overlaps the project folder"):
             CommandAgentProvider([str(script)], project_root=project, writable=[str(bad)])
+
+
+@needs_bwrap
+def test_the_gate_builds_and_inspects_confined_end_to_end(fake_lake, tmp_path, monkeypatch):
+    """The gate with `[lean] sandbox = "require"` through real bubblewrap: every build and the
+    inspector run confined (the Lake and inspector doubles stand in for Lean); a toolchain that
+    needs a folder the sandbox hides is an environment problem that names the remedy."""
+    from tests import gate_harness as h
+
+    s = h.setup(tmp_path / "p", h.HONEST)
+    home = Path("/var/tmp") / f"fyan-home-{tmp_path.name}"
+    home.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))  # hidden inside the sandbox
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "require")
+    from fyan.project import Project
+
+    s.project = Project.open(s.project.paths.root)
+    report = s.gate(None, fake=fake_lake)
+    assert report.passed, report.summary()
+    assert report.check("build").evidence["sandboxed"] is True
+    assert report.sandbox.startswith("require: bubblewrap")
+    # a `lake` whose implementation lives in a hidden folder (here: under the home)
+    tools = home / "tools"
+    tools.mkdir(exist_ok=True)
+    (tools / "impl").write_text(f'#!/bin/sh\nexec "{fake_lake.path}" "$@"\n')
+    (tools / "impl").chmod(0o755)
+    lake = home / "lean" / "bin" / "lake"
+    lake.parent.mkdir(parents=True, exist_ok=True)
+    lake.write_text(f'#!/bin/sh\nexec "{tools / "impl"}" "$@"\n')
+    lake.chmod(0o755)
+    monkeypatch.setenv("FYAN_LEAN__LAKE", str(lake))
+    s.project = Project.open(s.project.paths.root)
+    report = s.gate(None, fake=fake_lake)
+    assert not report.passed and report.environment_problem is not None
+    assert "cannot be found (inside the sandbox" in report.environment_problem
+    assert "[lean] sandbox_readable" in report.environment_problem
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX_READABLE", json.dumps([str(tools)]))
+    s.project = Project.open(s.project.paths.root)
+    assert s.gate(None, fake=fake_lake).passed
+    import shutil
+
+    shutil.rmtree(home, ignore_errors=True)

@@ -285,7 +285,9 @@ def _compile_feedback(u: UnitContext, text: str, lake: Path, iteration: int) -> 
     ws = prepare_workspace(u.project, u.unit, {"Basic": text})
     module = unit_module(u.project, u.unit, "Basic")
     proc = run_process([str(lake), "build", module], cwd=ws.root, timeout_s=cfg.build_timeout, memory_mb=cfg.memory_limit_mb,
-                       sandbox=cfg.sandbox, confinement=project_confinement(u.project.paths.root, [ws.root], lake=lake),
+                       sandbox=cfg.sandbox, confinement=project_confinement(
+                           u.project.paths.root, [ws.root], lake=lake,
+                           extra_readable=[Path(p).expanduser() for p in cfg.sandbox_readable]),
                        log_path=u.attempt_dir / f"iteration-{iteration}-build.log")
     log = parse_lake_output(proc.output)
     rel = ws.module_file(module).relative_to(ws.root).as_posix()

@@ -74,6 +74,10 @@ def configuration_error(proc: ProcessResult, log: BuildLog) -> str | None:
     Lean file (module docstring), or None."""
     if proc.ok:
         return None
+    if proc.exit_code == 127 or "bwrap: execvp" in proc.output:
+        where = ("inside the sandbox: the project and your home are hidden there; add its folder to "
+                 "[lean] sandbox_readable" if proc.sandboxed else "exit code 127")
+        return f"{proc.argv[0]} or a program it runs cannot be found ({where})"
     for d in log.diagnostics:
         lean_file = d.file is not None and d.file.endswith(".lean") and not d.file.endswith("lakefile.lean")
         if d.severity == "error" and not lean_file and _CONFIG_ERROR.search(f"{d.file or ''} {d.text}"):

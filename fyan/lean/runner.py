@@ -151,15 +151,19 @@ def toolchain_paths(lake: Path | str | None, env: dict[str, str] | None = None) 
 
 def project_confinement(project_root: Path, writable: list[Path], *, lake: Path | str | None = None,
                         read_only: list[Path] | None = None, network: bool = False,
-                        extra_readable: list[Path] | None = None) -> Confinement:
+                        extra_readable: list[Path] | None = None, toolchain=None) -> Confinement:
     """The confinement of model-written code of one project: the project folder and the user's
     home hidden; ``writable`` (a workspace) read-write; the project's Lake package, the
-    toolchain and ``extra_readable`` bound back read-only; ``read_only`` (outputs a build must
-    not change) protected inside the writable folders."""
+    toolchain (``toolchain``, a ``fyan.lean.toolchain.Toolchain``: its ``lake`` and
+    ``[lean] sandbox_readable``; or ``lake``) and ``extra_readable`` bound back read-only;
+    ``read_only`` (outputs a build must not change) protected inside the writable folders."""
     hidden = [project_root]
     home = home_dir()
     if home is not None:
         hidden.append(home)
+    if toolchain is not None:
+        lake = toolchain.lake
+        extra_readable = [*toolchain.readable, *(extra_readable or [])]
     readable = [project_root / "lean", *toolchain_paths(lake), *(extra_readable or [])]
     return Confinement(writable=tuple(writable), read_only=tuple(readable) + tuple(read_only or ()),
                        hidden=tuple(hidden), network=network)

@@ -66,6 +66,8 @@ class Toolchain:
     lake: Path
     lean: Path | None
     version: str
+    #: Folders confined builds may read besides the toolchain's own (``[lean] sandbox_readable``)
+    readable: tuple[Path, ...] = ()
 
     @property
     def lean_version(self) -> str | None:
@@ -133,7 +135,9 @@ def discover(config: LeanSection, env: dict[str, str] | None = None, timeout: fl
         if not lines:
             return Discovery(None, f"`{lake} --version` printed nothing: is {lake} a Lake executable?", tuple(looked))
         lean = lake.parent / "lean"
-        return Discovery(Toolchain(lake, lean if lean.exists() else None, lines[0].strip()), None, tuple(looked))
+        readable = tuple(Path(p).expanduser() for p in config.sandbox_readable)
+        return Discovery(Toolchain(lake, lean if lean.exists() else None, lines[0].strip(), readable), None,
+                         tuple(looked))
     return Discovery(None, TOOLCHAIN_MISSING, tuple(looked))
 
 

@@ -94,11 +94,11 @@ class GateWorkspace:
         build = self.root / ".lake" / "build"
         return sorted(p for p in build.rglob("*") if p.is_file()) if build.is_dir() else []
 
-    def confinement(self, lake: Path | None, *, protect: list[Path] = (), more_writable: list[Path] = (),
+    def confinement(self, toolchain: Toolchain, *, protect: list[Path] = (), more_writable: list[Path] = (),
                     readable: list[Path] = ()) -> Confinement:
         """The sandbox of a process in this workspace: the project and the home hidden, the
         workspace (and ``more_writable``) writable, ``protect`` read-only inside it."""
-        return project_confinement(self.project_root, [self.root, *more_writable], lake=lake,
+        return project_confinement(self.project_root, [self.root, *more_writable], toolchain=toolchain,
                                    read_only=list(protect), extra_readable=list(readable))
 
     def remove(self) -> None:
@@ -156,13 +156,13 @@ def build(ws: GateWorkspace, toolchain: Toolchain, config: LeanSection, log_dir:
     first = None
     if trusted:
         first = lake_build(toolchain, ws.root, trusted, config, log_dir, f"{name}-upstream",
-                           confinement=ws.confinement(toolchain.lake))
+                           confinement=ws.confinement(toolchain))
         if not first.ok:
             return first, None
     if not candidate:
         return first, None
     second = lake_build(toolchain, ws.root, candidate, config, log_dir, name,
-                        confinement=ws.confinement(toolchain.lake, protect=ws.outputs()))
+                        confinement=ws.confinement(toolchain, protect=ws.outputs()))
     return first, second
 
 
@@ -171,7 +171,7 @@ def inspect(ws: GateWorkspace, inspector: InspectorBuild, toolchain: Toolchain, 
             local_prefix: str = "", black_box: list[str] = ()) -> Inspection:
     """Run the trusted inspector in ``ws`` (``fyan.lean.inspector.run_inspector``), confined: it
     may write only ``out_dir`` and the workspace, and reads the inspector's own folder."""
-    confinement = ws.confinement(toolchain.lake, more_writable=[out_dir], readable=[inspector.folder])
+    confinement = ws.confinement(toolchain, more_writable=[out_dir], readable=[inspector.folder])
     return run_inspector(inspector, toolchain, ws.root, config=config, out_dir=out_dir, name=name, modules=list(modules),
                          names=list(names), imports=list(imports), local_prefix=local_prefix,
                          black_box=list(black_box), confinement=confinement)

@@ -156,7 +156,7 @@ class LakeEnvCompiler(Compiler):
 
     def _confinement(self, *readable: Path) -> Confinement:
         if self.project_root is not None:
-            return project_confinement(self.project_root, [self.scratch], lake=self.toolchain.lake,
+            return project_confinement(self.project_root, [self.scratch], toolchain=self.toolchain,
                                        extra_readable=[self.workspace, *readable])
         return Confinement(writable=(self.scratch,))
 
