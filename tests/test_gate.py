@@ -554,3 +554,26 @@ def test_an_instance_of_the_unit_itself_cannot_change_what_its_statement_means(h
     named = {"name": "Cheats.ThmRoot.double", "module": "Cheats.ThmRoot.Basic", "conclusion": ["Int"]}
     scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, named]}}}
     assert honest.gate(scenario, fake=fake_lake).check("frozen_statements").passed
+
+
+@pytest.mark.parametrize("plant, fragment", [
+    ("mkdir -p .lake/build/lib/lean/Init && echo forged > .lake/build/lib/lean/Init/Prelude.olean",
+     ".lake/build/lib/lean/Init/Prelude.olean was created outside the library's build folders"),
+    ("echo 'package forged' > lakefile.lean", "lakefile.lean was created at the top of the workspace"),
+    ("echo 'name = \"forged\"' > lakefile.toml", "lakefile.toml was changed or removed"),
+    ("rm .lake/packages && mkdir .lake/packages", ".lake/packages was changed or removed"),
+    ("echo x > Cheats/DefDouble/Basic.lean", "Cheats/DefDouble/Basic.lean was changed or removed"),
+])
+def test_compile_time_code_that_tampers_with_the_gate_workspace_fails_the_build(honest, fake_lake, plant, fragment):
+    """Attack review: code that runs while the candidate compiles (a lint evasion) could plant an
+    `Init` `.olean` the inspector would load, or change the workspace's configuration; files
+    already there are read-only in the sandbox, and any such change fails the build."""
+    (honest.project.paths.lean / ".lake" / "packages").mkdir(parents=True, exist_ok=True)
+    tamper = fake_lake.dir / "tamper.sh"
+    tamper.write_text(f"#!/bin/sh\n{plant}\n")
+    tamper.chmod(0o755)
+    report = honest.gate({"build_hook": str(tamper), "build_only": CANDIDATE}, fake=fake_lake)
+    reason = failed(report, "build")
+    assert "changed the gate workspace beyond its own outputs (compile-time code?)" in reason and fragment in reason
+    assert report.environment_problem is None  # the candidate's doing, not the machine's
+    assert honest.gate(None, fake=fake_lake).passed  # control: the same unit without the tampering

@@ -15,9 +15,12 @@ of an audited statement, the scaffold's compile check, name look-ups — therefo
   (``lean/``, out of reach of confined processes); Lake packages (Mathlib) are linked read-only
   from the project package;
 * built in **two phases** (``build``): first what the gate trusts (the upstream units, the
-  audited ``Statement.lean`` when it is the reference), then the candidate's module, with
-  every output of the first phase bound read-only in the sandbox, so compile-time code of the
-  candidate cannot rewrite an upstream ``.olean`` the inspector and the kernel checker then read.
+  audited ``Statement.lean`` when it is the reference), then the candidate's module, with every
+  file already in the workspace (sources, configuration, earlier outputs) bound read-only in the
+  sandbox, so compile-time code of the candidate cannot rewrite an upstream ``.olean`` the
+  inspector and the kernel checker then read; after the build, anything it changed beyond its
+  own outputs — a moved packages link, a new ``lakefile.lean``, an ``.olean`` that would shadow
+  ``Init`` or ``Mathlib`` on the search path — fails the build (``changes_outside_outputs``).
 
 Build outputs reused later are only those the gate produced itself in the same run. (Issue 15
 will compile each complete unit once into the project package and let workspaces read those
@@ -26,6 +29,7 @@ outputs read-only; the seam is ``prepare``'s upstream copy and the first build p
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +98,43 @@ class GateWorkspace:
         build = self.root / ".lake" / "build"
         return sorted(p for p in build.rglob("*") if p.is_file()) if build.is_dir() else []
 
+    def files(self) -> dict[str, str]:
+        """SHA-256 of every file in the workspace (relative path), the linked Lake packages and
+        the sandbox's temporary folder excepted; the packages link itself as ``-> <target>``."""
+        out: dict[str, str] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            here = Path(dirpath)
+            dirnames[:] = [d for d in dirnames if d != ".sandbox-tmp" and not (here / d).is_symlink()]
+            for d in os.listdir(here):
+                if (here / d).is_symlink():
+                    out[(here / d).relative_to(self.root).as_posix()] = "-> " + os.readlink(here / d)
+            for f in filenames:
+                path = here / f
+                if not path.is_symlink():
+                    out[path.relative_to(self.root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+        return out
+
+    def changes_outside_outputs(self, before: dict[str, str]) -> list[str]:
+        """What a build changed in the workspace beyond its own outputs (``before``: ``files()``
+        before it): an existing file changed or removed (sources, configuration, earlier
+        outputs, the packages link), or a new file that could be read as a module or a
+        configuration — an ``.olean`` outside the project library's own folders (it would shadow
+        ``Init``, ``Mathlib`` or an upstream unit for the inspector and the kernel checker), or
+        anything new at the workspace's top (a ``lakefile.lean``, a changed manifest)."""
+        after = self.files()
+        lib = self.lib
+        problems = [f"{rel} was changed or removed" for rel, digest in before.items() if after.get(rel) != digest]
+        for rel in sorted(set(after) - set(before)):
+            parts = rel.split("/")
+            if len(parts) == 1:
+                problems.append(f"{rel} was created at the top of the workspace")
+            elif ".olean" in parts[-1] or parts[-1].endswith((".ilean", ".hash", ".trace")):
+                allowed = [f".lake/build/lib/lean/{lib}/", f".lake/build/lib/lean/{lib}.", f".lake/build/ir/{lib}/",
+                           f".lake/build/ir/{lib}."]
+                if not rel.startswith(tuple(allowed)):
+                    problems.append(f"{rel} was created outside the library's build folders")
+        return problems
+
     def confinement(self, toolchain: Toolchain, *, protect: list[Path] = (), more_writable: list[Path] = (),
                     readable: list[Path] = ()) -> Confinement:
         """The sandbox of a process in this workspace: the project and the home hidden, the
@@ -161,8 +202,17 @@ def build(ws: GateWorkspace, toolchain: Toolchain, config: LeanSection, log_dir:
             return first, None
     if not candidate:
         return first, None
+    before = ws.files()
+    protect = [ws.root / rel for rel, digest in before.items() if not digest.startswith("-> ")]
     second = lake_build(toolchain, ws.root, candidate, config, log_dir, name,
-                        confinement=ws.confinement(toolchain, protect=ws.outputs()))
+                        confinement=ws.confinement(toolchain, protect=protect))
+    tampered = ws.changes_outside_outputs(before)
+    if tampered:
+        shown = "; ".join(tampered[:5]) + (f"; and {len(tampered) - 5} more" if len(tampered) > 5 else "")
+        second = second.model_copy(update={
+            "ok": False, "configuration_error": None,
+            "reason": f"lake build {' '.join(candidate)} changed the gate workspace beyond its own outputs "
+                      f"(compile-time code?): {shown}; nothing built there is trusted"})
     return first, second
 
 

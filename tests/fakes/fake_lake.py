@@ -23,6 +23,8 @@ are documented in ``fake_inspector.py``):
                "sleep": 5, "signal": 11},            #  @FILE@ are substituted); sleep first;
                                                      #  or die by a signal
      "build_only": ["<module>"],                     # "build" applies only to these targets
+     "build_hook": "/path/script",                   # run in the workspace during the build (what
+                                                     #  compile-time code of a candidate could do)
      "sorry_warnings": true,                         # warnings for `sorry` in source (default)
      "inspector_build": {"exit": 1, "output": "..."},  # `lake build fyan-inspector` fails
      "kernel_replay": {"exit": 1, "output": "..."},  # `lake env <leanchecker> <module>`
@@ -111,6 +113,8 @@ def build(modules: list[str], sc: dict) -> int:
     if sc.get("build_only") and not set(modules) & set(sc["build_only"]):
         spec = {}
     behave(spec)
+    if sc.get("build_hook") and (not sc.get("build_only") or set(modules) & set(sc["build_only"])):
+        subprocess.run([sc["build_hook"]], check=False)
     done: dict[str, str] = {}
     if "output" in spec:  # the given output; the modules are still compiled when it says success
         if int(spec.get("exit", 0)) == 0:
