@@ -341,3 +341,31 @@ def test_inspector_builds_and_reads_a_module_on_real_lean(tmp_path):
     findings = module_findings(module, expected_imports=[])
     assert any("P.ax: declares an axiom" in f for f in findings)
     assert any("macro" in f.lower() or "parser" in f.lower() for f in findings), findings
+
+
+def test_an_inspector_changed_after_it_was_checked_is_never_run(tmp_path):
+    # the executable is re-hashed right before each run: one swapped between ensure_inspector
+    # and run_inspector (or by anything that wrote the cache meanwhile) gives a problem, not evidence
+    import hashlib
+
+    from fyan.config import LeanSection
+    from fyan.lean.inspector import InspectorBuild, run_inspector
+    from fyan.lean.toolchain import Toolchain
+
+    marker = tmp_path / "ran"
+    exe = tmp_path / "bin" / "fyan-inspector"
+    exe.parent.mkdir()
+    honest = b"#!/bin/sh\nexit 0\n"
+    exe.write_bytes(f"#!/bin/sh\ntouch {marker}\n".encode())
+    exe.chmod(0o755)
+    lake = tmp_path / "lake"
+    lake.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    lake.chmod(0o755)
+    build = InspectorBuild(exe, tmp_path, "k", "leanprover/lean4:v4.31.0", "4.31.0",
+                           hashlib.sha256(honest).hexdigest(), "reused")
+    tc = Toolchain(lake, None, "Lake version 5.0.0 (Lean version 4.31.0)")
+    result = run_inspector(build, tc, tmp_path, config=LeanSection(sandbox="off"), out_dir=tmp_path / "logs",
+                           modules=["P.A"])
+    assert result.report is None and result.process is None and not marker.exists()
+    assert "does not match its recorded SHA-256 (changed after it was built): evidence refused" in result.problem
+    assert result.executable_sha256 == hashlib.sha256(exe.read_bytes()).hexdigest()
