@@ -49,24 +49,15 @@ def comment_text(text: str) -> str:
     return text
 
 
+_STRING_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "{": "\\x7b", "}": "\\x7d"}
+
+
 def string_literal(text: str) -> str:
     """A Lean string literal whose value is ``text`` (module docstring)."""
     out = ['"']
     for c in text:
-        if c == "\\":
-            out.append("\\\\")
-        elif c == '"':
-            out.append('\\"')
-        elif c == "\n":
-            out.append("\\n")
-        elif c == "\t":
-            out.append("\\t")
-        elif c == "\r":
-            out.append("\\r")
-        elif c == "{":
-            out.append("\\x7b")
-        elif c == "}":
-            out.append("\\x7d")
+        if c in _STRING_ESCAPES:
+            out.append(_STRING_ESCAPES[c])
         elif not c.isprintable() and c != " ":
             code = ord(c)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code <= 0xFFFF else "\\ufffd")
