@@ -35,7 +35,8 @@ EPILOG = """exit codes:
   1  internal error (a bug): one line, and the details in a crash report (its path is printed)
   2  bad command line (unknown option, value out of range, unknown unit id)
   3  incomplete: the run reached quiescence with blocked units (a replay miss included), the
-     gate failed, or `doctor` found something needed missing
+     gate failed, `verify` found a completion that does not reproduce, or `doctor` found
+     something needed missing
   4  bad input: source document, configuration (no model configured, a missing API key),
      project folder, or a replay cassette that is missing or malformed (checked before any attempt)
   5  refused: an illegal state transition, or another run holds the project lock
@@ -546,6 +547,8 @@ def _status_text(status, cost: dict | None, folder: str) -> str:
     if status.stale:
         lines.append(f"The source changed since intake: {len(status.stale)} unit(s) are stale (reported, never re-run):")
         lines += [f"  {u}: {why}" for u, why in list(status.stale.items())[:20]]
+    if "UNCONFINED" in status.sandbox or "refused" in status.sandbox:
+        lines.append(f"sandbox: {status.sandbox}")
     lines.append(run_line(status.run, status.project, units))
     if not status.run.get("alive") and any(u["status"] in ("ready", "interrupted") for u in units):
         lines.append(f"Next: fyan run {_quote(folder)}")
@@ -555,7 +558,8 @@ def _status_text(status, cost: dict | None, folder: str) -> str:
 # -- gate ------------------------------------------------------------------------------------
 
 def cmd_gate(args: argparse.Namespace) -> CommandResult:
-    from fyan.gates.completion import report_json, report_text, run_gate
+    from fyan.gates.completion import run_gate
+    from fyan.gates.report import report_json, report_text
     from fyan.project import Project
     from fyan.state.store import Store
 
@@ -564,13 +568,44 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
     unit = store.unit(args.unit) if store.exists else None
     if unit is None:
         raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
-    # build/probe logs and the report of a manual run are kept (they are not stage state)
+    # build/inspector logs and the report of a manual run are kept (they are not stage state);
+    # the gate builds in its own workspace under the unit's gate lock (a daemon's gate of the
+    # same unit is waited for, never raced)
     log_dir = project.paths.logs / "gate" / f"{unit.id}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     report = run_gate(project, store, unit, log_dir)
     store.close()
     (log_dir / "report.json").write_bytes(report_json(report))
     code = ExitCode.OK if report.passed else ExitCode.INCOMPLETE
     return CommandResult(code, report.model_dump(mode="json"), report_text(report))
+
+
+# -- verify ----------------------------------------------------------------------------------
+
+def cmd_verify(args: argparse.Namespace) -> CommandResult:
+    from fyan.gates.verify import render, verify_project
+    from fyan.project import Project
+    from fyan.state.store import Store
+
+    project = Project.open(args.dir)
+    store = Store(project.paths.db)
+    if not store.exists:
+        return CommandResult(ExitCode.OK, {"project": project.name, "units": []}, f"{project.name}: not ingested yet.")
+    known = {u.id for u in store.units()}
+    unknown = sorted(set(args.unit or []) - known)
+    if unknown:
+        store.close()
+        raise ProjectError(f"{args.dir}: no unit {unknown[0]!r}", hint=f"list units with `fyan status {args.dir}`")
+
+    def progress(entry, report) -> None:
+        if not args.json:
+            print(f"{'ok ' if entry.reproduced else 'NOT'} {entry.unit}", flush=True)
+
+    try:
+        result = verify_project(project, store, only=set(args.unit) if args.unit else None, on_unit=progress)
+    finally:
+        store.close()
+    payload = {**result.model_dump(mode="json"), "not_reproduced": [u.unit for u in result.not_reproduced]}
+    return CommandResult(ExitCode.INCOMPLETE if result.not_reproduced else ExitCode.OK, payload, render(result))
 
 
 # -- doctor ----------------------------------------------------------------------------------
@@ -643,6 +678,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "run": cmd_run,
     "status": cmd_status,
     "gate": cmd_gate,
+    "verify": cmd_verify,
     "doctor": cmd_doctor,
     "shadow": cmd_shadow,
     "audit": cmd_audit,
@@ -742,6 +778,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="project folder")
     p.add_argument("unit", help="unit id (see `fyan status`)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("verify", help="re-run the completion gate of every complete unit from scratch; list those "
+                       "whose completion does not reproduce (exit 3)",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--unit", action="append", help="verify only this complete unit (repeatable)")
+    p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("doctor", help="which model providers are usable here, and whether a Lean toolchain is present",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -124,9 +124,29 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
             "detail": f"{disc.toolchain.lake}: {disc.toolchain.version}" if disc.toolchain else disc.problem,
             "looked_in": list(disc.looked_in)}
     bwrap, why = bwrap_status()
+    if bwrap is None:
+        from fyan.lean.runner import SANDBOX_REMEDY
+
+        why = f"{why}; {SANDBOX_REMEDY}"
     sandbox = {"available": bwrap is not None, "detail": why, "setting": lean_cfg.sandbox}
+    inspector = _inspector_status(lean_cfg)
     ok = all(p["usable"] for p in providers) and lean["present"] and (bwrap is not None or lean_cfg.sandbox != "require")
-    return {"providers": providers, "lean": lean, "sandbox": sandbox, "ok": ok}
+    return {"providers": providers, "lean": lean, "sandbox": sandbox, "inspector": inspector, "ok": ok}
+
+
+def _inspector_status(lean_cfg) -> dict[str, Any]:
+    """Whether the trusted inspector is built for the configured pin (it is built on first use,
+    before any candidate; never here)."""
+    from fyan.lean.inspector import cache_root, inspector_key, verified_build
+
+    folder = cache_root(lean_cfg) / inspector_key(lean_cfg.toolchain)
+    build = verified_build(folder)
+    if build is not None:
+        return {"built": True, "detail": f"{build.executable} ({build.note}; sha256 {build.sha256[:16]}…)"}
+    if folder.exists():
+        return {"built": False, "detail": f"{folder} does not match its manifest: it is rebuilt before the next gate"}
+    return {"built": False, "detail": f"not built yet for {lean_cfg.toolchain}: built into {folder.parent} before the "
+                                      "first gate (needs the pinned toolchain)"}
 
 
 def render(report: dict[str, Any]) -> str:
@@ -140,7 +160,10 @@ def render(report: dict[str, Any]) -> str:
     lean = report["lean"]
     lines.append(f"[{mark[lean['present']]}] Lean toolchain: {lean['detail']}")
     sb = report["sandbox"]
-    lines.append(f"[{mark[sb['available']] if sb['available'] or sb['setting'] == 'require' else '--  '}] build sandbox "
-                 f"([lean] sandbox = {sb['setting']}): {sb['detail']}")
+    lines.append(f"[{mark[sb['available']] if sb['available'] or sb['setting'] == 'require' else '--  '}] sandbox for "
+                 f"model-written code ([lean] sandbox = {sb['setting']}): {sb['detail']}")
+    ins = report.get("inspector")
+    if ins:
+        lines.append(f"[{'ok  ' if ins['built'] else '--  '}] trusted inspector: {ins['detail']}")
     lines.append("Everything needed is usable." if report["ok"] else "Something needed is missing (see FAIL above).")
     return "\n".join(lines)

@@ -65,6 +65,7 @@ def main(project_dir: Path) -> int:
         shim.chmod(0o755)
         os.environ["FYAN_LEAN__LAKE"] = str(shim)
         os.environ["FYAN_LEAN__SANDBOX"] = "off"
+        os.environ["FYAN_LEAN__INSPECTOR_DIR"] = str(Path(tmp) / "inspector")  # the double's, never ~/.cache
         new_cassette = Path(tmp) / "cassette.jsonl"
         provider = RecordingProvider(AuthoredProvider(project_dir / "replay" / "authored"), new_cassette, label=LABEL)
         project = Project.open(work)

@@ -110,12 +110,13 @@ class ProjectStatus:
     blocked: list[BlockedGroup] = field(default_factory=list)
     outages: list[dict[str, Any]] = field(default_factory=list)
     stale: dict[str, str] = field(default_factory=dict)
+    sandbox: str = ""  # how model-written code is confined (``fyan.gates.completion.sandbox_statement``)
 
     def as_payload(self) -> dict[str, Any]:
         return {"project": self.project, "root": self.root, "ingested": self.ingested, "run": self.run,
                 "counts": self.counts,
                 "units": self.units, "blocked_groups": [{**asdict(g), "total": g.total} for g in self.blocked],
-                "providers": self.outages, "stale": self.stale}
+                "providers": self.outages, "stale": self.stale, "sandbox": self.sandbox}
 
 
 def run_state(project: Project, live: LiveState | None = None) -> dict[str, Any]:
@@ -163,7 +164,10 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
     when the caller is that process (the daemon's dashboard)."""
     now = time.time() if now is None else now
     run = run_state(project, live)
-    status = ProjectStatus(project=project.name, ingested=store.exists, run=run, root=str(project.paths.root))
+    from fyan.gates.completion import sandbox_statement
+
+    status = ProjectStatus(project=project.name, ingested=store.exists, run=run, root=str(project.paths.root),
+                           sandbox=sandbox_statement(project))
     if not store.exists:
         return status
     views = store.views(project.config.scheduler.attempts_per_stage)

@@ -36,9 +36,11 @@ def breaker_name(kind: str, agent: StageAgent) -> str:
 
 
 def live_provider(kind: str, agent: StageAgent, breakers: Breakers | None = None,
-                  settings: AgentsSection | None = None) -> Provider:
+                  settings: AgentsSection | None = None, project: Project | None = None) -> Provider:
     """A provider that calls a model (or a command): ``kind`` with ``agent``'s settings;
-    ``breakers`` gives the shared circuit breaker of its endpoint, ``settings`` the call retries."""
+    ``breakers`` gives the shared circuit breaker of its endpoint, ``settings`` the call retries.
+    A command agent is confined per ``project``'s ``[lean] sandbox`` (``require`` without a
+    project), hiding the project folder."""
     from fyan.agents.providers.command import CommandAgentProvider
     from fyan.agents.providers.sdk import AnthropicProvider, OpenAIProvider
 
@@ -56,15 +58,21 @@ def live_provider(kind: str, agent: StageAgent, breakers: Breakers | None = None
             raise ConfigError("provider openai-compatible needs base_url (e.g. http://localhost:8000/v1)")
         return OpenAIProvider(base_url=agent.base_url, **common)
     if kind == "command":
-        return CommandAgentProvider(agent.command, timeout_s=agent.timeout)
+        lean = project.config.lean if project is not None else None
+        return CommandAgentProvider(
+            agent.command, timeout_s=agent.timeout, sandbox=lean.sandbox if lean else "require",
+            project_root=project.paths.root if project is not None else None, network=agent.network,
+            readable=agent.sandbox_readable, writable=agent.sandbox_writable,
+            lake=Path(lean.lake).expanduser() if lean and lean.lake else None)
     if kind == "none":
         raise ConfigError("no model is configured (provider = \"none\")", hint=NO_MODEL_HINT)
     raise ConfigError(f"unknown provider {kind!r}")
 
 
 def build_provider(agent: StageAgent, cassette: Path | None, breakers: Breakers | None = None,
-                   settings: AgentsSection | None = None) -> Provider:
-    """The provider ``agent`` names (module docstring); ``cassette`` is the record/replay file.
+                   settings: AgentsSection | None = None, project: Project | None = None) -> Provider:
+    """The provider ``agent`` names (module docstring); ``cassette`` is the record/replay file;
+    ``project`` confines a command agent (``live_provider``).
 
     Raises ``ConfigError`` when replay/record has no cassette or record no ``record_provider``.
     """
@@ -75,8 +83,8 @@ def build_provider(agent: StageAgent, cassette: Path | None, breakers: Breakers 
     if agent.provider == "record":
         if agent.record_provider is None:
             raise ConfigError('provider = "record" needs record_provider = "anthropic" | "openai" | "openai-compatible"')
-        return RecordingProvider(live_provider(agent.record_provider, agent, breakers, settings), cassette)
-    return live_provider(agent.provider, agent, breakers, settings)
+        return RecordingProvider(live_provider(agent.record_provider, agent, breakers, settings, project), cassette)
+    return live_provider(agent.provider, agent, breakers, settings, project)
 
 
 class ProviderFactory:
@@ -96,5 +104,5 @@ class ProviderFactory:
         with self._lock:
             if key not in self._cache:
                 self._cache[key] = build_provider(agent, self.project.paths.root / self.project.config.agents.replay_file,
-                                                  self.breakers, self.project.config.agents)
+                                                  self.breakers, self.project.config.agents, self.project)
             return self._cache[key]
