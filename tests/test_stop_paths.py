@@ -6,6 +6,11 @@ test that starts a grandchild in its own process group — the way a coding agen
 and servers — which would write a file two minutes later if it were left running. The runs are
 real ``fyan run`` / ``fyan daemon`` processes. After each stop path the agent, its grandchild,
 the registry file and the scratch folders must be gone.
+
+These tests run the agent unconfined (``sandbox = "off"``): that is the mode in which the
+registry alone ends what an agent started, and in which the test can see the agent's and the
+grandchild's process ids. Confined, bubblewrap's PID namespace and ``--die-with-parent`` end them
+as well; ``test_a_confined_agent_ends_with_a_killed_run`` checks that from outside.
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ def request(workspace: Path | None = None) -> ModelRequest:
 def test_the_end_of_an_attempt_ends_what_the_agent_left_running(agent, tmp_path):
     script, markers = agent
     t0 = time.monotonic()
-    resp = CommandAgentProvider([sys.executable, str(script), "quick"]).complete(request())
+    resp = CommandAgentProvider([sys.executable, str(script), "quick"], sandbox="off").complete(request())
     # the grandchild holds the agent's output pipe: without ending it when the agent exits, the
     # call would last until the grandchild's two minutes are over
     assert time.monotonic() - t0 < 20
@@ -93,7 +98,7 @@ def test_the_timeout_ends_the_whole_group(agent, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     with pytest.raises(ProviderError, match="killed at the timeout"):
-        CommandAgentProvider([sys.executable, str(script), "sleep"], timeout_s=1.5).complete(request(ws))
+        CommandAgentProvider([sys.executable, str(script), "sleep"], timeout_s=1.5, sandbox="off").complete(request(ws))
     [started] = agents_started(markers, 1)
     assert not alive(started["agent"]) and not alive(started["child"])
 
@@ -101,7 +106,7 @@ def test_the_timeout_ends_the_whole_group(agent, tmp_path):
 def command_project(tmp_path: Path, script: Path):
     toml = ('[agents]\npost_completion = false\n[agents.default]\nprovider = "command"\nmodel = "agent"\n'
             f'command = {json.dumps([sys.executable, str(script), "sleep"])}\ntimeout = 600\n'
-            '[stagnation]\nenabled = false\n[scheduler]\nparallelism = 2\n')
+            '[stagnation]\nenabled = false\n[scheduler]\nparallelism = 2\n[lean]\nsandbox = "off"\n')
     return make_project(tmp_path / "p", tex=TWO_LEMMAS, extra_toml=toml)
 
 
@@ -226,3 +231,50 @@ def test_a_recorded_group_is_ended_only_when_it_is_provably_the_same(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def _processes_with(token: str) -> list[int]:
+    """Live processes whose command line contains ``token`` (read from /proc, so processes in
+    another PID namespace are seen with their host ids)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if token in (d / "cmdline").read_bytes().decode("utf-8", "replace") and alive(int(d.name)):
+                    found.append(int(d.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_a_confined_agent_ends_with_a_killed_run(agent, tmp_path):
+    from fyan.lean.runner import bwrap_status
+
+    if bwrap_status()[0] is None:
+        pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
+    script, markers = agent
+    token = f"fyan-stop-test-{os.getpid()}-{time.monotonic_ns()}"
+    caller = tmp_path / "caller.py"
+    caller.write_text(
+        "import sys\n"
+        "from fyan.agents.providers.command import CommandAgentProvider\n"
+        "from tests.test_stop_paths import request\n"
+        f"p = CommandAgentProvider([sys.executable, {str(script)!r}, 'sleep', {token!r}], sandbox='require', "
+        f"writable=[{str(markers)!r}])\n"
+        "p.complete(request())\n")
+    proc = subprocess.Popen([sys.executable, str(caller)], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: agents_started(markers, 1) or proc.poll() is not None)
+        assert proc.poll() is None, proc.communicate()[1]
+        # the agent (its argv has the token) and its grandchild (its argv names the markers folder)
+        # run, confined: their ids inside are the namespace's own, so look them up from outside
+        assert _processes_with(token) and _processes_with(str(markers / "late-write-"))
+        proc.kill()  # SIGKILL: the registry gets no chance; the sandbox's namespace ends with the caller
+        proc.wait(timeout=10)
+        wait_for(lambda: not _processes_with(token) and not _processes_with(str(markers / "late-write-")))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    time.sleep(0.3)
+    assert not list(markers.glob("late-write-*"))
