@@ -717,8 +717,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "demote the weakest edge of each to a mention, with a warning (break); written to fyan.toml "
                    "([intake] cycles)")
     p.add_argument("--tolerant", action="store_true",
-                   help="malformed math in a statement (unbalanced $, $$, \\(, \\[, braces): warn and read the "
-                   "statement up to its own \\end instead of stopping; written to fyan.toml ([intake] tolerant)")
+                   help="malformed math in a statement (unbalanced $, $$, \\(, \\[, braces) or malformed environments "
+                   "(\\begin{proof} closed by \\end{definition}, a proof never closed), in TeX or in Markdown: warn for "
+                   "each with its file and line and read on instead of stopping (a statement never closed ends at "
+                   "the next statement or proof); written to fyan.toml ([intake] tolerant)")
     g = p.add_argument_group(
         "model (written to [agents.default] of fyan.toml; without --provider the project has no model yet and "
         "`fyan run` says how to choose one)")

@@ -89,8 +89,11 @@ class IntakeSection(_Section):
     )
     tolerant: bool = Field(
         default=False,
-        description="Malformed math in a statement (unbalanced $, $$, \\(, \\[, braces): stop intake with every "
-        "fault listed (false), or warn and read each statement up to its own \\end (true).",
+        description="Malformed math in a statement (unbalanced $, $$, \\(, \\[, braces) and malformed environments "
+        "(a proof closed by \\end{definition}, a proof never closed), in TeX and in Markdown with LaTeX in it: stop "
+        "intake with every fault listed (false), or warn for each and read on (true): a statement with bad math "
+        "up to its own \\end, a misnamed \\end closing the open environment, one never closed up to the next "
+        "statement or proof.",
     )
     max_file_mib: float = Field(
         default=32.0, gt=0, description="Largest source file intake reads, MiB (each file of a TeX tree)."

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Intake speed against the parsers underneath, in the same run.
 
-    python scripts/bench_intake.py [--tex FILE] [--pdf FILE] [--repeat N] [--json]
+    python scripts/bench_intake.py [--tex FILE] [--pdf FILE] [--only tex|pdf|book|markdown] [--book N]
+                                   [--repeat N] [--json]
 
 * TeX: intake + units + DAG (``read_tex``, ``build_units``, ``extract_edges``, ``validate``) of
   ``blueprints/pfr.content.flat.tex``, as a ratio to a plain tolerant parse of the same file by
@@ -15,6 +16,12 @@
   citing two earlier statements by label and using defined terms and symbols, a display in each;
   term and notation edges, and the redundant ones kept as mentions, are all computed), in statements per
   CPU second. Target: at least 100 statements/s (a 2,500-statement book in under 25 s).
+* Markdown: intake + units + DAG of a generated Markdown book of the same size in the shapes of
+  issue 19, in turn (LaTeX environments with ``\\ref`` and a ``\\[…\\]`` display and
+  ``\\begin{proof}``; emphasised ``**Lemma N.**`` headings with ``*Proof.*``; plain
+  ``Theorem N``/``Lemma (name_N)`` headings with ``Proof)``; printed references and ``$$``
+  displays), in statements per CPU second, with markdown-it-py's own parse of the text as the
+  baseline. Target: at least 100 statements/s.
 
 Each measurement runs ``--repeat`` times (default 3), alternating baseline and Fyan so that
 machine noise hits both. Times are CPU seconds of this process (``time.process_time``: other
@@ -56,16 +63,21 @@ def plain_tex(path: Path) -> None:
     LatexWalker(path.read_text(encoding="utf-8"), tolerant_parsing=True).get_latex_nodes()
 
 
-def fyan_tex(path: Path) -> int:
-    from fyan.intake.tex import read_tex
+def units_and_dag(cat) -> int:
+    """Units, dependency edges and DAG validation of a catalogue; returns the number of units."""
     from fyan.specifier.dag import extract_edges, validate
     from fyan.specifier.units import build_units
 
-    cat = read_tex(path)
     units = build_units(cat, KINDS)
     edges = extract_edges(cat, units, unknown_references="warn").edges
     validate(cat, units, edges, KINDS)
     return len(units)
+
+
+def fyan_tex(path: Path) -> int:
+    from fyan.intake.tex import read_tex
+
+    return units_and_dag(read_tex(path))
 
 
 def book_text(n: int) -> str:
@@ -84,6 +96,49 @@ def book_text(n: int) -> str:
                          f"\\end{{theorem}}\n\\begin{{proof}} Clear from \\eqref{{e{i}}}. \\end{{proof}}\n")
     parts.append("\\end{document}\n")
     return "".join(parts)
+
+
+def markdown_book_text(n: int) -> str:
+    """A generated Markdown book of ``n`` statements (module docstring)."""
+    parts = ["# A generated book\n\nProse before the statements, with $x$ and `code`.\n\n"]
+    for i in range(n):
+        shape = i % 4
+        if shape == 0:
+            parts.append(f"\\begin{{definition}}\\label{{d{i}}}\nAn object is \\emph{{term{i} object}} if it is "
+                         f"$x_{{{i}}}$-good.\n\\end{{definition}}\n\n")
+        elif shape == 1:
+            parts.append(f"\\begin{{theorem}}\\label{{t{i}}}\nEvery term{i - 1} object satisfies\n"
+                         f"\\[ f_{{{i}}}(x) = \\sum_k a_k x^k \\]\nby \\ref{{d{i - 1}}}.\n\\end{{theorem}}\n\n"
+                         f"\\begin{{proof}}\nClear from \\ref{{d{i - 1}}}.\n\\end{{proof}}\n\n")
+        elif shape == 2:
+            parts.append(f"**Lemma {i}.** For all $n$, by \\ref{{t{i - 1}}},\n\n"
+                         f"$$ g_{{{i}}}(n) \\le n^2 $$\n\nwhere $n \\ge 1$.\n\n*Proof.* Induction on $n$. ∎\n\n")
+        else:
+            parts.append(f"Lemma (name_{i})\nIf $x$ is a term{i - 3} object then Lemma {i - 1} applies.\n\n"
+                         f"Proof)\nBy Lemma {i - 1}.\n\nSome prose between the statements.\n\n")
+    return "".join(parts)
+
+
+def fyan_markdown(path: Path) -> int:
+    from fyan.intake.markdown import read_markdown
+
+    return units_and_dag(read_markdown(path))
+
+
+def plain_markdown(path: Path) -> None:
+    from markdown_it import MarkdownIt
+
+    MarkdownIt("commonmark").parse(path.read_text(encoding="utf-8"))
+
+
+def measure_markdown(n: int, repeat: int) -> dict:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="fyan-bench-md-") as tmp:
+        path = Path(tmp) / "book.md"
+        path.write_text(markdown_book_text(n), encoding="utf-8")
+        r = measure(plain_markdown, fyan_markdown, path, repeat)
+    return r | {"statements": n, "per_second": round(n / r["fyan_s"], 1), "target": 100}
 
 
 def measure_book(n: int, repeat: int) -> dict:
@@ -112,14 +167,8 @@ def raw_pdf(path: Path) -> None:
 
 def fyan_pdf(path: Path) -> int:
     from fyan.intake.pdf import read_pdf
-    from fyan.specifier.dag import extract_edges, validate
-    from fyan.specifier.units import build_units
 
-    cat = read_pdf(path)
-    units = build_units(cat, KINDS)
-    edges = extract_edges(cat, units, unknown_references="warn").edges
-    validate(cat, units, edges, KINDS)
-    return len(units)
+    return units_and_dag(read_pdf(path))
 
 
 def measure(baseline, candidate, path: Path, repeat: int) -> dict:
@@ -147,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tex", type=Path, help="TeX file (default: the corpus's pfr.content.flat.tex)")
     parser.add_argument("--pdf", type=Path, help="PDF file (default: the corpus's 150-page Ernst book)")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=["tex", "pdf", "book"])
+    parser.add_argument("--only", choices=["tex", "pdf", "book", "markdown"])
     parser.add_argument("--book", type=int, default=2500, help="statements of the generated book (default 2500)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -160,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         results["pdf"] = measure(raw_pdf, fyan_pdf, pdf, args.repeat) | {"target": 1.2}
     if args.only in (None, "book"):
         results["book"] = measure_book(args.book, args.repeat)
+    if args.only in (None, "markdown"):
+        results["markdown"] = measure_markdown(args.book, args.repeat)
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
@@ -169,6 +220,12 @@ def main(argv: list[str] | None = None) -> int:
             verdict = "within" if r["per_second"] >= r["target"] else "BELOW"
             print(f"BOOK generated, {r['statements']} statements: Fyan intake + DAG {r['fyan_s']:.2f} s CPU "
                   f"({r['units']} units): {r['per_second']:.0f} statements/s ({verdict} the target {r['target']}/s)")
+            continue
+        if kind == "markdown":
+            verdict = "within" if r["per_second"] >= r["target"] else "BELOW"
+            print(f"MARKDOWN generated, {r['statements']} statements: Fyan intake + DAG {r['fyan_s']:.2f} s CPU "
+                  f"({r['units']} units): {r['per_second']:.0f} statements/s ({verdict} the target {r['target']}/s); "
+                  f"markdown-it-py's parse alone {r['baseline_s']:.2f} s (ratio {r['ratio']:.1f})")
             continue
         verdict = "within" if r["ratio"] <= r["target"] else "ABOVE"
         print(f"{kind.upper()} {r['file']}: Fyan intake + DAG {r['fyan_s']:.2f} s CPU ({r['units']} units) vs "

@@ -51,7 +51,8 @@ def read_source(path: Path, *, source_root: Path | None = None,
 
     ``source_root`` is the folder provenance paths are relative to (default: the file's
     folder); ``max_file_mib`` bounds every file read (MiB); ``tolerant`` (``[intake]
-    tolerant``) makes malformed math a warning instead of an error. Raises ``InputError`` for a
+    tolerant``) makes malformed math and malformed LaTeX environments (TeX, and Markdown with
+    LaTeX in it) a warning each instead of an error. Raises ``InputError`` for a
     missing, unreadable, empty, oversized or malformed file.
     """
     if not path.exists():
@@ -69,7 +70,7 @@ def read_source(path: Path, *, source_root: Path | None = None,
     if fmt == "markdown":
         from fyan.intake.markdown import read_markdown
 
-        return read_markdown(path, source_root=source_root)
+        return read_markdown(path, source_root=source_root, tolerant=tolerant)
     from fyan.intake.tex import read_tex
 
     return read_tex(path, source_root=source_root, max_file_mib=max_file_mib, tolerant=tolerant)

@@ -73,7 +73,7 @@ class IntakeWarning(BaseModel):
     ``file: page N``), ``message``, and ``code``, the family it belongs to (warnings are grouped
     by it when printed):
 
-    ``malformed-math`` (tolerant mode), ``nested-statement``, ``unknown-label`` (in warn mode),
+    ``malformed-math`` and ``malformed-environment`` (tolerant mode), ``nested-statement``, ``unknown-label`` (in warn mode),
     ``generated-input`` (a missing ``.aux``/``.out``/... file), ``missing-include``, ``encoding``,
     ``proof`` (a proof with no statement, a second proof), ``context`` (cited material that could
     not be carried into ``problem.tex``), ``mention`` (a reference kept as a mention because it
@@ -92,6 +92,8 @@ class IntakeWarning(BaseModel):
 #: What each warning code means, as a group heading.
 WARNING_GROUPS: dict[str, str] = {
     "malformed-math": "malformed math, read up to each statement's own \\end (tolerant mode)",
+    "malformed-environment": "malformed environments, read anyway: a statement never closed ends at the next "
+    "statement or proof (tolerant mode)",
     "nested-statement": "theorem-like environments inside another statement, outside a proof",
     "unknown-label": "references to labels defined nowhere in the document (no edge)",
     "generated-input": "missing files that LaTeX writes during its own run (skipped)",

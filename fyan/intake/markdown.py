@@ -1,80 +1,68 @@
-"""Markdown intake: statements with printed labels, proofs and references (markdown-it-py).
+"""Markdown intake: Markdown as people write it for MathJax/KaTeX renderers (markdown-it-py).
 
-The document is parsed once with markdown-it-py (CommonMark); Fyan uses the block structure
-and the line map it gives, and takes every statement's text **verbatim from the source lines**,
-so ``$…$`` and ``$$…$$`` math is kept exactly as written (markdown-it never rewrites it).
+The document is parsed with markdown-it-py (CommonMark) for its block structure and line map;
+every statement's text is taken **verbatim from the source lines**, so ``$…$``, ``$$…$$`` and
+``\\[…\\]`` math is kept exactly as written (markdown-it never rewrites it). Statements come in
+three shapes, freely mixed in one file, read in document order into one list:
 
-What counts as a statement:
+* **LaTeX environments** (issue 19): ``\\begin{theorem}[Name] … \\end{theorem}`` and
+  ``\\begin{proof} … \\end{proof}`` wherever they stand outside code (fenced and indented code
+  blocks, code spans, HTML comments). They are read by the TeX reader itself
+  (``fyan.intake.tex.TexStatementReader``, through its ``TexSource`` seam), so a ``.md`` file and
+  the same text as ``.tex`` give the same statements: the same environment names and
+  ``\\newtheorem`` rules (the standard names when the file declares none), ``\\label``,
+  ``\\ref``/``\\eqref``, lists, nested claims, malformed math and malformed environments
+  (``tolerant``). An indented block inside an open environment is its content, not code. A
+  ``%`` starts a LaTeX comment inside an environment, as in LaTeX; outside, it is a percent sign.
+* **Emphasised or heading names**: a paragraph that starts with ``**Theorem 1.**``,
+  ``**Lemma 2.3** (Name).``, ``*Definition 4.*``, or a heading that is one (``## Theorem 2``).
+* **Plain-text headings**: a paragraph whose first line is ``Lemma (coeff_zero_of_lt)``,
+  ``Definition (krullDim)``, ``Theorem 2.1``, or ``Lemma 3. Let …``; ``Proof.`` / ``Proof)``
+  lines open proofs.
 
-* a paragraph (or a block quote) that starts with an emphasised printed name —
-  ``**Theorem 1.**``, ``**Lemma 2.3** (Name).``, ``*Definition 4.*``, ``__Claim.__``; it runs on
-  through the lists and displayed formulas (``$$``/``\\[``) that follow it, and through
-  paragraphs starting in lower case ("where ..."), up to the next prose paragraph;
-* a heading that is a printed name (``## Theorem 2 (Fermat)``); it runs to the next heading of
-  the same or a higher level, statement or proof.
-
-A proof is a paragraph starting with ``*Proof.*`` (or ``**Proof.**``, ``Proof of Theorem 2.``);
-it runs to its end mark (∎ □ ■ ``$\\square$`` ``$\\blacksquare$`` ``\\qed`` Q.E.D.) or the next
-heading or statement, and belongs to the statement it names or the one before.
-
-Labels: the printed name (``"Theorem 1"``), plus explicit anchors written in the statement —
-``{#thm-fermat}`` after the name or heading, ``<a id="thm-fermat"></a>`` — and the GitHub-style
-slug of a statement heading. The first explicit anchor is the statement's main label (its unit
-id), else the printed name. Headings that are not statements register their slugs as labels
-outside any statement, so links to sections are not unknown.
-
-References: links to an anchor (``[Theorem 2](#thm-fermat)``, reference-style links too; an
-anchor defined nowhere is an unknown label, like a TeX ``\\ref``) and printed references by
-number (``by Lemma 2.1``), resolved like in PDFs (``fyan.intake.numbered``).
+Where the last two end, their labels (an anchor ``{#thm-main}`` or ``<a id="thm-main"></a>``, else
+the parenthesised name, else the printed name) and proofs: ``fyan.intake.plaintext``. References:
+links to an anchor (``[Theorem 2](#thm-fermat)``), printed references (``by Lemma 2.1``, ``Lemma
+(coeff_zero_of_lt)``), and TeX references (``\\ref{x}``, ``\\eqref{x}``) anywhere in a statement or
+proof, whatever its shape (in a LaTeX environment, a printed reference that matches no statement
+is no warning: LaTeX numbers what the author did not print). Headings that are not statements register their GitHub-style slugs as labels outside any
+statement, so links to sections are not unknown.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from bisect import bisect_left
 from pathlib import Path
 
 from markdown_it import MarkdownIt
 
 from fyan.errors import InputError
-from fyan.intake.catalogue import Catalogue, IntakeWarning, LabelSite, ProofBlock, Provenance, Reference, Statement
-from fyan.intake.numbered import PROOF, Heading, find_references, parse_heading, resolve
+from fyan.intake.catalogue import Catalogue, IntakeWarning
+from fyan.intake.plaintext import Block, BlockReader, opening
+from fyan.intake.tex import SegmentWalk, TexSource, TexStatementReader
+from fyan.intake.texscan import EnvSpan, blank_spans, line_of, line_starts
 
-_ANCHOR = re.compile(r"\{#([A-Za-z][\w:.-]*)\}|<a\s+(?:id|name)\s*=\s*[\"']([^\"']+)[\"']\s*/?>")
-_EMPHASIS = re.compile(r"^(\*\*|__|\*|_)(.+?)\1")
-_END_MARK = re.compile(r"[∎□■◻☐]|\\(?:square|blacksquare|qed|qedsymbol|Box)\b|\bQ\.?E\.?D\.?")
-_TERM = re.compile(r"\*\*([^*$]+)\*\*|__([^_$]+)__|(?<![*\w])\*([^*$]+)\*(?!\*)|(?<![_\w])_([^_$]+)_(?![_\w])")
-_DISPLAY = re.compile(r"^\s*(?:\$\$|\\\[|\\begin\{(?:equation|align|gather|multline)\*?\})")
-
-
-@dataclass
-class _Block:
-    kind: str  # heading, paragraph, list, quote, code, html, hr, table
-    start: int  # 0-based first line
-    end: int  # 0-based line after the last
-    text: str = ""  # inline content of a heading/paragraph (first paragraph of a quote)
-    level: int = 0  # heading level
-    links: list[tuple[str, int]] = field(default_factory=list)  # (anchor, 0-based line)
+_BEGIN_END = re.compile(r"\\(begin|end)\s*\{([^{}\n]*)\}")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_BACKTICKS = re.compile(r"`+")
+_KINDS = {"heading_open": "heading", "paragraph_open": "paragraph", "bullet_list_open": "list",
+          "ordered_list_open": "list", "blockquote_open": "quote", "fence": "code", "code_block": "code",
+          "html_block": "html", "hr": "hr", "table_open": "table"}
 
 
-def _slug(text: str) -> str:
-    """GitHub-style heading anchor: lower case, punctuation dropped, spaces to hyphens."""
-    text = _ANCHOR.sub("", text).strip().lower()
-    text = re.sub(r"[^\w\- ]", "", text)
-    return text.replace(" ", "-")
+def _parse(text: str) -> list:
+    return MarkdownIt("commonmark").parse(text)
 
 
-def _blocks(text: str) -> list[_Block]:
-    tokens = MarkdownIt("commonmark").parse(text)
-    blocks: list[_Block] = []
-    kinds = {"heading_open": "heading", "paragraph_open": "paragraph", "bullet_list_open": "list",
-             "ordered_list_open": "list", "blockquote_open": "quote", "fence": "code", "code_block": "code",
-             "html_block": "html", "hr": "hr", "table_open": "table"}
-    current: _Block | None = None
+def _blocks(tokens: list) -> list[Block]:
+    """The top-level blocks of a parsed text with their inline text and the anchors they link to."""
+    blocks: list[Block] = []
+    current: Block | None = None
     for tok in tokens:
-        if tok.level == 0 and tok.type in kinds and tok.map is not None:
-            current = _Block(kinds[tok.type], tok.map[0], tok.map[1],
-                             level=int(tok.tag[1]) if tok.type == "heading_open" else 0)
+        if tok.level == 0 and tok.type in _KINDS and tok.map is not None:
+            current = Block(_KINDS[tok.type], tok.map[0], tok.map[1],
+                            level=int(tok.tag[1]) if tok.type == "heading_open" else 0)
             blocks.append(current)
             continue
         if current is None or tok.type != "inline":
@@ -90,51 +78,59 @@ def _blocks(text: str) -> list[_Block]:
     return blocks
 
 
-def _statement_heading(block: _Block) -> tuple[Heading, str] | None:
-    """The printed heading that opens ``block`` and the text after it, if any."""
-    text = block.text.strip()
-    if block.kind == "heading":
-        h = parse_heading(_ANCHOR.sub("", text).strip())
-        return (h, "") if h is not None else None
-    if block.kind not in ("paragraph", "quote"):
-        return None
-    m = _EMPHASIS.match(text)
-    if m is None:
-        return None
-    inner = m.group(2).strip()
-    h = parse_heading(inner)
-    if h is not None and h.end == len(inner) and inner[-1:] not in ".:—–":
-        # "**Theorem 1** (Name)." : the title and the full stop come after the emphasis
-        joined = inner + text[m.end():]
-        after = parse_heading(joined)
-        if after is not None and after.end > len(inner):
-            return after, joined[after.end:]
-    if h is None:
-        return None
-    return h, text[m.end():]
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Inline code spans (a run of backticks to the next run of the same length, within a
+    paragraph), as character ranges."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        m = _BACKTICKS.search(text, pos)
+        if m is None:
+            return spans
+        run = m.group(0)
+        close = re.compile(rf"(?<!`){run}(?!`)").search(text, m.end())
+        if close is None or re.search(r"\n[ \t]*\n", text[m.end() : close.start()]):
+            pos = m.end()
+            continue
+        spans.append((m.start(), close.end()))
+        pos = close.end()
 
 
-def _is_proof(block: _Block) -> re.Match | None:
-    if block.kind != "paragraph":
-        return None
-    text = block.text.strip()
-    m = _EMPHASIS.match(text)
-    head = (m.group(2) + text[m.end():]) if m else text
-    return PROOF.match(head.strip())
+def visible_text(text: str, tokens: list | None = None) -> str:
+    """``text`` with what is not content blanked (offsets and lines kept): fenced code blocks,
+    HTML comments, code spans, and indented code blocks that are not inside a LaTeX environment
+    (an indented paragraph between ``\\begin{proof}`` and ``\\end{proof}`` is the proof's text:
+    pandoc reads it so). ``tokens``: markdown-it's parse of ``text``, when already made."""
+    starts = line_starts(text)
+
+    def offset(line: int) -> int:
+        return starts[line] if line < len(starts) else len(text)
+
+    fences: list[tuple[int, int]] = []
+    indented: list[tuple[int, int]] = []
+    for tok in tokens if tokens is not None else _parse(text):
+        if tok.type in ("fence", "code_block") and tok.map is not None:
+            (fences if tok.type == "fence" else indented).append((offset(tok.map[0]), offset(tok.map[1])))
+    out = blank_spans(text, fences)
+    out = blank_spans(out, [(m.start(), m.end()) for m in _HTML_COMMENT.finditer(out)])
+    out = blank_spans(out, _code_spans(out))
+    if not indented:
+        return out
+    marks = list(_BEGIN_END.finditer(out))
+    depth, j, code = 0, 0, []
+    for a, b in sorted(indented):
+        while j < len(marks) and marks[j].start() < a:
+            depth = depth + 1 if marks[j].group(1) == "begin" else max(0, depth - 1)
+            j += 1
+        if depth == 0:  # code: what it shows is not read
+            code.append((a, b))
+            while j < len(marks) and marks[j].start() < b:
+                j += 1
+    return blank_spans(out, code)
 
 
-def read_markdown(path: Path, *, source_root: Path | None = None) -> Catalogue:
-    """Read the Markdown document at ``path`` into a ``Catalogue`` (see the module docstring).
-
-    Raises ``InputError`` for a binary or empty file."""
-    path = path.resolve()
-    root = (source_root or path.parent).resolve()
-    try:
-        rel = path.relative_to(root).as_posix()
-    except ValueError:
-        rel = path.name
+def _decode(path: Path, rel: str, warnings: list[IntakeWarning]) -> str:
     data = path.read_bytes()
-    warnings: list[IntakeWarning] = []
     if b"\x00" in data[:65536]:
         raise InputError(f"{rel}: binary file, not Markdown", hint="give the .md source of the document")
     try:
@@ -145,132 +141,91 @@ def read_markdown(path: Path, *, source_root: Path | None = None) -> Catalogue:
         text = data.decode("latin-1")
     if not text.strip():
         raise InputError(f"{rel}: the file is empty", hint="give the Markdown document with its statements")
+    return text
+
+
+def read_markdown(path: Path, *, source_root: Path | None = None, tolerant: bool = False) -> Catalogue:
+    """Read the Markdown document at ``path`` into a ``Catalogue`` (see the module docstring).
+
+    ``tolerant`` (``[intake] tolerant``): malformed LaTeX environments and malformed math in
+    them are a warning each (the structure read anyway: a statement never closed ends at the
+    next statement, proof or heading), not an error. Raises ``InputError`` for a binary or empty
+    file, an anchor or label given to two statements, and (unless tolerant) malformed
+    environments or math, each named with its line."""
+    path = path.resolve()
+    root = (source_root or path.parent).resolve()
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        rel = path.name
+    reader = TexStatementReader(path, root, tolerant=tolerant, follow_includes=False)
+    text = _decode(path, rel, reader.warnings)
+    reader.files.append(rel)
     lines = text.split("\n")
-    blocks = _blocks(text)
+    src = TexSource(path, rel, text)
+    tokens = _parse(text)
+    visible = visible_text(text, tokens)
+    defs = reader.prepare(src, visible)
 
-    statements: list[Statement] = []
-    labels: dict[str, LabelSite] = {}
-    by_number: dict[str, list[int]] = {}
-    extents: list[tuple[Statement, int, int, bool]] = []  # statement, first block, last block, proof
-    heads = [_statement_heading(b) for b in blocks]
-    proofs = [_is_proof(b) for b in blocks]
+    # LaTeX environments, paired once over the whole file; a statement never closed ends at the
+    # next Markdown statement, proof or heading too
+    boundaries = [src.starts[b.start] for b in _blocks(tokens)
+                  if b.kind == "heading" or opening(b) is not None]
+    spans = reader.environments(src, 0, len(text), boundaries)
+    # outside LaTeX environments a % is a percent sign ("50% of primes, by \ref{a}"), not a comment
+    src.content = _percent_outside(src.content, blank_spans(visible, [(d.start, d.end) for d in defs]), spans)
+    regions = _regions(spans, reader)
+    blocks = _blocks(_parse(blank_spans(text, [(r.begin, r.end) for r in regions])) if regions else tokens)
+    _mark_inside(blocks, spans, regions, src.starts)
+    for r in regions:
+        blocks.append(Block("tex", line_of(src.starts, r.begin) - 1, line_of(src.starts, r.end - 1),
+                            offsets=(r.begin, r.end)))
+    blocks.sort(key=lambda b: (b.start, b.kind == "tex"))
 
-    def source(first: int, last: int) -> tuple[str, Provenance]:
-        a, b = blocks[first].start, blocks[last].end
-        while b > a + 1 and not lines[b - 1].strip():
-            b -= 1
-        return "\n".join(lines[a:b]), Provenance(file=rel, line_start=a + 1, line_end=b)
+    # every character is read once, in document order: statement environments by the TeX
+    # reader, Markdown statements and proofs for their labels and references, the rest for labels
+    statements = BlockReader(reader.statements, reader.labels, reader.warnings, markdown=True, slugs=True)
+    walk = SegmentWalk(reader, src, spans, 0, len(text), [r.begin for r in regions], statements.explicit)
+    statements.read(rel, lines, blocks, walk.block_segment)
+    walk.finish()
+    for s in reader.statements:  # printed references ("by Theorem 3") inside LaTeX environments too
+        if s.body.lstrip().startswith("\\begin") and s.parent is None:
+            statements.add_extent(s, rel, lines, in_proof=False)
+        if s.proof is not None and s.proof.body.lstrip().startswith("\\begin") and s.parent is None:
+            statements.add_extent(s, rel, lines, in_proof=True)
+    statements.finish()
+    return reader.catalogue().model_copy(update={"format": "markdown"})
 
-    def add_label(label: str, line: int, index: int | None) -> None:
-        if label in labels:
-            first = labels[label]
-            if index is None or first.statement_index is None:
-                return  # a repeated section name: links go to the first, like on GitHub
-            raise InputError(
-                f"{rel}:{line}: label {label!r} is defined twice (first at {first.file}:{first.line})",
-                hint="rename one of the anchors or numbers",
-            )
-        labels[label] = LabelSite(label=label, file=rel, line=line, statement_index=index)
 
-    i = 0
-    while i < len(blocks):
-        block = blocks[i]
-        head = heads[i]
-        if proofs[i] is not None:
-            last = i
-            while last + 1 < len(blocks) and not _END_MARK.search("\n".join(lines[blocks[last].start:blocks[last].end])):
-                nxt = last + 1
-                if blocks[nxt].kind == "heading" or heads[nxt] is not None or proofs[nxt] is not None:
-                    break
-                last = nxt
-            target = None
-            for _, word, number in find_references(proofs[i].group("target") or ""):
-                label = resolve(word, number, labels, by_number, statements)
-                if label is not None:
-                    target = statements[labels[label].statement_index]
-                    break
-            if target is None and statements:
-                target = statements[-1]
-            if target is None:
-                warnings.append(IntakeWarning(code="proof", where=f"{rel}:{block.start + 1}",
-                                              message="proof with no statement before it; ignored"))
-            elif target.proof is not None:
-                warnings.append(IntakeWarning(code="proof", where=f"{rel}:{block.start + 1}",
-                                              message=f"second proof for {target.display}; ignored"))
-            else:
-                body, prov = source(i, last)
-                target.proof = ProofBlock(body=body, provenance=prov)
-                extents.append((target, i, last, True))
-            i = last + 1
-            continue
-        if head is None:
-            if block.kind == "heading":
-                add_label(_slug(block.text), block.start + 1, None)
-            i += 1
-            continue
-        h, _ = head
-        last = i
-        while last + 1 < len(blocks):
-            nxt = blocks[last + 1]
-            if heads[last + 1] is not None or proofs[last + 1] is not None or nxt.kind in ("hr",):
-                break
-            if block.kind == "heading":
-                if nxt.kind == "heading" and nxt.level <= block.level:
-                    break
-            elif block.kind == "quote":
-                break
-            else:
-                starts = nxt.text.lstrip()[:1]
-                display = _DISPLAY.match(lines[nxt.start])
-                if not (nxt.kind == "list" or display or (nxt.kind == "paragraph" and starts.islower())):
-                    break
-            last += 1
-        body, prov = source(i, last)
-        index = len(statements)
-        anchors = [a or b for a, b in _ANCHOR.findall(body)]
-        names = anchors + ([_slug(block.text)] if block.kind == "heading" else [])
-        printed = h.label
-        if printed is not None and printed in labels:
-            warnings.append(IntakeWarning(code="printed-twice", where=f"{rel}:{prov.line_start}",
-                                          message=f"'{printed}' is printed twice; the second is not a label"))
-            printed = None
-        all_labels = list(dict.fromkeys(names + ([printed] if printed else [])))
-        terms: list[str] = []
-        if h.kind == "definition":
-            for t in _TERM.findall(head[1]):
-                term = " ".join(next(x for x in t if x).split()).strip(" .,;:").lower()
-                if len(term) >= 3 and term not in terms:
-                    terms.append(term)
-        stmt = Statement(index=index, kind=h.kind, env=h.word.lower(), label=(anchors[0] if anchors else printed),
-                         labels=all_labels, title=h.title, number=h.number, body=body, provenance=prov,
-                         defined_terms=terms)
-        statements.append(stmt)
-        for label in all_labels:
-            add_label(label, prov.line_start, index)
-        if h.number:
-            by_number.setdefault(h.number, []).append(index)
-        extents.append((stmt, i, last, False))
-        i = last + 1
+def _percent_outside(content: str, plain: str, spans: list[EnvSpan]) -> str:
+    """``content`` (LaTeX's reading: ``%`` comments blanked) inside the outermost environments,
+    ``plain`` (Markdown's: ``%`` is a character) outside them."""
+    out: list[str] = []
+    pos = 0
+    for s in spans:
+        if s.parent is None:
+            out += [plain[pos : s.begin], content[s.begin : s.end]]
+            pos = s.end
+    out.append(plain[pos:])
+    return "".join(out)
 
-    unresolved: dict[str, int] = {}
-    for stmt, first, last, in_proof in extents:
-        for b in range(first, last + 1):
-            block = blocks[b]
-            for anchor, line in block.links:
-                stmt.references.append(Reference(label=anchor, macro="link", file=rel, line=line + 1, in_proof=in_proof))
-            for n in range(block.start, block.end):
-                for offset, word, number in find_references(lines[n]):
-                    if b == first and n == block.start and not in_proof and offset < 8:
-                        continue  # the statement's own heading
-                    label = resolve(word, number, labels, by_number, statements)
-                    if label is None:
-                        unresolved.setdefault(f"{word} {number}", n + 1)
-                    elif label not in stmt.labels:
-                        stmt.references.append(
-                            Reference(label=label, macro="text", file=rel, line=n + 1, in_proof=in_proof)
-                        )
-    for name, line in unresolved.items():
-        warnings.append(IntakeWarning(code="printed-reference", where=f"{rel}:{line}",
-                                      message=f"'{name}' matches no statement of the document; no edge"))
-    return Catalogue(source_root=str(root), format="markdown", main_file=rel, files=[rel], statements=statements,
-                     labels=labels, warnings=warnings)
+
+def _regions(spans: list[EnvSpan], reader: TexStatementReader) -> list[EnvSpan]:
+    """The outermost environments that are or hold a statement or a proof (in order)."""
+    holds = [reader.starts_statement(s.name) for s in spans]
+    for i in range(len(spans) - 1, -1, -1):  # children come after their parent
+        if holds[i] and spans[i].parent is not None:
+            holds[spans[i].parent] = True
+    return [s for i, s in enumerate(spans) if s.parent is None and holds[i]]
+
+
+def _mark_inside(blocks: list[Block], spans: list[EnvSpan], regions: list[EnvSpan], starts: list[int]) -> None:
+    """Mark the blocks that start inside an outermost environment opened in an earlier block
+    (an ``align`` or ``enumerate`` with a blank line in it): they continue the block before."""
+    taken = {id(r) for r in regions}
+    ranges = [(line_of(starts, s.begin) - 1, line_of(starts, s.end - 1) - 1) for s in spans
+              if s.parent is None and id(s) not in taken]  # in order, not overlapping
+    firsts = [a for a, _ in ranges]
+    for block in blocks:
+        k = bisect_left(firsts, block.start) - 1  # the last one opened on an earlier line
+        block.inside = k >= 0 and block.start <= ranges[k][1]

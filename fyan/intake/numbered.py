@@ -1,10 +1,14 @@
-"""Printed statement names and references by number, shared by the PDF and Markdown readers.
+"""Printed statement names and references by number, shared by the PDF, Markdown and
+plain-text readers.
 
 Documents without labels name their statements in print: ``Theorem 2.3.``, ``Lemma 4 (Name).``,
-``Definition 1.2``, ``Corollary A.1:``, ``Claim.``; and cite them the same way (``by Lemma
-2.1``, ``Theorems 3 and 4``). ``parse_heading`` recognises such a heading at the start of a
-text; ``find_references`` lists the printed references in a text; ``resolve`` maps one to the
-label of a catalogued statement (its printed name, e.g. ``"Theorem 2.3"``).
+``Definition 1.2``, ``Corollary A.1:``, ``Claim.``, ``Lemma (coeff_zero_of_lt)`` on a line of its
+own; and cite them the same way (``by Lemma 2.1``, ``Theorems 3 and 4``). ``line_heading`` is the
+one rule set for a statement or proof heading at the start of a line (the PDF reader applies it
+to each line of the text layer, the Markdown and plain-text readers to the first line of each
+block); ``parse_heading`` is its run-in part; ``find_references`` lists the printed references in
+a text; ``resolve`` maps one to the label of a catalogued statement (its printed name, e.g.
+``"Theorem 2.3"``).
 """
 
 from __future__ import annotations
@@ -32,7 +36,14 @@ _REFERENCE = re.compile(
     rf"(?:{_SEPARATOR}(?:(?:{'|'.join(STATEMENT_WORDS)})s?\s+)?{_ELEMENT})*)"
 )
 _NUMBER_RE = re.compile(NUMBER)
-PROOF = re.compile(r"^(?:Proof|PROOF)(?:\s+of\s+(?P<target>[^.:]{1,120}?))?\s*[.:—–]")
+#: A proof heading: ``Proof.``, ``Proof:``, ``Proof)``, ``Proof of Theorem 2.``, or ``Proof`` ending the text.
+PROOF = re.compile(r"^(?:Proof|PROOF)(?:(?:\s+of\s+(?P<target>[^.:]{1,120}?))?\s*[.:—–]|\s*\)|[ \t]*$)")
+# Any other name with a sectioned number ("Skeleton Proof 2.48 (...).", "Axioms 5.1."): a custom
+# environment the document declared; plain integers are left alone ("Case 1.", "Step 2.").
+_CUSTOM = re.compile(r"^(?P<word>[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})\s+(?P<num>(?:[A-Z]\.)?\d+(?:\.\d+)+[a-z]?)(?![\w.]\w)")
+#: Words that number things which are not statements.
+NOT_STATEMENTS = frozenset({"Chapter", "Section", "Part", "Appendix", "Figure", "Table", "Page", "Equation",
+                            "Exercises", "Problems"})
 
 
 @dataclass
@@ -90,6 +101,67 @@ def parse_heading(text: str) -> Heading | None:
         return None
     word = " ".join(w.capitalize() for w in m.group("word").split())
     return Heading(word, kind_of(word), m.group("num"), title, m.end() + end)
+
+
+@dataclass
+class LineHeading:
+    """A statement or proof heading at the start of a line (``line_heading``): ``kind`` is the
+    canonical statement kind or ``"proof"``; ``word``, ``number`` and ``title`` as printed
+    (``title``: the parenthesised name); ``target`` the text a proof heading names ("Proof of
+    Theorem 2"); ``end`` the offset just past the heading and its punctuation; ``alone``: nothing
+    follows it on its line; ``custom``: a name the document declared (``custom_names``)."""
+
+    kind: str
+    word: str
+    number: str | None = None
+    title: str | None = None
+    target: str | None = None
+    end: int = 0
+    alone: bool = False
+    custom: bool = False
+
+    @property
+    def label(self) -> str | None:
+        return f"{self.word} {self.number}" if self.number else None
+
+
+def line_heading(text: str, *, custom_names: bool = False) -> LineHeading | None:
+    """The statement or proof heading at the start of ``text`` (a line, or a block whose first
+    line is tried on its own), by the one rule set of the PDF and plain-text readers (issue 19):
+
+    * a printed name (``STATEMENT_WORDS``), optionally a number, optionally a parenthesised
+      name, then ``.``, ``:`` or a dash and the statement on the same line ("Lemma 4 (Name).
+      Let ..."); a numbered heading may also end the text ("Theorem 2.1");
+    * the same heading alone on its line, numbered or not, punctuation optional: ``Lemma
+      (coeff_zero_of_lt)``, ``Definition (krullDim)``, ``Theorem``;
+    * with ``custom_names`` (the heading is set apart: a bold font in a PDF), any capitalised name
+      with a sectioned number ("Skeleton Proof 2.48.") except ``NOT_STATEMENTS``;
+    * a proof: ``Proof.``, ``Proof:``, ``Proof)``, ``Proof of Theorem 2.3.``, or ``Proof`` alone.
+
+    Returns None when ``text`` does not start with a heading."""
+    first = text.split("\n", 1)[0]
+    p = PROOF.match(text) or PROOF.match(first)
+    if p is not None:
+        return LineHeading("proof", "Proof", target=p.group("target"), end=p.end(),
+                           alone=not first[p.end():].strip())
+    h = parse_heading(text)
+    if h is None:
+        m = _HEADING.match(first)
+        if m is not None:
+            title, punct, end = title_and_punct(first[m.end():])
+            if punct is not None and not first[m.end() + end:].strip():  # the heading alone on its line
+                word = " ".join(w.capitalize() for w in m.group("word").split())
+                h = Heading(word, kind_of(word), m.group("num"), title, m.end() + end)
+    if h is not None:
+        return LineHeading(h.kind, h.word, h.number, h.title, end=h.end, alone=not first[h.end:].strip())
+    g = _CUSTOM.match(text) if custom_names else None
+    if g is not None and g.group("word").split()[0] not in NOT_STATEMENTS:
+        title, punct, end = title_and_punct(text[g.end():])
+        if punct is not None:
+            word = g.group("word")
+            return LineHeading(kind_of(word), word, g.group("num"), title, end=g.end() + end,
+                               alone=not first[g.end() + end:].strip(), custom=True)
+    return None
 
 
 def find_references(text: str) -> list[tuple[int, str, str]]:

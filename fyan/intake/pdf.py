@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fyan.errors import InputError
-from fyan.intake.numbered import PROOF, find_references, kind_of, parse_heading, resolve, title_and_punct
+from fyan.intake.numbered import find_references, line_heading, resolve
 from fyan.intake.catalogue import (
     Catalogue,
     IntakeWarning,
@@ -61,11 +61,6 @@ from fyan.intake.catalogue import (
 )
 
 MAX_STATEMENT_LINES = 60
-# Any other bold heading with a sectioned number ("Skeleton Proof 2.48 (...).", "Axioms 5.1."): a
-# custom environment the document declared; plain integers are left alone ("Case 1.", "Step 2.").
-_GENERIC = re.compile(r"^(?P<word>[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})\s+(?P<num>(?:[A-Z]\.)?\d+(?:\.\d+)+[a-z]?)(?![\w.]\w)")
-_NOT_STATEMENTS = frozenset({"Chapter", "Section", "Part", "Appendix", "Figure", "Table", "Page", "Equation",
-                             "Exercises", "Problems"})
 _SECTION = re.compile(
     r"^(?:(?:Chapter|CHAPTER|Section|SECTION|Part|PART|Appendix|APPENDIX)\s+[\dA-Z]+\b.*"
     r"|\d+(?:\.\d+)*\.?\s+[A-Z][^.!?]{0,90}"
@@ -275,6 +270,11 @@ def _run_in_headings(lines: list[_Line], headings: list[_Heading], fonts: set[st
 
 
 def _find_headings(lines: list[_Line], body_font: str | None) -> list[_Heading]:
+    """Statement, proof and section headings at the start of a line. Statements and proofs by
+    the rule set shared with the plain-text readers (``fyan.intake.numbered.line_heading``),
+    held to the layout: a heading's first glyphs are in another font than the body text (files
+    without font information accept every heading), and a name the rules do not know ("Skeleton
+    Proof 2.48.") counts only in such a font."""
     headings: list[_Heading] = []
     for i, line in enumerate(lines):
         if line.skip:
@@ -285,25 +285,13 @@ def _find_headings(lines: list[_Line], body_font: str | None) -> list[_Heading]:
         joined = text
         if text.count("(") > text.count(")") and i + 1 < len(lines):
             joined = text + " " + lines[i + 1].text.strip()  # a title that wraps
-        h = parse_heading(joined)
+        distinct = line.font is not None and body_font is not None and line.font != body_font
+        h = line_heading(joined, custom_names=distinct)
         if h is not None and _heading_font_ok(line, body_font):
-            headings.append(_Heading(i, h.kind, h.word, h.number, h.title))
-            continue
-        g = _GENERIC.match(text)
-        if (g is not None and line.font is not None and body_font is not None and line.font != body_font
-                and g.group("word").split()[0] not in _NOT_STATEMENTS):
-            title, punct, _ = title_and_punct(joined[g.end():])
-            if punct is not None:
-                word = g.group("word")
-                headings.append(_Heading(i, kind_of(word), word, g.group("num"), title))
-                continue
-        p = PROOF.match(text)
-        if p is not None and _heading_font_ok(line, body_font):
-            headings.append(_Heading(i, "proof", target=p.group("target")))
+            headings.append(_Heading(i, h.kind, h.word, h.number, h.title, h.target))
             continue
         if _SECTION.match(text) and len(text.split()) <= 12 and (
-            (line.font is not None and body_font is not None and line.font != body_font)
-            or (line.font is None and not text.endswith("."))
+            distinct or (line.font is None and not text.endswith("."))
         ):
             headings.append(_Heading(i, "section"))
     return headings

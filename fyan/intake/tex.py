@@ -44,21 +44,33 @@ no input size reaches a recursion limit. What it understands:
   (``\\newcommand{\\vocab}[1]{\\textbf{#1}}``);
 * malformed math in a statement or its proof (unbalanced ``$``, ``$$``, ``\\(``/``\\)``,
   ``\\[``/``\\]``, braces; ``texscan.math_faults``): an error naming every fault with its file and
-  line, or with ``tolerant=True`` a warning each (the statement still ends at its own ``\\end``).
+  line, or with ``tolerant=True`` a warning each (the statement still ends at its own ``\\end``);
+* malformed environments (``\\begin{proof}`` closed by ``\\end{definition}``, a ``proof`` never
+  closed, an ``\\end`` closing nothing; ``texscan.recover_environments``): an error naming every
+  fault with its file and line, or with ``tolerant=True`` a warning each, the structure read
+  anyway: a misnamed ``\\end`` closes the innermost open environment, and one never closed ends
+  at the next statement, proof or section (issue 19);
+* a file without theorem-like environments is read for plain-text statement headings
+  (``Lemma (coeff_zero_of_lt)``, ``Theorem 2.1``, ``\\textbf{Lemma 3.}``, then ``Proof.``), by the
+  rules of ``fyan.intake.plaintext`` (the Markdown reader's).
 
 Errors (``InputError``, always naming file and line): unreadable or binary file, a file with no
-TeX in it, unbalanced ``\\begin``/``\\end``, a missing ``\\input`` file (the hint names the
-folder where it exists, if any), an ``\\input`` loop, a label defined twice, a file over the
-size limit, malformed math (unless tolerant). Non-UTF-8 files are read as Latin-1 with a warning.
+TeX in it, unbalanced ``\\begin``/``\\end`` (unless tolerant), a missing ``\\input`` file (the
+hint names the folder where it exists, if any), an ``\\input`` loop, a label defined twice, a
+file over the size limit, malformed math (unless tolerant). Non-UTF-8 files are read as Latin-1
+with a warning.
 
-``TexStatementReader.read_region`` reads statements from one region of a text; the file walk
-uses it for each document body, and a reader of another format with LaTeX environments in it
-can use it on its own regions.
+The seam for a reader of another format with LaTeX in it (the Markdown reader): build a
+``TexSource`` of the file, ``TexStatementReader.prepare`` it (with the other format's own
+non-content, code blocks, blanked), pair its environments once with ``environments``, then read
+each region in document order with ``read_region`` (statement environments and the text between
+them) or ``read_within`` (a statement the other reader delimited: its labels and references).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,13 +86,14 @@ from fyan.intake.catalogue import (
     Reference,
     Statement,
 )
+from fyan.intake.plaintext import Block, BlockReader, paragraph_blocks
 from fyan.intake.texscan import (
     DISPLAY_MATH_ENVS,
     TEXT_MACROS,
     Definition,
     EnvSpan,
+    Fault,
     Hider,
-    TexStructureError,
     blank_spans,
     definitions,
     fold_case_kept,
@@ -90,7 +103,7 @@ from fyan.intake.texscan import (
     math_faults,
     normalize_label,
     read_args,
-    scan_environments,
+    recover_environments,
     strip_comment,
 )
 
@@ -147,6 +160,7 @@ _TERM_BODY = re.compile(
 )
 _TEXT_BODY = re.compile(r"\\(?:" + "|".join(sorted(TEXT_MACROS, key=len, reverse=True)) + r")\s*\{[^{}]*#\d")
 _PROVES = re.compile(r"\\proves\s*\{([^{}]*)\}")
+_SECTION_START = re.compile(r"\\(?:" + "|".join(SECTION_MACROS) + r")(?![A-Za-z@])")
 _KEYVAL_TITLE = re.compile(r"^\s*(?:name|label|title|note)\s*=", re.IGNORECASE)
 
 
@@ -247,15 +261,19 @@ class TexStatementReader:
     """Reads theorem-like statements, proofs, labels and references from TeX text, file by file
     (``read_file``) or region by region (``read_region``); ``catalogue`` collects the result.
 
-    ``tolerant``: malformed math is a warning per fault instead of an error (``[intake]
-    tolerant``, ``fyan init --tolerant``)."""
+    ``tolerant``: malformed math and malformed environments are a warning per fault instead of
+    an error (``[intake] tolerant``, ``fyan init --tolerant``); ``follow_includes``: read the files
+    ``\\input`` names (a Markdown file's LaTeX does not); ``plain_headings``: read each document
+    body for plain-text statement headings instead of environments (``read_tex``'s fallback)."""
 
     def __init__(self, main: Path, source_root: Path, *, tolerant: bool = False,
-                 max_file_mib: float | None = None) -> None:
+                 max_file_mib: float | None = None, follow_includes: bool = True,
+                 plain_headings: bool = False) -> None:
         self.main = main
         self.root = source_root
         self.tolerant = tolerant
         self.max_file_mib = max_file_mib
+        self.follow_includes = follow_includes
         self.warnings: list[IntakeWarning] = []
         self.files: list[str] = []
         self.statements: list[Statement] = []
@@ -271,6 +289,9 @@ class TexStatementReader:
         self.faults: list[tuple[str, int, str, str]] = []  # (file, line, message, statement)
         self._fault_seen: set[tuple[str, int]] = set()
         self._stack: list[str] = []
+        #: statements under plain-text headings (``plain_headings``), into the same lists
+        self.plain_reader = BlockReader(self.statements, self.labels, self.warnings, markdown=False, slugs=False) \
+            if plain_headings else None
 
     # -- declarations ----------------------------------------------------------------------
     def _learn(self, src: TexSource, defs: list[Definition]) -> None:
@@ -360,12 +381,17 @@ class TexStatementReader:
         except OSError as e:
             raise InputError(f"{rel}: cannot read: {e.strerror}") from None
         text = _decode(path, rel, data, self.warnings)
-        if not self.files:  # the main file must look like TeX
+        if not self.files and self.plain_reader is None:  # the main file must look like TeX
             if not re.search(r"\\[a-zA-Z]+", "\n".join(strip_comment(line) for line in text.split("\n"))):
-                raise InputError(
-                    f"{rel}: does not look like a TeX document (no TeX command in it)",
-                    hint="give the .tex source of the document",
-                )
+                # unless it is plain text with statement headings ("Theorem 2.1" ... "Proof.")
+                plain = TexStatementReader(path, self.root, tolerant=self.tolerant, max_file_mib=self.max_file_mib,
+                                           plain_headings=True)
+                plain.read_file(path)
+                if not plain.statements:
+                    raise InputError(
+                        f"{rel}: does not look like a TeX document (no TeX command in it, no statement heading)",
+                        hint="give the .tex source of the document",
+                    )
         return TexSource(path, rel, text)
 
     def _resolve_include(self, name: str, src: TexSource, line: int, macro: str) -> Path | None:
@@ -409,18 +435,62 @@ class TexStatementReader:
         self._stack.append(key)
         src = self._load(path)
         self.files.append(src.rel)
-        src.content = self.hider.hide(src.text)
-        defs = definitions(src.content)
-        self._learn(src, defs)
-        src.content = blank_spans(src.content, [(d.start, d.end) for d in defs])
+        self.prepare(src)
         begin = re.search(r"\\begin\s*\{document\}", src.content)
         end = re.search(r"\\end\s*\{document\}", src.content)
         body_start = begin.end() if begin else 0
         body_end = end.start() if end and end.start() >= body_start else len(src.content)
         if begin is not None:  # the preamble: only the files it reads (macros, theorem declarations)
             self._includes_only(src, 0, begin.start(), outer)
-        self.read_region(src, body_start, body_end, outer)
+        if self.plain_reader is not None:
+            self._read_plain(src, body_start, body_end)
+        else:
+            self.read_region(src, body_start, body_end, outer)
         self._stack.pop()
+
+    def prepare(self, src: TexSource, visible: str | None = None) -> list[Definition]:
+        """Set ``src.content``: ``visible`` (default ``src.text``; a reader of another format
+        passes its text with its own non-content blanked, e.g. Markdown code blocks) with what
+        LaTeX never typesets blanked (``Hider``) and the bodies of macro and environment
+        definitions blanked; learn what it declares (``\\newtheorem``, reference and term
+        macros, environment wrappers). Offsets and lines are kept. Returns the definitions."""
+        src.content = self.hider.hide(src.text if visible is None else visible)
+        defs = definitions(src.content)
+        self._learn(src, defs)
+        src.content = blank_spans(src.content, [(d.start, d.end) for d in defs])
+        return defs
+
+    def starts_statement(self, env: str) -> bool:
+        """Is ``env`` a theorem-like or proof environment of this document?"""
+        return self._kind_of(env) is not None
+
+    def environments(self, src: TexSource, start: int, stop: int, boundaries: list[int] | None = None) -> list[EnvSpan]:
+        """The environments of ``src.content[start:stop]``, paired (``texscan.recover_environments``).
+        An environment never closed ends at the next statement, proof or section, or at an offset
+        of ``boundaries`` (another format's statement headings). Each malformation is a
+        ``malformed-environment`` warning when tolerant; otherwise ``InputError`` naming every one
+        with its file and line."""
+        cuts = [m.start() for m in _SECTION_START.finditer(src.content, start, stop)] + list(boundaries or [])
+        spans, faults = recover_environments(src.content, start, stop, starts_statement=self.starts_statement,
+                                             boundaries=cuts)
+        if faults:
+            self._environment_faults(src, faults)
+        return spans
+
+    def _environment_faults(self, src: TexSource, faults: list[Fault]) -> None:
+        if self.tolerant:
+            for f in faults:
+                self.warnings.append(IntakeWarning(code="malformed-environment", where=f"{src.rel}:{src.line(f.offset)}",
+                                                   message=f"{f.message}; {f.recovery}"))
+            return
+        hint = ("fix the environment nesting in the source, or read it anyway with `fyan init --tolerant` ([intake] "
+                "tolerant = true): a misnamed \\end then closes the open environment, and one never closed ends at "
+                "the next statement or proof, each with a warning")
+        if len(faults) == 1:
+            raise InputError(f"{src.rel}:{src.line(faults[0].offset)}: {faults[0].message}", hint=hint)
+        shown = "\n  ".join(f"{src.rel}:{src.line(f.offset)}: {f.message}" for f in faults[:20])
+        more = f"\n  ... and {len(faults) - 20} more" if len(faults) > 20 else ""
+        raise InputError(f"malformed environments, {len(faults)} fault(s):\n  {shown}{more}", hint=hint)
 
     def _includes_only(self, src: TexSource, start: int, stop: int, outer: _Frame | None) -> None:
         for m in _MACRO.finditer(src.content, start, stop):
@@ -439,20 +509,20 @@ class TexStatementReader:
         else:  # the TeX primitive form: \input chapter1
             word = re.compile(r"[^\s{}\\%]+").match(text, j)
             target = word.group(0) if word else ""
-        if target.strip():
+        if target.strip() and self.follow_includes:
             path = self._resolve_include(target, src, src.line(m.start()), name)
             if path is not None:
                 self.read_file(path, outer)
 
     # -- a region of TeX text --------------------------------------------------------------
-    def read_region(self, src: TexSource, start: int, stop: int, outer: _Frame | None = None) -> None:
-        """Read the statements in ``src.content[start:stop]`` (``src.content`` has its comments
-        and definitions blanked). Raises ``InputError`` for unbalanced environments."""
-        try:
-            spans = scan_environments(src.content, start, stop)
-        except TexStructureError as e:
-            message = e.message + (f" opened at line {src.line(e.opened_at)}" if e.opened_at is not None else "")
-            raise InputError(f"{src.rel}:{src.line(e.offset)}: {message}", hint=e.hint) from None
+    def read_region(self, src: TexSource, start: int, stop: int, outer: _Frame | None = None,
+                    spans: list[EnvSpan] | None = None) -> None:
+        """Read the statements in ``src.content[start:stop]`` (``src.content`` as ``prepare``
+        leaves it). ``spans``: the environments beginning in the region, already paired by
+        ``environments`` over a larger text (in ``\\begin`` order); default: paired here. Raises
+        ``InputError`` for malformed environments (unless tolerant) and labels defined twice."""
+        if spans is None:
+            spans = self.environments(src, start, stop)
         stack: list[_Frame] = []
         k = 0
         last_section_end = -1
@@ -523,9 +593,37 @@ class TexStatementReader:
                         self._term(src.content[m.end() : end - 1], src, before, b.stmt)
         advance(stop + 1)
 
+    def read_within(self, src: TexSource, start: int, stop: int, stmt: Statement, *, in_proof: bool = False,
+                    spans: list[EnvSpan] | None = None, label_first: bool = False) -> None:
+        """Read ``src.content[start:stop]``, the text of ``stmt`` (or of its proof, ``in_proof``) as
+        another reader delimited it (a Markdown statement, a plain-text heading's statement): its
+        labels, references and blueprint macros belong to ``stmt`` as if it were an environment.
+        ``spans`` as for ``read_region``; ``label_first``: a ``\\label`` in the statement (not in a
+        display or a list) becomes its main label, over the one it has (a printed name)."""
+        closing = _closing_sentence(src.content, start, stop) if in_proof else None
+        frame = _Frame("proof" if in_proof else "statement", stop, _Builder(stmt, proof_seen=in_proof),
+                       closing_from=closing)
+        kept = stmt.label
+        if label_first and not in_proof:
+            stmt.label = None
+        self.read_region(src, start, stop, frame, spans)
+        if stmt.label is None:
+            stmt.label = kept
+
+    def _read_plain(self, src: TexSource, start: int, stop: int) -> None:
+        """A document body read for plain-text statement headings (``plain_headings``): its
+        paragraphs through ``self.plain_reader``, the TeX in each statement, proof and gap read in
+        document order (labels, references, ``\\input``)."""
+        lines = blank_spans(src.content, [(0, start), (stop, len(src.content))]).split("\n")
+        blocks = paragraph_blocks(lines, src.line(start) - 1, src.line(max(start, stop - 1)))
+        walk = SegmentWalk(self, src, self.environments(src, start, stop), start, stop,
+                           explicit=self.plain_reader.explicit)
+        self.plain_reader.read(src.rel, src.text.split("\n"), blocks, walk.block_segment)
+        walk.finish()
+
     def _open(self, span: EnvSpan, src: TexSource, frame: _Frame | None, stack: list[_Frame]) -> _Frame:
         """A new frame for the environment ``span`` (a statement, a proof, a display, ...)."""
-        if span.end_start < 0:  # never closed: scan_environments raised already
+        if span.end_start < 0:  # never closed (``environments`` ends or refuses every such span)
             return _Frame("other", span.end, span=span)
         name = span.name
         if name in DISPLAY_MATH_ENVS:
@@ -746,16 +844,77 @@ class TexStatementReader:
         )
 
 
+class SegmentWalk:
+    """Reads a text that another reader cut into segments (statements, proofs, LaTeX
+    environment regions), in document order and every character once: ``segment(kind, a, b,
+    stmt)`` first reads what lies between the previous segment and ``a`` as running text (its
+    labels), then ``[a, b)``: a ``tex`` region with ``read_region`` (its statements are created
+    now, in document order), a statement's or proof's text with ``read_within``. A segment never
+    runs into the next ``tex`` region (``regions``: their begin offsets, sorted); ``finish`` reads
+    the rest. ``spans`` are the environments paired once over the whole text; ``explicit`` the
+    statements whose label is an explicit anchor (a ``\\label`` in the others becomes their main
+    label)."""
+
+    def __init__(self, reader: TexStatementReader, src: TexSource, spans: list[EnvSpan], start: int, stop: int,
+                 regions: list[int] | None = None, explicit: set[int] | None = None) -> None:
+        self.reader, self.src, self.spans = reader, src, spans
+        self.begins = [s.begin for s in spans]
+        self.cursor, self.stop = start, stop
+        self.regions = regions or []
+        self.explicit = explicit if explicit is not None else set()
+
+    def _inside(self, a: int, b: int) -> list[EnvSpan]:
+        return self.spans[bisect_left(self.begins, a) : bisect_left(self.begins, b)]
+
+    def segment(self, kind: str, a: int, b: int, stmt: Statement | None = None) -> None:
+        """Read the segment ``[a, b)`` of ``kind`` ``tex``, ``statement``, ``proof`` or ``text``."""
+        a, b = max(a, self.cursor), min(b, self.stop)
+        if kind != "tex":  # never into the next environment region
+            k = bisect_right(self.regions, a)
+            if k < len(self.regions):
+                b = min(b, self.regions[k])
+        if self.cursor < a:
+            self.reader.read_region(self.src, self.cursor, a, spans=self._inside(self.cursor, a))
+        if a < b:
+            if stmt is None:
+                self.reader.read_region(self.src, a, b, spans=self._inside(a, b))
+            else:
+                self.reader.read_within(self.src, a, b, stmt, in_proof=kind == "proof", spans=self._inside(a, b),
+                                        label_first=stmt.index not in self.explicit)
+        self.cursor = max(self.cursor, b)
+
+    def block_segment(self, kind: str, first: Block, last: Block, stmt: Statement | None) -> None:
+        """``segment`` for the blocks ``first``..``last`` (``fyan.intake.plaintext.Segment``)."""
+        if first.offsets is not None:
+            self.segment(kind, *first.offsets, stmt)
+            return
+        starts = self.src.starts
+        end = starts[last.end] if last.end < len(starts) else len(self.src.text)
+        self.segment(kind, starts[first.start], end, stmt)
+
+    def finish(self) -> None:
+        """Read what is left after the last segment."""
+        self.segment("text", self.stop, self.stop)
+
+
 def read_tex(main: Path, *, source_root: Path | None = None, max_file_mib: float | None = None,
              tolerant: bool = False) -> Catalogue:
     """Read the TeX document whose main file is ``main`` (following its ``\\input`` tree).
 
     Provenance paths are relative to ``source_root`` (default: ``main``'s folder); files are
-    held to ``max_file_mib`` MiB each. ``tolerant``: malformed math is a warning, not an error.
+    held to ``max_file_mib`` MiB each. ``tolerant``: malformed math and malformed environments are
+    a warning each, not an error. A document without theorem-like environments is read again for
+    statements under plain-text headings (``plain_headings``).
     Returns a ``Catalogue``; raises ``InputError`` as described in the module docstring.
     """
     main = main.resolve()
     root = (source_root or main.parent).resolve()
     reader = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib)
     reader.read_file(main)
+    if not reader.statements:  # no theorem-like environment: statements under plain-text headings
+        plain = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib, plain_headings=True)
+        plain.read_file(main)
+        plain.plain_reader.finish()
+        if plain.statements:
+            return plain.catalogue()
     return reader.catalogue()

@@ -14,7 +14,8 @@ own text.
 * ``definitions`` finds macro and environment definitions (``\\newcommand``, ``\\def``,
   ``\\newenvironment``, ...), whose bodies are code, not content;
 * ``scan_environments`` pairs ``\\begin``/``\\end`` (``TexStructureError`` at the first
-  mismatch);
+  mismatch); ``recover_environments`` reads a malformed structure anyway, one ``Fault`` per
+  malformation (a statement never closed ends at the next statement or proof);
 * ``math_faults`` finds unbalanced ``$``, ``$$``, ``\\(``/``\\)``, ``\\[``/``\\]`` and braces (the
   rules TeX itself applies: math cannot span a paragraph break, a group closes what it opened);
 * ``read_args`` reads a macro call's star, optional and mandatory arguments.
@@ -27,6 +28,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 #: Environments whose content is not TeX (their content is blanked, their delimiters kept).
@@ -66,10 +68,13 @@ class TexStructureError(Exception):
 
 @dataclass
 class Fault:
-    """A malformed-math fault at ``offset`` (where the unbalanced delimiter is)."""
+    """A fault at ``offset``: malformed math (where the unbalanced delimiter is) or a malformed
+    environment (``recover_environments``: the ``\\begin`` never closed, or the ``\\end`` that
+    closes nothing or another environment). ``recovery`` says how a tolerant reading goes on."""
 
     offset: int
     message: str
+    recovery: str = ""
 
 
 @dataclass
@@ -523,11 +528,72 @@ def scan_environments(text: str, start: int = 0, stop: int | None = None) -> lis
     blanked first). Returns the spans in order of their ``\\begin``, each with its parent.
     Raises ``TexStructureError`` at the first ``\\end`` that closes nothing or another
     environment, or at an environment never closed."""
+    return _pair_environments(text, start, stop, None, ())[0]
+
+
+def recover_environments(text: str, start: int = 0, stop: int | None = None, *,
+                         starts_statement: Callable[[str], bool],
+                         boundaries: Iterable[int] = ()) -> tuple[list[EnvSpan], list[Fault]]:
+    """``scan_environments`` that reads malformed environments instead of stopping (issue 19):
+    returns the spans and one ``Fault`` per malformation, at its offset, with how it was read.
+
+    An environment never closed ends at the next *boundary* after its ``\\begin`` at its own
+    level — the ``\\begin`` of an environment for which ``starts_statement(name)`` is true (a
+    statement or a proof), or an offset of ``boundaries`` (a section, another format's
+    statement heading) — or, when none comes first, where the environment around it ends (the
+    ``\\end`` that closes an outer one) or at ``stop``; what begins after that point is no longer
+    inside it. An ``\\end`` naming an environment that is not open closes the innermost open one
+    (``\\begin{proof} ... \\end{definition}`` ends the proof); an ``\\end`` with nothing open is
+    ignored. A span ended this way has ``end_start == end`` (it has no ``\\end`` of its own)."""
+    return _pair_environments(text, start, stop, starts_statement, boundaries)
+
+
+def _pair_environments(text: str, start: int, stop: int | None, starts_statement: Callable[[str], bool] | None,
+                       boundaries: Iterable[int]) -> tuple[list[EnvSpan], list[Fault]]:
+    """Strict pairing (``starts_statement`` None: raise at the first fault) or recovering."""
     stop = len(text) if stop is None else stop
+    matches = [(m, m.group(1), m.group(2).strip()) for m in _BEGIN_END.finditer(text, start, stop)]
     spans: list[EnvSpan] = []
     stack: list[int] = []
-    for m in _BEGIN_END.finditer(text, start, stop):
-        what, name = m.group(1), m.group(2).strip()
+    faults: list[Fault] = []
+    recovering = starts_statement is not None
+    cuts: list[int] = []
+    if recovering:
+        cuts = sorted({m.start() for m, what, name in matches if what == "begin" and starts_statement(name)}
+                      | {b for b in boundaries if start <= b < stop})
+    starts: list[int] = []
+
+    def line(offset: int) -> int:
+        if not starts:
+            starts.extend(line_starts(text))
+        return line_of(starts, offset)
+
+    def cut(i: int, limit: int) -> str:
+        """End the unclosed span ``i`` at its next boundary before ``limit``, else at ``limit``."""
+        span = spans[i]
+        at = limit
+        for b in cuts[bisect_right(cuts, span.begin):]:
+            if b >= limit:
+                break
+            if not any(spans[c].begin < b < spans[c].end for c in span.children):  # at its own level
+                at = b
+                break
+        end = at
+        while end > span.body and text[end - 1].isspace():
+            end -= 1
+        span.end_start = span.end = end
+        moved = [c for c in span.children if spans[c].begin >= at]
+        if moved:
+            span.children = [c for c in span.children if spans[c].begin < at]
+            for c in moved:
+                spans[c].parent = span.parent
+                if span.parent is not None:
+                    spans[span.parent].children.append(c)
+        if at < limit:
+            return f"read up to line {line(end)}, before the statement, proof or heading at line {line(at)}"
+        return f"read up to line {line(end)}"
+
+    for m, what, name in matches:
         if what == "begin":
             parent = stack[-1] if stack else None
             spans.append(EnvSpan(name, m.start(), m.end(), -1, -1, parent))
@@ -535,20 +601,43 @@ def scan_environments(text: str, start: int = 0, stop: int | None = None) -> lis
                 spans[parent].children.append(len(spans) - 1)
             stack.append(len(spans) - 1)
             continue
-        if not stack:
-            raise TexStructureError(m.start(), f"\\end{{{name}}} without a matching \\begin{{{name}}}",
-                                    "fix the environment nesting in the source")
-        top = spans[stack[-1]]
-        if top.name != name:
+        if stack and spans[stack[-1]].name == name:
+            top = spans[stack.pop()]
+            top.end_start, top.end = m.start(), m.end()
+            continue
+        if not recovering:
+            if not stack:
+                raise TexStructureError(m.start(), f"\\end{{{name}}} without a matching \\begin{{{name}}}",
+                                        "fix the environment nesting in the source")
+            top = spans[stack[-1]]
             raise TexStructureError(m.start(), f"\\end{{{name}}} closes \\begin{{{top.name}}}",
                                     "fix the environment nesting in the source", opened_at=top.begin)
+        if not stack:
+            faults.append(Fault(m.start(), f"\\end{{{name}}} without a matching \\begin{{{name}}}", "ignored"))
+            continue
+        if any(spans[i].name == name for i in stack):  # the environments opened inside it were never closed
+            while spans[stack[-1]].name != name:
+                i = stack.pop()
+                how = cut(i, m.start())
+                faults.append(Fault(spans[i].begin, f"\\begin{{{spans[i].name}}} is never closed "
+                                    f"(\\end{{{name}}} at line {line(m.start())} comes first)", how))
+            top = spans[stack.pop()]
+            top.end_start, top.end = m.start(), m.end()
+            continue
+        top = spans[stack.pop()]  # a misnamed \end: it closes the innermost open environment
         top.end_start, top.end = m.start(), m.end()
-        stack.pop()
-    if stack:
+        faults.append(Fault(m.start(), f"\\end{{{name}}} closes \\begin{{{top.name}}} opened at line {line(top.begin)}",
+                            f"read as its \\end{{{top.name}}}"))
+    if stack and not recovering:
         top = spans[stack[-1]]
         raise TexStructureError(top.begin, f"\\begin{{{top.name}}} is never closed",
                                 f"add \\end{{{top.name}}} or remove the \\begin")
-    return spans
+    while stack:
+        i = stack.pop()
+        how = cut(i, stop)
+        faults.append(Fault(spans[i].begin, f"\\begin{{{spans[i].name}}} is never closed", how))
+    faults.sort(key=lambda f: f.offset)
+    return spans, faults
 
 
 # -- malformed math ---------------------------------------------------------------------------

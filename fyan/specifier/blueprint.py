@@ -22,7 +22,9 @@ Inside statement and proof texts the blueprint macros of the source (``\\uses``,
 again from the store; a reference to a label that the export does not define (a section, a
 remark that is not a unit) becomes ``\\texttt{label}``, so leanblueprint never shows "??" and
 every ``\\uses`` resolves. PDF text is escaped for TeX; Markdown emphasis becomes
-``\\emph``/``\\textbf`` and links to anchors become ``\\ref``.
+``\\emph``/``\\textbf`` and links to anchors become ``\\ref``; a LaTeX environment in a Markdown
+document is exported as TeX, like a TeX document's, and a statement under a printed heading
+(``**Theorem 1.**``, ``Lemma (name)``) without its heading.
 
 Round trip: reading ``content.tex`` back with Fyan's TeX intake gives the same units (ids,
 kinds, document order) and the same edges (unit, dependency, statement/proof). Raises
@@ -39,7 +41,8 @@ from pydantic import BaseModel
 
 from fyan.errors import ProjectError
 from fyan.intake.catalogue import Catalogue, Statement
-from fyan.intake.numbered import parse_heading
+from fyan.intake.numbered import line_heading
+from fyan.intake.plaintext import TEX_EMPHASIS
 from fyan.intake.tex import BLUEPRINT_MACROS, REFERENCE_MACROS
 from fyan.project import Project
 from fyan.state.models import UnitRecord, UnitStatus
@@ -136,23 +139,32 @@ def _markdown_to_tex(text: str, defined: set[str]) -> str:
 
 
 def _heading_free(stmt: Statement) -> str:
-    """A PDF/Markdown statement's text after its printed heading ("Theorem 2.3 (Name).")."""
+    """A statement's text after its printed heading ("Theorem 2.3 (Name).", "**Lemma 1.**",
+    "Lemma (name)" on its own line, ``\\textbf{Lemma 3.}``)."""
     text = re.sub(r"^\s{0,3}(?:#{1,6}\s+|>\s?)", "", stmt.body.strip())
-    m = re.match(r"(\*\*|__|\*|_)(.+?)\1", text)
+    m = re.match(r"(\*\*|__|\*|_)(.+?)\1", text) or TEX_EMPHASIS.match(text)
     if m is not None:
-        text = m.group(2) + text[m.end():]
-    head = parse_heading(text)
-    return text[head.end:].strip() if head is not None else text
+        text = (m.group(2) if m.re is not TEX_EMPHASIS else m.group("inner") or m.group("inner2")) + text[m.end():]
+    head = line_heading(text)
+    return text[head.end:].strip() if head is not None and head.kind != "proof" else text
+
+
+def _is_environment(body: str) -> bool:
+    """Is ``body`` a verbatim LaTeX environment (a TeX document's statement, or one written in
+    LaTeX inside a Markdown document)?"""
+    return re.match(r"\s*\\begin\s*\{", body) is not None
 
 
 def _statement_body(stmt: Statement, catalogue: Catalogue, own_label: str | None, macros: set[str],
                     defined: set[str], nested: dict[int, str]) -> str:
-    if catalogue.format == "tex":
+    if _is_environment(stmt.body) and catalogue.format != "pdf":
         text = _remove_blueprint_macros(_inner_tex(_without_nested(stmt.body, stmt, catalogue, nested)), own_label)
         return _rewrite_references(text, macros, defined).strip("\n")
     text = _heading_free(stmt)
     if catalogue.format == "pdf":
         return _tex_escape(text)
+    if catalogue.format == "tex":  # plain-text headings in a TeX file: the text is TeX
+        return _rewrite_references(_remove_blueprint_macros(text, own_label), macros, defined).strip("\n")
     return _markdown_to_tex(text, defined)
 
 
@@ -172,11 +184,14 @@ def _proof_body(stmt: Statement, catalogue: Catalogue, macros: set[str], defined
                 nested: dict[int, str]) -> str:
     if stmt.proof is None:
         return ""
-    if catalogue.format == "tex":
+    if _is_environment(stmt.proof.body) and catalogue.format != "pdf":
         body = _without_nested(stmt.proof.body, stmt, catalogue, nested)
         text = _remove_blueprint_macros(_inner_tex(body), None)
         return _rewrite_references(text, macros, defined).strip("\n")
-    text = re.sub(r"^\s*(?:\*\*|__|\*|_)?Proof[^.:]*[.:](?:\*\*|__|\*|_)?\s*", "", stmt.proof.body.strip())
+    text = re.sub(r"^\s*(?:\*\*|__|\*|_)?Proof(?:\s+of\s[^.:]*)?\s*[.:)]?(?:\*\*|__|\*|_)?\s*", "",
+                  stmt.proof.body.strip())
+    if catalogue.format == "tex":
+        return _rewrite_references(_remove_blueprint_macros(text, None), macros, defined).strip("\n")
     return _tex_escape(text) if catalogue.format == "pdf" else _markdown_to_tex(text, defined)
 
 
@@ -232,7 +247,8 @@ def render_content(project: Project, store: Store) -> tuple[str, dict[str, int]]
         proof_uses = sorted(labels[d] for d, in_proof in deps.get(u.id, {}).items() if in_proof)
         first = catalogue.statements[u.statements[0]]
         env = _env(u.kind)
-        title = f"[{u.title if catalogue.format == 'tex' else _tex_escape(u.title)}]" if u.title else ""
+        tex_title = catalogue.format == "tex" or (catalogue.format == "markdown" and _is_environment(first.body))
+        title = f"[{u.title if tex_title else _tex_escape(u.title)}]" if u.title else ""
         out.append(f"% unit {u.id} ({u.provenance})")
         out.append(f"\\begin{{{env}}}{title}")
         out.append(f"  \\label{{{labels[u.id]}}}")
