@@ -311,19 +311,22 @@ class Engine:
         self._work.put((job, fn))
 
     # -- the loop --------------------------------------------------------------------------
+    def _dispatchable(self, uid: str) -> bool | None:
+        """May ready ``uid`` start now (``Scheduler.pick``'s verdicts)?"""
+        if uid in self._jobs or (self.only is not None and uid not in self.only) \
+                or self._refused.get(uid, 0) >= MAX_REFUSALS:
+            return None
+        if self.held is not None and self.held(uid) is not None:
+            return None
+        return True
+
     def _dispatch(self, scheduler: Scheduler, t0: float) -> int:
         assert self.ledger is not None
         free = self.parallelism - len(self._jobs)
         if free <= 0 or self._stop_reason is not None:
             return 0
-        ready = [u for u in self.ledger.ready if u not in self._jobs and (self.only is None or u in self.only)
-                 and self._refused.get(u, 0) < MAX_REFUSALS]
-        if self.held is not None:
-            ready = [u for u in ready if self.held(u) is None]
         started = 0
-        for uid in scheduler.order(ready) if ready else []:
-            if started >= free:
-                break
+        for uid in scheduler.pick(free, self._dispatchable):
             stage = self.ledger.views[uid].next_stage
             assert stage is not None
             job = _Job(uid, "stage")

@@ -564,7 +564,8 @@ class Gateway:
 
             unit = self.store.unit(run.unit)
             assert unit is not None
-            add_unit_module(self.project, unit)
+            with self._sync_lock:  # two gates passing at once would append to the root module together
+                add_unit_module(self.project, unit)
         return run.model_copy(
             update=dict(
                 status=status, finished_at=now, exit_status=exit_status, reason=outcome.reason,
