@@ -1,10 +1,11 @@
 """The run loop: dispatch stage attempts of ready units until nothing more can happen.
 
 One step = one stage attempt of one unit: the gateway opens it (refusing anything illegal),
-the stage's agent writes its files into the attempt folder, the gateway runs the deterministic
-check and records the outcome. Up to ``[scheduler] parallelism`` attempts run at once, each in
-a worker thread (the work is model calls and Lean subprocesses; the gateway serialises the
-writes); the decisions — which unit goes next, taking in results, acting on events from
+the executor (``fyan.executor``: threads here, or Ray tasks on a cluster) runs the stage's agent
+or the gate build on the attempt's inputs and brings its files back, the gateway runs the
+deterministic check and records the outcome. Up to ``[scheduler] parallelism`` attempts run at
+once (and, on a cluster, no more than it has slots and ``lean`` capacity for), each waited for
+in a worker thread of this process (the gateway serialises the writes); the decisions — which unit goes next, taking in results, acting on events from
 watchers — are made in the one thread that calls ``run``. Ready units are taken highest remaining critical path first
 (``scheduler.py``). The loop keeps an in-memory ``Ledger`` of the state, loaded from the store
 once and updated from what the gateway returns; the store stays the truth.
@@ -46,12 +47,12 @@ from fyan.agents.providers.factory import ProviderFactory
 from fyan.agents.session import StageSession
 from fyan.agents.stages import STAGE_AGENTS, UnitContext
 from fyan.errors import ExitCode, FyanError, TransitionError
+from fyan.executor import AttemptLost, Executor, make_runtime
 from fyan.gates.post import post_checks
 from fyan.gates.stages import standard_checks
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.scheduler import Policy, Scheduler
 from fyan.project import Project
-from fyan.state.faults import fault_point
 from fyan.state.gateway import POST_TASKS, Check, Gateway
 from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
 
@@ -112,6 +113,7 @@ class Engine:
         on_event: Callable[[StepEvent, dict[str, UnitView]], None] | None = None,
         critic: Any | None = None,
         held: Callable[[str], str | None] | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.project = project
         self.gateway = gateway
@@ -140,6 +142,15 @@ class Engine:
         self._threads: list[threading.Thread] = []
         #: seconds from ``run`` being called to the first attempt opened (resume benchmark)
         self.first_dispatch_s: float | None = None
+        self._runtime = make_runtime(agents, providers)
+        self._executor = executor
+
+    @property
+    def executor(self) -> Executor:
+        """Where attempts run (``[executor]``; created on first use)."""
+        if self._executor is None:
+            self._executor = Executor.for_project(self.project, self.gateway, self._runtime, self.log)
+        return self._executor
 
     # -- control from other threads --------------------------------------------------------
     def stop(self, reason: str = "stopped") -> None:
@@ -180,34 +191,9 @@ class Engine:
 
     # -- the work of one attempt (worker thread) -------------------------------------------
     def _attempt(self, run: StageRun) -> StageRun:
-        stage = run.stage
-        error: tuple[str, FailureKind] | None = None
-        try:
-            (self.project.paths.root / run.attempt_dir).mkdir(parents=True, exist_ok=True)
-            agent = self.agents.get(stage)
-            if agent is not None:
-                store = self.gateway.store
-                unit_record = store.unit(run.unit)
-                assert unit_record is not None
-                session = StageSession(
-                    gateway=self.gateway, run=run, provider=self.providers(stage.value),
-                    agent=self.project.config.agents.for_stage(stage.value),
-                    form_repairs=self.project.config.agents.form_repairs,
-                    attempt_dir=self.project.paths.root / run.attempt_dir,
-                )
-                agent(session, UnitContext(self.project, store, unit_record, run))
-        except FyanError as e:
-            self.log.info("agent_failed", unit=run.unit, stage=stage.value, error=str(e))
-            error = (e.message, FailureKind.AGENT if e.retryable else FailureKind.ENVIRONMENT)
-        except Exception as e:  # an agent bug must not kill the run loop; the attempt fails
-            self.log.error("agent_crashed", unit=run.unit, stage=stage.value, error=repr(e), tb=traceback.format_exc())
-            error = (f"internal error in the {stage.value} stage: {type(e).__name__}: {e}", FailureKind.AGENT)
-        fault_point("attempt:before_finish")
-        # the gateway closes each attempt exactly once: an error after its commit is reported to
-        # the loop, never a reason to close the same attempt again
-        if error is None:
-            return self._log(self.gateway.finish(run))
-        return self._log(self.gateway.finish(run, agent_error=error[0], failure_kind=error[1]))
+        """Run the opened ``run`` through the executor and return it closed (raises
+        ``AttemptLost`` when its node was lost: it is recorded interrupted)."""
+        return self._log(self.executor.attempt(run))
 
     def _post(self, job: _Job) -> PostRun | None:
         """One post-completion task of a complete unit (worker thread); never raises for the
@@ -279,11 +265,15 @@ class Engine:
         return done
 
     def _begin_and_attempt(self, job: _Job, stage: Stage, t0: float) -> StageRun:
-        """Open the attempt through the gateway, tell the loop, run it (worker thread)."""
-        run = self.gateway.begin(job.unit, stage, self.attempts, create_dir=False)
-        job.run = run
-        self._inbox.put(("begun", job, run, time.monotonic() - t0))
-        return self._attempt(run)
+        """Open the attempt through the gateway, tell the loop, run it (worker thread); the
+        executor slot ``_dispatchable`` reserved is given back at the end."""
+        try:
+            run = self.gateway.begin(job.unit, stage, self.attempts, create_dir=False)
+            job.run = run
+            self._inbox.put(("begun", job, run, time.monotonic() - t0))
+            return self._attempt(run)
+        finally:
+            self.executor.release(stage)
 
     def _worker(self, job: _Job, fn: Callable[[], Any]) -> None:
         try:
@@ -318,7 +308,8 @@ class Engine:
             return None
         if self.held is not None and self.held(uid) is not None:
             return None
-        return True
+        stage = self.ledger.views[uid].next_stage if self.ledger is not None else None
+        return stage is not None and self.executor.reserve(stage)
 
     def _dispatch(self, scheduler: Scheduler, t0: float) -> int:
         assert self.ledger is not None
@@ -380,7 +371,7 @@ class Engine:
             self._emit(StepEvent(job.unit, self.ledger.views[job.unit].next_stage or "-", "refused", str(error)))
             return
         if error is not None or result is None:
-            if not isinstance(error, TransitionError):
+            if not isinstance(error, (TransitionError, AttemptLost)):
                 self.log.error("step_crashed", unit=job.unit, error=repr(error))
             self.refresh_unit(job.unit)
             self._emit(StepEvent(job.unit, run.stage, "interrupted", str(error) if error else None))
@@ -405,6 +396,7 @@ class Engine:
             self.gateway.sync_lean_package(
                 [v.unit for v in self.ledger.views.values() if v.status is UnitStatus.COMPLETE])
         self.only = self._resolve_only(self.ledger)
+        self.executor.start()  # the ray backend joins its cluster here (a clear error if it cannot)
         if self.post_enabled:
             self._post_done = {(p.unit, p.task, p.gate_run_id) for p in self.gateway.store.post_runs()
                                if p.status is RunStatus.SUCCEEDED}
@@ -428,6 +420,8 @@ class Engine:
             self._take(msg)
         if self._stop_reason is not None:
             self._interrupt_inflight()
+        if self._executor is not None:
+            self._executor.close()
         self.gateway.tidy()
         for _ in self._threads:
             self._work.put(None)  # idle workers exit; busy ones (abandoned after a stop) are daemons

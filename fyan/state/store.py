@@ -231,6 +231,37 @@ class Store:
         )
         return {r["unit"]: int(r["after"] or 0) for r in rows}
 
+    def export_unit(self, unit: str, *, history: bool) -> dict[str, list[dict[str, Any]]]:
+        """One unit's rows as plain data, table → rows (column → value), for a worker's copy of
+        the state (``fyan.executor.mirror``): its ``units`` row, its dependency edges, its active
+        freezes and current artifacts; with ``history`` also its stage runs and its guidance
+        events (what a stage attempt of the unit reads), without only what an upstream unit
+        must show (its interface)."""
+        q = self._rows
+        out: dict[str, list[dict[str, Any]]] = {
+            "units": [dict(r) for r in q("SELECT * FROM units WHERE id = ?", (unit,))],
+            "unit_deps": [dict(r) for r in q("SELECT * FROM unit_deps WHERE unit = ?", (unit,))],
+            "freezes": [dict(r) for r in q("SELECT * FROM freezes WHERE unit = ? AND active = 1", (unit,))],
+            "artifacts": [dict(r) for r in q(
+                "SELECT * FROM artifacts WHERE id IN (SELECT MAX(id) FROM artifacts WHERE unit = ? GROUP BY kind)",
+                (unit,))],
+        }
+        if history:
+            out["stage_runs"] = [dict(r) for r in q("SELECT * FROM stage_runs WHERE unit = ? ORDER BY id", (unit,))]
+            out["events"] = [dict(r) for r in q(
+                "SELECT * FROM events WHERE unit = ? AND kind IN ('guidance', 'guidance_removed') ORDER BY id", (unit,))]
+        return out
+
+    def completion(self, unit: str) -> int | None:
+        """Id of ``unit``'s latest successful gate run (its current completion), or None."""
+        rows = self._rows("SELECT MAX(id) AS id FROM stage_runs WHERE unit = ? AND stage = 'gate' AND status = 'succeeded'",
+                          (unit,))
+        return rows[0]["id"] if rows else None
+
+    def meta_all(self) -> dict[str, str]:
+        """Every ``meta`` row (schema version, session start, intake facts)."""
+        return {r["key"]: r["value"] for r in self._rows("SELECT key, value FROM meta")}
+
     def views(self, attempts_per_stage: int) -> dict[str, UnitView]:
         """Every unit with its computed status (see ``fyan.state.lifecycle``)."""
         return unit_views(self.units(), self.deps(), self.runs(), attempts_per_stage, self.session_start(),
