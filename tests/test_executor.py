@@ -267,3 +267,14 @@ def test_the_example_runs_the_same_through_the_boundary(example, fake_lake, caps
     assert out["counts"] == {"complete": 11}
     mirror_root = example / ".fyan" / "executor" / "projects"
     assert mirror_root.is_dir() and len(os.listdir(mirror_root)) == 1
+
+
+def test_the_replica_writer_refuses_a_project_store(tmp_path):
+    from fyan.state.replica import Replica, ReplicaError
+
+    project, gw = ingested(tmp_path / "p", checks=PASS)
+    with pytest.raises(ReplicaError, match="only its gateway writes it"):
+        Replica(project.paths.db)
+    replica = Replica(tmp_path / "copy" / ".fyan" / "state.db")
+    with pytest.raises(ReplicaError, match="unknown table"):
+        replica.put_unit("u", {"model_calls": []}, 1)

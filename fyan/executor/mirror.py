@@ -7,11 +7,11 @@ the completion gate run there unchanged, through an ordinary ``Project`` and rea
 ``Store``. The mirror is a cache of the head's state, never its truth: nothing in it is read by
 the head, which only takes the task's result.
 
-* Upstream units are written once per interface version (``mirror_units`` records which) and
+* Upstream units are written once per interface version (the replica records which) and
   their Lean modules go into ``lean/<Lib>/``; a task's own unit is replaced by what the task
   carries (rows and files), and its module leaves ``lean/``.
-* State rows go into the mirror's own SQLite database, written here with the same schema as
-  the head's (``fyan.state.store.SCHEMA``) and read through ``Store``.
+* State rows go into the mirror's own SQLite database, with the same schema as the head's,
+  written by ``fyan.state.replica`` (never the project's store) and read through ``Store``.
 * ``workspaces/`` and ``lean/.lake/packages`` may be links to the node's own folders (the
   ``Site``): on the head (``local`` backend) they are the project's, so builds run where they
   always ran and Mathlib is fetched once per project; on a Ray worker they are the worker's.
@@ -43,11 +43,7 @@ import msgpack
 
 from fyan.executor.inputs import safe_join
 from fyan.executor.payload import PayloadError, TaskSpec, UnitData, decode_unit, interface_key
-from fyan.state.store import SCHEMA
-
-#: tables holding one unit's rows, and the column naming the unit
-UNIT_TABLES = {"units": "id", "unit_deps": "unit", "freezes": "unit", "artifacts": "unit", "stage_runs": "unit",
-               "events": "unit"}
+from fyan.state.replica import Replica, ReplicaError
 
 Fetch = Callable[[list[str]], dict[str, bytes]]
 
@@ -76,8 +72,6 @@ class Site:
     remote: bool = False
 
 
-_write_locks: dict[Path, threading.Lock] = {}
-_write_locks_guard = threading.Lock()
 #: (mirror root, unit) -> interface version known to be in place (saves a query per dependency)
 _known: dict[tuple[Path, str], int] = {}
 
@@ -112,8 +106,8 @@ class Mirror:
             (self.root / "lean").mkdir(parents=True, exist_ok=True)
             self._link(self.root / "workspaces", site.workspaces)
             self._link(self.root / "lean" / ".lake" / "packages", site.lake_packages)
-            self._init_db()
-        except OSError as e:
+            self.replica = Replica(self.db)
+        except (OSError, sqlite3.Error, ReplicaError) as e:
             raise MirrorError(f"cannot set up the project's copy in {self.root}: {e}") from None
 
     @staticmethod
@@ -132,49 +126,6 @@ class Mirror:
             os.symlink(target, link)
         except FileExistsError:
             pass
-
-    # -- state database ----------------------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.db, isolation_level=None, timeout=60)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a refetch, never the truth
-        return conn
-
-    def _init_db(self) -> None:
-        with self._writer() as c:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    c.execute(statement)
-            c.execute("CREATE TABLE IF NOT EXISTS mirror_units (unit TEXT PRIMARY KEY, version INTEGER NOT NULL)")
-
-    @contextmanager
-    def _writer(self) -> Iterator[sqlite3.Connection]:
-        with _write_locks_guard:
-            lock = _write_locks.setdefault(self.db, threading.Lock())
-        with lock:
-            conn = self._connect()
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    yield conn
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-            finally:
-                conn.close()
-
-    def _replace_rows(self, c: sqlite3.Connection, unit: str, rows: dict[str, list[dict[str, Any]]], version: int) -> None:
-        for table, column in UNIT_TABLES.items():
-            c.execute(f"DELETE FROM {table} WHERE {column} = ?", (unit,))
-        for table, items in rows.items():
-            if table not in UNIT_TABLES:
-                raise MirrorError(f"unknown table {table!r} in a task's rows")
-            for row in items:
-                cols = list(row)
-                c.execute(f"INSERT OR REPLACE INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                          [row[k] for k in cols])
-        c.execute("INSERT OR REPLACE INTO mirror_units VALUES (?, ?)", (unit, version))
 
     # -- locks -------------------------------------------------------------------------------
     @contextmanager
@@ -206,21 +157,13 @@ class Mirror:
                 shutil.rmtree(module_dir)
 
     # -- interfaces --------------------------------------------------------------------------
-    def _version(self, unit: str) -> int | None:
-        conn = self._connect()
-        try:
-            row = conn.execute("SELECT version FROM mirror_units WHERE unit = ?", (unit,)).fetchone()
-        finally:
-            conn.close()
-        return None if row is None else row[0]
-
     def ensure_interface(self, project_id: str, unit: str, version: int, fetch: Fetch, lib: str,
                          fetched: dict[str, bytes] | None = None) -> None:
         """Put upstream ``unit``'s interface ``version`` (and, first, its own dependencies') in
         place, fetching what this node lacks. Raises ``MirrorError``."""
         if _known.get((self.root, unit)) == version:
             return
-        if self._version(unit) == version:
+        if self.replica.version(unit) == version:
             _known[(self.root, unit)] = version
             return
         key = interface_key(project_id, unit, version)
@@ -239,10 +182,12 @@ class Mirror:
         for dep, dep_version in data.deps:
             self.ensure_interface(project_id, dep, dep_version, fetch, lib, fetched)
         with self.unit_lock(unit):
-            if self._version(unit) != version:
-                self._unit_files(data, lib)
-                with self._writer() as c:
-                    self._replace_rows(c, unit, data.rows, version)
+            if self.replica.version(unit) != version:
+                try:
+                    self._unit_files(data, lib)
+                    self.replica.put_unit(unit, data.rows, version)
+                except (OSError, sqlite3.Error, ReplicaError, ValueError) as e:
+                    raise MirrorError(f"cannot put {unit}'s interface in place: {type(e).__name__}: {e}") from None
         _known[(self.root, unit)] = version
 
     # -- one task ----------------------------------------------------------------------------
@@ -263,17 +208,14 @@ class Mirror:
                     path.unlink()
             for rel, content in spec.extra.items():
                 _write_if_changed(safe_join(self.root, rel), content)
-            with self._writer() as c:
-                self._replace_rows(c, spec.unit.unit, spec.unit.rows, 0)
-                c.execute("DELETE FROM meta")
-                c.executemany("INSERT INTO meta VALUES (?, ?)", list(spec.meta.items()))
+            self.replica.put_unit(spec.unit.unit, spec.unit.rows, 0, meta=spec.meta)
             _known.pop((self.root, spec.unit.unit), None)
             attempt = safe_join(self.root, str(spec.run["attempt_dir"]))
             if attempt.exists():
                 shutil.rmtree(attempt)
             attempt.mkdir(parents=True)
             return attempt
-        except (OSError, sqlite3.Error, ValueError) as e:
+        except (OSError, sqlite3.Error, ValueError, ReplicaError) as e:
             raise MirrorError(f"cannot put the task's inputs in place in {self.root}: {type(e).__name__}: {e}") from None
 
     def blob_file(self, kind: str, key: str, fetch: Fetch, suffix: str = "") -> Path:

@@ -1,0 +1,101 @@
+"""A node's copy of part of a project's state (``fyan.executor.mirror``), and its only writer.
+
+Where a task runs, the stage agents and the completion gate read the state through an ordinary
+read-only ``Store``; the rows they need (the unit's own, its upstream units' interfaces) are put
+into a separate SQLite database with the same schema by this module. It is a cache: nothing in
+it is ever read by the head, and a crash costs a refetch. The project's own store stays written
+by the gateway alone (DESIGN.md §2): ``Replica`` refuses a database that belongs to a project
+(one whose folder holds a ``fyan.toml``), so it cannot be pointed at the truth by mistake.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from fyan.state.store import SCHEMA
+
+#: tables holding one unit's rows, and the column naming the unit
+UNIT_TABLES = {"units": "id", "unit_deps": "unit", "freezes": "unit", "artifacts": "unit", "stage_runs": "unit",
+               "events": "unit"}
+
+_locks: dict[Path, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+class ReplicaError(Exception):
+    """The replica cannot be written (or is a project's own store)."""
+
+
+class Replica:
+    """Writer of the replica database at ``db`` (``<copy>/.fyan/state.db``)."""
+
+    def __init__(self, db: Path) -> None:
+        if (db.parent.parent / "fyan.toml").exists():
+            raise ReplicaError(f"{db} is a project's own state store: only its gateway writes it")
+        self.db = db
+        db.parent.mkdir(parents=True, exist_ok=True)
+        with self._tx() as c:
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    c.execute(statement)
+            c.execute("CREATE TABLE IF NOT EXISTS replica_units (unit TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.db, isolation_level=None, timeout=60)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a refetch, never the truth
+        return conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with _locks_guard:
+            lock = _locks.setdefault(self.db, threading.Lock())
+        with lock:  # threads of one process; other processes wait on SQLite's own lock
+            conn = self._connect()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+
+    def version(self, unit: str) -> int | None:
+        """The version of ``unit`` in the replica (0: the rows of a task's own unit), or None."""
+        conn = self._connect()
+        try:
+            row = conn.execute("SELECT version FROM replica_units WHERE unit = ?", (unit,)).fetchone()
+        finally:
+            conn.close()
+        return None if row is None else row[0]
+
+    def put_unit(self, unit: str, rows: Mapping[str, list[dict[str, Any]]], version: int,
+                 meta: Mapping[str, str] | None = None) -> None:
+        """Replace every row of ``unit`` by ``rows`` (table → rows) and record ``version``, in
+        one transaction; with ``meta``, replace the ``meta`` table too. Raises
+        ``ReplicaError`` for a table that holds no unit rows."""
+        unknown = sorted(set(rows) - set(UNIT_TABLES))
+        if unknown:
+            raise ReplicaError(f"unknown table(s) {unknown} in a unit's rows")
+        with self._tx() as c:
+            for table, column in UNIT_TABLES.items():
+                c.execute(f"DELETE FROM {table} WHERE {column} = ?", (unit,))
+            for table, items in rows.items():
+                for row in items:
+                    cols = list(row)
+                    if not all(col.isidentifier() for col in cols):
+                        raise ReplicaError(f"bad column name in {table}: {cols}")
+                    c.execute(f"INSERT OR REPLACE INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                              [row[k] for k in cols])
+            c.execute("INSERT OR REPLACE INTO replica_units VALUES (?, ?)", (unit, version))
+            if meta is not None:
+                c.execute("DELETE FROM meta")
+                c.executemany("INSERT INTO meta VALUES (?, ?)", list(meta.items()))
