@@ -278,3 +278,31 @@ def test_the_replica_writer_refuses_a_project_store(tmp_path):
     replica = Replica(tmp_path / "copy" / ".fyan" / "state.db")
     with pytest.raises(ReplicaError, match="unknown table"):
         replica.put_unit("u", {"model_calls": []}, 1)
+
+
+def test_doctor_worker_says_whether_a_node_can_take_lean_tasks(tmp_path, fake_lake, monkeypatch, capsys):
+    """The Lean toolchain is the test double ``fake_lake`` (it reports the default pin's version)."""
+    from fyan.cli import main
+    from fyan.executor.ray_backend import packages_dir
+
+    monkeypatch.setenv("FYAN_WORKER_DIR", str(tmp_path / "worker"))
+    assert main(["doctor", "--worker", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and '--resources \'{"lean": ' in report["command"]
+    assert main(["doctor", "--worker", "--toolchain", "leanprover/lean4:v4.0.0"]) == 3  # another pin
+    assert "toolchain mismatch" in capsys.readouterr().out
+    project, _ = ingested(tmp_path / "p", extra_toml='[lean]\nextra_imports = ["Mathlib"]\n')
+    assert main(["doctor", str(project.paths.root), "--worker"]) == 3  # needs Mathlib, none built here
+    assert "needs Lake packages" in capsys.readouterr().out
+    (packages_dir(project.config.lean.toolchain) / "mathlib").mkdir(parents=True)
+    assert main(["doctor", str(project.paths.root), "--worker"]) == 0
+    assert "This node can take Lean tasks" in capsys.readouterr().out
+
+
+def test_doctor_worker_without_lean(tmp_path, no_lake, monkeypatch, capsys):
+    from fyan.cli import main
+
+    monkeypatch.setenv("FYAN_WORKER_DIR", str(tmp_path / "worker"))
+    assert main(["doctor", "--worker"]) == 3
+    out = capsys.readouterr().out
+    assert "[FAIL] toolchain: Lean toolchain not found" in out and "without `lean`" in out
