@@ -1,6 +1,6 @@
 """Orchestrator overhead on a 500-unit random DAG with instant agents and checks.
 
-    python scripts/bench_overhead.py [--units 500] [--parallelism 4] [--seed 1] [--profile]
+    python scripts/bench_overhead.py [--units 500] [--parallelism 4] [--seed 1] [--profile] [--backend local|ray]
 
 The agent doubles write each stage's outputs at once and every check passes at once (they
 stand in for the model calls and the Lean toolchain), so the whole wall time is Fyan's own
@@ -10,6 +10,11 @@ sync after each gate. Prints the per-transition overhead (ms; a transition = one
 attempt, opened and closed), the share of wall time that is overhead (agents take ~0 s, so
 close to 100%: the doubles only write their files), and the peak resident memory of the process (MiB). Targets: < 5 ms per
 transition, < 200 MB.
+
+``--backend ray`` runs every attempt as a Ray task on a one-machine Ray (started for the run,
+in a private network namespace: the script re-runs itself under ``unshare -n``, as root); the
+figure then includes Ray's own dispatch. The cost per transition must not grow with the
+project (issue 14): compare ``--units 500`` with ``--units 5000`` on each backend.
 """
 
 from __future__ import annotations
@@ -35,9 +40,19 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profile", action="store_true",
                     help="print the 25 most expensive functions of the loop thread and of the worker threads")
+    ap.add_argument("--backend", choices=["local", "ray"], default="local",
+                    help="where attempts run ([executor] backend); ray: a one-machine Ray in a private network namespace")
     ap.add_argument("--dir", help="folder for the scratch project (default: tmpfs /dev/shm when present, so the "
                     "figure is Fyan's own work; give a folder on a disk to include its fsync and metadata latency)")
     args = ap.parse_args()
+    if args.backend == "ray":
+        from benchlib import in_private_netns
+
+        in_private_netns()
+        import ray
+
+        ray.init(num_cpus=args.parallelism, resources={"lean": args.parallelism}, include_dashboard=False,
+                 log_to_driver=False)
 
     from fyan.orchestrator.engine import Engine
     from fyan.state.gateway import Gateway
@@ -45,7 +60,8 @@ def main() -> int:
     where = args.dir or ("/dev/shm" if Path("/dev/shm").is_dir() else None)
     with tempfile.TemporaryDirectory(prefix="fyan-bench-overhead-", dir=where) as tmp:
         deps = random_dag(args.units, args.seed)
-        project = make_project(Path(tmp) / "p", deps, parallelism=args.parallelism)
+        project = make_project(Path(tmp) / "p", deps, parallelism=args.parallelism,
+                               extra=f'[executor]\nbackend = "{args.backend}"\n')
         gateway = Gateway(project, PASSING)
         agent_time = [0.0]
         lock = threading.Lock()
@@ -56,7 +72,15 @@ def main() -> int:
             with lock:
                 agent_time[0] += time.perf_counter() - t
 
-        engine = Engine(project, gateway, agents=agents_for(timed_agent), providers=no_provider)
+        if args.backend == "ray":  # the doubles run in Ray's worker processes: ship them by value
+            import benchlib
+            from ray import cloudpickle
+
+            cloudpickle.register_pickle_by_value(benchlib)
+            agents = agents_for(instant_agent)  # their own time is not reported back; counted as overhead
+        else:
+            agents = agents_for(timed_agent)
+        engine = Engine(project, gateway, agents=agents, providers=no_provider)
         prof = cProfile.Profile() if args.profile else None
         thread_profiles: list[cProfile.Profile] = []
         if prof:  # the attempts run in the engine's worker threads: profile those too
@@ -85,6 +109,7 @@ def main() -> int:
         problems = engine.ledger.verify(gateway.store)
         gateway.close()
     complete = summary.counts.get("complete", 0)
+    print(f"backend: {args.backend}")
     print(f"units: {args.units} ({sum(len(d) for d in deps.values())} edges), parallelism {args.parallelism}, "
           f"complete {complete}/{summary.units}, ledger agrees with store: {not problems}")
     print(f"project folder: {where or tempfile.gettempdir()}")

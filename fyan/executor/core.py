@@ -6,9 +6,11 @@ result back in (``collect``) — the head, through the gateway, is the only writ
 (DESIGN.md §2, §9). Taking a result in is the same whichever backend ran it:
 
 1. the result must be one the head expects (``Gateway.check_fence``: this session's token, this
-   run, still running) and computed on the inputs the head handed out, which must still be the
-   unit's current ones (``inputs_digest``); otherwise it is refused (``TransitionError``) and the
-   run, if still running, is recorded *interrupted* and dispatched again;
+   run, still running) and computed on the inputs the head handed out (``inputs_digest``, echoed
+   by the node; they are still the unit's current ones, since the gateway allows no other
+   transition of a unit while an attempt of it runs); otherwise it is refused
+   (``TransitionError``) and the run, if still running, is recorded *interrupted* and
+   dispatched again;
 2. the attempt folder's files are written into ``.fyan/attempts/…`` of the project (paths that
    would leave the folder are refused), the model calls are recorded, appended cassette lines
    go into the project's cassette;
@@ -41,7 +43,7 @@ from typing import Any, Protocol
 from fyan.errors import FyanError, TransitionError
 from fyan.executor.inputs import InputBuilder, safe_join
 from fyan.executor.mirror import Site
-from fyan.executor.payload import PayloadError, TaskResult, decode_result, encode_spec, inputs_digest
+from fyan.executor.payload import PayloadError, TaskResult, decode_result, encode_spec
 from fyan.executor.worker import Runtime, execute
 from fyan.project import Project
 from fyan.state.faults import fault_point
@@ -235,12 +237,9 @@ class Executor:
         recorded interrupted)."""
         try:
             self.gateway.check_fence(run, result.head, result.run_id)
-            if result.inputs_digest:
-                handed = expected_digest or result.inputs_digest
-                now = inputs_digest(self.gateway.store.export_unit(run.unit, history=False))
-                if result.inputs_digest != handed or now != handed:
-                    raise TransitionError(f"result of run {run.id} of {run.unit} was computed on other inputs than "
-                                          "the unit's current ones: refused")
+            if result.inputs_digest and expected_digest and result.inputs_digest != expected_digest:
+                raise TransitionError(f"result of run {run.id} of {run.unit} was computed on other inputs than "
+                                      "the ones handed out: refused")
         except TransitionError as e:
             self._interrupt(run, f"interrupted: {e.message}")
             raise

@@ -52,6 +52,7 @@ class InputBuilder:
         self._interfaces: dict[str, int] = {}  # unit -> version already put
         self._cassette: tuple[tuple[int, int], str] | None = None
         self._prompts: str | None = None
+        self._meta: tuple[str, dict[str, str]] | None = None
         self._config = config_snapshot(project.config)
         self._replays = any(
             project.config.agents.for_stage(s.value).provider in ("replay", "record") for s in Stage if s is not Stage.GATE)
@@ -114,6 +115,17 @@ class InputBuilder:
             self._interfaces[unit] = version
         return unit, version
 
+    def _meta_rows(self, head: str) -> dict[str, str]:
+        """The store's ``meta`` rows, read once per session (the gateway writes them when a
+        session starts or a project is ingested, never during a run)."""
+        with self._lock:
+            if self._meta is not None and self._meta[0] == head:
+                return self._meta[1]
+        meta = self.store.meta_all()
+        with self._lock:
+            self._meta = (head, meta)
+        return meta
+
     # -- one task ----------------------------------------------------------------------------
     def spec(self, run: StageRun, kind: TaskKind, head: str) -> TaskSpec:
         """The inputs of ``run`` (raises ``OSError`` when a recorded file cannot be read)."""
@@ -148,7 +160,7 @@ class InputBuilder:
         return TaskSpec(
             kind=kind, head=head, project_id=self.project_id, run=run.model_dump(mode="json"), config=self._config,
             unit=UnitData(unit=run.unit, version=0, rows=rows, files=files), upstream=upstream, package=package,
-            extra=extra, meta=self.store.meta_all(), prompts=self.prompts(), cassette=self.cassette(),
+            extra=extra, meta=self._meta_rows(head), prompts=self.prompts(), cassette=self.cassette(),
             inputs_digest=inputs_digest(rows),
         )
 

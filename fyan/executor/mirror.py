@@ -44,6 +44,7 @@ import msgpack
 from fyan.executor.inputs import safe_join
 from fyan.executor.payload import PayloadError, TaskSpec, UnitData, decode_unit, interface_key
 from fyan.state.replica import Replica, ReplicaError
+from fyan.state.store import Store
 
 Fetch = Callable[[list[str]], dict[str, bytes]]
 
@@ -74,6 +75,8 @@ class Site:
 
 #: (mirror root, unit) -> interface version known to be in place (saves a query per dependency)
 _known: dict[tuple[Path, str], int] = {}
+#: (mirror root, unit) -> the files this process last put for the unit (saves listing its folder)
+_listed: dict[tuple[Path, str], set[Path]] = {}
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -84,17 +87,42 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+#: path -> SHA-1 of what this process last wrote there (saves reading the file back)
+_written: dict[Path, bytes] = {}
+
+
 def _write_if_changed(path: Path, data: bytes) -> None:
+    digest = hashlib.sha1(data).digest()
+    if _written.get(path) == digest:
+        return
     try:
         if path.stat().st_size == len(data) and path.read_bytes() == data:
+            _written[path] = digest
             return
     except FileNotFoundError:
         pass
     _atomic_write(path, data)
+    _written[path] = digest
+
+
+_mirrors: dict[tuple[Site, str], "Mirror"] = {}
+_mirrors_lock = threading.Lock()
 
 
 class Mirror:
     """The mirror of project ``project_id`` on a node (module docstring)."""
+
+    @classmethod
+    def open(cls, site: Site, project_id: str) -> Mirror:
+        """The mirror, set up once per process (its folders and database are checked once)."""
+        key = (site, project_id)
+        with _mirrors_lock:
+            mirror = _mirrors.get(key)
+        if mirror is None or not mirror.db.is_file():
+            mirror = cls(site, project_id)
+            with _mirrors_lock:
+                _mirrors[key] = mirror
+        return mirror
 
     def __init__(self, site: Site, project_id: str) -> None:
         self.site = site
@@ -107,6 +135,9 @@ class Mirror:
             self._link(self.root / "workspaces", site.workspaces)
             self._link(self.root / "lean" / ".lake" / "packages", site.lake_packages)
             self.replica = Replica(self.db)
+            self._generations: dict[str, bytes] = {}
+            #: the reading side, shared by the tasks of this process (a connection per thread)
+            self.store = Store(self.db)
         except (OSError, sqlite3.Error, ReplicaError) as e:
             raise MirrorError(f"cannot set up the project's copy in {self.root}: {e}") from None
 
@@ -130,27 +161,46 @@ class Mirror:
     # -- locks -------------------------------------------------------------------------------
     @contextmanager
     def unit_lock(self, unit: str) -> Iterator[None]:
+        """Hold ``unit``'s lock. The lock file carries a generation token: when another process
+        wrote the unit since this one did, this process's caches of the unit are dropped."""
         fd = os.open(self._locks / hashlib.sha256(unit.encode()).hexdigest()[:32], os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            current = os.pread(fd, 64, 0)
+            if self._generations.get(unit) != current:
+                self._forget(unit)
             yield
+            token = os.urandom(16).hex().encode()
+            os.pwrite(fd, token, 0)
+            self._generations[unit] = token
         finally:
             os.close(fd)  # releases the lock
+
+    def _forget(self, unit: str) -> None:
+        for p in _listed.pop((self.root, unit), set()):
+            _written.pop(p, None)
+        _known.pop((self.root, unit), None)
+        self.replica.forget(unit)
 
     # -- files -------------------------------------------------------------------------------
     def _unit_files(self, data: UnitData, lib: str) -> None:
         """Make ``units/<unit>/`` hold exactly the unit's files, and its module in ``lean/``
         exactly when it is an interface (complete)."""
         unit_dir = safe_join(self.root, f"units/{data.unit}")
-        wanted = set()
+        wanted: set[Path] = set()
         for rel, content in data.files.items():
             path = safe_join(self.root, rel)
             _write_if_changed(path, content)
             wanted.add(path)
-        if unit_dir.is_dir():
-            for p in sorted(unit_dir.rglob("*"), reverse=True):
-                if p.is_file() and p not in wanted:
-                    p.unlink()
+        key = (self.root, data.unit)
+        before = _listed.get(key)
+        if before is None:  # first time in this process: look at the folder
+            before = {p for p in unit_dir.rglob("*") if p.is_file()} if unit_dir.is_dir() else set()
+        for p in before - wanted:
+            if p.is_relative_to(unit_dir):
+                p.unlink(missing_ok=True)
+                _written.pop(p, None)
+        _listed[key] = wanted
         if data.version == 0 and data.rows.get("units"):
             module_dir = self.root / "lean" / lib / str(data.rows["units"][0]["module"])
             if module_dir.is_dir():
@@ -204,8 +254,11 @@ class Mirror:
                 path = safe_join(self.root, folder)
                 if path.is_dir():
                     shutil.rmtree(path)
+                    for p in [p for p in _written if p.is_relative_to(path)]:
+                        del _written[p]
                 elif path.is_file():
                     path.unlink()
+                    _written.pop(path, None)
             for rel, content in spec.extra.items():
                 _write_if_changed(safe_join(self.root, rel), content)
             self.replica.put_unit(spec.unit.unit, spec.unit.rows, 0, meta=spec.meta)

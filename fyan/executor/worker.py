@@ -132,7 +132,7 @@ def execute(payload: bytes, runtime: Runtime | None, site: Site, fetch: Fetch) -
         elif site.remote and config.lean.lake and not Path(config.lean.lake).exists():
             config.lean.lake = ""  # the head's path means nothing here: look on this node
         run = StageRun.model_validate(spec.run)
-        mirror = Mirror(site, spec.project_id)
+        mirror = Mirror.open(site, spec.project_id)
         lib = config.lean_lib
     except (MirrorError, ValueError) as e:
         return _result(spec, site, error=f"worker {site.name} cannot take the task: {e}", error_kind="environment",
@@ -159,10 +159,9 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
     from fyan.agents.stages import STAGE_AGENTS, UnitContext
     from fyan.errors import FyanError
     from fyan.project import Project
-    from fyan.state.store import Store
 
     project = Project(mirror.root, config)
-    store = Store(mirror.db)
+    store = mirror.store
     error: str | None = None
     kind: str | None = None
     error_type: str | None = None
@@ -172,7 +171,7 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
     digest = ""
     try:
         unit = store.unit(run.unit)
-        digest = inputs_digest(store.export_unit(run.unit, history=False))
+        digest = inputs_digest(spec.unit.rows)  # echoed: the inputs this node was handed
         if unit is None:
             raise MirrorError(f"unit {run.unit} is missing from the node's copy of the state")
         t1 = time.monotonic()
@@ -207,8 +206,6 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
         error = f"internal error in the {run.stage.value} stage: {type(e).__name__}: {e}"
         kind, error_type = "agent", type(e).__name__
         evidence["traceback"] = traceback.format_exc()[-4000:]
-    finally:
-        store.close()
     files = _collect(attempt_dir)
     appended = append.read_bytes() if append.is_file() else b""
     timings["task_s"] = time.monotonic() - t0

@@ -23,8 +23,6 @@ from fyan.state.store import SCHEMA
 UNIT_TABLES = {"units": "id", "unit_deps": "unit", "freezes": "unit", "artifacts": "unit", "stage_runs": "unit",
                "events": "unit"}
 
-_locks: dict[Path, threading.Lock] = {}
-_locks_guard = threading.Lock()
 
 
 class ReplicaError(Exception):
@@ -32,49 +30,54 @@ class ReplicaError(Exception):
 
 
 class Replica:
-    """Writer of the replica database at ``db`` (``<copy>/.fyan/state.db``)."""
+    """Writer of the replica database at ``db`` (``<copy>/.fyan/state.db``). One connection per
+    replica and process, kept open (closing the last connection of a WAL database checkpoints
+    it); writes of this process's threads are serialised, other processes wait on SQLite's own
+    lock."""
 
     def __init__(self, db: Path) -> None:
         if (db.parent.parent / "fyan.toml").exists():
             raise ReplicaError(f"{db} is a project's own state store: only its gateway writes it")
         self.db = db
         db.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        #: (unit, table) -> the rows this writer last put (a table whose rows did not change is
+        #: not rewritten)
+        self._last: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._conn = sqlite3.connect(self.db, isolation_level=None, timeout=60, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a refetch, never the truth
         with self._tx() as c:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     c.execute(statement)
             c.execute("CREATE TABLE IF NOT EXISTS replica_units (unit TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+            c.execute("CREATE INDEX IF NOT EXISTS replica_freezes_unit ON freezes(unit)")
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.db, isolation_level=None, timeout=60)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a refetch, never the truth
-        return conn
+    def close(self) -> None:
+        self._conn.close()
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        with _locks_guard:
-            lock = _locks.setdefault(self.db, threading.Lock())
-        with lock:  # threads of one process; other processes wait on SQLite's own lock
-            conn = self._connect()
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    yield conn
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-            finally:
-                conn.close()
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def forget(self, unit: str) -> None:
+        """Another writer (process) may have changed ``unit``'s rows: rewrite them all next time."""
+        with self._lock:
+            for key in [k for k in self._last if k[0] == unit]:
+                del self._last[key]
 
     def version(self, unit: str) -> int | None:
         """The version of ``unit`` in the replica (0: the rows of a task's own unit), or None."""
-        conn = self._connect()
-        try:
-            row = conn.execute("SELECT version FROM replica_units WHERE unit = ?", (unit,)).fetchone()
-        finally:
-            conn.close()
+        with self._lock:
+            row = self._conn.execute("SELECT version FROM replica_units WHERE unit = ?", (unit,)).fetchone()
         return None if row is None else row[0]
 
     def put_unit(self, unit: str, rows: Mapping[str, list[dict[str, Any]]], version: int,
@@ -87,14 +90,18 @@ class Replica:
             raise ReplicaError(f"unknown table(s) {unknown} in a unit's rows")
         with self._tx() as c:
             for table, column in UNIT_TABLES.items():
+                items = list(rows.get(table, []))
+                if self._last.get((unit, table)) == items:
+                    continue
                 c.execute(f"DELETE FROM {table} WHERE {column} = ?", (unit,))
-            for table, items in rows.items():
-                for row in items:
-                    cols = list(row)
-                    if not all(col.isidentifier() for col in cols):
-                        raise ReplicaError(f"bad column name in {table}: {cols}")
-                    c.execute(f"INSERT OR REPLACE INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                              [row[k] for k in cols])
+                self._last[(unit, table)] = items
+                if not items:
+                    continue
+                cols = list(items[0])
+                if not all(col.isidentifier() for col in cols):
+                    raise ReplicaError(f"bad column name in {table}: {cols}")
+                c.executemany(f"INSERT OR REPLACE INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                              [[row[k] for k in cols] for row in items])
             c.execute("INSERT OR REPLACE INTO replica_units VALUES (?, ?)", (unit, version))
             if meta is not None:
                 c.execute("DELETE FROM meta")
