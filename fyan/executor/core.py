@@ -135,6 +135,8 @@ class Executor:
         self._losses: dict[str, int] = {}
         self._cassette_lock = threading.Lock()
         self.started = False
+        #: seconds spent per phase, summed over the attempts (``timings()``)
+        self._times = {"inputs": 0.0, "transport": 0.0, "node": 0.0, "collect": 0.0, "attempts": 0}
 
     @classmethod
     def for_project(cls, project: Project, gateway: Gateway, runtime: Runtime | None = None,
@@ -195,6 +197,7 @@ class Executor:
         refuses to close it (a stop in progress)."""
         self.start()
         kind = "gate" if run.stage is Stage.GATE else "attempt"
+        t0 = time.perf_counter()
         try:
             spec = self.inputs.spec(run, kind, self.gateway.head_token or "")
         except (OSError, ValueError) as e:
@@ -202,6 +205,7 @@ class Executor:
                                        failure_kind=FailureKind.ENVIRONMENT)
         payload = encode_spec(spec)
         self._backoff(run.unit)
+        t1 = time.perf_counter()
         try:
             data = self.backend.run(payload, **self._resources(run.stage))
         except TaskLost as e:
@@ -213,12 +217,32 @@ class Executor:
             return self.gateway.finish(run, agent_error=str(e), failure_kind=FailureKind.ENVIRONMENT)
         with self._lock:
             self._losses.pop(run.unit, None)
+        t2 = time.perf_counter()
         try:
             result = decode_result(data)
         except PayloadError as e:
             return self.gateway.finish(run, agent_error=f"unreadable result from the worker: {e}",
                                        failure_kind=FailureKind.ENVIRONMENT)
-        return self.collect(run, result, spec.inputs_digest)
+        done = self.collect(run, result, spec.inputs_digest)
+        node = result.timings.get("task_s", 0.0)
+        with self._lock:
+            t = self._times
+            t["inputs"] += t1 - t0
+            t["transport"] += max(0.0, t2 - t1 - node)
+            t["node"] += node
+            t["collect"] += time.perf_counter() - t2
+            t["attempts"] += 1
+        return done
+
+    def timings(self) -> dict[str, float]:
+        """Mean seconds per attempt: ``inputs`` (the head builds the task), ``transport`` (to
+        the node and back, beyond the node's own time: the backend's dispatch), ``node`` (the
+        task on its node: inputs put in place, agent or gate, files collected), ``collect``
+        (the head takes the result in: files, calls, check, publish); and ``attempts``."""
+        with self._lock:
+            n = max(1, int(self._times["attempts"]))
+            return {**{k: v / n for k, v in self._times.items() if k != "attempts"},
+                    "attempts": self._times["attempts"]}
 
     def _backoff(self, unit: str) -> None:
         with self._lock:

@@ -36,6 +36,8 @@ from fyan.executor.worker import Runtime, execute
 
 #: seconds between two reads of the cluster's resources
 CAPACITY_REFRESH_S = 2.0
+#: seconds a worker waits for a blob the head has put but the actor has not received yet
+FETCH_WAIT_S = 10.0
 
 
 def pin_slug(toolchain: str) -> str:
@@ -69,7 +71,15 @@ def _remote_execute(payload: bytes, runtime: Runtime | None, blobs: Any, toolcha
     import ray
 
     def fetch(keys: list[str]) -> dict[str, bytes]:
-        return ray.get(blobs.get.remote(keys))
+        # the head puts blobs without waiting: one it put just before handing out this task may
+        # still be on its way to the actor (calls of two callers are not ordered)
+        got: dict[str, bytes] = {}
+        deadline = time.monotonic() + FETCH_WAIT_S
+        while True:
+            got.update(ray.get(blobs.get.remote([k for k in keys if k not in got])))
+            if len(got) == len(keys) or time.monotonic() > deadline:
+                return got
+            time.sleep(0.02)
 
     return execute(payload, runtime, _node_site(toolchain), fetch)
 
@@ -133,9 +143,8 @@ class RayBackend:
         self._runtime_ref = ray.put(self.runtime) if self.runtime is not None else None
 
     def put(self, key: str, data: bytes) -> None:
-        import ray
-
-        ray.get(self._blobs.put.remote(key, data))
+        """Hand ``data`` to the blob actor without waiting for it (workers wait, see fetch)."""
+        self._blobs.put.remote(key, data)
 
     def capacity(self) -> dict[str, int] | None:
         """Task slots (CPUs / task CPUs) and ``lean`` units of the cluster's live nodes, re-read
