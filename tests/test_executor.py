@@ -306,3 +306,32 @@ def test_doctor_worker_without_lean(tmp_path, no_lake, monkeypatch, capsys):
     assert main(["doctor", "--worker"]) == 3
     out = capsys.readouterr().out
     assert "[FAIL] toolchain: Lean toolchain not found" in out and "without `lean`" in out
+
+
+def test_executor_configuration_is_checked(tmp_path, monkeypatch):
+    from fyan.config import FyanConfig, config_from_snapshot, config_snapshot, load_config
+    from fyan.errors import ConfigError
+
+    path = tmp_path / "fyan.toml"
+    for good in ("auto", "local", "10.1.2.3:6379", "ray://head:10001"):
+        path.write_text(f'[project]\nname = "x"\nsource = "s"\n[executor]\nbackend = "ray"\naddress = "{good}"\n')
+        assert load_config(path).executor.address == good
+    path.write_text('[project]\nname = "x"\nsource = "s"\n[executor]\nbackend = "slurm"\naddress = "http://x"\n')
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert "executor.backend" in str(e.value) and "executor.address" in str(e.value)
+    # a snapshot is the head's configuration: the worker's environment does not change it
+    head = FyanConfig(project={"name": "x", "source": "s"}, lean={"lake": "/head/lake"})
+    monkeypatch.setenv("FYAN_LEAN__LAKE", "/worker/lake")
+    assert config_from_snapshot(config_snapshot(head)).lean.lake == "/head/lake"
+
+
+def test_ray_backend_without_ray_says_how_to_install_it(tmp_path, monkeypatch):
+    import sys
+
+    from fyan.errors import ConfigError
+
+    project, gw = ingested(tmp_path / "p", checks=PASS, extra_toml='[executor]\nbackend = "ray"\n')
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    with pytest.raises(ConfigError, match=r"pip install 'fyan\[ray\]'"):
+        Executor.for_project(project, gw)

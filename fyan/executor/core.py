@@ -145,10 +145,19 @@ class Executor:
         backend is chosen and Ray is not installed."""
         cfg = project.config.executor
         if cfg.backend == "ray":
+            import os
+
             from fyan.executor.ray_backend import RayBackend
 
-            return cls(project, gateway, RayBackend(cfg.address, runtime, project.config.lean.toolchain, cfg.task_cpus),
-                       log)
+            local_lean = 0
+            if cfg.address == "local":  # a one-machine Ray: `lean` here when the pinned toolchain is
+                from fyan.lean.toolchain import check_pin, discover
+
+                disc = discover(project.config.lean, cwd=project.paths.lean)
+                if disc.toolchain is not None and check_pin(disc.toolchain, project.paths.lean).ok:
+                    local_lean = os.cpu_count() or 1
+            return cls(project, gateway, RayBackend(cfg.address, runtime, project.config.lean.toolchain, cfg.task_cpus,
+                                                    local_lean), log)
         return cls(project, gateway, LocalBackend(project, runtime), log)
 
     def start(self) -> None:

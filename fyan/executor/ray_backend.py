@@ -100,7 +100,8 @@ class _Blobs:
 class RayBackend:
     name = "ray"
 
-    def __init__(self, address: str, runtime: Runtime | None, toolchain: str, task_cpus: float = 1.0) -> None:
+    def __init__(self, address: str, runtime: Runtime | None, toolchain: str, task_cpus: float = 1.0,
+                 local_lean: int = 0) -> None:
         try:
             import ray  # noqa: F401
         except ImportError:
@@ -110,6 +111,7 @@ class RayBackend:
         self.runtime = runtime
         self.toolchain = toolchain
         self.task_cpus = task_cpus
+        self.local_lean = local_lean
         self._owns_ray = False
         self._blobs: Any = None
         self._runtime_ref: Any = None
@@ -126,8 +128,9 @@ class RayBackend:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         if not ray.is_initialized():
             try:
-                if self.address == "local":
-                    ray.init(namespace="fyan", include_dashboard=False, log_to_driver=False)
+                if self.address == "local":  # this machine offers `lean` when it has the toolchain
+                    ray.init(namespace="fyan", include_dashboard=False, log_to_driver=False,
+                             resources={LEAN_RESOURCE: self.local_lean} if self.local_lean else None)
                 else:
                     ray.init(address=self.address, namespace="fyan", log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as e:
