@@ -22,22 +22,9 @@ from fyan.executor.mirror import Site
 from fyan.executor.payload import PAYLOAD_VERSION, ModelCall, TaskResult, decode_result, decode_spec, encode_spec
 from fyan.executor.worker import Runtime, execute
 from fyan.orchestrator.engine import Engine
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome
 from fyan.state.models import FailureKind, RunStatus, Stage
 from tests.helpers import ingested
-
-
-def write_outputs(session, ctx) -> None:
-    for rel in STAGE_OUTPUTS[ctx.run.stage]:
-        ctx.write(rel, f"{rel} of {ctx.unit.id}\n")
-
-
-AGENTS = {s: write_outputs for s in Stage}
-PASS = {s: (lambda ctx: CheckOutcome(True, "ok (test double)")) for s in Stage}
-
-
-def no_model(stage):
-    return None
+from tests.test_orchestrator import AGENTS, PASS, no_model  # doubles for the model-driven stages and checks
 
 
 def _setup(tmp_path, agents=AGENTS):

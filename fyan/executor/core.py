@@ -29,7 +29,9 @@ Placement (``[executor]``): stages with Lean builds (plan: the cited-names looku
 Formalizer's builds; gate) declare the custom resource ``lean`` and ``[lean] memory_limit_mb``;
 agent-only stages (reason, audit) declare ``[executor] agent_memory_mb`` and run on any node.
 ``reserve`` keeps the tasks in flight within the cluster's slots and ``lean`` capacity, so Ray
-never queues work out of the critical-path order the engine dispatched it in.
+never queues work out of the critical-path order the engine dispatched it in. (Issue 15 seam:
+admitting Lean processes against a memory budget belongs there, with each task's declared
+memory at hand in ``_resources``.)
 """
 
 from __future__ import annotations
@@ -290,6 +292,9 @@ class Executor:
         self.gateway.record_model_calls(run, [c.model_dump() for c in result.calls])
         if result.cassette_append:
             self._append_cassette(result.cassette_append)
+        if self.log is not None:
+            self.log.info("attempt_result", unit=run.unit, stage=run.stage.value, run=run.id, node=result.node,
+                          error=result.error, **{k: round(v, 4) for k, v in result.timings.items()})
         if self.log is not None and "traceback" in result.evidence:
             self.log.error("agent_crashed", unit=run.unit, stage=run.stage.value, node=result.node,
                            error=result.error, tb=result.evidence["traceback"])

@@ -207,8 +207,7 @@ class Mirror:
                 shutil.rmtree(module_dir)
 
     # -- interfaces --------------------------------------------------------------------------
-    def ensure_interface(self, project_id: str, unit: str, version: int, fetch: Fetch, lib: str,
-                         fetched: dict[str, bytes] | None = None) -> None:
+    def ensure_interface(self, project_id: str, unit: str, version: int, fetch: Fetch, lib: str) -> None:
         """Put upstream ``unit``'s interface ``version`` (and, first, its own dependencies') in
         place, fetching what this node lacks. Raises ``MirrorError``."""
         if _known.get((self.root, unit)) == version:
@@ -216,21 +215,12 @@ class Mirror:
         if self.replica.version(unit) == version:
             _known[(self.root, unit)] = version
             return
-        key = interface_key(project_id, unit, version)
-        blob = (fetched or {}).get(key)
-        if blob is None:
-            try:
-                blob = fetch([key]).get(key)
-            except Exception as e:
-                raise MirrorError(f"cannot fetch {unit}'s interface from the head: {type(e).__name__}: {e}") from None
-        if blob is None:
-            raise MirrorError(f"the head has no interface {key} (the unit changed after the task was handed out)")
         try:
-            data = decode_unit(blob)
+            data = decode_unit(_fetch_one(fetch, interface_key(project_id, unit, version)))
         except PayloadError as e:
             raise MirrorError(str(e)) from None
         for dep, dep_version in data.deps:
-            self.ensure_interface(project_id, dep, dep_version, fetch, lib, fetched)
+            self.ensure_interface(project_id, dep, dep_version, fetch, lib)
         with self.unit_lock(unit):
             if self.replica.version(unit) != version:
                 try:
@@ -282,12 +272,15 @@ class Mirror:
 
 
 def _fetch_one(fetch: Fetch, key: str) -> bytes:
+    """Blob ``key`` from the head (``unit:…`` an upstream interface, ``prompts:…``,
+    ``cassette:…``). Raises ``MirrorError``."""
+    what = "an upstream unit's interface" if key.startswith("unit:") else key.split(":")[0]
     try:
         data = fetch([key]).get(key)
     except Exception as e:
-        raise MirrorError(f"cannot fetch {key.split(':')[0]} from the head: {type(e).__name__}: {e}") from None
+        raise MirrorError(f"cannot fetch {what} ({key}) from the head: {type(e).__name__}: {e}") from None
     if data is None:
-        raise MirrorError(f"the head has no {key}")
+        raise MirrorError(f"the head has no {what} {key} (the unit changed after the task was handed out?)")
     return data
 
 

@@ -43,7 +43,7 @@ from fyan.project import Project
 from fyan.state.faults import fault_point
 from fyan.state.lifecycle import progress
 from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitRecord
-from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store
+from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store, immediate_transaction
 
 if TYPE_CHECKING:  # the gateway only receives a Dag; importing it would load networkx
     from fyan.specifier.dag import Dag
@@ -199,16 +199,8 @@ class Gateway:
         self._conn.close()
 
     # -- plumbing --------------------------------------------------------------------------
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    def _tx(self):  # -> context manager of sqlite3.Connection
+        return immediate_transaction(self._conn, self._lock)
 
     @staticmethod
     def _event(c: sqlite3.Connection, kind: str, unit: str | None, run_id: int | None, data: dict) -> None:

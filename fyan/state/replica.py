@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fyan.state.store import SCHEMA
+from fyan.state.store import SCHEMA, immediate_transaction
 
 #: tables holding one unit's rows, and the column naming the unit
 UNIT_TABLES = {"units": "id", "unit_deps": "unit", "freezes": "unit", "artifacts": "unit", "stage_runs": "unit",
@@ -57,16 +56,8 @@ class Replica:
     def close(self) -> None:
         self._conn.close()
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    def _tx(self):  # -> context manager of sqlite3.Connection
+        return immediate_transaction(self._conn, self._lock)
 
     def forget(self, unit: str) -> None:
         """Another writer (process) may have changed ``unit``'s rows: rewrite them all next time."""

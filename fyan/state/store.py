@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,21 @@ CREATE TABLE IF NOT EXISTS post_runs (
     finished_at REAL, reason TEXT, attempt_dir TEXT NOT NULL
 );
 """
+
+
+@contextmanager
+def immediate_transaction(conn: sqlite3.Connection, lock: Any) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` on ``conn`` (``ROLLBACK`` on any exception), holding
+    ``lock`` (the writer's lock over its one connection). For the state's writers only: the
+    gateway (the project's store) and ``fyan.state.replica`` (a worker's copy)."""
+    with lock:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
 
 def open_readonly(db: Path) -> sqlite3.Connection:
