@@ -90,6 +90,31 @@ def warm_up(ray, slots: int) -> float:
     return time.perf_counter() - t0
 
 
+def _echo(payload: bytes, seconds: float) -> bytes:
+    time.sleep(seconds)
+    return payload
+
+
+def bare_round_trip(ray, slots: int, n: int = 10) -> float:
+    """Median seconds Ray itself adds to a task carrying 10 kB each way, ``slots`` clients at once
+    (what any Ray task costs on this machine now, Fyan apart)."""
+    fn = ray.remote(num_cpus=1, max_retries=0)(_echo)
+    out: list[float] = []
+
+    def client():
+        for _ in range(n):
+            t = time.perf_counter()
+            ray.get(fn.remote(b"x" * 10_000, 0.1))
+            out.append(time.perf_counter() - t - 0.1)
+
+    threads = [threading.Thread(target=client) for _ in range(slots)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(out)[len(out) // 2]
+
+
 def losses(summary, runs) -> tuple[int, int, int]:
     """(lost, duplicated, interrupted) of a finished run (module docstring)."""
     from fyan.state.models import RunStatus, Stage
@@ -165,12 +190,15 @@ def main() -> int:
         slots = n * args.slots
         warm_up(ray, slots)
         cp, work, bound = lower_bound(deps, dur, slots)
+        bare = bare_round_trip(ray, slots)
+        load = os.getloadavg()[0]
         wall, summary, runs = run_project(deps, sleeping_agent(dur), slots, "ray", where)
         lost, dup, _ = losses(summary, runs)
         print(f"{n} nodes ({slots} slots): makespan {wall:.2f} s, lower bound {bound:.2f} s (critical path {cp:.2f} s, "
               f"work/slots {work:.2f} s), ratio {wall / bound:.3f}" + (" (target <= 1.10)" if n == 4 else "")
               + (f"; lost {lost}, duplicated {dup}" if lost or dup else ""), flush=True)
-        print(f"  {phases()}", flush=True)
+        print(f"  {phases()}; a bare Ray task costs {1000 * bare:.1f} ms here now ({slots} at once; "
+              f"load average {load:.1f} on {os.cpu_count()} CPUs)", flush=True)
 
     # 3. two node removals during a 4-node run
     while len(nodes) < 4:

@@ -16,7 +16,7 @@ import msgpack
 import pytest
 
 from fyan.errors import TransitionError
-from fyan.executor import AttemptLost, Executor
+from fyan.executor import Executor
 from fyan.executor.core import LocalBackend, TaskLost
 from fyan.executor.mirror import Site
 from fyan.executor.payload import PAYLOAD_VERSION, ModelCall, TaskResult, decode_result, decode_spec, encode_spec

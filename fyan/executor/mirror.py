@@ -37,7 +37,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import msgpack
 
@@ -56,7 +55,7 @@ class MirrorError(Exception):
 
 @dataclass(frozen=True)
 class Site:
-    """Where one node keeps things (``fyan.executor.backends`` makes one per backend).
+    """Where one node keeps things (``core.LocalBackend`` and ``ray_backend`` make theirs).
 
     ``base``: the node's folder (mirrors under ``projects/<project id>/``, prompt bundles under
     ``prompts/<hash>/``); ``workspaces``: the folder for per-unit Lake workspaces (None: inside

@@ -5,8 +5,9 @@ the executor (``fyan.executor``: threads here, or Ray tasks on a cluster) runs t
 or the gate build on the attempt's inputs and brings its files back, the gateway runs the
 deterministic check and records the outcome. Up to ``[scheduler] parallelism`` attempts run at
 once (and, on a cluster, no more than it has slots and ``lean`` capacity for), each waited for
-in a worker thread of this process (the gateway serialises the writes); the decisions — which unit goes next, taking in results, acting on events from
-watchers — are made in the one thread that calls ``run``. Ready units are taken highest remaining critical path first
+in a worker thread of this process (the gateway serialises the writes); the decisions — which
+unit goes next, taking in results, acting on events from watchers — are made in the one thread
+that calls ``run``. Ready units are taken highest remaining critical path first
 (``scheduler.py``). The loop keeps an in-memory ``Ledger`` of the state, loaded from the store
 once and updated from what the gateway returns; the store stays the truth.
 
@@ -54,7 +55,7 @@ from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.scheduler import Policy, Scheduler
 from fyan.project import Project
 from fyan.state.gateway import POST_TASKS, Check, Gateway
-from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
+from fyan.state.models import PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
 
 StageAgentFn = Callable[[StageSession, UnitContext], None]
 

@@ -30,7 +30,6 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from fyan.cli import main  # noqa: E402
 from fyan.orchestrator.engine import Engine  # noqa: E402
-from fyan.project import Project  # noqa: E402
 from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome, Gateway, sha256_file  # noqa: E402
 from fyan.state.models import RunStatus, Stage  # noqa: E402
 from fyan.state.store import Store  # noqa: E402
