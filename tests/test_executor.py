@@ -322,3 +322,30 @@ def test_ray_backend_without_ray_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
     with pytest.raises(ConfigError, match=r"pip install 'fyan\[ray\]'"):
         Executor.for_project(project, gw)
+
+
+def test_a_unit_written_by_another_process_is_put_in_place_again(tmp_path):
+    """Worker processes of one node share its copy of the project; each keeps caches of what it
+    wrote. When another process wrote the unit in between (the unit lock's generation token
+    changed), the caches are dropped and the files and rows are written again."""
+    import hashlib
+
+    from fyan.executor.mirror import Mirror
+
+    project, gw, executor = _setup(tmp_path)
+    run = gw.begin("def-a", Stage.REASON, 3, create_dir=False)
+    spec = executor.inputs.spec(run, "attempt", gw.head_token)
+    site = Site(base=tmp_path / "node", name="n")
+    mirror = Mirror.open(site, spec.project_id)
+    lib = project.config.lean_lib
+    with mirror.unit_lock("def-a"):
+        mirror.put_task(spec, executor.backend.fetch, lib)
+    problem = mirror.root / "units" / "def-a" / "problem.tex"
+    original = problem.read_bytes()
+    # another process of the node writes the unit (another content) and takes the lock after us
+    problem.write_bytes(b"written by another process")
+    lock = mirror._locks / hashlib.sha256(b"def-a").hexdigest()[:32]
+    lock.write_bytes(os.urandom(16).hex().encode())
+    with mirror.unit_lock("def-a"):
+        mirror.put_task(spec, executor.backend.fetch, lib)
+    assert problem.read_bytes() == original
