@@ -82,6 +82,7 @@ def main() -> int:
             agents = agents_for(timed_agent)
         engine = Engine(project, gateway, agents=agents, providers=no_provider)
         prof = cProfile.Profile() if args.profile else None
+        cpu0 = time.process_time()
         thread_profiles: list[cProfile.Profile] = []
         if prof:  # the attempts run in the engine's worker threads: profile those too
             pool_loop = engine._pool_loop
@@ -103,6 +104,7 @@ def main() -> int:
         if prof:
             prof.disable()
         wall = time.perf_counter() - t0
+        cpu = time.process_time() - cpu0
         runs = gateway.store.runs()
         agent_s = agent_time[0] / args.parallelism  # agents' own time (writing their files), spread over the slots
         transitions = len(runs)
@@ -116,6 +118,8 @@ def main() -> int:
     print(f"transitions (stage attempts opened and closed): {transitions}")
     print(f"wall time: {wall:.2f} s")
     print(f"per-transition overhead: {1000 * (wall - agent_s) / transitions:.2f} ms (target < 5 ms)")
+    print(f"CPU time of this process per transition: {1000 * cpu / transitions:.2f} ms (steadier than the wall "
+          f"time on a shared machine; with --backend ray the workers' CPU is not in it)")
     print(f"overhead share of wall time: {100 * (wall - agent_s) / wall:.0f}% (the agent doubles' own work, "
           f"{agent_time[0]:.2f} s over {args.parallelism} slots, is the rest)")
     print(f"peak resident memory: {peak_rss_mib():.0f} MiB (target < 200 MB)")

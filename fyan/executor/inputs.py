@@ -29,6 +29,8 @@ from fyan.state.store import Store
 PACKAGE_FILES = ("lakefile.toml", "lakefile.lean", "lean-toolchain", "lake-manifest.json")
 #: Files of an upstream unit its dependents read (statement, proof module)
 INTERFACE_FILES = ("problem.tex", "Basic.lean")
+#: ``meta`` rows a task gets (the session start decides which environment failures still block)
+TASK_META = ("schema_version", "project_id", "session_started", "head_token")
 
 
 def prompts_bundle() -> tuple[str, bytes]:
@@ -116,12 +118,13 @@ class InputBuilder:
         return unit, version
 
     def _meta_rows(self, head: str) -> dict[str, str]:
-        """The store's ``meta`` rows, read once per session (the gateway writes them when a
-        session starts or a project is ingested, never during a run)."""
+        """The store's ``meta`` rows a task reads (``TASK_META``), once per session (the gateway
+        writes them when a session starts, never during a run). Not the intake catalogue: it
+        grows with the document (1 MB at 1,500 statements) and only the head reads it."""
         with self._lock:
             if self._meta is not None and self._meta[0] == head:
                 return self._meta[1]
-        meta = self.store.meta_all()
+        meta = {k: v for k, v in self.store.meta_all().items() if k in TASK_META}
         with self._lock:
             self._meta = (head, meta)
         return meta

@@ -40,9 +40,10 @@ class Replica:
         self.db = db
         db.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        #: (unit, table) -> the rows this writer last put (a table whose rows did not change is
+        #: unit -> table -> the rows this writer last put (a table whose rows did not change is
         #: not rewritten)
-        self._last: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._last: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        self._meta: dict[str, str] | None = None
         self._conn = sqlite3.connect(self.db, isolation_level=None, timeout=60, check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a refetch, never the truth
@@ -62,8 +63,8 @@ class Replica:
     def forget(self, unit: str) -> None:
         """Another writer (process) may have changed ``unit``'s rows: rewrite them all next time."""
         with self._lock:
-            for key in [k for k in self._last if k[0] == unit]:
-                del self._last[key]
+            self._last.pop(unit, None)
+            self._meta = None
 
     def version(self, unit: str) -> int | None:
         """The version of ``unit`` in the replica (0: the rows of a task's own unit), or None."""
@@ -79,13 +80,11 @@ class Replica:
         unknown = sorted(set(rows) - set(UNIT_TABLES))
         if unknown:
             raise ReplicaError(f"unknown table(s) {unknown} in a unit's rows")
+        last = self._last.get(unit, {})
+        changed = {t: list(rows.get(t, [])) for t in UNIT_TABLES if last.get(t) != list(rows.get(t, []))}
         with self._tx() as c:
-            for table, column in UNIT_TABLES.items():
-                items = list(rows.get(table, []))
-                if self._last.get((unit, table)) == items:
-                    continue
-                c.execute(f"DELETE FROM {table} WHERE {column} = ?", (unit,))
-                self._last[(unit, table)] = items
+            for table, items in changed.items():
+                c.execute(f"DELETE FROM {table} WHERE {UNIT_TABLES[table]} = ?", (unit,))
                 if not items:
                     continue
                 cols = list(items[0])
@@ -94,6 +93,10 @@ class Replica:
                 c.executemany(f"INSERT OR REPLACE INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                               [[row[k] for k in cols] for row in items])
             c.execute("INSERT OR REPLACE INTO replica_units VALUES (?, ?)", (unit, version))
-            if meta is not None:
+            new_meta = dict(meta) if meta is not None and dict(meta) != self._meta else None
+            if new_meta is not None:
                 c.execute("DELETE FROM meta")
-                c.executemany("INSERT INTO meta VALUES (?, ?)", list(meta.items()))
+                c.executemany("INSERT INTO meta VALUES (?, ?)", list(new_meta.items()))
+        self._last[unit] = {**last, **changed}  # only once committed
+        if new_meta is not None:
+            self._meta = new_meta
