@@ -90,3 +90,26 @@ def test_incremental_root_module_equals_the_full_sync(tmp_path):
     add_unit_module(project, units[4])
     assert [line for line in root.read_text().splitlines() if line.startswith("import")] == [
         f"import {lib}.U0.Basic", f"import {lib}.U4.Basic"]
+
+
+def test_a_task_payload_does_not_grow_with_the_project(tmp_path):
+    """What a task carries depends on its unit and direct dependencies, not on how many units
+    the project has (the intake catalogue in every task's meta rows made it grow)."""
+    from fyan.executor.core import Executor, LocalBackend
+    from fyan.executor.payload import encode_spec
+    from fyan.state.gateway import CheckOutcome, Gateway
+    from fyan.specifier.ingest import ingest
+    from fyan.state.models import Stage
+
+    sizes = []
+    for n in (10, 200):
+        tex = "".join(f"\\begin{{lemma}}\\label{{l{i}}} Statement {i}.\\end{{lemma}}\n" for i in range(n))
+        project = make_project(tmp_path / f"p{n}", tex, "[intake]\nterm_edges = false\n")
+        gw = Gateway(project, {s: (lambda ctx: CheckOutcome(True, "ok")) for s in Stage})
+        ingest(project, gw)
+        gw.start_session()
+        executor = Executor(project, gw, LocalBackend(project, None))
+        run = gw.begin("l0", Stage.REASON, 3, create_dir=False)
+        sizes.append(len(encode_spec(executor.inputs.spec(run, "attempt", gw.head_token))))
+        gw.close()
+    assert abs(sizes[1] - sizes[0]) < 64, sizes
