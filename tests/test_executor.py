@@ -349,3 +349,22 @@ def test_a_unit_written_by_another_process_is_put_in_place_again(tmp_path):
     with mirror.unit_lock("def-a"):
         mirror.put_task(spec, executor.backend.fetch, lib)
     assert problem.read_bytes() == original
+
+
+class _OtherFyanOnTheNode(LocalBackend):
+    """Stands in for a worker with another Fyan: it reads payloads of another version."""
+
+    def run(self, payload, **kw):
+        raw = msgpack.unpackb(payload, raw=False)
+        raw["version"] = PAYLOAD_VERSION + 1
+        return super().run(msgpack.packb(raw, use_bin_type=True), **kw)
+
+
+def test_a_node_that_cannot_read_the_task_fails_the_attempt_once_for_the_environment(tmp_path):
+    project, gw = ingested(tmp_path / "p", checks=PASS, extra_toml="[agents]\npost_completion = false\n")
+    executor = Executor(project, gw, _OtherFyanOnTheNode(project, Runtime(agents=AGENTS, providers=no_model)))
+    summary = Engine(project, gw, agents=AGENTS, providers=no_model, executor=executor).run()
+    runs = gw.store.runs()
+    assert len(runs) == 1 and runs[0].status is RunStatus.FAILED  # not interrupted and dispatched forever
+    assert runs[0].failure_kind is FailureKind.ENVIRONMENT and "payload version" in runs[0].reason
+    assert summary.counts == {"blocked": 3}

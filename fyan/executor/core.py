@@ -234,6 +234,10 @@ class Executor:
         except PayloadError as e:
             return self.gateway.finish(run, agent_error=f"unreadable result from the worker: {e}",
                                        failure_kind=FailureKind.ENVIRONMENT)
+        if not result.run_id and result.error_kind == "environment":
+            # the node could not even read the task (another Fyan, a broken node): the answer to
+            # the payload this call sent, for this run; it names no run to fence
+            return self.gateway.finish(run, agent_error=result.error, failure_kind=FailureKind.ENVIRONMENT)
         done = self.collect(run, result, spec.inputs_digest)
         node = result.timings.get("task_s", 0.0)
         with self._lock:

@@ -115,7 +115,15 @@ def _result(spec: TaskSpec | None, site: Site, **kw: Any) -> bytes:
 
 
 def execute(payload: bytes, runtime: Runtime | None, site: Site, fetch: Fetch) -> bytes:
-    """Run one task (module docstring); returns the encoded ``TaskResult``."""
+    """Run one task (module docstring); returns the encoded ``TaskResult``. Never raises."""
+    try:
+        return _execute(payload, runtime, site, fetch)
+    except Exception as e:  # the node itself failed (a lock file, a full disk): its environment
+        return _result(None, site, error=f"worker {site.name} failed: {type(e).__name__}: {e}",
+                       error_kind="environment", error_type=type(e).__name__)
+
+
+def _execute(payload: bytes, runtime: Runtime | None, site: Site, fetch: Fetch) -> bytes:
     t0 = time.monotonic()
     try:
         spec = decode_spec(payload)
@@ -202,6 +210,8 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
         error, kind, error_type, digest = f"worker {site.name}: {e}", "environment", "MirrorError", ""
     except FyanError as e:
         error, kind, error_type = e.message, ("agent" if e.retryable else "environment"), type(e).__name__
+        if cassette is not None:  # name the project's cassette, not this node's copy of it
+            error = error.replace(str(cassette), str(spec.config["agents"]["replay_file"]))
     except Exception as e:  # an agent bug fails the attempt, never the worker
         error = f"internal error in the {run.stage.value} stage: {type(e).__name__}: {e}"
         kind, error_type = "agent", type(e).__name__
