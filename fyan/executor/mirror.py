@@ -131,8 +131,9 @@ class Mirror:
         try:
             self._locks.mkdir(parents=True, exist_ok=True)
             (self.root / "lean").mkdir(parents=True, exist_ok=True)
-            self._link(self.root / "workspaces", site.workspaces)
-            self._link(self.root / "lean" / ".lake" / "packages", site.lake_packages)
+            self._link(self.root / "workspaces", site.workspaces, create=True)
+            # left dangling until Lake has built the packages there (as the project's own link)
+            self._link(self.root / "lean" / ".lake" / "packages", site.lake_packages, create=False)
             self.replica = Replica(self.db)
             self._generations: dict[str, bytes] = {}
             #: the reading side, shared by the tasks of this process (a connection per thread)
@@ -141,7 +142,7 @@ class Mirror:
             raise MirrorError(f"cannot set up the project's copy in {self.root}: {e}") from None
 
     @staticmethod
-    def _link(link: Path, target: Path | None) -> None:
+    def _link(link: Path, target: Path | None, *, create: bool) -> None:
         if target is None:
             return
         if link.is_symlink():
@@ -151,7 +152,8 @@ class Mirror:
         elif link.exists():
             return  # a real folder someone made: leave it
         link.parent.mkdir(parents=True, exist_ok=True)
-        target.mkdir(parents=True, exist_ok=True)
+        if create:
+            target.mkdir(parents=True, exist_ok=True)
         try:
             os.symlink(target, link)
         except FileExistsError:
