@@ -66,9 +66,28 @@ def _node_site(toolchain: str) -> Site:
                 lake=os.environ.get("FYAN_LEAN__LAKE"), name=f"ray:{node[:12]}", remote=True)
 
 
-def _remote_execute(payload: bytes, runtime: Runtime | None, blobs: Any, toolchain: str) -> bytes:
+#: runtimes (test and benchmark doubles) already unpickled in this worker process, by key
+_runtimes: dict[str, Runtime | None] = {}
+
+
+def _runtime(runtime: Any) -> Runtime | None:
+    """``runtime`` is None, a Runtime, or ``(key, [ObjectRef])``: fetched and unpickled once per
+    worker process, not once per task."""
+    if runtime is None or isinstance(runtime, Runtime):
+        return runtime
+    import ray
+
+    key, ref = runtime
+    if key not in _runtimes:
+        _runtimes[key] = ray.get(ref[0])
+    return _runtimes[key]
+
+
+def _remote_execute(payload: bytes, runtime: Any, blobs: Any, toolchain: str) -> bytes:
     """The Ray task (runs on a worker node)."""
     import ray
+
+    runtime = _runtime(runtime)
 
     def fetch(keys: list[str]) -> dict[str, bytes]:
         # the head puts blobs without waiting: one it put just before handing out this task may
@@ -143,7 +162,8 @@ class RayBackend:
         self._blobs = ray.remote(num_cpus=0)(_Blobs).options(
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False)).remote()
         self._fn = ray.remote(max_retries=0)(_remote_execute)
-        self._runtime_ref = ray.put(self.runtime) if self.runtime is not None else None
+        # passed as (key, [ref]): inside a list Ray does not resolve the reference per task
+        self._runtime_ref = (os.urandom(8).hex(), [ray.put(self.runtime)]) if self.runtime is not None else None
 
     def put(self, key: str, data: bytes) -> None:
         """Hand ``data`` to the blob actor without waiting for it (workers wait, see fetch)."""
