@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -222,6 +223,8 @@ def main() -> int:
           f"{interrupted} attempt(s) interrupted and dispatched again", flush=True)
     ray.shutdown()
     cluster.shutdown()
+    for i in range(len(nodes)):  # the simulated nodes' worker folders
+        shutil.rmtree(f"{where}/fyan-bench-ray-node-{i}", ignore_errors=True)
     return 0 if lost == 0 and dup == 0 else 1
 
 
