@@ -1,9 +1,13 @@
 """The ``fyan`` command line.
 
-Every command is a function that returns a ``CommandResult`` (exit code, JSON payload, human
-text); ``--json`` prints the payload instead of the text, so machine use is never an
-afterthought. Errors Fyan expects (``FyanError``) print their message and hint and exit with
-the code of their class; anything else is a bug (exit 1, traceback in the project log).
+Every command is a function that returns a ``CommandResult`` (``fyan.command_result``: exit
+code, JSON payload, human text); ``--json`` prints the payload instead of the text, so machine
+use is never an afterthought. Errors Fyan expects (``FyanError``) print their message and hint
+and exit with the code of their class. Nothing else reaches the terminal as a traceback: an
+unexpected error prints one line and the path of a crash report holding the details
+(``fyan.logs.crash_report``; never local variables or document text on the terminal), and
+with ``--json`` stdout stays one JSON object. A closed output (``fyan status … | head -1``)
+ends quietly.
 """
 
 from __future__ import annotations
@@ -11,37 +15,44 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fyan import __version__, logs
-from fyan.errors import ExitCode, FyanError, InputError, ProjectError
+from fyan import __version__, arguments, logs
+from fyan.command_result import CommandResult
+from fyan.errors import ExitCode, FyanError, InputError, ProjectError, UsageError
+
+__all__ = ["CommandResult", "build_parser", "main"]
 
 EPILOG = """exit codes:
   0  success (for `run`: every unit complete)
-  1  internal error (a bug; see .fyan/logs/fyan.jsonl)
-  2  bad command line
-  3  incomplete: the run reached quiescence with blocked units, the gate failed,
-     or `doctor` found something needed missing
-  4  bad input: source document, configuration, project folder or replay cassette
+  1  internal error (a bug): one line, and the details in a crash report (its path is printed)
+  2  bad command line (unknown option, value out of range, unknown unit id)
+  3  incomplete: the run reached quiescence with blocked units (a replay miss included), the
+     gate failed, `verify` found a completion that does not reproduce, or `doctor` found
+     something needed missing
+  4  bad input: source document, configuration (no model configured, a missing API key),
+     project folder, or a replay cassette that is missing or malformed (checked before any attempt)
   5  refused: an illegal state transition, or another run holds the project lock
 
 A Lean toolchain is needed to complete units (install elan, then `elan default stable`).
 Without one, Fyan runs every stage it can and blocks units at the completion gate."""
 
+#: model names ``fyan init --help`` shows as examples (priced in config/pricing.toml)
+EXAMPLE_MODELS = {"anthropic": "claude-opus-4-1", "openai": "gpt-5", "openai-compatible": "qwen2.5-coder"}
+KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
-@dataclass
-class CommandResult:
-    code: ExitCode = ExitCode.OK
-    payload: dict[str, Any] = field(default_factory=dict)
-    text: str = ""
+
+def _quote(path: str | Path) -> str:
+    from fyan.terminal import quoted
+
+    return quoted(path)
 
 
 # -- init ------------------------------------------------------------------------------------
@@ -53,11 +64,16 @@ FYAN_TOML = """# Fyan project configuration. Every key, its default and its mean
 name = {name}
 source = {source}
 
-{intake}[agents.default]
-# "replay" serves recorded responses from replay/cassette.jsonl; for a live model use
-# provider = "anthropic" (ANTHROPIC_API_KEY) or "openai" (OPENAI_API_KEY), with model = "...".
-provider = "replay"
-model = "example-authored"
+{intake}{agents}"""
+
+NO_MODEL_TOML = """[agents.default]
+# No model is configured yet: `fyan run` stops before any attempt and says so. Choose one
+# (or re-create the project with `fyan init --provider ...`; see `fyan init --help`):
+#   provider = "anthropic"          model = "claude-sonnet-4-5"   (export ANTHROPIC_API_KEY=...)
+#   provider = "openai"             model = "gpt-5"               (export OPENAI_API_KEY=...)
+#   provider = "openai-compatible"  model = "..."  base_url = "http://localhost:8000/v1"
+#   provider = "command"            command = ["my-coding-agent", "--print"]
+provider = "none"
 """
 
 
@@ -65,12 +81,86 @@ def _toml_str(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
+def _agents_toml(args: argparse.Namespace) -> str:
+    """The ``[agents.default]`` section ``fyan init`` writes (module docstring of preflight)."""
+    if args.provider is None:
+        return NO_MODEL_TOML
+    lines = ["[agents.default]"]
+    if args.provider in KEY_VARS:
+        lines.append(f"# the API key comes from {KEY_VARS[args.provider]} in the environment, never from this file")
+    lines.append(f"provider = {_toml_str(args.provider)}")
+    lines.append(f"model = {_toml_str(args.model or args.provider)}")
+    if args.base_url:
+        lines.append(f"base_url = {_toml_str(args.base_url)}")
+    if args.agent_command:
+        lines.append("command = [" + ", ".join(_toml_str(a) for a in shlex.split(args.agent_command)) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def _check_init_model_args(args: argparse.Namespace) -> None:
+    """Raise ``UsageError`` (exit 2) for a provider set-up that cannot work."""
+    p = args.provider
+    if p is None and (args.model or args.base_url or args.agent_command):
+        raise UsageError("--model, --base-url and --command go with --provider",
+                         hint="e.g. fyan init DIR --source FILE --provider anthropic --model claude-sonnet-4-5")
+    if args.base_url and p != "openai-compatible":
+        raise UsageError("--base-url is for --provider openai-compatible")
+    if args.agent_command and p != "command":
+        raise UsageError("--command is for --provider command")
+    if p in EXAMPLE_MODELS and not args.model:
+        raise UsageError(f"--provider {p} needs --model (e.g. --model {EXAMPLE_MODELS[p]}"
+                         + ("; the name the server serves" if p == "openai-compatible" else "") + ")")
+    if p == "openai-compatible" and not args.base_url:
+        raise UsageError("--provider openai-compatible needs --base-url (e.g. http://localhost:8000/v1)")
+    if p == "command":
+        if not args.agent_command:
+            raise UsageError('--provider command needs --command "program --flag ..." (the coding agent CLI)')
+        try:
+            shlex.split(args.agent_command)
+        except ValueError as e:
+            raise UsageError(f"--command: {e}") from None
+
+
+def _init_hint(hint: str | None) -> str | None:
+    """An intake hint for ``fyan init``: no fyan.toml exists yet to edit."""
+    if hint and "fyan.toml" in hint and "--unknown-references" not in hint:
+        return (hint + "; the project was not created: create it with `fyan init ... --no-ingest`, "
+                "edit its fyan.toml, then `fyan run` (or set FYAN_INTAKE__<KEY> in the environment)")
+    return hint
+
+
+def _make_parents(target: Path) -> list[Path]:
+    """Create the missing folders above ``target``; returns them (deepest last). Raises
+    ``ProjectError`` when one cannot be created."""
+    missing = []
+    parent = target.absolute().parent
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    missing.reverse()
+    for folder in missing:
+        try:
+            folder.mkdir()
+        except OSError as e:
+            for made in reversed(missing):
+                try:
+                    made.rmdir()
+                except OSError:
+                    pass
+            raise ProjectError(f"{folder}: cannot create the folder: {e.strerror or e}",
+                               hint="choose a project folder you can write to") from None
+    return missing
+
+
 def cmd_init(args: argparse.Namespace) -> CommandResult:
+    from fyan.agents.specify import model_specifier
     from fyan.intake import DEFAULT_MAX_FILE_MIB, read_source
+    from fyan.progress import StartupProgress
     from fyan.project import Project
     from fyan.specifier.ingest import ingest
     from fyan.state.gateway import Gateway
 
+    _check_init_model_args(args)
     target = Path(args.dir)
     source = Path(args.source)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -79,132 +169,140 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
         limit = float(os.environ.get("FYAN_INTAKE__MAX_FILE_MIB", DEFAULT_MAX_FILE_MIB))
     except ValueError:
         raise InputError("FYAN_INTAKE__MAX_FILE_MIB is not a number", hint="give a size in MiB, e.g. 64") from None
-    catalogue = read_source(source, max_file_mib=limit)  # fails before anything is created
-    name = args.name or target.resolve().name
-    main_dir = source.resolve().parent
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=target.resolve().parent))
+    progress = StartupProgress(enabled=not args.json)
+    made: list[Path] = []
     try:
-        for rel in catalogue.files:
-            src = main_dir / rel
-            dest = tmp / "source" / rel
-            if ".." in Path(rel).parts or Path(rel).is_absolute():
-                raise InputError(f"{rel}: included from outside the main file's folder {main_dir}",
-                                 hint="give the main file at the root of the source tree")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest)
-        intake = ""
-        if args.unknown_references:
-            intake = f"[intake]\nunknown_references = {_toml_str(args.unknown_references)}\n\n"
-        (tmp / "fyan.toml").write_text(
-            FYAN_TOML.format(name=_toml_str(name), source=_toml_str(f"source/{catalogue.main_file}"), intake=intake),
-            encoding="utf-8",
-        )
-        report = None
-        if not args.no_ingest:
-            project = Project.open(tmp)
-            gateway = Gateway(project)
-            try:
-                report = ingest(project, gateway, catalogue)  # the source as read above, now copied
-            finally:
-                gateway.close()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; a project folder is not
-        if target.exists():
-            target.rmdir()
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        progress.phase(f"Reading {source}")
+        catalogue = read_source(source, max_file_mib=limit, tolerant=args.tolerant)  # fails before anything is created
+        made = _make_parents(target)
+        name = args.name or target.resolve().name
+        main_dir = source.resolve().parent
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=target.resolve().parent))
+        try:
+            for rel in catalogue.files:
+                src = main_dir / rel
+                dest = tmp / "source" / rel
+                if ".." in Path(rel).parts or Path(rel).is_absolute():
+                    raise InputError(f"{rel}: included from outside the main file's folder {main_dir}",
+                                     hint="give the main file at the root of the source tree")
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest)
+            keys = []
+            if args.unknown_references:
+                keys.append(f"unknown_references = {_toml_str(args.unknown_references)}")
+            if args.cycles:
+                keys.append(f"cycles = {_toml_str(args.cycles)}")
+            if args.tolerant:
+                keys.append("tolerant = true")
+            intake = "[intake]\n" + "\n".join(keys) + "\n\n" if keys else ""
+            (tmp / "fyan.toml").write_text(
+                FYAN_TOML.format(name=_toml_str(name), source=_toml_str(f"source/{catalogue.main_file}"),
+                                 intake=intake, agents=_agents_toml(args)),
+                encoding="utf-8",
+            )
+            report = None
+            if not args.no_ingest:
+                progress.phase(f"Finding theorem units and dependencies in {len(catalogue.statements)} statements")
+                project = Project.open(tmp)
+                gateway = Gateway(project)
+                try:  # the source as read above, now copied
+                    report = ingest(project, gateway, catalogue, specifier=model_specifier(project, gateway))
+                finally:
+                    gateway.close()
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; a project folder is not
+            if target.exists():
+                target.rmdir()
+            os.replace(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    except FyanError as e:
+        e.hint = _init_hint(e.hint)
         raise
+    except OSError as e:
+        raise ProjectError(f"{e.filename or target}: {e.strerror or e}", hint="nothing was created") from None
+    finally:
+        progress.done()
+        if not target.exists():
+            for folder in reversed(made):  # the folders made for a project that was not created
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass
+    return _init_result(args, target, catalogue, report)
+
+
+def _init_result(args: argparse.Namespace, target: Path, catalogue, report) -> CommandResult:
+    from fyan.intake.catalogue import format_warnings
+
+    model = {"provider": args.provider or "none", "model": (args.model or args.provider) if args.provider else None}
+    if args.provider is None:
+        nxt = (f"No model is configured yet: choose one in {_quote(target / 'fyan.toml')} ([agents.default]; "
+               f"see `fyan init --help`), then: fyan run {_quote(target)}")
+    else:
+        nxt = f"Next: fyan run {_quote(target)}"
+        var = KEY_VARS.get(args.provider)
+        if var and not os.environ.get(var):
+            nxt = f"{var} is not set in this shell: export it, then: fyan run {_quote(target)}"
     if report is None:
-        return CommandResult(ExitCode.OK, {"project": str(target), "ingested": False, "statements": len(catalogue.statements)},
+        return CommandResult(ExitCode.OK, {"project": str(target), "ingested": False, "statements": len(catalogue.statements),
+                                           **model},
                              f"Created project {target} ({len(catalogue.statements)} theorem-like statements); not ingested yet.\n"
-                             f"Edit {target / 'fyan.toml'} (providers, [intake] specifier), then: fyan run {target}")
-    shown = report.warnings[:10]
-    more = len(report.warnings) - len(shown)
-    errors = sum(f.severity == "error" for f in report.findings)
+                             f"Edit {_quote(target / 'fyan.toml')} (providers, [intake] specifier), then: fyan run {_quote(target)}")
+    if report.warnings and not args.json:  # every warning, on stderr (--json lists them under "warnings")
+        print(format_warnings(report.warnings), end="", file=sys.stderr)
     text = (
         f"Created project {target} from {report.format.upper() if report.format == 'pdf' else report.format} "
         f"source: {report.statements} theorem-like statements in {len(report.files)} file(s), "
         f"{report.units} units, {report.edges} dependency edges, {report.layers} layer(s).\n"
-        + "".join(f"  warning: {w}\n" for w in shown)
-        + (f"  ... and {more} more warning(s) (--json lists them all)\n" if more > 0 else "")
-        + (f"  problem.tex lints: {len(report.findings)} finding(s), {errors} error(s)\n" if report.findings else "")
-        + "".join(f"    {f}\n" for f in report.findings[:10])
-        + f"Next: fyan run {target}"
+        + _ingest_details(report)
+        + nxt
     )
-    return CommandResult(ExitCode.OK, {"project": str(target), **report.model_dump(mode="json")}, text)
+    return CommandResult(ExitCode.OK, {"project": str(target), **model, **report.model_dump(mode="json")}, text)
+
+
+def _ingest_details(report: Any) -> str:
+    """The lines after an ingest's summary (``fyan init`` and the first ``fyan run``/``resume``):
+    warnings (printed on stderr by the caller), mentions, problem.tex lint findings."""
+    errors = sum(f.severity == "error" for f in report.findings)
+    return ((f"  {len(report.warnings)} warning(s) on stderr\n" if report.warnings else "")
+            + (f"  {len(report.mentions)} reference(s) kept as mentions, not dependencies (each problem.tex lists "
+               "its own; --json lists them all)\n" if report.mentions else "")
+            + (f"  problem.tex lints: {len(report.findings)} finding(s), {errors} error(s)\n" if report.findings else "")
+            + "".join(f"    {f}\n" for f in report.findings[:10]))
+
+
+def _announce_ingest(args: argparse.Namespace) -> Callable[[Any], None]:
+    """For ``fyan run``/``resume``: when the run ingested the source first (a project made with
+    ``--no-ingest``), say so and print intake's warnings on stderr, grouped as ``fyan init``
+    prints them (issue 12; ``--json`` lists them under ``ingest.warnings``)."""
+    from fyan.intake.catalogue import format_warnings
+
+    def announce(d: Any) -> None:
+        r = d.report
+        if r is None or args.json:
+            return
+        print(format_warnings(r.warnings), end="", file=sys.stderr, flush=True)
+        print(f"Ingested {r.source}: {r.units} units, {r.edges} edges, {r.layers} layer(s)\n"
+              + _ingest_details(r), end="", flush=True)
+
+    return announce
 
 
 # -- run -------------------------------------------------------------------------------------
 
-class _Progress:
-    """Live progress: a rich display on a terminal, one line per event otherwise."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.enabled = enabled
-        self.tty = sys.stdout.isatty()
-        self.lock = threading.Lock()
-        self.live = None
-        if enabled and self.tty:
-            from rich.live import Live
-
-            self.live = Live(refresh_per_second=4, transient=True)
-            self.live.start()
-
-    def __call__(self, event, views) -> None:
-        if not self.enabled:
-            return
-        with self.lock:
-            if self.live is not None:
-                self.live.update(self._table(views))
-                if event.status in ("succeeded", "failed", "note", "interrupted", "critic"):
-                    self.live.console.print(self._line(event))
-            elif event.status != "started":
-                print(self._line(event), flush=True)
-
-    @staticmethod
-    def _line(event) -> str:
-        if event.status == "note":
-            return f"{time.strftime('%H:%M:%S')}  {event.reason}"[:300]
-        stage = getattr(event.stage, "value", event.stage)
-        reason = f" — {event.reason}" if event.reason and event.status != "succeeded" else ""
-        return f"{time.strftime('%H:%M:%S')}  {stage:<6} {event.unit:<40} {event.status}{reason}"[:300]
-
-    @staticmethod
-    def _table(views):
-        from rich.table import Table
-
-        layers: dict[int, list] = {}
-        for v in views.values():
-            layers.setdefault(v.unit.layer, []).append(v)
-        done = sum(v.status.value == "complete" for v in views.values())
-        t = Table(title=f"fyan run: {done}/{len(views)} units complete", expand=False)
-        t.add_column("layer")
-        t.add_column("done/total", justify="right")
-        t.add_column("ready", justify="right")
-        t.add_column("blocked", justify="right")
-        t.add_column("running (unit: stage)")
-        for layer, vs in sorted(layers.items()):
-            running = [f"{v.unit.id}: {v.next_stage.value if v.next_stage else ''}" for v in vs if v.status.value == "running"]
-            t.add_row(str(layer), f"{sum(v.status.value == 'complete' for v in vs)}/{len(vs)}",
-                      str(sum(v.status.value == "ready" for v in vs)), str(sum(v.status.value == "blocked" for v in vs)),
-                      ", ".join(running)[:100])
-        return t
-
-    def close(self) -> None:
-        if self.live is not None:
-            self.live.stop()
-
-
 def _serve(args: argparse.Namespace, *, until_idle: bool, progress_enabled: bool, dashboard: bool = False,
            port: int | None = None, announce: Callable[[Any], None] | None = None):
     from fyan.orchestrator.daemon import Daemon, DaemonOptions
+    from fyan.progress import RunProgress
 
-    progress = _Progress(0, enabled=progress_enabled)
+    progress = RunProgress(enabled=progress_enabled)
     options = DaemonOptions(watch=True, until_idle=until_idle, only=set(args.unit) if getattr(args, "unit", None) else None,
                             parallelism=getattr(args, "parallelism", None), dashboard=dashboard, dashboard_port=port)
     daemon = Daemon(args.dir, options, on_event=progress, on_ready=announce)
+    progress.live = daemon.live
     try:
         summary = daemon.serve()
     finally:
@@ -213,35 +311,45 @@ def _serve(args: argparse.Namespace, *, until_idle: bool, progress_enabled: bool
 
 
 def _run_result(args: argparse.Namespace, daemon, summary) -> CommandResult:
+    from fyan.orchestrator.status import blocked_lines, project_status
+    from fyan.state.store import Store
+
     project = daemon.project
+    store = Store(project.paths.db)
+    try:
+        status = project_status(project, store, with_stale=False)
+    finally:
+        store.close()
     payload = {
         "project": project.name, "units": summary.units, "layers": summary.layers, "counts": summary.counts,
         "by_layer": {str(k): v for k, v in summary.by_layer.items()}, "steps": summary.steps,
         "interrupted_resumed": summary.interrupted, "elapsed_s": summary.elapsed_s,
         "blocked": [{"unit": u, "reason": r} for u, r in summary.blocked],
+        "blocked_groups": status.as_payload()["blocked_groups"],
         "held": [{"unit": u, "reason": r} for u, r in summary.held], "stopped": summary.stopped,
         "notes": daemon.notes,
     }
+    if daemon.report is not None:  # this run ingested the source first
+        payload["ingest"] = daemon.report.model_dump(mode="json")
     lines = [
         f"{project.name}: {summary.units} units in {summary.layers} layer(s); "
         + ", ".join(f"{n} {k}" for k, n in sorted(summary.counts.items()))
         + f" ({summary.steps} stage attempts, {summary.elapsed_s}s)"
     ]
-    reasons: dict[str, list[str]] = {}
-    for unit, reason in summary.blocked:
-        reasons.setdefault(_root_reason(reason), []).append(unit)
-    for reason, units in reasons.items():
-        lines.append(f"  blocked ({len(units)}): {reason}")
-        lines.append("    " + ", ".join(units[:8]) + (f", ... (+{len(units) - 8})" if len(units) > 8 else ""))
+    lines += ["  " + line for line in blocked_lines(status.blocked)]
     if summary.held:
         lines.append(f"  held, stale after a source change ({len(summary.held)}): "
                      + ", ".join(u for u, _ in summary.held[:8]))
+    if any(g.cause == "Lean toolchain not found" for g in status.blocked):
+        lines.append("Without a Lean toolchain this is the expected end: every stage that needs no Lean ran, and the "
+                     "completion gate failed closed. Install Lean and run the same command again: Fyan resumes where "
+                     "it stopped (nothing done is redone).")
     if summary.blocked:
-        lines.append(f"Details: fyan status {args.dir}")
+        lines.append(f"Details: fyan status {_quote(args.dir)}")
     code = summary.exit_code
     if summary.stopped:
         lines.append(f"{summary.stopped}: attempts in progress were recorded as interrupted; "
-                     f"`fyan resume {args.dir}` continues")
+                     f"`fyan resume {_quote(args.dir)}` continues")
         code = ExitCode.INCOMPLETE if code != ExitCode.OK else code
     return CommandResult(code, payload, "\n".join(lines))
 
@@ -251,12 +359,8 @@ def cmd_run(args: argparse.Namespace) -> CommandResult:
 
     Project.open(args.dir)  # clear error before taking the lock
 
-    def announce(d) -> None:
-        if d.report is not None and not args.json:
-            r = d.report
-            print(f"Ingested {r.source}: {r.units} units, {r.edges} edges, {r.layers} layer(s)", flush=True)
-
-    daemon, summary = _serve(args, until_idle=not args.watch, progress_enabled=not args.json, announce=announce)
+    daemon, summary = _serve(args, until_idle=not args.watch, progress_enabled=not args.json,
+                             announce=_announce_ingest(args))
     return _run_result(args, daemon, summary)
 
 
@@ -274,7 +378,7 @@ def cmd_resume(args: argparse.Namespace) -> CommandResult:
         return CommandResult(code, {"plan": p, "dry_run": args.dry_run}, text)
     if not args.json:
         print(text, flush=True)
-    daemon, summary = _serve(args, until_idle=True, progress_enabled=not args.json)
+    daemon, summary = _serve(args, until_idle=True, progress_enabled=not args.json, announce=_announce_ingest(args))
     result = _run_result(args, daemon, summary)
     result.payload = {"plan": p, **result.payload}
     return result
@@ -287,10 +391,13 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
     from fyan.project import Project
 
     if args.action == "serve":  # the background process itself (started by `daemon start`)
+        ingested = _announce_ingest(args)  # its stdout and stderr are .fyan/logs/daemon.log
+
         def announce(dm) -> None:
             print(f"fyan daemon pid {os.getpid()} serving {dm.project.paths.root}"
                   + (f"; dashboard {dm.dashboard_url} (write token in .fyan/daemon.json)" if dm.dashboard_url else ""),
                   flush=True)
+            ingested(dm)
 
         args.unit = None
         dm, summary = _serve(args, until_idle=False, progress_enabled=True, dashboard=not args.no_dashboard,
@@ -303,33 +410,39 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
         text = f"Fyan daemon started on {project.name} (pid {state['pid']}); log {state['log']}"
         if state.get("dashboard"):
             text += f"\nDashboard: {state['dashboard']}  (write token: {state['token']})"
-        text += f"\nStop it with: fyan daemon stop {args.dir}"
+        text += f"\nStop it with: fyan daemon stop {_quote(args.dir)}"
         return CommandResult(ExitCode.OK, state, text)
     if args.action == "stop":
         result = d.stop_background(args.dir, wait_s=args.timeout)
         if not result["running"] and not result["stopped"]:
             return CommandResult(ExitCode.OK, result, f"No Fyan daemon is running on {project.name}.")
         return CommandResult(ExitCode.OK, result, f"Fyan daemon pid {result['pid']} stopped; "
-                                                 f"`fyan daemon start {args.dir}` resumes.")
-    holder = d.lock_holder(project)
-    state = d.read_state(project) if holder else None
-    payload: dict[str, Any] = {"running": holder is not None, "holder": holder}
-    if state:
-        payload.update({k: state.get(k) for k in ("pid", "started", "dashboard", "token", "log")})
+                                                 f"`fyan daemon start {_quote(args.dir)}` resumes.")
+    return _daemon_status(project)
+
+
+def _daemon_status(project) -> CommandResult:
+    from fyan.orchestrator import daemon as d
+    from fyan.orchestrator.status import project_status
     from fyan.state.store import Store
 
     store = Store(project.paths.db)
-    if store.exists:
-        views = store.views(project.config.scheduler.attempts_per_stage)
-        counts: dict[str, int] = {}
-        for v in views.values():
-            counts[v.status.value] = counts.get(v.status.value, 0) + 1
-        payload["counts"] = counts
+    try:
+        status = project_status(project, store, with_stale=False)
+    finally:
         store.close()
-    if holder is None:
+    run = status.run
+    state = d.read_state(project) if run["alive"] else None
+    payload: dict[str, Any] = {"running": run["alive"], "holder": run.get("holder")}
+    if state:
+        payload.update({k: state.get(k) for k in ("pid", "started", "dashboard", "token", "log")})
+    if status.ingested:
+        payload["counts"] = status.counts
+    payload["providers"] = status.outages
+    if not run["alive"]:
         text = f"No Fyan daemon is running on {project.name}."
     elif state is None:
-        text = f"{project.name} is locked by a foreground run ({holder})."
+        text = f"{project.name} is locked by a foreground run ({run['holder']})."
     else:
         text = (f"Fyan daemon running on {project.name}: pid {state['pid']} since "
                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(state['started']))}")
@@ -337,6 +450,10 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
             text += f"\nDashboard: {state['dashboard']}  (write token: {state['token']})"
     if payload.get("counts"):
         text += "\nUnits: " + ", ".join(f"{n} {k}" for k, n in sorted(payload["counts"].items()))
+        if payload["counts"].get("interrupted"):
+            text += " (interrupted attempts resume on the next run)"
+    for o in status.outages:
+        text += f"\n{o['text']}"
     return CommandResult(ExitCode.OK, payload, text)
 
 
@@ -355,16 +472,10 @@ def cmd_dashboard(args: argparse.Namespace) -> CommandResult:
     return CommandResult(ExitCode.OK, {"url": url}, "dashboard stopped")
 
 
-def _root_reason(reason: str) -> str:
-    """Group 'dependency X is blocked: R' under R."""
-    while reason.startswith("dependency ") and " is blocked: " in reason:
-        reason = reason.split(" is blocked: ", 1)[1]
-    return reason
-
-
 # -- status ----------------------------------------------------------------------------------
 
 def cmd_status(args: argparse.Namespace) -> CommandResult:
+    from fyan.orchestrator.status import project_status
     from fyan.project import Project
     from fyan.state.store import Store
 
@@ -372,36 +483,15 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
     store = Store(project.paths.db)
     if not store.exists:
         return CommandResult(ExitCode.OK, {"project": project.name, "units": [], "ingested": False},
-                             f"{project.name}: not ingested yet. Next: fyan run {args.dir}")
-    views = store.views(project.config.scheduler.attempts_per_stage)
-    post: dict[str, dict[str, str]] = {}
-    for p in store.post_runs():  # latest run of each post-completion task (never affects status)
-        post.setdefault(p.unit, {})[p.task] = p.status.value
-    units = [
-        {
-            "id": v.unit.id, "kind": v.unit.kind, "label": v.unit.label, "layer": v.unit.layer,
-            "provenance": v.unit.provenance, "status": v.status.value,
-            "stage": v.next_stage.value if v.next_stage else None, "reason": v.reason,
-            "depends_on": v.depends_on, "attempts": v.attempts, "after_completion": post.get(v.unit.id, {}),
-        }
-        for v in views.values()
-    ]
-    counts: dict[str, int] = {}
-    for u in units:
-        counts[u["status"]] = counts.get(u["status"], 0) + 1
-    payload: dict[str, Any] = {"project": project.name, "ingested": True, "counts": counts, "units": units}
-    if args.cost:
-        payload["cost"] = _cost(store)
-    from fyan.orchestrator import staleness
-
-    stale = staleness.check(project, store)
-    payload["stale"] = stale.stale
-    store.close()
-    text = _status_text(project.name, units, counts, payload.get("cost"))
-    if stale.stale:
-        text += (f"\nThe source changed since intake: {len(stale.stale)} unit(s) are stale (reported, never re-run):\n"
-                 + "\n".join(f"  {u}: {why}" for u, why in list(stale.stale.items())[:20]))
-    return CommandResult(ExitCode.OK, payload, text)
+                             f"{project.name}: not ingested yet. Next: fyan run {_quote(args.dir)}")
+    try:
+        status = project_status(project, store)
+        payload = status.as_payload()
+        if args.cost:
+            payload["cost"] = _cost(store)
+    finally:
+        store.close()
+    return CommandResult(ExitCode.OK, payload, _status_text(status, payload.get("cost"), args.dir))
 
 
 def _cost(store) -> dict[str, Any]:
@@ -430,40 +520,46 @@ def _cost(store) -> dict[str, Any]:
     return {"by_stage": by_stage, "by_unit": by_unit, "total": total, "unpriced_models": sorted(unpriced)}
 
 
-def _status_text(name: str, units: list[dict], counts: dict[str, int], cost: dict | None) -> str:
-    from io import StringIO
+def _status_text(status, cost: dict | None, folder: str) -> str:
+    """``fyan status`` as text: one row per unit (blocked first) with a short reason, then the
+    blocked units grouped by root cause with the remedy once, outages, and whether a run is
+    alive (``fyan.orchestrator.status``). Document text is printed literally."""
+    from fyan.orchestrator.status import STATUS_ORDER, blocked_lines, run_line
+    from fyan.terminal import render, table
 
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    order = {"blocked": 0, "running": 1, "ready": 2, "waiting": 3, "complete": 4}
-    table = Table(title=f"{name}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-    for col in ("unit", "layer", "kind", "status", "stage", "reason"):
-        table.add_column(col, overflow="fold")
-    for u in sorted(units, key=lambda u: (order.get(u["status"], 9), u["layer"])):
-        table.add_row(u["id"], str(u["layer"]), u["kind"], u["status"], u["stage"] or "-", escape((u["reason"] or "")[:200]))
-    buf = StringIO()
-    console = Console(file=buf, width=max(100, shutil.get_terminal_size((140, 20)).columns), force_terminal=False)
-    console.print(table)
+    units = status.units
+    rows = [[u["id"], str(u["layer"]), u["kind"], u["status"], u["stage"] or "-", u["short_reason"]]
+            for u in sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9),
+                                                  u["short_reason"].startswith("waits on "), u["layer"]))]
+    title = f"{status.project}: " + ", ".join(f"{n} {k}" for k, n in sorted(status.counts.items()))
+    parts: list[Any] = [table(title, ("unit", "layer", "kind", "status", "stage", "reason"), rows)]
     if cost:
-        for key, title in (("by_stage", "stage"), ("by_unit", "unit")):
-            ct = Table(title=f"model usage by {title}")
-            for col in (title, "calls", "tokens in", "tokens out", "cost (USD)", "replayed", "cache hits"):
-                ct.add_column(col)
-            for name, row in list(cost[key].items()) + [("total", cost["total"])]:
-                ct.add_row(name, str(row["calls"]), str(row["tokens_in"]), str(row["tokens_out"]), f"{row['cost_usd']:.4f}",
-                           str(row["replayed"]), str(row["cache_hits"]))
-            console.print(ct)
+        for key, name in (("by_stage", "stage"), ("by_unit", "unit")):
+            crow = [[k, str(row["calls"]), str(row["tokens_in"]), str(row["tokens_out"]), f"{row['cost_usd']:.4f}",
+                     str(row["replayed"]), str(row["cache_hits"])]
+                    for k, row in list(cost[key].items()) + [("total", cost["total"])]]
+            parts.append(table(f"model usage by {name}", (name, "calls", "tokens in", "tokens out", "cost (USD)",
+                                                          "replayed", "cache hits"), crow))
         if cost["unpriced_models"]:
-            console.print("not in config/pricing.toml (counted as 0 USD): " + ", ".join(cost["unpriced_models"]))
-    return buf.getvalue().rstrip()
+            parts.append("not in config/pricing.toml (counted as 0 USD): " + ", ".join(cost["unpriced_models"]))
+    lines = blocked_lines(status.blocked)
+    lines += [o["text"] for o in status.outages]
+    if status.stale:
+        lines.append(f"The source changed since intake: {len(status.stale)} unit(s) are stale (reported, never re-run):")
+        lines += [f"  {u}: {why}" for u, why in list(status.stale.items())[:20]]
+    if "UNCONFINED" in status.sandbox or "refused" in status.sandbox:
+        lines.append(f"sandbox: {status.sandbox}")
+    lines.append(run_line(status.run, status.project, units))
+    if not status.run.get("alive") and any(u["status"] in ("ready", "interrupted") for u in units):
+        lines.append(f"Next: fyan run {_quote(folder)}")
+    return render(*parts) + "\n" + "\n".join(lines)  # the lines as they are: long ones are not wrapped
 
 
 # -- gate ------------------------------------------------------------------------------------
 
 def cmd_gate(args: argparse.Namespace) -> CommandResult:
-    from fyan.gates.completion import report_json, report_text, run_gate
+    from fyan.gates.completion import run_gate
+    from fyan.gates.report import report_json, report_text
     from fyan.project import Project
     from fyan.state.store import Store
 
@@ -471,14 +567,45 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
     store = Store(project.paths.db)
     unit = store.unit(args.unit) if store.exists else None
     if unit is None:
-        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {args.dir}`")
-    # build/probe logs and the report of a manual run are kept (they are not stage state)
+        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
+    # build/inspector logs and the report of a manual run are kept (they are not stage state);
+    # the gate builds in its own workspace under the unit's gate lock (a daemon's gate of the
+    # same unit is waited for, never raced)
     log_dir = project.paths.logs / "gate" / f"{unit.id}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     report = run_gate(project, store, unit, log_dir)
     store.close()
     (log_dir / "report.json").write_bytes(report_json(report))
     code = ExitCode.OK if report.passed else ExitCode.INCOMPLETE
     return CommandResult(code, report.model_dump(mode="json"), report_text(report))
+
+
+# -- verify ----------------------------------------------------------------------------------
+
+def cmd_verify(args: argparse.Namespace) -> CommandResult:
+    from fyan.gates.verify import render, verify_project
+    from fyan.project import Project
+    from fyan.state.store import Store
+
+    project = Project.open(args.dir)
+    store = Store(project.paths.db)
+    if not store.exists:
+        return CommandResult(ExitCode.OK, {"project": project.name, "units": []}, f"{project.name}: not ingested yet.")
+    known = {u.id for u in store.units()}
+    unknown = sorted(set(args.unit or []) - known)
+    if unknown:
+        store.close()
+        raise ProjectError(f"{args.dir}: no unit {unknown[0]!r}", hint=f"list units with `fyan status {args.dir}`")
+
+    def progress(entry, report) -> None:
+        if not args.json:
+            print(f"{'ok ' if entry.reproduced else 'NOT'} {entry.unit}", flush=True)
+
+    try:
+        result = verify_project(project, store, only=set(args.unit) if args.unit else None, on_unit=progress)
+    finally:
+        store.close()
+    payload = {**result.model_dump(mode="json"), "not_reproduced": [u.unit for u in result.not_reproduced]}
+    return CommandResult(ExitCode.INCOMPLETE if result.not_reproduced else ExitCode.OK, payload, render(result))
 
 
 # -- doctor ----------------------------------------------------------------------------------
@@ -524,7 +651,7 @@ def cmd_audit(args: argparse.Namespace) -> CommandResult:
     store = Store(project.paths.db)
     unit = store.unit(args.unit) if store.exists else None
     if unit is None:
-        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {args.dir}`")
+        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
     certified, payload, text = audit_report(project, store, unit)
     store.close()
     return CommandResult(ExitCode.OK if certified else ExitCode.INCOMPLETE, payload, text)
@@ -538,12 +665,18 @@ def cmd_export(args: argparse.Namespace) -> CommandResult:
 
     project = Project.open(args.dir)
     report = export_blueprint(project, Path(args.out) if args.out else None)
+    out = Path(report.out)
+    if out.parts[-2:] == ("blueprint", "src"):
+        render_hint = f"Render it with leanblueprint: cd {_quote(out.parent.parent)} && leanblueprint web"
+    else:  # leanblueprint reads blueprint/src/ below the folder it runs in
+        render_hint = (f"Render it with leanblueprint, which reads blueprint/src/ below the folder it runs in: "
+                       f"put {_quote(out)} at <folder>/blueprint/src, then cd <folder> && leanblueprint web")
     text = (
         f"Wrote a leanblueprint source for {report.units} unit(s) to {report.out}: {', '.join(report.written)}"
         + (f" (kept your {', '.join(report.kept)})" if report.kept else "")
         + f"\n  {report.uses} \\uses item(s), {report.leanok_statements} statement(s) and {report.leanok_proofs} "
         f"proof(s) marked \\leanok, {report.lean_declarations} \\lean declaration(s)"
-        + f"\nRender it with leanblueprint: cd {Path(report.out).parent.parent} && leanblueprint web"
+        + f"\n{render_hint}"
     )
     return CommandResult(ExitCode.OK, report.model_dump(), text)
 
@@ -555,6 +688,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "run": cmd_run,
     "status": cmd_status,
     "gate": cmd_gate,
+    "verify": cmd_verify,
     "doctor": cmd_doctor,
     "shadow": cmd_shadow,
     "audit": cmd_audit,
@@ -588,13 +722,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unknown-references", choices=["error", "warn"],
                    help="a reference to a label defined nowhere in the document: stop (error, the default) "
                    "or warn; written to the project's fyan.toml ([intake] unknown_references)")
+    p.add_argument("--cycles", choices=["error", "break"],
+                   help="dependency cycles among the references: stop and list them all (error, the default) or "
+                   "demote the weakest edge of each to a mention, with a warning (break); written to fyan.toml "
+                   "([intake] cycles)")
+    p.add_argument("--tolerant", action="store_true",
+                   help="malformed math in a statement (unbalanced $, $$, \\(, \\[, braces): warn and read the "
+                   "statement up to its own \\end instead of stopping; written to fyan.toml ([intake] tolerant)")
+    g = p.add_argument_group(
+        "model (written to [agents.default] of fyan.toml; without --provider the project has no model yet and "
+        "`fyan run` says how to choose one)")
+    g.add_argument("--provider", choices=["anthropic", "openai", "openai-compatible", "command"],
+                   help="anthropic (ANTHROPIC_API_KEY), openai (OPENAI_API_KEY), openai-compatible (a vLLM, "
+                   "llama.cpp or Ollama server: --base-url), or command (a coding-agent CLI: --command)")
+    g.add_argument("--model", help="the model's name, e.g. " + ", ".join(f"{m} ({k})" for k, m in EXAMPLE_MODELS.items())
+                   + "; needed with every provider but command")
+    g.add_argument("--base-url", help="endpoint of an OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    g.add_argument("--command", dest="agent_command", help='the coding-agent CLI, as you would type it, e.g. "my-agent --print"')
     p.add_argument("--json", action="store_true", help="print a JSON result")
 
     p = sub.add_parser("run", help="run every stage of every unit to quiescence (foreground, resumable)",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", help="project folder")
     p.add_argument("--unit", action="append", help="restrict to this unit and its dependencies (repeatable)")
-    p.add_argument("--parallelism", type=int, help="stage attempts at once (default: [scheduler] parallelism)")
+    p.add_argument("--parallelism", type=arguments.parallelism, help="stage attempts at once (default: [scheduler] parallelism)")
     p.add_argument("--watch", action="store_true",
                    help="keep running at quiescence, acting on guidance, source and proof edits (Ctrl-C stops)")
     p.add_argument("--json", action="store_true", help="no progress display; print a JSON summary")
@@ -604,7 +755,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="project folder")
     p.add_argument("--dry-run", action="store_true", help="only explain; change nothing")
     p.add_argument("--unit", action="append", help="restrict to this unit and its dependencies (repeatable)")
-    p.add_argument("--parallelism", type=int, help="stage attempts at once (default: [scheduler] parallelism)")
+    p.add_argument("--parallelism", type=arguments.parallelism, help="stage attempts at once (default: [scheduler] parallelism)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("daemon", help="start, stop or inspect the background daemon of a project",
@@ -613,15 +764,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start (in the background), stop (SIGTERM, waits), status; serve = the daemon process itself")
     p.add_argument("dir", help="project folder")
     p.add_argument("--no-dashboard", action="store_true", help="do not serve the dashboard")
-    p.add_argument("--port", type=int, help="dashboard port on 127.0.0.1 (default: [dashboard] port; 0 = any)")
-    p.add_argument("--parallelism", type=int, help="stage attempts at once (default: [scheduler] parallelism)")
-    p.add_argument("--timeout", type=float, default=60.0, help="stop: seconds to wait for the daemon to exit")
+    p.add_argument("--port", type=arguments.port, help="dashboard port on 127.0.0.1 (default: [dashboard] port; 0 = any)")
+    p.add_argument("--parallelism", type=arguments.parallelism, help="stage attempts at once (default: [scheduler] parallelism)")
+    p.add_argument("--timeout", type=arguments.seconds, default=60.0, help="stop: seconds to wait for the daemon to exit")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("dashboard", help="serve the project's dashboard on 127.0.0.1 (foreground)",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", help="project folder")
-    p.add_argument("--port", type=int, help="port (default: [dashboard] port; 0 = any free port)")
+    p.add_argument("--port", type=arguments.port, help="port (default: [dashboard] port; 0 = any free port)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("status", help="one line per unit: stage, status, reason",
@@ -635,6 +786,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="project folder")
     p.add_argument("unit", help="unit id (see `fyan status`)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("verify", help="re-run the completion gate of every complete unit from scratch; list those "
+                       "whose completion does not reproduce (exit 3)",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--unit", action="append", help="verify only this complete unit (repeatable)")
+    p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("doctor", help="which model providers are usable here, and whether a Lean toolchain is present",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -665,34 +823,65 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _print(text: str, stream=None) -> None:
+    print(text, file=stream or sys.stdout, flush=True)
+
+
+def _quiet_closed_output() -> None:
+    """The reader of our output went away (``| head -1``): say nothing more, and keep Python
+    from complaining about it at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _fail(args: argparse.Namespace, code: ExitCode, message: str, hint: str | None = None, **extra: Any) -> int:
+    """Report an error: one JSON object on stdout with ``--json``, else lines on stderr."""
+    if getattr(args, "json", False):
+        _print(json.dumps({"error": message, "hint": hint, "exit_code": int(code), **extra}, ensure_ascii=False))
+    else:
+        _print(f"fyan: error: {message}", sys.stderr)
+        if hint:
+            _print(f"  hint: {hint}", sys.stderr)
+    return int(code)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command (module docstring); returns the exit code (``ExitCode``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    folder = Path(args.dir) if isinstance(getattr(args, "dir", None), str) else None
     try:
-        result = COMMANDS[args.command](args)
-    except FyanError as e:
-        if getattr(args, "json", False):
-            print(json.dumps({"error": e.message, "hint": e.hint, "exit_code": int(e.exit_code)}))
-        else:
-            print(f"fyan: error: {e.message}", file=sys.stderr)
-            if e.hint:
-                print(f"  hint: {e.hint}", file=sys.stderr)
-        return int(e.exit_code)
-    except KeyboardInterrupt:
-        print("fyan: interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
-    except Exception as e:  # a bug: say so, keep the traceback
-        logs.get().error("internal_error", command=args.command, error=repr(e), exc_info=True)
-        import traceback
-
-        traceback.print_exc()
-        print(f"fyan: internal error: {type(e).__name__}: {e} (this is a bug in Fyan)", file=sys.stderr)
-        return int(ExitCode.INTERNAL)
-    if args.json:
-        print(json.dumps(result.payload, indent=2, ensure_ascii=False, default=str))
-    elif result.text:
-        print(result.text)
-    return int(result.code)
+        try:
+            result = COMMANDS[args.command](args)
+        except FyanError as e:
+            return _fail(args, e.exit_code, e.message, e.hint)
+        except KeyboardInterrupt:
+            _print("fyan: interrupted; run the same command again to resume", sys.stderr)
+            return 130
+        except OSError as e:
+            if isinstance(e, BrokenPipeError):
+                raise
+            if e.filename is None:
+                raise
+            report = logs.crash_report(e, args.command, folder)
+            return _fail(args, ExitCode.INPUT, f"{e.filename}: {e.strerror or e}",
+                         f"details in {report}", log=str(report))
+        except Exception as e:  # a bug: one line on the terminal, the details in a file
+            report = logs.crash_report(e, args.command, folder)
+            return _fail(args, ExitCode.INTERNAL, f"internal error ({type(e).__name__}); this is a bug in Fyan",
+                         f"the details are in {report}; please include that file when you report it", log=str(report))
+        if args.json:
+            _print(json.dumps(result.payload, indent=2, ensure_ascii=False, default=str))
+        elif result.text:
+            _print(result.text)
+        return int(result.code)
+    except BrokenPipeError:
+        _quiet_closed_output()
+        return int(ExitCode.OK)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ Errors: ``load_config`` raises ``ConfigError`` naming the file and the offending
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +22,11 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from fyan.errors import ConfigError
 
 STAGE_NAMES = ("specify", "reason", "plan", "audit", "prove", "critic", "curate", "review")
+
+
+#: A Lean module or library name Fyan writes into Lean source: dot-separated identifiers
+#: (ASCII letters, digits, `_`, `'`; not starting with a digit).
+_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_']*(?:\.[A-Za-z_][A-Za-z0-9_']*)*$")
 
 
 class _Section(BaseModel):
@@ -35,6 +41,13 @@ class ProjectSection(_Section):
         description="Lean library (root module) name of the project's Lake package; "
         "derived from the project name when empty.",
     )
+
+    @field_validator("lean_lib")
+    @classmethod
+    def _lib_name(cls, value: str) -> str:
+        if value and not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", value):
+            raise ValueError(f"{value!r} is not a Lean library name (a letter, then letters, digits and _)")
+        return value
 
 
 class IntakeSection(_Section):
@@ -58,9 +71,26 @@ class IntakeSection(_Section):
     )
     term_edges: bool = Field(
         default=True,
-        description="Add a dependency edge from a statement to an earlier definition whose "
-        "defined term (bold or emphasised in the definition) or title it mentions, unless "
-        "other edges already imply it.",
+        description="In a document without \\uses: add a dependency edge from a statement to an earlier "
+        "definition whose defined term (definition markup: \\emph, \\textbf, {\\it ...}, ...) or title it "
+        "uses, unless other edges already imply it or it would close a cycle.",
+    )
+    notation_edges: bool = Field(
+        default=True,
+        description="In a document without \\uses: add a dependency edge from a statement to an earlier "
+        "definition whose notation it uses (a symbol the definition introduces: X := ..., 'we write $X$ for', "
+        "'denote by $X$', a document macro it owns), unless other edges already imply it or it would close a "
+        "cycle. Bare letters, numbers and standard operators give no edge.",
+    )
+    cycles: Literal["error", "break"] = Field(
+        default="error",
+        description="Cycles among the dependency edges of the document: stop intake and report them all "
+        "(error), or demote the weakest edge of each to a mention, with a warning (break).",
+    )
+    tolerant: bool = Field(
+        default=False,
+        description="Malformed math in a statement (unbalanced $, $$, \\(, \\[, braces): stop intake with every "
+        "fault listed (false), or warn and read each statement up to its own \\end (true).",
     )
     max_file_mib: float = Field(
         default=32.0, gt=0, description="Largest source file intake reads, MiB (each file of a TeX tree)."
@@ -74,7 +104,11 @@ class IntakeSection(_Section):
 
 
 class StageAgent(_Section):
-    provider: Literal["replay", "record", "anthropic", "openai", "openai-compatible", "command"] = "replay"
+    provider: Literal["replay", "record", "anthropic", "openai", "openai-compatible", "command", "none"] = Field(
+        default="replay",
+        description="replay | record | anthropic | openai | openai-compatible | command; none = no model "
+        "configured yet (`fyan run` stops before any attempt and says how to choose one).",
+    )
     model: str = Field(default="example-authored", description="Model name sent to the provider (and priced by config/pricing.toml).")
     base_url: str | None = Field(default=None, description="Endpoint of an OpenAI-compatible server.")
     max_tokens: int = Field(default=8192, gt=0, description="Reply budget, tokens.")
@@ -92,6 +126,18 @@ class StageAgent(_Section):
     )
     command: list[str] = Field(
         default=[], description="With provider = 'command': the CLI to run in the unit workspace (prompt on stdin)."
+    )
+    network: bool = Field(
+        default=False, description="With provider = 'command': let the confined CLI use the network (it needs it to "
+        "reach a hosted model); off = no network inside the sandbox."
+    )
+    sandbox_readable: list[str] = Field(
+        default=[], description="With provider = 'command': paths the confined CLI may read although they are hidden "
+        "(your home and the project folder are), e.g. its installation or configuration (~ allowed)."
+    )
+    sandbox_writable: list[str] = Field(
+        default=[], description="With provider = 'command': paths outside the workspace the confined CLI may write "
+        "(e.g. its own state folder; ~ allowed). Never the project folder."
     )
     timeout: float = Field(default=1800.0, gt=0, description="Seconds per call (command agent: the kill deadline).")
 
@@ -116,6 +162,18 @@ class AgentsSection(_Section):
     post_completion: bool = Field(
         default=True, description="Run the Curator (skills/) and the Auditor (review.md) after a unit completes."
     )
+    call_attempts: int = Field(
+        default=3, ge=1,
+        description="Tries of one model call on a transient failure (connection, timeout, 429, 5xx, overloaded) "
+        "before the provider counts as unavailable.",
+    )
+    outage_wait_initial: float = Field(
+        default=10.0, gt=0,
+        description="Seconds before the first new try of an unavailable provider; doubles after each outage.",
+    )
+    outage_wait_max: float = Field(
+        default=300.0, gt=0, description="Longest wait between tries of an unavailable provider, seconds."
+    )
     default: StageAgent = StageAgent()
     stages: dict[str, StageAgent] = Field(default_factory=dict)
 
@@ -139,15 +197,66 @@ class LeanSection(_Section):
     )
     build_timeout: float = Field(default=900.0, gt=0, description="Seconds per `lake` call.")
     memory_limit_mb: int = Field(default=8192, gt=0, description="Address-space limit per build, MiB.")
-    sandbox: Literal["auto", "require", "off"] = Field(
-        default="auto",
-        description="auto: use bubblewrap when present, warn otherwise; require: refuse to build "
-        "without it; off: never sandbox.",
+    sandbox: Literal["require", "auto", "off"] = Field(
+        default="require",
+        description="How model-written code (Lean builds of candidates, command agents) is confined: "
+        "require: in bubblewrap, refusing to run without it; auto: bubblewrap when usable, else unconfined "
+        "(reported); off: never confined (stated by status and every gate report).",
     )
-    axiom_allowlist: list[str] = Field(default=["propext", "Classical.choice", "Quot.sound"])
+    sandbox_readable: list[str] = Field(
+        default=[], description="Folders confined Lean builds may read although the sandbox hides them (your "
+        "home and the project are hidden; ~/.elan and the toolchain's own folder are readable), e.g. a toolchain "
+        "installed elsewhere in your home (~ allowed)."
+    )
+    axiom_allowlist: list[str] = Field(
+        default=["propext", "Classical.choice", "Quot.sound"],
+        description="Axioms a complete unit may depend on. sorryAx, Lean.ofReduceBool, Lean.trustCompiler and "
+        "*._native.* are refused here (they can never be acceptable).",
+    )
+    extension_allowlist: list[str] = Field(
+        default=[], description="More environment extensions whose entries a unit's modules may register "
+        "(by name, as the gate report prints them), besides Fyan's list of harmless ones."
+    )
     extra_imports: list[str] = Field(
         default=[], description="Modules every unit file imports (for example Mathlib)."
     )
+    inspector_dir: str = Field(
+        default="", description="Where the trusted inspector is compiled and kept, one folder per toolchain pin "
+        "(\"\" = $XDG_CACHE_HOME/fyan/inspector, else ~/.cache/fyan/inspector). Keep it out of every workspace."
+    )
+    comparator: str = Field(
+        default="", description="Path to leanprover/comparator (\"\" = look for `comparator` on PATH). When found, "
+        "the gate requires it to accept each unit."
+    )
+
+    @field_validator("toolchain")
+    @classmethod
+    def _comparable_pin(cls, value: str) -> str:
+        from fyan.lean.toolchain import pin_version
+
+        if pin_version(value) is None:
+            raise ValueError(f"{value!r} names no Lean version the gate can check the toolchain against; pin a "
+                             "release (leanprover/lean4:v4.31.0, v4.31.0 or 4.31.0) or a nightly "
+                             "(leanprover/lean4:nightly-2025-06-01)")
+        return value
+
+    @field_validator("axiom_allowlist")
+    @classmethod
+    def _acceptable_axioms(cls, value: list[str]) -> list[str]:
+        from fyan.lean.policy import refused_allowlist_entries
+
+        bad = refused_allowlist_entries(value)
+        if bad:
+            raise ValueError("these can never be accepted: " + "; ".join(bad))
+        return value
+
+    @field_validator("extra_imports")
+    @classmethod
+    def _module_names(cls, value: list[str]) -> list[str]:
+        bad = [m for m in value if not _MODULE.match(m)]
+        if bad:
+            raise ValueError(f"not Lean module names: {bad} (letters, digits, _ and ' in dot-separated parts)")
+        return value
 
 
 class AuditSection(_Section):

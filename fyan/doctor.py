@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from fyan.agents.preflight import agent_groups, stages_in_use
 from fyan.config import FyanConfig, StageAgent
 
 KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -83,6 +84,8 @@ def check_agent(kind: str, agent: StageAgent, cassette, online: bool) -> list[Fi
         else:
             ok, detail = _reach(agent.base_url.rstrip("/") + "/models")
             out.append(Finding(what="endpoint", ok=ok, detail=detail))
+    elif kind == "none":
+        out.append(Finding(what="model", ok=False, detail='no model is configured (provider = "none"): set one in fyan.toml'))
     elif kind == "command":
         if not agent.command:
             out.append(Finding(what="command", ok=False, detail="command = [...] is empty"))
@@ -91,15 +94,6 @@ def check_agent(kind: str, agent: StageAgent, cassette, online: bool) -> list[Fi
             out.append(Finding(what="command", ok=path is not None,
                                detail=f"{agent.command[0]} found at {path}" if path else f"{agent.command[0]} not found on PATH"))
     return out
-
-
-def stages_in_use(config: FyanConfig) -> list[str]:
-    stages = ["reason", "plan", "audit", "prove"]
-    if config.intake.specifier == "model":
-        stages.insert(0, "specify")
-    if config.agents.post_completion:
-        stages += ["curate", "review"]
-    return stages
 
 
 def diagnose(config: FyanConfig | None, project_root=None, online: bool = False) -> dict[str, Any]:
@@ -111,12 +105,8 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
 
     providers = []
     if config is not None:
-        groups: dict[str, tuple[StageAgent, list[str]]] = {}
-        for stage in stages_in_use(config):
-            agent = config.agents.for_stage(stage)
-            groups.setdefault(agent.model_dump_json(), (agent, []))[1].append(stage)
         cassette = project_root / config.agents.replay_file
-        for agent, stages in groups.values():
+        for agent, stages in agent_groups(config, stages_in_use(config)):
             findings = check_agent(agent.provider, agent, cassette, online)
             providers.append({
                 "stages": stages, "provider": agent.provider, "model": agent.model,
@@ -134,9 +124,29 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
             "detail": f"{disc.toolchain.lake}: {disc.toolchain.version}" if disc.toolchain else disc.problem,
             "looked_in": list(disc.looked_in)}
     bwrap, why = bwrap_status()
+    if bwrap is None:
+        from fyan.lean.runner import SANDBOX_REMEDY
+
+        why = f"{why}; {SANDBOX_REMEDY}"
     sandbox = {"available": bwrap is not None, "detail": why, "setting": lean_cfg.sandbox}
+    inspector = _inspector_status(lean_cfg)
     ok = all(p["usable"] for p in providers) and lean["present"] and (bwrap is not None or lean_cfg.sandbox != "require")
-    return {"providers": providers, "lean": lean, "sandbox": sandbox, "ok": ok}
+    return {"providers": providers, "lean": lean, "sandbox": sandbox, "inspector": inspector, "ok": ok}
+
+
+def _inspector_status(lean_cfg) -> dict[str, Any]:
+    """Whether the trusted inspector is built for the configured pin (it is built on first use,
+    before any candidate; never here)."""
+    from fyan.lean.inspector import cache_root, inspector_key, verified_build
+
+    folder = cache_root(lean_cfg) / inspector_key(lean_cfg.toolchain)
+    build = verified_build(folder)
+    if build is not None:
+        return {"built": True, "detail": f"{build.executable} ({build.note}; sha256 {build.sha256[:16]}…)"}
+    if folder.exists():
+        return {"built": False, "detail": f"{folder} does not match its manifest: it is rebuilt before the next gate"}
+    return {"built": False, "detail": f"not built yet for {lean_cfg.toolchain}: built into {folder.parent} before the "
+                                      "first gate (needs the pinned toolchain)"}
 
 
 def render(report: dict[str, Any]) -> str:
@@ -150,7 +160,10 @@ def render(report: dict[str, Any]) -> str:
     lean = report["lean"]
     lines.append(f"[{mark[lean['present']]}] Lean toolchain: {lean['detail']}")
     sb = report["sandbox"]
-    lines.append(f"[{mark[sb['available']] if sb['available'] or sb['setting'] == 'require' else '--  '}] build sandbox "
-                 f"([lean] sandbox = {sb['setting']}): {sb['detail']}")
+    lines.append(f"[{mark[sb['available']] if sb['available'] or sb['setting'] == 'require' else '--  '}] sandbox for "
+                 f"model-written code ([lean] sandbox = {sb['setting']}): {sb['detail']}")
+    ins = report.get("inspector")
+    if ins:
+        lines.append(f"[{'ok  ' if ins['built'] else '--  '}] trusted inspector: {ins['detail']}")
     lines.append("Everything needed is usable." if report["ok"] else "Something needed is missing (see FAIL above).")
     return "\n".join(lines)

@@ -42,6 +42,13 @@ class FyanError(Exception):
         return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
 
 
+class UsageError(FyanError):
+    """The command line names something that does not exist (an unknown unit id) or a value
+    out of range: exit code 2, like argparse's own errors."""
+
+    exit_code = ExitCode.USAGE
+
+
 class InputError(FyanError):
     """A source document cannot be read or is malformed (missing file, not TeX, unbalanced
     environments, duplicate label, unknown reference, include loop)."""
@@ -60,10 +67,14 @@ class ProjectError(FyanError):
 
 
 class ReplayMissError(FyanError):
-    """The replay provider has no recorded response for a request (names the request key).
-    Not retryable: the same request misses again."""
+    """The replay provider has no recorded response for a request (``key``: the request's
+    hash), or the cassette file does not exist. Not retryable: the same request misses again."""
 
     retryable = False
+
+    def __init__(self, message: str, *, hint: str | None = None, key: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.key = key
 
 
 class ModelOutputError(FyanError):
@@ -71,7 +82,29 @@ class ModelOutputError(FyanError):
 
 
 class ProviderError(FyanError):
-    """A model provider failed (network, authentication, exhausted retries)."""
+    """A model provider failed (authentication, a refused request, a command agent's failure)."""
+
+
+class ProviderUnavailable(ProviderError):
+    """A provider did not answer as a working model: connection refused or reset, a timeout,
+    429 (rate limit), 5xx or "overloaded" — after the call's own quick retries, or at once
+    while its circuit breaker is open (``fyan.agents.providers.breaker``).
+
+    Not a failure of the attempt: the engine records the attempt as *interrupted by the
+    provider* (no attempt budget used, no critic called) and waits until ``retry_at`` (POSIX
+    seconds) before dispatching work to that provider again (issue 13, "outages are waited
+    out, not counted"). ``provider`` names the breaker (e.g. ``anthropic``); ``since`` is when
+    the outage began (POSIX seconds)."""
+
+    exit_code = ExitCode.INCOMPLETE
+
+    def __init__(self, provider: str, error: str, *, since: float, retry_at: float) -> None:
+        super().__init__(f"{provider} unavailable: {error}",
+                         hint="Fyan waits for it and tries again by itself; nothing is counted against a unit")
+        self.provider = provider
+        self.error = error
+        self.since = since
+        self.retry_at = retry_at
 
 
 class TransitionError(FyanError):

@@ -12,12 +12,27 @@ A project is a folder; everything needed to resume is in it::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from fyan.config import FyanConfig, load_config
 from fyan.errors import ProjectError
+
+
+#: A unit id: lowercase letters, digits and ``-`` (``fyan.specifier.units.sanitize_id``), so it is
+#: a safe folder name and a safe Lean module component.
+UNIT_ID = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
+
+
+def check_unit_id(unit_id: str) -> str:
+    """``unit_id`` when it is a valid unit id; raises ``ProjectError`` otherwise (a ``/``, ``..``
+    or any other character would let a document label name a path outside the project)."""
+    if not isinstance(unit_id, str) or not UNIT_ID.match(unit_id):
+        raise ProjectError(f"{unit_id!r} is not a unit id (lowercase letters, digits and '-')",
+                           hint="unit ids come from `fyan status`; labels are sanitized into ids at intake")
+    return unit_id
 
 
 @dataclass(frozen=True)
@@ -75,10 +90,24 @@ class ProjectPaths:
         return self.state / "run.lock"
 
     def unit(self, unit_id: str) -> Path:
-        return self.units / unit_id
+        """``units/<unit_id>``; raises ``ProjectError`` for an id that is not a unit id."""
+        return self._inside(self.units, check_unit_id(unit_id))
 
     def workspace(self, unit_id: str) -> Path:
-        return self.workspaces / unit_id
+        """``workspaces/<unit_id>``; raises ``ProjectError`` for an id that is not a unit id."""
+        return self._inside(self.workspaces, check_unit_id(unit_id))
+
+    def gate_workspace(self, unit_id: str, purpose: str) -> Path:
+        """``.fyan/gate/<unit_id>/<purpose>``: a workspace of the gate's own (no agent writes under
+        ``.fyan/``)."""
+        return self._inside(self.state / "gate" / check_unit_id(unit_id), purpose)
+
+    @staticmethod
+    def _inside(base: Path, name: str) -> Path:
+        path = base / name
+        if path.resolve().parent != base.resolve():
+            raise ProjectError(f"{name!r} would leave {base}", hint="this is a bug or a forged unit id")
+        return path
 
     def rel(self, path: Path) -> str:
         """``path`` relative to the project root, with forward slashes."""

@@ -17,12 +17,13 @@ sys.path.insert(0, str(ROOT))
 
 from fyan.audit.evaluate import evaluate  # noqa: E402
 
-DEFAULT = ROOT.parent / "shared" / "corpus" / "datasets" / "proofnet_verified" / "faithfulness_pairs_proofnet-sharp.jsonl"
+#: the dataset as copied into the repository (origin and licence: tests/fixtures/README.md)
+DEFAULT = ROOT / "tests" / "fixtures" / "corpus" / "datasets" / "proofnet_verified" / "faithfulness_pairs_proofnet-sharp.jsonl"
 
 
 def main(dataset: Path) -> int:
     if not dataset.is_file():
-        dataset = Path("/work/shared/corpus/datasets/proofnet_verified/faithfulness_pairs_proofnet-sharp.jsonl")
+        raise SystemExit(f"{dataset}: no such file (the default is {DEFAULT.relative_to(ROOT)})")
     rows = evaluate(dataset, ROOT / "tests" / "data" / "proofnet_audit_records.json")
     print(f"{'name':<34} {'label':<13} {'grade':>5}  {'audit':<12} agrees")
     for r in rows:

@@ -5,10 +5,14 @@
 Prints:
 * ``parse_lake_output`` on a synthetic Mathlib-scale log (8,800 jobs in the v4.32 format, with a
   warning and a multi-line error every 100 jobs): seconds and lines per second;
-* ``parse_probe_output`` on 1,000 nonce-tagged records: seconds;
+* reading a trusted-inspector report of 5,000 declarations (``InspectorReport``: validation and
+  SHA-256 of each elaborated type and value): seconds;
+* the source lints (the lexer that finds comments as Lean does, then every rule) on a
+  10,000-line model-written file: seconds and lines per second;
 * the wall-clock cost of running ``/bin/true`` through ``run_process`` without and with the
-  bubblewrap sandbox (mean over N runs, milliseconds), i.e. what the sandbox adds to each
-  ``lake`` call.
+  bubblewrap sandbox (the plain one, and the project confinement that hides the project and the
+  home and protects build outputs; mean over N runs, milliseconds), i.e. what confinement adds to
+  each ``lake`` call.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fyan.lean.diagnostics import parse_lake_output  # noqa: E402
-from fyan.lean.probe import parse_probe_output  # noqa: E402
-from fyan.lean.runner import bwrap_status, run_process  # noqa: E402
+from fyan.lean.inspector import InspectorReport  # noqa: E402
+from fyan.lean.lints import lint  # noqa: E402
+from fyan.lean.runner import bwrap_status, project_confinement, run_process  # noqa: E402
 
 
 def synthetic_log(jobs: int) -> str:
@@ -57,30 +62,45 @@ def main() -> int:
     print(f"parse_lake_output: {n_lines} lines, {len(log.jobs)} jobs, {len(log.diagnostics)} diagnostics "
           f"in {elapsed:.3f} s ({n_lines / elapsed:,.0f} lines/s)")
 
-    nonce = "FYAN-PROBE-" + "a" * 32
-    out = []
-    roots = []
-    for i in range(1000):
-        rec = {"name": f"L.U.t{i}", "found": True, "kind": "theorem", "type_repr": "x" * 2000,
-               "local_constants": [{"name": "L.D.f", "meaning": ["T" * 500, "V" * 500]}], "axioms": ["propext"]}
-        roots.append(rec["name"])
-        out.append(json.dumps({"severity": "information", "pos": {"line": 100 + i, "column": 0}, "fileName": "<stdin>",
-                               "data": f"{nonce} {json.dumps(rec)}"}))
-    lines = {r: 100 + i for i, r in enumerate(roots)}
+    decls = [{"name": f"L.U.t{i}", "kind": "theorem" if i % 3 else "def", "module": "L.U.Basic",
+              "type_repr": "Lean.Expr.forallE `n (Lean.Expr.const `Int []) " * 40 + str(i),
+              "value_repr": ("Lean.Expr.app " * 100) if i % 3 == 0 else None, "axioms": ["propext", "Quot.sound"]}
+             for i in range(5000)]
+    raw = json.dumps({"format": "fyan-inspector/1", "lean_version": "4.31.0",
+                      "modules": [{"name": "L.U.Basic", "declarations": decls,
+                                   "extensions": [{"name": "Lean.declRangeExt", "entries": 5000}]}]})
     start = time.perf_counter()
-    result = parse_probe_output("\n".join(out), nonce, roots, lines)
+    report = InspectorReport.model_validate_json(raw)
     elapsed = time.perf_counter() - start
-    assert result.ok and len(result.records) == 1000
-    print(f"parse_probe_output: 1000 records ({len(''.join(out)) / 1e6:.1f} MB) in {elapsed:.3f} s")
+    assert len(report.modules[0].declarations) == 5000
+    print(f"InspectorReport: 5000 declarations ({len(raw) / 1e6:.1f} MB of JSON) read and hashed in {elapsed:.3f} s")
 
-    with tempfile.TemporaryDirectory() as tmp:
-        for mode in ("off", "require"):
-            if mode == "require" and bwrap_status()[0] is None:
+    block = ("theorem t{i} (n : Int) (h : 0 < n) : n * n > 0 := by\n  -- a comment with #eval in it\n"
+             "  have h' : n ≠ 0 := by omega\n  exact Int.mul_pos h h\n\n")
+    source = "".join(block.format(i=i) for i in range(2000))
+    n_src = source.count("\n")
+    start = time.perf_counter()
+    findings = lint(source)
+    elapsed = time.perf_counter() - start
+    assert not [f for f in findings if f.severity == "error"]
+    print(f"lint: {n_src} lines in {elapsed:.3f} s ({n_src / elapsed:,.0f} lines/s)")
+
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        project = Path(tmp) / "project"
+        ws = project / ".fyan" / "gate" / "u" / "gate"
+        (ws / ".lake" / "build").mkdir(parents=True)
+        for i in range(50):
+            (ws / ".lake" / "build" / f"M{i}.olean").write_text("x")
+        (project / "lean").mkdir()
+        confined = project_confinement(project, [ws], read_only=sorted((ws / ".lake" / "build").iterdir()))
+        for mode, confinement in (("off", None), ("require", None), ("require+project", confined)):
+            if mode.startswith("require") and bwrap_status()[0] is None:
                 print(f"sandbox overhead: bubblewrap unusable here ({bwrap_status()[1]})")
                 break
             times = []
             for _ in range(args.runs):
-                r = run_process(["/bin/true"], cwd=Path(tmp), timeout_s=30, sandbox=mode)
+                r = run_process(["/bin/true"], cwd=ws, timeout_s=30, sandbox=mode.split("+")[0],
+                                confinement=confinement)
                 assert r.ok, r.note
                 times.append(r.duration_s * 1000)
             print(f"run_process(/bin/true) sandbox={mode}: mean {statistics.mean(times):.1f} ms, "

@@ -49,6 +49,7 @@ class AuthoredProvider(Provider):
 
 
 def main(project_dir: Path) -> int:
+    from fyan.agents.specify import model_specifier
     from fyan.orchestrator.engine import Engine
     from fyan.project import Project
     from fyan.specifier.ingest import ingest
@@ -64,11 +65,12 @@ def main(project_dir: Path) -> int:
         shim.chmod(0o755)
         os.environ["FYAN_LEAN__LAKE"] = str(shim)
         os.environ["FYAN_LEAN__SANDBOX"] = "off"
+        os.environ["FYAN_LEAN__INSPECTOR_DIR"] = str(Path(tmp) / "inspector")  # the double's, never ~/.cache
         new_cassette = Path(tmp) / "cassette.jsonl"
         provider = RecordingProvider(AuthoredProvider(project_dir / "replay" / "authored"), new_cassette, label=LABEL)
         project = Project.open(work)
         gateway = Gateway(project)
-        ingest(project, gateway, providers=lambda stage: provider)
+        ingest(project, gateway, specifier=model_specifier(project, gateway, lambda stage: provider))
         summary = Engine(project, gateway, providers=lambda stage: provider, parallelism=1).run()
         post = gateway.store.post_runs()
         gateway.close()

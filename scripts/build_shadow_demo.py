@@ -8,10 +8,12 @@ by people). Replay is keyed by the sha256 of each assembled file, and the assemb
 on the shadow sets, the submissions and Fyan's assembly code. This script runs
 ``fyan shadow check`` and ``fyan shadow eval``'s code paths on the demo with a compiler that
 renders the authored expectation of each compile label as ``lean --json`` output (errors at the
-line given or at the checker's first line, sorry warnings and ``#print axioms`` as Lean prints
-them, the end marker), records every outcome into ``replay/compile.jsonl`` labelled
-``authored expectation (not a Lean run)``, and fails if an authored entry was never used (stale).
-Prints the number of entries written.
+line given or at the checker's first line, sorry warnings as Lean prints them) and as the trusted
+inspector's report of the compiled file (its declarations with their transitive axioms — the
+authored ``axioms``, plus sorryAx for a declaration with sorry, the candidate black-boxed for a
+checker — and no extension entry beyond declaration ranges), records every outcome into
+``replay/compile.jsonl`` labelled ``authored expectation (not a Lean run)``, and fails if an
+authored entry was never used (stale). Prints the number of entries written.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fyan.lean import declarations  # noqa: E402
-from fyan.shadow.compiler import MARKER, CompileOutcome, Compiler, RecordingCompiler, _outcome  # noqa: E402
+from fyan.lean.inspector import InspectorReport  # noqa: E402
+from fyan.shadow.compiler import CompileOutcome, Compiler, RecordingCompiler, _outcome, module_name  # noqa: E402
 
 ORIGIN = "authored expectation (not a Lean run): what Lean 4 + Mathlib is expected to decide"
 DEFAULT_AXIOMS = ["propext", "Classical.choice", "Quot.sound"]
@@ -49,7 +52,7 @@ class AuthoringCompiler(Compiler):
         self.entries = authored
         self.used: set[str] = set()
 
-    def compile(self, text: str, *, label: str, nonce: str) -> CompileOutcome:
+    def compile(self, text: str, *, label: str, nonce: str, lookups=(), black_box=()) -> CompileOutcome:
         check = label.rsplit("/", 1)[-1]
         spec = self.entries.get(label)
         if spec is not None:
@@ -57,32 +60,43 @@ class AuthoringCompiler(Compiler):
         else:
             spec = self.defaults.get(check.split(":")[0], {})
         lines = text.split("\n")
-        decls = declarations.scan(text)
+        decls = [d for d in declarations.scan(text) if d.kind != "example" and d.full_name]
         messages: list[str] = []
         sorry_decls = {d.full_name for d in decls if re.search(r"\b(?:sorry|admit)\b", d.body)}
         for d in decls:
-            if d.full_name in sorry_decls or (d.kind == "example" and re.search(r"\bsorry\b", d.body)):
+            if d.full_name in sorry_decls:
                 messages.append(_message(d.line_start, "warning", "declaration uses `sorry`", "hasSorry"))
+        module = module_name(text, nonce)
         if "error" in spec:
             line = spec.get("line") or self._default_error_line(lines, decls)
             messages.append(_message(line, "error", spec["error"]))
-        for n, line in enumerate(lines, start=1):
-            m = re.match(r"^#print axioms (\S+)\s*$", line)
-            if m:
-                axioms = list(spec.get("axioms", DEFAULT_AXIOMS))
-                if m.group(1) in sorry_decls and "sorryAx" not in axioms:
-                    axioms.insert(1, "sorryAx")
-                messages.append(_message(n, "information", f"'{m.group(1)}' depends on axioms: [{', '.join(axioms)}]"))
-            if line.startswith(f'#print "{MARKER} '):
-                messages.append(_message(n, "information", f"{MARKER} {nonce}\n"))
-        exit_code = 1 if "error" in spec else 0
-        return _outcome(label, "\n".join(messages) + ("\n" if messages else ""), exit_code, ORIGIN)
+            output = "\n".join(messages) + "\n"
+            return _outcome(label, output, 1, ORIGIN, module=module, inspection_problem="not inspected: the file does not compile")
+        axioms = list(spec.get("axioms", DEFAULT_AXIOMS))
+
+        def record(d) -> dict:
+            # its own proof's axioms (a checker's black-boxed candidate passes none on)
+            own = axioms + (["sorryAx"] if d.full_name in sorry_decls else [])
+            return {"name": d.full_name, "found": True, "kind": "def" if d.kind in ("def", "abbrev") else d.kind,
+                    "module": module, "type_repr": d.signature, "value_repr": d.body if d.kind in ("def", "abbrev") else None,
+                    "sorry_direct": d.full_name in sorry_decls, "sorry_in_type": bool(re.search(r"\bsorry\b", d.header)),
+                    "axioms": sorted(set(own))}
+
+        by_name = {d.full_name: record(d) for d in decls}
+        inspection = InspectorReport.model_validate({
+            "format": "fyan-inspector/1", "lean_version": "4.31.0 (authored)",
+            "modules": [{"name": module, "imports": ["Init", "Mathlib", "Aesop"], "declarations": list(by_name.values()),
+                         "extensions": [{"name": "Lean.declRangeExt", "entries": len(by_name)}]}],
+            "lookups": [by_name.get(n, {"name": n, "found": False}) for n in lookups],
+        })
+        output = "\n".join(messages) + ("\n" if messages else "")
+        return _outcome(label, output, 0, ORIGIN, module=module, inspection=inspection)
 
     @staticmethod
     def _default_error_line(lines: list[str], decls) -> int:
         for n, line in enumerate(lines, start=1):
             if line.startswith("-- fyan shadow check:"):
-                return n + 1  # the checker's `example` line
+                return n + 1  # the checker's `theorem` line
         theorems = [d for d in decls if d.kind == "theorem"]
         return theorems[-1].line_start if theorems else 1
 

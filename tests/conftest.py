@@ -7,15 +7,25 @@ for Lean's ``lake`` (no Lean toolchain can run in CI); see its docstring for wha
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Every test builds Fyan's inspector (its double, or the real one in `lean` tests) into a
+# folder of the test session, never into the user's ~/.cache/fyan/inspector.
+_INSPECTORS = tempfile.mkdtemp(prefix="fyan-test-inspectors-")
+os.environ["FYAN_LEAN__INSPECTOR_DIR"] = _INSPECTORS
+atexit.register(lambda: (subprocess.run(["chmod", "-R", "u+w", _INSPECTORS], capture_output=True),
+                         shutil.rmtree(_INSPECTORS, ignore_errors=True)))
 
 
 #: real public inputs copied into the repository (origin and licence of each file:
@@ -62,6 +72,8 @@ def fake_lake(tmp_path_factory, monkeypatch) -> FakeLake:
     # the bubblewrap sandbox makes read-only: run it unsandboxed (as
     # scripts/build_example_cassette.py does; tests/test_sandbox.py exercises the sandbox itself)
     monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
+    # the inspector double is "built" here, never in the user's ~/.cache
+    monkeypatch.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("inspector")))
     monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
     return fake
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fyan.audit.record import AuditResult, BridgeResult
-from fyan.gates.completion import GateReport, run_gate
+from fyan.gates.completion import run_gate
+from fyan.gates.report import GateReport
 from fyan.gates.stages import check_gate
 from fyan.lean import declarations
 from fyan.lean.package import render_unit_file, unit_namespace
@@ -103,10 +104,10 @@ def _audit(plan: dict[str, tuple[list[str], list[str]]], without_toolchain: set[
             return {f"{ns}.{n}": declarations.find(scanned, f"{ns}.{n}") for n in names}
 
         disc = Discovery(None, "no toolchain at freeze time (test)", ()) if ctx.unit.id in without_toolchain else None
-        specs, note = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, pick(roots), ctx.attempt_dir,
-                                   discovery=disc)
+        specs, note, _ = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, pick(roots), ctx.attempt_dir,
+                                      discovery=disc)
         if bridges:
-            more, _ = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, pick(bridges), ctx.attempt_dir,
+            more, _, _ = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, pick(bridges), ctx.attempt_dir,
                                    role="bridge", discovery=disc)
             specs += more
         if bridges:  # a grade-1 statement routed to a bridge whose S0 passed its own audit
@@ -146,10 +147,13 @@ def _checks(plan, freeze_without_toolchain: bool):
             Stage.AUDIT: _audit(plan, {"thm-root"} if freeze_without_toolchain else set())}
 
 
-def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolchain: bool = False) -> Setup:
+def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolchain: bool = False,
+          meta: bool = False) -> Setup:
     """The project in ``root`` with ``thm-root``'s candidate ``basic`` (model-written part)
     recorded after its prove stage; ``bridge`` adds the bridge obligation to the freeze;
-    ``freeze_without_toolchain`` freezes ``thm-root`` as if no toolchain had been installed.
+    ``freeze_without_toolchain`` freezes ``thm-root`` as if no toolchain had been installed;
+    ``meta`` makes every unit file import ``Lean`` (``[lean] extra_imports``), for candidates
+    that use Lean's API.
 
     Everything up to ``thm-root``'s audit is done once per variant and toolchain kind (double or
     real) and copied: the project folder is self-contained (relative paths only)."""
@@ -157,10 +161,11 @@ def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolch
     plan = {"def-double": (["double"], []), "thm-root": ([ROOT], [BRIDGE] if bridge else [])}
     checks = _checks(plan, freeze_without_toolchain)
     double = "FAKE_LAKE_LOG" in os.environ  # any instance of the toolchain double behaves the same
-    key = (bridge, freeze_without_toolchain, double, os.environ.get("FYAN_LEAN__SANDBOX"))
+    key = (bridge, freeze_without_toolchain, double, os.environ.get("FYAN_LEAN__SANDBOX"), meta)
     if key not in _SNAPSHOTS:
         snap = _SNAPSHOT_ROOT / f"variant-{len(_SNAPSHOTS)}"
-        project, gw = ingested(snap, TEX, checks=checks, extra_toml=f'lean_lib = "{LIB}"\n')
+        extra = f'lean_lib = "{LIB}"\n' + ('\n[lean]\nextra_imports = ["Lean"]\n' if meta else "")
+        project, gw = ingested(snap, TEX, checks=checks, extra_toml=extra)
         _drive(project, gw, "def-double", DEF_BODY, DEF_BODY, list(Stage))
         statement = ROOT_STATEMENT + ("\n\n" + BRIDGE_STATEMENT if bridge else "")
         _drive(project, gw, "thm-root", statement, "", [Stage.REASON, Stage.PLAN, Stage.AUDIT])

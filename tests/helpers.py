@@ -1,7 +1,8 @@
-"""Small project factories for tests."""
+"""Small project factories for tests, and polling."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from fyan.project import Project
@@ -28,3 +29,15 @@ def ingested(root: Path, tex: str = CHAIN_TEX, checks=None, extra_toml: str = ""
     gateway = Gateway(project, checks)
     ingest(project, gateway)
     return project, gateway
+
+
+def wait_for(predicate, timeout: float = 90.0, step: float = 0.1):
+    """Poll ``predicate`` until it returns something true (returned); AssertionError after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("timed out")

@@ -1,8 +1,9 @@
 """Write small PDFs for tests (no binary fixtures in the repository).
 
 ``make_pdf`` builds a valid PDF with a text layer from lines of (font, x, y, text), where font
-is ``"R"`` (Helvetica, the body font) or ``"B"`` (Helvetica-Bold, for headings); a line may
-hold several runs [(font, text), ...] to mix fonts. ``blank_pdf`` has pages with no text.
+is ``"R"`` (Helvetica, the body font), ``"B"`` (Helvetica-Bold, for headings) or ``"I"``
+(Helvetica-Oblique, the italic of amsthm's theorem statements); a line may hold several runs
+[(font, text), ...] to mix fonts. ``blank_pdf`` has pages with no text.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 Run = tuple[str, str]
+FONTS = {"R": 1, "B": 2, "I": 3}
 Line = tuple[float, float, list[Run]]  # x, y, runs
 
 
@@ -20,24 +22,24 @@ def _escape(text: str) -> str:
 def make_pdf(pages: list[list[Line]], size: tuple[int, int] = (612, 792)) -> bytes:
     objects: list[bytes] = []
     n_pages = len(pages)
-    # 1 catalog, 2 pages, 3 font R, 4 font B, then (page, content) pairs
-    kids = " ".join(f"{5 + 2 * i} 0 R" for i in range(n_pages))
+    # 1 catalog, 2 pages, 3 font R, 4 font B, 5 font I, then (page, content) pairs
+    kids = " ".join(f"{6 + 2 * i} 0 R" for i in range(n_pages))
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n_pages} >>".encode())
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>")
+    for base in ("Helvetica", "Helvetica-Bold", "Helvetica-Oblique"):
+        objects.append(f"<< /Type /Font /Subtype /Type1 /BaseFont /{base} /Encoding /WinAnsiEncoding >>".encode())
     for i, lines in enumerate(pages):
         ops = []
         for x, y, runs in lines:
             parts = [f"BT {x} {y} Td"]
             for font, text in runs:
-                parts.append(f"/F{'1' if font == 'R' else '2'} 11 Tf ({_escape(text)}) Tj")
+                parts.append(f"/F{FONTS[font]} 11 Tf ({_escape(text)}) Tj")
             parts.append("ET")
             ops.append(" ".join(parts))
         stream = "\n".join(ops).encode("latin-1")
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {size[0]} {size[1]}] "
-            f"/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> /Contents {6 + 2 * i} 0 R >>".encode()
+            f"/Resources << /Font << /F1 3 0 R /F2 4 0 R /F3 5 0 R >> >> /Contents {7 + 2 * i} 0 R >>".encode()
         )
         objects.append(f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
     out = bytearray(b"%PDF-1.4\n")

@@ -171,7 +171,7 @@ def test_grade_1_with_bridge_policy_freezes_root_and_bridge_and_completes_when_t
 
 def test_bridge_missing_from_the_compiled_environment_blocks_completion(setup, fake_lake):
     project, gateway, provider, engine = setup(policy="bridge", attempts=1)
-    fake_lake.scenario({"probe": {f"{NS}.small_sq_faithful": {"found": False}}})
+    fake_lake.scenario({"inspect": {f"{NS}.small_sq_faithful": {"found": False}}})
     summary = engine.run()
     assert summary.counts == {"blocked": 1}
     report = json.loads((project.paths.unit(UNIT) / "gate" / "report.json").read_text())
@@ -182,7 +182,7 @@ def test_bridge_missing_from_the_compiled_environment_blocks_completion(setup, f
 
 def test_bridge_with_sorry_axiom_does_not_pass_the_gate(setup, fake_lake):
     project, gateway, provider, engine = setup(policy="bridge", attempts=1)
-    fake_lake.scenario({"probe": {f"{NS}.small_sq_faithful": {"axioms": ["sorryAx"]}}})
+    fake_lake.scenario({"inspect": {f"{NS}.small_sq_faithful": {"axioms": ["sorryAx"]}}})
     assert engine.run().counts == {"blocked": 1}
     report = json.loads((project.paths.unit(UNIT) / "gate" / "report.json").read_text())
     assert {c["name"]: c["status"] for c in report["checks"]}["bridge_obligations"] == "fail"
@@ -333,3 +333,19 @@ def test_a_scaffold_the_audit_cannot_read_is_refused_at_the_plan_stage(setup):
     run = next(r for r in gateway.store.runs(UNIT) if r.stage is Stage.PLAN)
     assert run.status is RunStatus.FAILED and "the semantic audit cannot read the root statement" in run.reason
     assert provider.calls("audit_source") == []
+
+
+def test_a_statement_elaborated_with_an_unaudited_declaration_is_not_frozen(setup, fake_lake):
+    """Attack review: the statement's elaborated form uses a project declaration that no audit
+    certified (an orphan instance from another unit's proof file, say): the audit check refuses
+    to freeze it and sends the unit back to the Planner."""
+    full = {"audit": [by_statement(json.dumps({"root": "small_sq", **ALL_SAME}), json.dumps(OMISSION))],
+            "plan": [plan(FULL)]}
+    project, gateway, provider, engine = setup(attempts=1, **full)
+    orphan = {"name": "T.Other.evilLT", "module": "T.Other.Basic", "conclusion": ["LT", "Int"]}
+    fake_lake.scenario({"inspect": {f"{NS}.small_sq": {"constants": [orphan]}}})
+    for stage in (Stage.REASON, Stage.PLAN, Stage.AUDIT):
+        run = engine.step(UNIT, stage)
+    assert run.status is RunStatus.FAILED and run.rewind_to is Stage.PLAN
+    assert "the statement cannot be frozen: T.ThmSmall.small_sq: uses T.Other.evilLT from T.Other.Basic" in run.reason
+    assert gateway.store.freezes(UNIT) == []

@@ -40,7 +40,7 @@ def round_trip(project):
     store = Store(project / ".fyan" / "state.db")
     cat = read_tex(project / "blueprint" / "src" / "web.tex")
     units = build_units(cat, KINDS)
-    edges, _ = extract_edges(cat, units)
+    edges = extract_edges(cat, units).edges
     before = ([(u.id, u.kind) for u in store.units()], collapse((d.unit, d.depends_on, d.in_proof) for d in store.deps()))
     after = ([(u.id, u.kind) for u in units], collapse((e.unit, e.depends_on, e.in_proof) for e in edges))
     store.close()

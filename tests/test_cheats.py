@@ -1,30 +1,36 @@
 """The cheat corpus (tests/cheats/): every trick is rejected by the check meant to catch it.
 
-In CI no Lean runs: the toolchain is the test double (``tests/fakes/fake_lake.py``) replaying,
-for each cheat file, the output a real Lean toolchain prints for it (build diagnostics in
-Lake's v4.31 format, the probe's records; see ``manifest.toml``). What is real here is
-everything on Fyan's side: the rendered unit files, the workspace, the Lake runner and its
-verdict, the diagnostics parser, the nonce-tagged probe protocol and its parser, the freeze
-and the gate. With a real ``lake`` on PATH the tests marked ``lean`` run the same corpus
-against it (the replay is not used).
+In CI no Lean runs: the toolchain is the Lake double (``tests/fakes/fake_lake.py``) and the
+trusted inspector is its double (``tests/fakes/fake_inspector.py``), which derives its report
+from the *built* source (any ``sorry``/``admit`` is ``sorryAx``, axioms, ``native_decide``,
+macros, attributes...); the manifest's replays add only what a real Lean would report beyond
+that, and say so: they are **authored**, not recorded (``manifest.toml``). What is real here is
+everything on Fyan's side: the rendered unit files, the gate workspace, the Lake runner and its
+verdict, the diagnostics parser, the inspector's build, hash check, invocation and report
+schema, the policy, the freeze and the gate. With a real ``lake`` on PATH the tests marked
+``lean`` run the same corpus against it (the replays are not used).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from fyan.gates.completion import CHECK_ORDER, GateReport
+from fyan.gates.completion import CHECK_ORDER
+from fyan.gates.report import GateReport
+from fyan.lean.lints import errors as lint_errors
+from fyan.lean.lints import lint
 from tests import gate_harness as h
 
 CHEATS_DIR = Path(__file__).parent / "cheats"
 MANIFEST = tomllib.loads((CHEATS_DIR / "manifest.toml").read_text(encoding="utf-8"))
 CHEATS = MANIFEST["cheat"]
 CONTROLS = MANIFEST["control"]
-TRICKS = {  # the list of tricks of the issue, each covered by a cheat file
+TRICKS = {  # the original list of tricks, each covered by a cheat file
     "sorry", "admit", "sorryax_direct", "macro_sorry", "user_axiom", "native_decide", "implemented_by",
     "skip_kernel_tc", "exit_before_root", "forged_axioms", "local_notation", "auto_implicit", "true_root",
     "edited_statement", "bridge_deleted",
@@ -36,85 +42,122 @@ def model_part(entry: dict) -> str:
     return (CHEATS_DIR / entry["file"]).read_text(encoding="utf-8")
 
 
+def setup_for(entry: dict, root: Path) -> h.Setup:
+    return h.setup(root, model_part(entry), bridge=entry.get("setup") == "bridge", meta=entry.get("setup") == "meta")
+
+
 def replay(setup: h.Setup, entry: dict) -> dict:
-    """The toolchain-double scenario for ``entry``: its recorded build messages placed at the
-    lines of the rendered ``Basic.lean`` they point to, and its probe fields."""
+    """The toolchain-double scenario for ``entry``: its authored build messages placed at the
+    lines of the rendered ``Basic.lean`` they point to, and its inspector fields."""
     spec = entry.get("replay", {})
-    text = setup.basic.read_text(encoding="utf-8").splitlines()
-    rel = "Cheats/ThmRoot/Basic.lean"
-    lines = []
-    for m in spec.get("messages", []):
-        n = next(i for i, line in enumerate(text, start=1) if m["at"] in line)
-        lines.append(f"{m['severity']}: {rel}:{n}:{text[n - 1].index(m['at'])}: {m['text']}")
-    worst = next((s for s in ("error", "warning", "info") if any(m["severity"] == s for m in spec.get("messages", []))), None)
-    output = "\n".join([
-        "✔ [1/2] Built Cheats.DefDouble.Basic (0.3s)",
-        f"{ICON.get(worst, '✔')} [2/2] Built Cheats.ThmRoot.Basic (0.6s)",
-        *lines,
-        "Build completed successfully (2 jobs).",
-    ])
-    scenario: dict = {"build": {"exit": 0, "output": output},
-                      "probe": {f"{setup.ns}.{name}": fields for name, fields in spec.get("probe", {}).items()}}
+    scenario: dict = {"inspect": {f"{setup.ns}.{name}": fields for name, fields in spec.get("inspect", {}).items()}}
+    if "messages" in spec:
+        text = setup.basic.read_text(encoding="utf-8").splitlines()
+        rel = "Cheats/ThmRoot/Basic.lean"
+        lines = []
+        for m in spec["messages"]:
+            n = next(i for i, line in enumerate(text, start=1) if m["at"] in line)
+            lines.append(f"{m['severity']}: {rel}:{n}:{text[n - 1].index(m['at'])}: {m['text']}")
+        worst = next((s for s in ("error", "warning", "info") if any(m["severity"] == s for m in spec["messages"])), None)
+        scenario["build"] = {"exit": 0, "output": "\n".join([
+            f"{ICON.get(worst, '✔')} [2/2] Built Cheats.ThmRoot.Basic (0.6s)", *lines,
+            "Build completed successfully (2 jobs).",
+        ])}
+        scenario["build_only"] = ["Cheats.ThmRoot.Basic"]
     if "kernel_replay" in spec:
         scenario["kernel_replay"] = spec["kernel_replay"]
     return scenario
 
 
-def expected_failures(entry: dict) -> dict[str, str]:
-    return {entry["caught_by"]: entry["reason"], **entry.get("also", {})}
-
-
-def assert_rejected_as_intended(report: GateReport, entry: dict, *, exact: bool) -> None:
+def assert_rejected_as_intended(report: GateReport, entry: dict, *, exact: bool, kernel_checker: bool = False) -> None:
     assert report.passed is False, f"{entry['id']} passed the gate"
     intended = report.check(entry["caught_by"])
     assert intended.status == "fail" and intended.required, (entry["id"], intended)
     assert entry["reason"] in intended.reason, (entry["id"], intended.reason)
-    for name, fragment in entry.get("also", {}).items():
+    expected = {entry["caught_by"]: entry["reason"], **entry.get("also", {})}
+    if kernel_checker:
+        expected.update(entry.get("with_kernel_checker", {}))
+    for name, fragment in expected.items():
         c = report.check(name)
         assert c.status == "fail" and fragment in c.reason, (entry["id"], name, c.reason)
     if exact:  # the replayed output: exactly these checks fail, every other one passes
         failing = {c.name for c in report.checks if c.status == "fail"}
-        assert failing == set(expected_failures(entry)), (entry["id"], failing)
+        assert failing == set(expected), (entry["id"], failing)
 
 
-def test_the_corpus_covers_every_trick_with_a_file_and_an_intended_check():
+def test_the_corpus_covers_every_trick_and_every_finding_with_an_intended_check():
     assert {c["id"] for c in CHEATS} >= TRICKS
+    every = [e for kind in ("cheat", "agent_cheat", "document_cheat", "shadow_cheat", "scenario_cheat")
+             for e in MANIFEST.get(kind, [])]
+    assert {str(n) for n in range(1, 9)} - {"2", "5", "6", "7"} <= {e["finding"] for e in CHEATS}
+    assert {str(n) for n in range(1, 8)} <= {e["finding"] for e in every}
     for c in CHEATS + CONTROLS:
         assert (CHEATS_DIR / c["file"]).is_file(), c["file"]
     for c in CHEATS:
         assert c["verdict"] == "rejected" and c["caught_by"] in CHECK_ORDER and c["reason"], c["id"]
-        assert set(c.get("also", {})) <= set(CHECK_ORDER), c["id"]
+        assert set(c.get("also", {})) | set(c.get("with_kernel_checker", {})) <= set(CHECK_ORDER), c["id"]
+    for e in every:
+        assert e.get("test") or e.get("file"), e["id"]
     assert sorted(p.name for p in CHEATS_DIR.glob("*.lean")) == sorted(c["file"] for c in CHEATS + CONTROLS)
+    assert MANIFEST["replay_origin"].startswith("authored")
+
+
+def test_cheat_files_are_valid_lean_as_written():
+    """Finding 9: a file that uses Lean's API must import it (setup `meta`: the unit imports
+    `Lean`); an SA-Pass submission imports what it uses."""
+    uses_lean = re.compile(r"\bopen Lean\b|\bLean\.|\baddDecl\b|\bMacro\b|\bCommandElab\b|\bTactic\b(?! \w)")
+    for c in CHEATS + CONTROLS:
+        text = re.sub(r"--.*", "", model_part(c))
+        if uses_lean.search(text):
+            assert c.get("setup") == "meta", f"{c['file']} uses Lean's API without importing Lean"
+        assert "import " not in text, c["file"]  # imports are Fyan's: the setup provides them
+    for c in MANIFEST.get("shadow_cheat", []):
+        assert (CHEATS_DIR / c["file"]).read_text().startswith("import Mathlib\n")
+
+
+@pytest.mark.parametrize("entry", CHEATS, ids=[c["id"] for c in CHEATS])
+def test_the_lints_flag_each_cheat_where_text_can_show_it(entry):
+    findings = lint(model_part(entry))
+    if entry["lint"]:
+        assert entry["lint"] in {f.rule for f in findings}, (entry["id"], [str(f) for f in findings])
+    else:
+        assert lint_errors(findings) == [], (entry["id"], [str(f) for f in findings])
 
 
 @pytest.mark.parametrize("entry", CONTROLS, ids=[c["id"] for c in CONTROLS])
 def test_controls_pass_the_gate(entry, fake_lake, tmp_path):
-    s = h.setup(tmp_path / "p", model_part(entry), bridge=entry.get("setup") == "bridge")
+    s = setup_for(entry, tmp_path / "p")
     report = s.gate(scenario=None, fake=fake_lake)
     assert report.passed, report.summary()
+    assert lint(model_part(entry)) == []
 
 
 @pytest.mark.parametrize("entry", CHEATS, ids=[c["id"] for c in CHEATS])
 def test_cheat_is_rejected_by_the_intended_check(entry, fake_lake, tmp_path):
-    s = h.setup(tmp_path / "p", model_part(entry), bridge=entry.get("setup") == "bridge")
+    s = setup_for(entry, tmp_path / "p")
     report = s.gate(scenario=replay(s, entry), fake=fake_lake)
     assert_rejected_as_intended(report, entry, exact=True)
     # the report is what `fyan gate` shows: every check with its reason
     assert [c.name for c in report.checks] == list(CHECK_ORDER)
 
 
-def test_kernel_replay_catches_the_skipped_kernel_check_when_a_checker_exists(fake_lake, tmp_path):
-    entry = next(c for c in CHEATS if c["id"] == "skip_kernel_tc")
+@pytest.mark.parametrize("entry", [c for c in CHEATS if "with_kernel_checker" in c],
+                         ids=[c["id"] for c in CHEATS if "with_kernel_checker" in c])
+def test_kernel_replay_catches_proofs_added_without_kernel_checking(entry, fake_lake, tmp_path):
     checker = fake_lake.dir / "leanchecker"  # stands in for the toolchain's leanchecker
     checker.write_text("#!/bin/sh\nexit 0\n")
     checker.chmod(0o755)
-    s = h.setup(tmp_path / "p", model_part(entry))
+    s = setup_for(entry, tmp_path / "p")
     report = s.gate(scenario=replay(s, entry), fake=fake_lake)
+    assert_rejected_as_intended(report, entry, exact=True, kernel_checker=True)
     replay_check = report.check("kernel_replay")
-    assert replay_check.status == "fail" and replay_check.required
-    assert "(kernel) declaration type mismatch" in replay_check.reason
-    assert any(c["argv"][:2] == ["env", str(checker)] for c in fake_lake.calls())
-    # and an honest unit passes it
+    assert replay_check.required and any(c["argv"][:2] == ["env", str(checker)] for c in fake_lake.calls())
+
+
+def test_kernel_replay_passes_an_honest_unit_when_a_checker_exists(fake_lake, tmp_path):
+    checker = fake_lake.dir / "leanchecker"
+    checker.write_text("#!/bin/sh\nexit 0\n")
+    checker.chmod(0o755)
     honest = h.setup(tmp_path / "q", h.HONEST)
     report = honest.gate(scenario=None, fake=fake_lake)
     assert report.passed and report.check("kernel_replay").status == "pass"
@@ -122,12 +165,23 @@ def test_kernel_replay_catches_the_skipped_kernel_check_when_a_checker_exists(fa
 
 def test_forged_text_in_the_build_log_is_never_read(fake_lake, tmp_path):
     entry = next(c for c in CHEATS if c["id"] == "forged_axioms")
-    s = h.setup(tmp_path / "p", model_part(entry))
-    report = s.gate(scenario=replay(s, entry), fake=fake_lake)
+    s = setup_for(entry, tmp_path / "p")
+    s.gate(scenario=replay(s, entry), fake=fake_lake)
     build_log = (s.project.paths.root / "gate-logs" / "build.log").read_text(encoding="utf-8")
     assert "depends on axioms: [propext, Classical.choice, Quot.sound]" in build_log
     assert "FYAN-PROBE-0000" in build_log
+    report = s.gate(scenario=replay(s, entry), fake=fake_lake)
     assert report.check("axiom_audit").evidence["axioms"] == {"Cheats.ThmRoot.double_even": ["Cheats.ThmRoot.magic"]}
+
+
+def test_the_lake_double_takes_sorry_as_sorry_ax_by_default(fake_lake, tmp_path):
+    """Finding 9: in a default scenario (no replay) a `sorry` or `admit` proof fails the gate."""
+    for word in ("sorry", "admit"):
+        s = h.setup(tmp_path / word, f"theorem double_even (n : Int) : ∃ k, double n = 2 * k := by\n  {word}")
+        report = s.gate(scenario=None, fake=fake_lake)
+        assert not report.passed
+        assert "sorryAx in the axioms of Cheats.ThmRoot.double_even" in report.check("sorry_free").reason
+        assert "sorryAx (rejected by name" in report.check("axiom_audit").reason
 
 
 # -- with a real toolchain --------------------------------------------------------------------
@@ -146,7 +200,7 @@ def real_lake(monkeypatch, tmp_path):
 @requires_lean
 @pytest.mark.parametrize("entry", CONTROLS, ids=[c["id"] for c in CONTROLS])
 def test_controls_pass_with_real_lean(entry, real_lake, tmp_path):
-    s = h.setup(tmp_path / "p", model_part(entry), bridge=entry.get("setup") == "bridge")
+    s = setup_for(entry, tmp_path / "p")
     report = s.gate()
     assert report.passed, report.summary()
 
@@ -155,6 +209,7 @@ def test_controls_pass_with_real_lean(entry, real_lake, tmp_path):
 @requires_lean
 @pytest.mark.parametrize("entry", CHEATS, ids=[c["id"] for c in CHEATS])
 def test_cheat_is_rejected_with_real_lean(entry, real_lake, tmp_path):
-    s = h.setup(tmp_path / "p", model_part(entry), bridge=entry.get("setup") == "bridge")
+    s = setup_for(entry, tmp_path / "p")
     report = s.gate()
-    assert_rejected_as_intended(report, entry, exact=False)
+    has_checker = report.check("kernel_replay").status != "unavailable"
+    assert_rejected_as_intended(report, entry, exact=False, kernel_checker=has_checker)

@@ -50,8 +50,15 @@ def test_dangling_references_stop_init_unless_asked_to_warn(tmp_path, capsys):
     assert "m.tex:2: \\ref{elsewhere} in a: unknown label" in err and "--unknown-references warn" in err
     assert not (tmp_path / "p").exists()
     code, result = run(capsys, "init", str(tmp_path / "p"), "--source", str(src), "--unknown-references", "warn")
-    assert code == 0 and any("elsewhere" in n for n in result["notes"])
+    assert code == 0
+    assert result["warnings"] == [{"code": "unknown-label", "where": "m.tex:2",
+                                   "message": "\\ref{elsewhere} in a: unknown label; no edge"}]
     assert 'unknown_references = "warn"' in (tmp_path / "p" / "fyan.toml").read_text()
+    # without --json, every warning is printed on stderr
+    assert main(["init", str(tmp_path / "q"), "--source", str(src), "--unknown-references", "warn"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: m.tex:2: \\ref{elsewhere} in a: unknown label; no edge" in captured.err
+    assert "1 warning(s) on stderr" in captured.out
 
 
 def test_uses_to_an_unknown_label_is_an_error_with_file_and_line(tmp_path, capsys):
@@ -67,3 +74,65 @@ def test_bad_pdfs_leave_nothing_behind(tmp_path, capsys):
         assert not (tmp_path / name).exists()
     err = capsys.readouterr().err
     assert "scan.pdf: the PDF has no text layer" in err and "junk.tex: binary file, not TeX" in err
+
+
+# -- the first ingest through `fyan run`, `fyan resume` or the daemon reports its warnings -----------
+
+#: Six references to labels defined nowhere and a missing file LaTeX writes itself: 7 warnings.
+WARNED = "".join(f"\\begin{{lemma}}\\label{{l{i}}} By \\ref{{gone{i}}}. \\end{{lemma}}\n" for i in range(6)) \
+    + "\\input{m.aux}\n"
+
+
+def _uningested(tmp_path, capsys):
+    src = write(tmp_path / "in" / "m.tex", WARNED)
+    assert main(["init", str(tmp_path / "p"), "--source", str(src), "--unknown-references", "warn",
+                 "--no-ingest"]) == 0
+    # a model is configured: replay from an empty cassette (every stage misses and the units block)
+    config = tmp_path / "p" / "fyan.toml"
+    config.write_text(config.read_text().replace('provider = "none"', 'provider = "replay"'))
+    write(tmp_path / "p" / "replay" / "cassette.jsonl", "")
+    capsys.readouterr()
+    return tmp_path / "p"
+
+
+def test_the_first_run_prints_intakes_warnings_grouped_as_init_does(tmp_path, capsys, no_lake):
+    project = _uningested(tmp_path, capsys)
+    code = main(["run", str(project)])
+    captured = capsys.readouterr()
+    assert code == 3  # the units block (the replay cassette answers nothing): not the point here
+    assert captured.err.startswith("7 warnings:\n")
+    assert "  generated-input (1): missing files that LaTeX writes during its own run (skipped)\n" in captured.err
+    assert "  unknown-label (6): references to labels defined nowhere in the document (no edge)\n" in captured.err
+    assert all(f"m.tex:{i + 1}: \\ref{{gone{i}}} in l{i}: unknown label; no edge" in captured.err for i in range(6))
+    assert "Ingested source/m.tex: 6 units, 0 edges, 1 layer(s)\n  7 warning(s) on stderr\n" in captured.out
+    # the next run ingests nothing and repeats nothing
+    main(["run", str(project)])
+    again = capsys.readouterr()
+    assert "warnings:" not in again.err and "Ingested" not in again.out
+
+
+def test_the_first_run_lists_intakes_warnings_in_json_and_resume_prints_them(tmp_path, capsys, no_lake):
+    project = _uningested(tmp_path, capsys)
+    main(["run", str(project), "--json"])
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert [w["code"] for w in result["ingest"]["warnings"]] == ["generated-input"] + ["unknown-label"] * 6
+    assert captured.err == ""  # --json: the warnings are in the JSON only
+    other = _uningested(tmp_path / "second", capsys)
+    main(["resume", str(other)])
+    assert capsys.readouterr().err.startswith("7 warnings:\n")
+
+
+def test_a_daemon_that_ingests_logs_intakes_warnings(tmp_path, capsys, no_lake):
+    from fyan.orchestrator.daemon import Daemon, DaemonOptions
+
+    project = _uningested(tmp_path, capsys)
+    daemon = Daemon(project, DaemonOptions(watch=False, until_idle=True))
+    daemon.serve()
+    records = [json.loads(line) for line in (project / ".fyan" / "logs" / "fyan.jsonl").read_text().splitlines()]
+    warned = [(r["code"], r["where"]) for r in records if r["event"] == "ingest_warning"]
+    assert warned == [("generated-input", "m.tex:7")] + [("unknown-label", f"m.tex:{i + 1}") for i in range(6)]
+    (ingested,) = [r for r in records if r["event"] == "ingested"]
+    assert (ingested["units"], ingested["warnings"]) == (6, 7)
+    (note,) = [n for n in daemon.notes if "first ingest" in n]
+    assert "first ingest: 7 warnings:\n  generated-input (1)" in note and "\\ref{gone5} in l5" in note

@@ -45,3 +45,33 @@ def test_environment_overrides_the_file(tmp_path, monkeypatch):
     cfg = load_config(path)
     assert cfg.lean.lake == "/from/env" and cfg.scheduler.parallelism == 4
     assert cfg.lean_lib == "X"
+
+
+@pytest.mark.parametrize("lean, fragment", [
+    ('axiom_allowlist = ["propext", "sorryAx"]', "sorryAx (sorry: an unfinished proof)"),
+    ('axiom_allowlist = ["Lean.ofReduceBool"]', "Lean.ofReduceBool (native_decide"),
+    ('axiom_allowlist = ["Lean.trustCompiler"]', "Lean.trustCompiler (native_decide"),
+    ('axiom_allowlist = ["P.t._native.native_decide.ax_1_1"]', "native_decide/bv_decide axiom"),
+    ('axiom_allowlist = ["*._native.*"]', "*._native.* (native_decide/bv_decide axiom"),
+    ('toolchain = "stable"', "names no Lean version the gate can check"),
+    ('toolchain = "leanprover/lean4-pr-releases:pr-release-1"', "names no Lean version"),
+    ('extra_imports = ["Mathlib\\n#eval 1"]', "not Lean module names"),
+])
+def test_settings_that_could_never_be_safe_are_refused_when_the_configuration_loads(tmp_path, lean, fragment):
+    """Finding 8: an allow-list entry that can never be acceptable (or a pin the gate cannot
+    check) is refused with the key named, not silently ignored."""
+    path = tmp_path / "fyan.toml"
+    path.write_text(f'[project]\nname = "x"\nsource = "s.tex"\n[lean]\n{lean}\n')
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert fragment in str(e.value) and "lean." in str(e.value)
+
+
+def test_every_spelling_of_a_pin_loads_and_the_sandbox_requires_bubblewrap_by_default(tmp_path):
+    for pin in ("leanprover/lean4:v4.19.0-rc2", "v4.19.0-rc2", "4.19.0-rc2", "leanprover/lean4:nightly-2025-06-01"):
+        path = tmp_path / "fyan.toml"
+        path.write_text(f'[project]\nname = "x"\nsource = "s.tex"\n[lean]\ntoolchain = "{pin}"\n')
+        assert load_config(path).lean.toolchain == pin
+    assert FyanConfig(project={"name": "x", "source": "s"}).lean.sandbox == "require"
+    with pytest.raises(Exception, match="not a Lean library name"):
+        FyanConfig(project={"name": "x", "source": "s", "lean_lib": "Bad\nimport X"})

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from collections import Counter
 
 from fyan.cli import main
 from fyan.orchestrator.daemon import read_state
 from fyan.project import Project
 from fyan.state.store import Store
+from tests.helpers import wait_for
 
 
 def cli_json(capsys, *argv):
@@ -24,14 +24,6 @@ def cli_json(capsys, *argv):
     return code, json.loads(capsys.readouterr().out)
 
 
-def wait_for(predicate, timeout=90.0, step=0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("timed out")
 
 
 def counts(example):

@@ -64,7 +64,7 @@ base_url = "http://127.0.0.1:9/v1"
     code, report = doctor(capsys, str(project.paths.root))
     assert code == 3 and not report["ok"]
     by = {tuple(p["stages"]): p for p in report["providers"]}
-    anthropic = by[("plan", "audit", "curate")]
+    anthropic = by[("plan", "audit", "critic", "curate")]
     assert anthropic["usable"] and anthropic["checks"][0]["detail"] == "ANTHROPIC_API_KEY is set"
     assert anthropic["checks"][1]["ok"] is None and "not checked" in anthropic["checks"][1]["detail"]
     local = by[("reason",)]
@@ -86,7 +86,7 @@ def test_doctor_on_the_example_with_a_toolchain(capsys, fake_lake):
     (replay,) = report["providers"]
     entries = sum(1 for line in (EXAMPLE / "replay" / "cassette.jsonl").read_text().splitlines() if line.strip())
     assert replay["provider"] == "replay" and replay["usable"] and f"{entries} recorded responses" in replay["checks"][0]["detail"]
-    assert replay["stages"] == ["specify", "reason", "plan", "audit", "prove", "curate", "review"]
+    assert replay["stages"] == ["specify", "reason", "plan", "audit", "prove", "critic", "curate", "review"]
     assert code == (0 if report["sandbox"]["available"] or report["sandbox"]["setting"] != "require" else 3)
 
 

@@ -62,9 +62,12 @@ def test_example_completes_in_dependency_order_with_a_clean_toolchain(example, f
     downstream = (example / "units" / "theorem-8" / "Basic.lean").read_text()
     assert "import TasteNumberTheory.Definition1.Basic" in downstream
     assert "import TasteNumberTheory.DefDivides.Basic" in downstream
-    # the gate really asked the toolchain: one build and one probe per unit at least
+    # the gate really asked the toolchain: one build and one inspection per unit at least
     calls = [c["argv"] for c in fake_lake.calls()]
-    assert sum(a[:1] == ["build"] for a in calls) >= 11 and sum(a[:2] == ["env", "lean"] for a in calls) >= 11
+    assert sum(a[:1] == ["build"] for a in calls) >= 11
+    # every gate read the compiled unit with the trusted inspector, built once for the pin
+    assert sum(a[:1] == ["env"] and a[1].endswith("/fyan-inspector") and "--module" in a for a in calls) >= 11
+    assert sum(a[:2] == ["build", "fyan-inspector"] for a in calls) == 1
     report = json.loads((example / "units" / "theorem-8" / "gate" / "report.json").read_text())
     assert report["passed"] and {c["name"] for c in report["checks"] if c["status"] == "pass"} >= {
         "sorry_free", "build", "frozen_statements", "bridge_obligations", "semantic_certification", "axiom_audit"}
@@ -83,7 +86,7 @@ def test_example_completes_in_dependency_order_with_a_clean_toolchain(example, f
     assert "TasteNumberTheory.ThmDividesSum.divides_add" in (example / "skills" / "reuse-closure-lemmas.md").read_text()
     review = (example / "units" / "theorem-8" / "review.md").read_text()
     assert "| declarations | 2 (theorem 2) |" in review and "| `sorry` | 0 |" in review
-    assert "- the reviewer listed axioms ['propext']; the probe found none" in review  # the counts win
+    assert "- the reviewer listed axioms ['propext']; the inspector found none" in review  # the counts win
     assert review.index("Deterministic counts") < review.index("Reviewer's notes (model-written)")
     # accounting: every call persisted; status --cost sums per stage and per unit
     code, status = run_json(capsys, "status", str(example), "--cost")
@@ -146,7 +149,10 @@ def test_missing_replay_response_is_reported_and_blocks_the_unit(example, fake_l
     assert code == 3 and summary["counts"] == {"complete": 10, "blocked": 1}
     reason = summary["blocked"][0]["reason"]
     assert summary["blocked"][0]["unit"] == "theorem-8"
-    assert "has no response for request" in reason and "stage plan, unit theorem-8" in reason
+    # the stage and prompt once (the unit is the row); the same words for every unit that misses
+    assert reason == f"the replay cassette {cassette} has no response for the plan stage (prompt plan), model example-authored"
+    [group] = summary["blocked_groups"]
+    assert group["cause"] == reason and group["roots"] == ["theorem-8"] and "re-record" in group["remedy"]
 
 
 def test_post_completion_failure_never_changes_completion(example, fake_lake, capsys):

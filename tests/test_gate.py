@@ -16,7 +16,7 @@ from fyan.gates.completion import CHECK_ORDER
 from fyan.lean.toolchain import TOOLCHAIN_MISSING
 from tests import gate_harness as h
 
-LEAN_DEPENDENT = ("sorry_free", "build", "axiom_audit")
+LEAN_DEPENDENT = ("sorry_free", "build", "axiom_audit", "environment_policy")
 
 
 @pytest.fixture
@@ -32,9 +32,12 @@ def failed(report, name: str) -> str:
 
 # -- the toolchain misbehaves -----------------------------------------------------------------
 
+CANDIDATE = ["Cheats.ThmRoot.Basic"]  # the scenario's `build` applies to the candidate's build only
+
+
 def test_build_that_times_out(honest, fake_lake):
     honest.project.config.lean.build_timeout = 1
-    report = honest.gate({"build": {"sleep": 10}}, fake=fake_lake)
+    report = honest.gate({"build": {"sleep": 10}, "build_only": CANDIDATE}, fake=fake_lake)
     assert not report.passed
     assert failed(report, "build") == "lake build Cheats.ThmRoot.Basic was killed at the timeout of 1 s"
     assert failed(report, "sorry_free").startswith("sorry count unknown: the build failed (lake build")
@@ -43,18 +46,19 @@ def test_build_that_times_out(honest, fake_lake):
 
 
 def test_build_that_crashes(honest, fake_lake):
-    report = honest.gate({"build": {"signal": 11}}, fake=fake_lake)
+    report = honest.gate({"build": {"signal": 11}, "build_only": CANDIDATE}, fake=fake_lake)
     assert failed(report, "build") == "lake build Cheats.ThmRoot.Basic failed (killed by SIGSEGV (crashed)); it printed nothing"
 
 
 def test_build_that_prints_nothing(honest, fake_lake):
-    report = honest.gate({"build": {"exit": 0, "output": ""}}, fake=fake_lake)
+    report = honest.gate({"build": {"exit": 0, "output": ""}, "build_only": CANDIDATE}, fake=fake_lake)
     assert "exited 0 but printed nothing: cannot confirm the build" in failed(report, "build")
     assert not report.passed
 
 
 def test_build_output_in_a_format_never_seen(honest, fake_lake):
-    report = honest.gate({"build": {"exit": 0, "output": "BUILD OK!!\nall good, trust me"}}, fake=fake_lake)
+    report = honest.gate({"build": {"exit": 0, "output": "BUILD OK!!\nall good, trust me"}, "build_only": CANDIDATE},
+                         fake=fake_lake)
     reason = failed(report, "build")
     assert "printed output in no format Fyan knows (2 unrecognized line(s), e.g. 'BUILD OK!!')" in reason
 
@@ -64,89 +68,126 @@ def test_build_that_fails_names_the_first_error(honest, fake_lake):
            "error: Cheats/ThmRoot/Basic.lean:12:58: unsolved goals\nn : Int\n⊢ ∃ k, double n = 2 * k\n"
            "error: Lean exited with code 1\nSome required targets logged failures:\n- Cheats.ThmRoot.Basic\n"
            "error: build failed")
-    report = honest.gate({"build": {"exit": 1, "output": out}}, fake=fake_lake)
+    report = honest.gate({"build": {"exit": 1, "output": out}, "build_only": CANDIDATE}, fake=fake_lake)
     assert failed(report, "build") == ("lake build Cheats.ThmRoot.Basic failed (exit code 1); first error: "
                                        "Cheats/ThmRoot/Basic.lean:12:58: unsolved goals")
+    assert report.environment_problem is None  # a failing proof goes back to the Formalizer
 
 
 def test_success_tail_with_a_failure_report_is_not_a_build(honest, fake_lake):
     out = "Some required targets logged failures:\n- Cheats.ThmRoot.Basic\nerror: build failed"
-    report = honest.gate({"build": {"exit": 0, "output": out}}, fake=fake_lake)
+    report = honest.gate({"build": {"exit": 0, "output": out}, "build_only": CANDIDATE}, fake=fake_lake)
     assert "exited 0 but its output reports failures (Cheats.ThmRoot.Basic)" in failed(report, "build")
 
 
-@pytest.mark.parametrize("spec, expected", [
-    ({"probe_process": {"signal": 6}}, "the probe gave no evidence: probe printed nothing (killed by SIGABRT (crashed))"),
-    ({"probe_output": ""}, "the probe gave no evidence: probe printed nothing (exit code 0)"),
-    ({"probe_output": "<html>not lean</html>"}, "the probe gave no evidence: probe printed no record for Cheats.ThmRoot.double_even"),
-    ({"probe_output": '{"severity": "error", "pos": {"line": 80, "column": 2}, "data": "unknown constant \'Lean.collectAxioms\'", '
-                      '"fileName": "<stdin>"}', "probe_process": {"exit": 1}},
-     "the probe gave no evidence: probe failed (exit code 1); first error: line 80: unknown constant 'Lean.collectAxioms'"),
+@pytest.mark.parametrize("output", [
+    "error: ./lakefile.toml:3:0: package configuration has errors",
+    "error: unknown package 'Init'",
+    "uncaught exception: lake-manifest.json: could not resolve 'mathlib'",
 ])
-def test_probe_that_crashes_prints_nothing_or_garbage(honest, fake_lake, spec, expected):
+def test_a_broken_lake_package_is_an_environment_problem_not_the_proofs_fault(honest, fake_lake, output):
+    """Finding 8 (leanprover/lake#22 kind): a configuration error blocks as an environment
+    problem instead of being sent back to the Formalizer."""
+    report = honest.gate({"build": {"exit": 1, "output": output}, "build_only": CANDIDATE}, fake=fake_lake)
+    reason = failed(report, "build")
+    assert "the Lake package itself is broken:" in reason and output.split(": ", 1)[-1][:20] in reason
+    assert report.environment_problem == reason
+    # and a Lean error in the unit's own file is not one
+    lean_error = honest.gate({"build": {"exit": 1, "output": "error: Cheats/ThmRoot/Basic.lean:1:0: unknown identifier 'x'"},
+                              "build_only": CANDIDATE}, fake=fake_lake)
+    assert lean_error.environment_problem is None
+
+
+# -- the inspector misbehaves -------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"inspector_process": {"signal": 6}}, "the inspector gave no evidence: the inspector failed (killed by SIGABRT (crashed))"),
+    ({"inspector_output": ""}, "the inspector gave no evidence: the inspector's report is malformed"),
+    ({"inspector_output": "<html>not lean</html>"}, "the inspector gave no evidence: the inspector's report is malformed"),
+    ({"inspector_output": json.dumps({"format": "fyan-inspector/1", "error": "object file 'x.olean' of module X does not exist"})},
+     "the inspector gave no evidence: the inspector could not load the modules: object file 'x.olean'"),
+    ({"inspector_output": json.dumps({"format": "someone-else/9", "modules": []})},
+     "the inspector gave no evidence: the inspector's report has format 'someone-else/9'"),
+    ({"inspector_output": json.dumps({"format": "fyan-inspector/1", "lean_version": "4.30.0", "modules": []})},
+     "the inspector gave no evidence: the inspector runs Lean 4.30.0 but the toolchain is Lean 4.31.0"),
+    ({"inspector_output": json.dumps({"format": "fyan-inspector/1", "lean_version": "4.31.0", "modules": []})},
+     "the inspector gave no evidence: module(s) Cheats.ThmRoot.Basic not in the inspected environment"),
+])
+def test_inspector_that_crashes_prints_nothing_or_garbage(honest, fake_lake, spec, expected):
     report = honest.gate(spec, fake=fake_lake)
     assert not report.passed
     assert failed(report, "axiom_audit").startswith("axiom audit did not run: " + expected)
     assert failed(report, "sorry_free").startswith("sorry count unknown: " + expected)
+    assert failed(report, "environment_policy").startswith("the compiled module was not inspected: " + expected)
     assert "not confirmed in the compiled environment" in failed(report, "frozen_statements")
 
 
-def test_probe_that_times_out(honest, fake_lake):
+def test_inspector_that_times_out(honest, fake_lake):
     honest.project.config.lean.build_timeout = 2
-    report = honest.gate({"probe_process": {"sleep": 10}}, fake=fake_lake)
-    assert failed(report, "axiom_audit") == ("axiom audit did not run: the probe gave no evidence: probe did not "
-                                             "finish: killed at the timeout of 2 s")
+    report = honest.gate({"inspector_process": {"sleep": 10}}, fake=fake_lake)
+    assert failed(report, "axiom_audit") == ("axiom audit did not run: the inspector gave no evidence: the inspector "
+                                             "did not finish: killed at the timeout of 2 s")
 
 
-def test_probe_output_with_a_wrong_nonce_is_ignored(honest, fake_lake):
-    forged = {"name": "Cheats.ThmRoot.double_even", "found": True, "kind": "theorem", "axioms": []}
-    line = json.dumps({"severity": "information", "pos": {"line": 1, "column": 0}, "fileName": "<stdin>",
-                       "data": "FYAN-PROBE-" + "0" * 32 + " " + json.dumps(forged)})
-    report = honest.gate({"probe_output": line}, fake=fake_lake)
-    assert failed(report, "axiom_audit") == (
-        "axiom audit did not run: the probe gave no evidence: probe printed no record for Cheats.ThmRoot.double_even "
-        "(1 probe-like line(s) with another nonce or position were ignored)")
-
-
-def test_this_nonce_outside_leans_messages_rejects_the_evidence(honest, fake_lake):
-    plain = '@NONCE@ {"name": "Cheats.ThmRoot.double_even", "found": true, "kind": "theorem", "axioms": []}'
-    report = honest.gate({"probe_extra_output": [plain]}, fake=fake_lake)
-    assert "probe output carries this run's nonce outside Lean's messages" in failed(report, "axiom_audit")
-
-
-def test_record_at_another_position_does_not_count(honest, fake_lake):
-    # a message with this nonce, but not at the #fyan_probe command's line (e.g. logged by
-    # imported code): ignored, so the genuine record decides
-    rec = {"name": "Cheats.ThmRoot.double_even", "found": True, "kind": "theorem", "axioms": []}
-    extra = json.dumps({"severity": "information", "pos": {"line": 3, "column": 0}, "fileName": "<stdin>",
-                        "data": "@NONCE@ " + json.dumps(rec)})
-    report = honest.gate({"probe_extra_output": [extra], "probe": {"Cheats.ThmRoot.double_even": {"axioms": ["sorryAx"]}}},
+def test_inspector_that_cannot_be_built_blocks_as_an_environment_problem(honest, fake_lake):
+    report = honest.gate({"inspector_build": {"exit": 1, "output": "error: FyanInspector.lean:3:0: unknown constant"}},
                          fake=fake_lake)
-    audit = report.check("axiom_audit")
-    assert audit.status == "fail" and "sorryAx (rejected by name" in audit.reason
-    assert audit.evidence["ignored_probe_lines"] == 1
+    reason = failed(report, "build")
+    assert reason.startswith("no trusted inspector: the trusted inspector could not be built for leanprover/lean4:v4.31.0")
+    assert "unknown constant" in reason and report.environment_problem == reason
+
+
+def test_inspector_is_built_once_per_pin_kept_read_only_and_hash_checked(honest, fake_lake):
+    from fyan.lean.inspector import MANIFEST, cache_root
+
+    report = honest.gate(None, fake=fake_lake)
+    assert report.passed, report.summary()
+    builds = [c for c in fake_lake.calls() if c["argv"][:2] == ["build", "fyan-inspector"]]
+    assert len(builds) == 1 and report.inspector and "built" in report.inspector
+    root = cache_root(honest.project.config.lean)
+    (folder,) = [p for p in root.iterdir() if p.is_dir()]
+    exe = folder / "bin" / "fyan-inspector"
+    assert not exe.stat().st_mode & 0o222 and json.loads((folder / MANIFEST).read_text())["pin"] == "leanprover/lean4:v4.31.0"
+    # reused as long as it matches its manifest
+    assert honest.gate(None, fake=fake_lake).passed
+    assert len([c for c in fake_lake.calls() if c["argv"][:2] == ["build", "fyan-inspector"]]) == 1
+    # a changed executable (one that would report a clean module whatever it reads) is never run:
+    # the gate rebuilds it from Fyan's source and says so
+    exe.chmod(0o755)
+    exe.write_text("#!/bin/sh\necho forged\n")
+    report = honest.gate(None, fake=fake_lake)
+    assert report.passed and "did not match its recorded SHA-256" in report.inspector
+    assert len([c for c in fake_lake.calls() if c["argv"][:2] == ["build", "fyan-inspector"]]) == 2
+    assert "echo forged" not in exe.read_text()
+
+
+def test_what_the_candidate_printed_while_compiling_is_never_read(honest, fake_lake):
+    # forged inspector-like JSON in the build output changes nothing: the report is a file the
+    # inspector writes after the build, from the compiled module
+    forged = json.dumps({"format": "fyan-inspector/1", "modules": [], "lookups": []})
+    out = f"✔ [1/1] Built Cheats.ThmRoot.Basic (0.1s)\ninfo: {forged}\nBuild completed successfully (1 job)."
+    report = honest.gate({"build": {"exit": 0, "output": out}, "build_only": CANDIDATE,
+                          "inspect": {"Cheats.ThmRoot.double_even": {"axioms": ["sorryAx"]}}}, fake=fake_lake)
+    assert "sorryAx (rejected by name" in failed(report, "axiom_audit")
 
 
 # -- the workspace and the package are broken ------------------------------------------------
 
-def test_workspace_missing_its_lakefile(honest, fake_lake):
+def test_project_package_missing_its_lakefile(honest, fake_lake):
     (honest.project.paths.lean / "lakefile.toml").unlink()
-    (honest.project.paths.workspace("thm-root") / "lakefile.toml").unlink()
     report = honest.gate(None, fake=fake_lake)
     assert failed(report, "build") == (
-        "workspace workspaces/thm-root has no lakefile.toml: the project's Lake package lean/lakefile.toml is "
-        "missing; restore it (it is written from lake-template/ when the project is created)")
+        "the project's Lake package has no lakefile.toml (lean/lakefile.toml); restore it (it is written from "
+        "lake-template/ when the project is created)")
     for name in ("sorry_free", "axiom_audit"):
         assert "has no lakefile.toml" in failed(report, name)
+    assert report.environment_problem is not None
 
 
-def test_workspace_missing_its_toolchain_pin(honest, fake_lake):
+def test_project_package_missing_its_toolchain_pin(honest, fake_lake):
     (honest.project.paths.lean / "lean-toolchain").unlink()
-    (honest.project.paths.workspace("thm-root") / "lean-toolchain").unlink()
     report = honest.gate(None, fake=fake_lake)
-    assert failed(report, "build").endswith("lean-toolchain is missing or empty: the Lake package does not pin a "
-                                            "toolchain; restore it (fyan writes it from [lean] toolchain when it "
-                                            "creates the package)")
+    assert failed(report, "build").startswith("the project's Lake package has no lean-toolchain (lean/lean-toolchain)")
 
 
 def test_toolchain_that_is_not_the_pinned_one(honest, fake_lake):
@@ -155,9 +196,35 @@ def test_toolchain_that_is_not_the_pinned_one(honest, fake_lake):
         "toolchain mismatch: lean-toolchain pins leanprover/lean4:v4.31.0 but `lake --version` reports Lean 4.30.0; "
         "install the pinned toolchain (elan toolchain install leanprover/lean4:v4.31.0) or change [lean] toolchain")
     assert report.toolchain_pin == "leanprover/lean4:v4.31.0"
+    assert report.environment_problem == failed(report, "build")
+
+
+@pytest.mark.parametrize("pin, reported, ok", [
+    ("leanprover/lean4:v4.19.0-rc2", "4.19.0-rc2", True),
+    ("v4.19.0-rc2", "4.19.0-rc2", True),
+    ("4.19.0-rc2", "4.19.0-rc2", True),
+    ("v4.19.0-rc2", "4.19.0", False),
+    ("4.19.0-rc2", "4.31.0", False),
+    ("leanprover/lean4:nightly-2025-01-01", "4.16.0-nightly-2025-01-01", True),
+    ("leanprover/lean4:nightly-2025-01-01", "4.16.0-nightly-2025-01-02", False),
+    ("stable", "4.31.0", False),
+])
+def test_every_spelling_of_a_pin_is_compared(honest, fake_lake, pin, reported, ok):
+    """Finding 8 (augustepoiroux/LeanInteract#7 kind): a pin without the origin prefix or the
+    `v` is compared, not accepted unseen; a pin naming no version fails closed."""
+    (honest.project.paths.lean / "lean-toolchain").write_text(pin + "\n")
+    report = honest.gate({"version": {"output": f"Lake version 5.0.0-x (Lean version {reported})"},
+                          "inspect": {}}, fake=fake_lake)
+    build = report.check("build")
+    if ok:
+        assert not build.reason.startswith(("toolchain mismatch", "lean-toolchain pins")), build.reason
+    else:
+        assert build.status == "fail" and (build.reason.startswith("toolchain mismatch")
+                                           or "names no Lean version" in build.reason)
 
 
 def _make_unwritable(path) -> callable:
+    path.mkdir(parents=True, exist_ok=True)
     path.chmod(0o500)
     probe = path / ".probe"
     try:
@@ -171,17 +238,17 @@ def _make_unwritable(path) -> callable:
     pytest.skip("cannot make a folder unwritable here (root without chattr)")
 
 
-def test_unwritable_workspace(honest, fake_lake):
-    ws = honest.project.paths.workspace("thm-root")
-    restore = _make_unwritable(ws)
+def test_unwritable_gate_workspace(honest, fake_lake):
+    gate_dir = honest.project.paths.state / "gate" / "thm-root"
+    restore = _make_unwritable(gate_dir)
     try:
         report = honest.gate(None, fake=fake_lake)
     finally:
         restore()
     reason = failed(report, "build")
-    assert reason.startswith("cannot prepare the workspace workspaces/thm-root: ")
-    assert reason.endswith("make it writable or delete it (Fyan recreates it)")
-    assert not report.passed
+    assert reason.startswith("cannot prepare the gate workspace .fyan/gate/thm-root/gate: ")
+    assert reason.endswith("make .fyan/ writable")
+    assert not report.passed and report.environment_problem == reason
 
 
 def test_candidate_edited_after_the_prove_stage(honest, fake_lake):
@@ -192,10 +259,31 @@ def test_candidate_edited_after_the_prove_stage(honest, fake_lake):
         assert failed(report, name) == expected or expected in failed(report, name)
 
 
-def test_unreadable_audit_result(honest, fake_lake):
-    (honest.project.paths.unit("thm-root") / "audit" / "result.json").write_text("{not json")
+def test_audit_result_is_read_only_as_recorded(honest, fake_lake):
+    """Finding 9: `semantic_certification` checks the recorded hash of audit/result.json."""
+    path = honest.project.paths.unit("thm-root") / "audit" / "result.json"
+    data = json.loads(path.read_text())
+    data["grade"], data["routing"] = 3, "freeze"  # what a forger would write: the best grade
+    path.write_text(json.dumps(data))
     report = honest.gate(None, fake=fake_lake)
-    assert failed(report, "semantic_certification").startswith("unreadable audit result:")
+    assert failed(report, "semantic_certification") == (
+        "units/thm-root/audit/result.json differs from the recorded artifact (edited after its stage)")
+    path.write_text("{not json")
+    assert "differs from the recorded artifact" in failed(honest.gate(None, fake=fake_lake), "semantic_certification")
+
+
+def test_an_upstream_units_file_is_read_only_as_recorded(honest, fake_lake):
+    upstream = honest.project.paths.unit("def-double") / "Basic.lean"
+    upstream.write_text(upstream.read_text().replace("2 * n", "0"))
+    report = honest.gate(None, fake=fake_lake)
+    assert failed(report, "build") == ("an upstream unit's recorded file cannot be used: units/def-double/Basic.lean "
+                                       "differs from the recorded artifact (edited after its stage)")
+    # the project package's copy is not what the gate reads: editing it changes nothing
+    upstream.write_text(upstream.read_text().replace("Int := 0", "Int := 2 * n"))
+    copy = honest.project.paths.lean / "Cheats" / "DefDouble" / "Basic.lean"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_text("-- forged\n")
+    assert honest.gate(None, fake=fake_lake).passed
 
 
 # -- stale certifications ---------------------------------------------------------------------
@@ -210,18 +298,23 @@ def test_problem_tex_changed_after_the_freeze(honest, fake_lake):
 
 
 def test_local_definition_changed_after_the_freeze(honest, fake_lake):
-    # the compiled upstream definition differs from the one the statement was frozen against
-    upstream = honest.project.paths.lean / "Cheats" / "DefDouble" / "Basic.lean"
+    # the upstream unit was re-recorded with another definition after this statement's freeze
+    from fyan.state.gateway import sha256_file
+
+    upstream = honest.project.paths.unit("def-double") / "Basic.lean"
     upstream.write_text(upstream.read_text().replace("def double (n : Int) : Int := 2 * n",
                                                      "def double (n : Int) : Int := 0"))
-    report = honest.gate(None, fake=fake_lake)
-    assert failed(report, "frozen_statements") == (
-        "certification stale: Cheats.ThmRoot.double_even: local definition Cheats.DefDouble.double changed since the freeze")
+    honest.gateway._conn.execute("UPDATE artifacts SET sha256 = ? WHERE unit = 'def-double' AND kind = 'Basic.lean'",
+                                 (sha256_file(upstream),))
+    reason = failed(honest.gate(None, fake=fake_lake), "frozen_statements")
+    assert reason.startswith("certification stale: Cheats.ThmRoot.double_even: bound input units/def-double/Basic.lean "
+                             "changed since the freeze")
+    assert "Cheats.ThmRoot.double_even: local definition Cheats.DefDouble.double changed since the freeze" in reason
 
 
 def test_elaborated_statement_changed_with_another_toolchain(honest, fake_lake):
     scenario = {"version": {"output": "Lake version 5.0.1 (Lean version 4.31.0)"},
-                "probe": {"Cheats.ThmRoot.double_even": {"type_repr": "elaborated differently"}}}
+                "inspect": {"Cheats.ThmRoot.double_even": {"type_repr": "elaborated differently"}}}
     report = honest.gate(scenario, fake=fake_lake)
     reason = failed(report, "frozen_statements")
     assert reason.startswith("certification stale: Cheats.ThmRoot.double_even: elaborated statement differs from the freeze (sha256:")
@@ -236,8 +329,8 @@ def test_frozen_without_a_toolchain_compares_with_the_audited_statement(fake_lak
     report = s.gate(None, fake=fake_lake)
     assert report.passed, report.summary()
     assert report.check("frozen_statements").evidence["reference"] == "audited Statement.lean elaborated now"
-    # only the candidate's record is replaced; the probe of the audited Statement.lean is honest
-    cheat = {"probe_by_import": {"Cheats.ThmRoot.Basic": {
+    # only the candidate's record is replaced; the inspection of the audited Statement.lean is honest
+    cheat = {"inspect_by_module": {"Cheats.ThmRoot.Basic": {
         "Cheats.ThmRoot.double_even": {"type_repr": "∃ k, (fun _ => 0) n = 2 * k"}}}}
     report = s.gate(cheat, fake=fake_lake)
     assert "elaborated statement differs from the audited Statement.lean" in failed(report, "frozen_statements")
@@ -258,7 +351,8 @@ def test_without_a_toolchain_the_report_says_what_could_not_run(fake_lake, tmp_p
     for name in LEAN_DEPENDENT:
         assert failed(report, name) == TOOLCHAIN_MISSING
     assert failed(report, "frozen_statements").endswith(f"not confirmed in the compiled environment ({TOOLCHAIN_MISSING})")
-    assert report.check("kernel_replay").status == "unavailable" and not report.check("kernel_replay").required
+    for name in ("kernel_replay", "comparator"):
+        assert report.check(name).status == "unavailable" and not report.check(name).required
     assert report.check("source_lints").passed and report.check("semantic_certification").passed
 
 
@@ -272,13 +366,15 @@ def test_fyan_gate_prints_the_full_report_and_keeps_its_logs(honest, fake_lake, 
     out = capsys.readouterr().out
     assert out.startswith("Completion gate for thm-root: PASSED\n  roots: Cheats.ThmRoot.double_even\n")
     assert "  toolchain: Lake version 5.0.0-fake (Lean version 4.31.0) [Fyan test double]; lean-toolchain: leanprover/lean4:v4.31.0" in out
-    assert '  sandbox: off ([lean] sandbox = "off"): builds run unsandboxed' in out
+    assert '  sandbox: off ([lean] sandbox = "off"): model-written code runs UNCONFINED' in out
     for name in CHECK_ORDER:
         assert f"] {name}" in out
     assert "$ " in out and "Cheats.ThmRoot.double_even: []" in out
     log_dir = next(l.split(": ", 1)[1] for l in out.splitlines() if l.startswith("  logs: "))
     folder = honest.project.paths.root / log_dir
-    assert {"build.log", "build.log.json", "probe.log", "probe.log.json", "report.json"} <= {p.name for p in folder.iterdir()}
+    assert {"build.log", "build.log.json", "inspect.log", "inspect.json", "report.json"} <= {p.name for p in folder.iterdir()}
+    inspected = json.loads((folder / "inspect.json").read_text())
+    assert inspected["format"] == "fyan-inspector/1" and inspected["modules"][0]["name"] == "Cheats.ThmRoot.Basic"
     assert json.loads((folder / "build.log.json").read_text())["exit_code"] == 0
     assert main(["gate", root, "thm-root", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -296,10 +392,12 @@ def test_sandbox_required_but_unusable_blocks_instead_of_blaming_the_proof(hones
     honest.project = Project.open(honest.project.paths.root)
     report = honest.gate(None, fake=fake_lake)
     reason = failed(report, "build")
-    assert reason == ('lake build Cheats.ThmRoot.Basic did not run: refused: [lean] sandbox = "require" but '
-                      "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)")
+    assert reason.startswith('model-written code is not built: [lean] sandbox = "require" but '
+                             "bubblewrap (bwrap) is not installed; install bubblewrap (apt-get install bubblewrap")
+    assert 'or set [lean] sandbox = "off"' in reason
     assert report.environment_problem == reason
-    assert report.sandbox.startswith("require: builds refused: bubblewrap (bwrap) is not installed")
+    assert report.sandbox.startswith("require: model-written code is refused: bubblewrap (bwrap) is not installed")
+    assert not any(c["argv"][:1] == ["build"] for c in fake_lake.calls())  # nothing was built unconfined
     # through the stage flow: an environment failure (the unit waits for the machine), not a
     # failed proof sent back to the Formalizer
     gw = h.Gateway(honest.project, h._checks({"thm-root": ([h.ROOT], [])}, False))
@@ -319,3 +417,163 @@ def test_an_extra_import_outside_the_model_part_is_refused(fake_lake, tmp_path):
                             (sha256_file(s.basic),))
     report = s.gate(None, fake=fake_lake)
     assert failed(report, "source_lints").startswith("Basic.lean was changed outside the model-written part")
+
+
+# -- checks that must stay (finding 9: each fails its test when removed) ------------------------
+
+def test_a_root_declared_outside_the_units_module_is_stale(honest, fake_lake):
+    moved = {"Cheats.ThmRoot.double_even": {"module": "Cheats.DefDouble.Basic"}}
+    reason = failed(honest.gate({"inspect": moved}, fake=fake_lake), "frozen_statements")
+    assert ("Cheats.ThmRoot.double_even: declared in module Cheats.DefDouble.Basic, not in the unit's module "
+            "Cheats.ThmRoot.Basic") in reason
+
+
+def test_a_root_compiled_as_another_kind_is_stale(honest, fake_lake):
+    reason = failed(honest.gate({"inspect": {"Cheats.ThmRoot.double_even": {"kind": "def"}}}, fake=fake_lake),
+                    "frozen_statements")
+    assert "Cheats.ThmRoot.double_even: frozen as a theorem, compiled as a def" in reason
+
+
+def test_an_elaborated_true_conclusion_is_never_certified(honest, fake_lake):
+    # the source text is not `True` (so a text check alone would not see it); the elaborated
+    # type concludes in True after its binders
+    report = honest.gate({"inspect": {"Cheats.ThmRoot.double_even": {"conclusion_true": True}}}, fake=fake_lake)
+    assert "root Cheats.ThmRoot.double_even states `True`" in failed(report, "semantic_certification")
+
+
+def test_a_bridge_compiled_as_a_definition_is_not_discharged(fake_lake, tmp_path):
+    s = h.setup(tmp_path / "p", h.HONEST_BRIDGE, bridge=True)
+    assert s.gate(None, fake=fake_lake).passed
+    report = s.gate({"inspect": {"Cheats.ThmRoot.double_even_faithful": {"kind": "def"}}}, fake=fake_lake)
+    assert "Cheats.ThmRoot.double_even_faithful: is a def, not a proved theorem" in failed(report, "bridge_obligations")
+    report = s.gate({"inspect": {"Cheats.ThmRoot.double_even_faithful": {"module": "Cheats.Other"}}}, fake=fake_lake)
+    assert "declared in module Cheats.Other" in failed(report, "bridge_obligations")
+
+
+def test_a_statement_depending_on_an_unaudited_upstream_declaration_is_stale(honest, fake_lake):
+    """Attack review: an instance added to an upstream unit's proof file (`instance : LE Int`)
+    changes what a downstream statement means while its text reads the same. The statement may
+    use, from upstream units, only their frozen declarations — or constants whose type
+    concludes in one (an instance *for* a frozen structure)."""
+    orphan = {"name": "Cheats.DefDouble.evilLE", "module": "Cheats.DefDouble.Basic", "conclusion": ["LE", "Int"]}
+    frozen = {"name": "Cheats.DefDouble.double", "module": "Cheats.DefDouble.Basic", "conclusion": ["Int"]}
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, orphan]}}}
+    reason = failed(honest.gate(scenario, fake=fake_lake), "frozen_statements")
+    assert ("Cheats.ThmRoot.double_even: its statement depends on Cheats.DefDouble.evilLE, declared in upstream "
+            "module Cheats.DefDouble.Basic but not frozen there") in reason
+    # a name under a frozen declaration proves nothing: an instance can be called anything
+    disguised = dict(orphan, name="Cheats.DefDouble.double.instLE")
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, disguised]}}}
+    assert "depends on Cheats.DefDouble.double.instLE" in failed(honest.gate(scenario, fake=fake_lake), "frozen_statements")
+    # ... nor a frozen declaration among the instance's arguments: only its conclusion counts
+    guarded = dict(orphan, conclusion=["LE", "Int"], name="Cheats.DefDouble.guardedLE")
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, guarded]}}}
+    assert "depends on Cheats.DefDouble.guardedLE" in failed(honest.gate(scenario, fake=fake_lake), "frozen_statements")
+    # an instance *for* a frozen declaration, or a projection of a frozen structure, is fine
+    for_frozen = dict(orphan, name="Cheats.DefDouble.instDouble", conclusion=["Cheats.DefDouble.double"])
+    projection = {"name": "Cheats.DefDouble.double.fst", "module": "Cheats.DefDouble.Basic", "projection": True,
+                  "kind": "def", "conclusion": ["Int"]}
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, for_frozen, projection]}}}
+    assert honest.gate(scenario, fake=fake_lake).check("frozen_statements").passed
+
+
+def test_outputs_planted_in_the_agents_workspace_are_never_used(fake_lake, tmp_path):
+    """Finding 7: build outputs an agent left in workspaces/<unit>/.lake (which Lake trusts when
+    their trace matches) are never what the gate reads: it builds in a fresh workspace of its
+    own under .fyan/gate/ from the recorded files."""
+    import hashlib
+    import sys
+
+    s = h.setup(tmp_path / "p", "theorem double_even (n : Int) : ∃ k, double n = 2 * k := by\n  sorry")
+    ws = s.project.paths.workspace("thm-root")
+    src = ws / "Cheats" / "ThmRoot" / "Basic.lean"
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_text(s.basic.read_text())
+    olean = ws / ".lake" / "build" / "lib" / "lean" / "Cheats" / "ThmRoot" / "Basic.olean"
+    olean.parent.mkdir(parents=True, exist_ok=True)
+    honest_text = s.basic.read_text().replace("by\n  sorry", "⟨n, rfl⟩")
+    olean.write_text(json.dumps({"fake_olean": 1, "module": "Cheats.ThmRoot.Basic", "source": honest_text}))
+    olean.with_suffix(".trace").write_text(hashlib.sha256(src.read_text().encode()).hexdigest())
+    # control: a build in the agent's workspace trusts the plant (what the old gate did)
+    out = subprocess.run([str(fake_lake.path), "build", "Cheats.ThmRoot.Basic"], cwd=ws, capture_output=True, text=True,
+                         env={**os.environ, "PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin"})
+    assert "Replayed Cheats.ThmRoot.Basic" in out.stdout and "sorry" not in olean.read_text()
+    report = s.gate(None, fake=fake_lake)
+    assert "sorryAx in the axioms of Cheats.ThmRoot.double_even" in failed(report, "sorry_free")
+    builds = [c for c in fake_lake.calls() if c["argv"][:1] == ["build"] and "Cheats.ThmRoot.Basic" in c["argv"]]
+    assert builds and all("/.fyan/gate/thm-root/gate" in c["cwd"] for c in builds[1:])
+    assert report.workspace == ".fyan/gate/thm-root/gate"
+    assert not (s.project.paths.root / report.workspace).exists()  # removed after the run: never reused
+
+
+def test_the_gate_of_a_unit_waits_for_another_gate_of_the_same_unit(honest, fake_lake):
+    """Finding 9: `fyan gate` takes the unit's gate lock, so it never races a daemon's gate."""
+    import sys
+    import time
+
+    lock = honest.project.paths.state / "locks" / "gate-thm-root.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import fcntl, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
+                               "print('held', flush=True)\ntime.sleep(2.5)\n", str(lock)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    start = time.monotonic()
+    report = honest.gate(None, fake=fake_lake)
+    waited = time.monotonic() - start
+    holder.wait()
+    assert report.passed and waited >= 1.5, waited
+
+
+def test_the_freeze_refuses_a_statement_that_depends_on_an_unaudited_upstream_declaration(honest, fake_lake):
+    from fyan.lean import declarations
+    from fyan.lean.signatures import freeze_specs
+
+    statement = (honest.project.paths.unit("thm-root") / "Statement.lean").read_text()
+    decl = declarations.find(declarations.scan(statement), "Cheats.ThmRoot.double_even")
+    unit = honest.store.unit("thm-root")
+    log = honest.project.paths.root / "freeze-logs"
+    specs, note, problems = freeze_specs(honest.project, honest.store, unit, statement,
+                                         {"Cheats.ThmRoot.double_even": decl}, log)
+    assert problems == [] and specs[0].type_hash and "recorded with" in note
+    orphan = {"name": "Cheats.DefDouble.evilLE", "module": "Cheats.DefDouble.Basic", "conclusion": ["LE", "Int"]}
+    fake_lake.scenario({"inspect": {"Cheats.ThmRoot.double_even": {"constants": [orphan]}}})
+    _, _, problems = freeze_specs(honest.project, honest.store, unit, statement, {"Cheats.ThmRoot.double_even": decl}, log)
+    assert problems and "depends on Cheats.DefDouble.evilLE" in problems[0]
+
+
+def test_an_instance_of_the_unit_itself_cannot_change_what_its_statement_means(honest, fake_lake):
+    """Attack review: `instance : LE Int` written next to the statement (by the Planner or the
+    Formalizer) changes its meaning without appearing in its text. A constant of the unit's own
+    module that the statement uses without naming it must be frozen."""
+    frozen = {"name": "Cheats.DefDouble.double", "module": "Cheats.DefDouble.Basic", "conclusion": ["Int"]}
+    implicit = {"name": "Cheats.ThmRoot.instLEInt", "module": "Cheats.ThmRoot.Basic", "conclusion": ["LE", "Int"]}
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, implicit]}}}
+    assert ("Cheats.ThmRoot.double_even: its statement uses Cheats.ThmRoot.instLEInt without naming it"
+            in failed(honest.gate(scenario, fake=fake_lake), "frozen_statements"))
+    # a definition of the unit that the statement names is visible to the audit
+    named = {"name": "Cheats.ThmRoot.double", "module": "Cheats.ThmRoot.Basic", "conclusion": ["Int"]}
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, named]}}}
+    assert honest.gate(scenario, fake=fake_lake).check("frozen_statements").passed
+
+
+@pytest.mark.parametrize("plant, fragment", [
+    ("mkdir -p .lake/build/lib/lean/Init && echo forged > .lake/build/lib/lean/Init/Prelude.olean",
+     ".lake/build/lib/lean/Init/Prelude.olean was created outside the library's build folders"),
+    ("echo 'package forged' > lakefile.lean", "lakefile.lean was created at the top of the workspace"),
+    ("echo 'name = \"forged\"' > lakefile.toml", "lakefile.toml was changed or removed"),
+    ("rm .lake/packages && mkdir .lake/packages", ".lake/packages was changed or removed"),
+    ("echo x > Cheats/DefDouble/Basic.lean", "Cheats/DefDouble/Basic.lean was changed or removed"),
+])
+def test_compile_time_code_that_tampers_with_the_gate_workspace_fails_the_build(honest, fake_lake, plant, fragment):
+    """Attack review: code that runs while the candidate compiles (a lint evasion) could plant an
+    `Init` `.olean` the inspector would load, or change the workspace's configuration; files
+    already there are read-only in the sandbox, and any such change fails the build."""
+    (honest.project.paths.lean / ".lake" / "packages").mkdir(parents=True, exist_ok=True)
+    tamper = fake_lake.dir / "tamper.sh"
+    tamper.write_text(f"#!/bin/sh\n{plant}\n")
+    tamper.chmod(0o755)
+    report = honest.gate({"build_hook": str(tamper), "build_only": CANDIDATE}, fake=fake_lake)
+    reason = failed(report, "build")
+    assert "changed the gate workspace beyond its own outputs (compile-time code?)" in reason and fragment in reason
+    assert report.environment_problem is None  # the candidate's doing, not the machine's
+    assert honest.gate(None, fake=fake_lake).passed  # control: the same unit without the tampering

@@ -69,12 +69,12 @@ def test_statements_labels_math_and_references(tmp_path):
     assert refs == {("def-even", "link", False), ("Definition 1", "text", True)}
     assert {(r.label, r.macro) for r in cor.references} == {
         ("definitions", "link"), ("Theorem 3", "text"), ("Lemma 4", "text")}
-    assert "notes.md:28: 'Lemma 9' matches no statement of the document; no edge" in cat.warnings
+    assert "notes.md:28: 'Lemma 9' matches no statement of the document; no edge" in [str(w) for w in cat.warnings]
     assert cat.labels["Theorem 3"].statement_index == 2 and cat.labels["definitions"].statement_index is None
 
     units = build_units(cat, KINDS)
     assert [u.id for u in units] == ["def-even", "definition-2", "thm-squares", "lemma-4", "corollary-5"]
-    edges, _ = extract_edges(cat, units, term_edges=False)
+    edges = extract_edges(cat, units, term_edges=False).edges
     dag = validate(cat, units, edges, KINDS)
     assert {(e.unit, e.depends_on, e.in_proof) for e in dag.edges} == {
         ("thm-squares", "def-even", False), ("corollary-5", "thm-squares", False), ("corollary-5", "lemma-4", False)}
@@ -99,3 +99,19 @@ def test_anchor_used_twice_and_empty_and_binary_markdown(tmp_path):
     junk.write_bytes(b"\x00\x01binary")
     with pytest.raises(InputError, match=r"j\.md: binary file, not Markdown"):
         read_source(junk)
+
+
+def test_item_references_and_printed_lists_give_no_false_warning(tmp_path):
+    doc = write(tmp_path / "n.md", """**Lemma 2.3.** Small.
+
+**Proposition 3.2.** It has parts 1) and 2).
+
+**Theorem 4.1.** By Lemma 2.3 and 2) of Proposition 3.2, and Lemmas 2.3–2.3, this holds.
+
+**Corollary 4.2.** By Theorem 4.1(b) and Theorems 4.1, and 4.1 again.
+""")
+    cat = read_source(doc)
+    assert cat.warnings == []  # no "'Lemma 2' matches no statement"
+    refs = {s.label: {r.label for r in s.references} for s in cat.statements}
+    assert refs["Theorem 4.1"] == {"Lemma 2.3", "Proposition 3.2"}
+    assert refs["Corollary 4.2"] == {"Theorem 4.1"}

@@ -85,10 +85,10 @@ def test_paired_ernst_chapter_two_against_the_taste_of_number_theory_tex(ernst):
     assert found[14].body == "Theorem 2.15. If n∈ Z such that n is odd, then 8 divides n2 − 1."  # not the epigraph
     # the same dependency edges: the definitions' bold terms in the PDF, \\textbf in the TeX
     tex_units = build_units(tex, KINDS)
-    tex_edges, _ = extract_edges(tex, tex_units)
+    tex_edges = extract_edges(tex, tex_units).edges
     tex_number = {u.id: f"2.{u.statements[0] + 1}" for u in tex_units}  # 2.1 ... 2.15 in order
     pdf_units = build_units(pdf, KINDS)
-    pdf_edges, _ = extract_edges(pdf, pdf_units)
+    pdf_edges = extract_edges(pdf, pdf_units).edges
     pdf_number = {u.id: pdf.statements[u.statements[0]].number for u in pdf_units}
     section = {f"2.{k}" for k in range(1, 16)}
     assert len(tex_edges) == 10
@@ -113,7 +113,7 @@ def test_every_numbered_statement_of_the_book_is_found(ernst):
     kinds = {s.kind for s in pdf.statements}
     assert {"skeleton proof", "problem", "theorem", "definition"} <= kinds
     units = build_units(pdf, KINDS)
-    edges, _ = extract_edges(pdf, units)
+    edges = extract_edges(pdf, units).edges
     dag = validate(pdf, units, edges, KINDS)
     assert len(units) == sum(s.kind in KINDS for s in pdf.statements)
     assert any(e.evidence.startswith("ernst_IntroToProof_MAAPressVersion.pdf:p") for e in dag.edges)
@@ -153,7 +153,7 @@ def test_generated_pdf_headings_paragraphs_proofs_and_references(tmp_path):
     assert lemma.body.endswith("Corollary 1.4 is cited but does not exist.") and "2" not in lemma.body.split("\n")
     assert [(r.label, r.in_proof, r.page) for r in t.references] == [("Definition 1.1", False, 1), ("Definition 1.1", True, 1)]
     assert {r.label for r in lemma.references} == {"Theorem 1.2", "Definition 1.1"}
-    assert "notes.pdf: page 1: 'Lemma 9.9' matches no statement of the document; no edge" in cat.warnings
+    assert "notes.pdf: page 1: 'Lemma 9.9' matches no statement of the document; no edge" in [str(w) for w in cat.warnings]
     units = build_units(cat, KINDS)
     assert [u.id for u in units] == ["definition-1-1", "theorem-1-2", "lemma-1-3"]
     assert str(units[2].provenance) == "notes.pdf:p2"
@@ -183,7 +183,7 @@ def test_encrypted_pdf_needs_a_password(tmp_path):
 def test_pdf_encrypted_with_an_empty_user_password_is_read_with_a_warning(tmp_path):
     cat = read_source(_encrypted(tmp_path / "perm.pdf", "", "AES-256"))
     assert [s.label for s in cat.statements] == ["Theorem 1"]
-    assert "perm.pdf: encrypted PDF opened with an empty user password" in cat.warnings
+    assert "perm.pdf: encrypted PDF opened with an empty user password" in [str(w) for w in cat.warnings]
 
 
 def test_truncated_and_fake_pdfs(tmp_path):
@@ -196,3 +196,96 @@ def test_truncated_and_fake_pdfs(tmp_path):
     fake.write_bytes(b"\x89PNG\r\n\x1a\n not a pdf at all")
     with pytest.raises(InputError, match=r"fake\.pdf: not a PDF \(no %PDF- header\)"):
         read_source(fake)
+
+
+# -- statement extents from the layout (issue 18): generated pages with known geometry --------
+
+def prose(x: float, y: float, text: str) -> tuple:
+    """A line of body text as a typesetter writes it: several runs in the body font."""
+    half = len(text) // 2
+    return (x, y, [("R", text[:half]), ("R", text[half:])])
+
+
+BODY = [prose(72, 740 - 14 * i, "Some running text of the paper, set in the body font.") for i in range(3)]
+
+
+def read_lines(tmp_path, *pages):
+    return read_source(write_pdf(tmp_path / "paper.pdf", list(pages)))
+
+
+def test_an_italic_theorem_runs_through_its_display_and_ends_at_body_text(tmp_path):
+    page = BODY + [
+        (72, 690, [("B", "Theorem 1.1."), ("I", " Let f be a continuous function and define")]),
+        (220, 666, [("I", "F(x) = f(x) + 1.")]),  # a display, with space above and below
+        (72, 642, [("I", "Then F is continuous and bounded.")]),  # the same sentence goes on
+        prose(86, 618, "We shall use this theorem in the proof of the main result."),
+        prose(72, 604, "More running text follows here, still in the body font."),
+    ]
+    cat = read_lines(tmp_path, page)
+    (thm,) = cat.statements
+    assert thm.body.endswith("F(x) = f(x) + 1.\nThen F is continuous and bounded.")
+    assert "We shall use" not in thm.body
+    assert not [w for w in cat.warnings if w.code == "pdf-extent"]  # a change of font is a certain end
+
+
+def test_a_definition_in_body_font_goes_on_after_its_display_and_ends_at_an_indent(tmp_path):
+    page = BODY + [
+        (72, 690, [("B", "Definition 2.1."), ("R", " For a function g we define")]),
+        (220, 666, [("R", "G(x) = g(x)^2.")]),
+        (72, 642, [("R", "Then g is called square-bounded if G is bounded.")]),
+        prose(86, 628, "Square-bounded functions appear throughout this section."),
+    ]
+    (d,) = read_lines(tmp_path, page).statements
+    assert d.body.endswith("G(x) = g(x)^2.\nThen g is called square-bounded if G is bounded.")
+    assert "throughout" not in d.body
+
+
+def test_a_run_in_numbered_heading_ends_the_statement_before_it(tmp_path):
+    page = BODY + [
+        (72, 690, [("B", "Definition 2.1."), ("R", " A function g is tame if it is bounded.")]),
+        (72, 676, [("B", "2.2.2. Preliminary definitions."), ("R", " In this section we fix notation")]),
+        prose(72, 662, "for the rest of the paper and recall standard facts."),
+        prose(72, 648, "Nothing here belongs to the definition before the heading."),
+    ]
+    (d,) = read_lines(tmp_path, page).statements
+    assert d.body == "Definition 2.1. A function g is tame if it is bounded."
+
+
+def test_a_two_column_page_has_a_margin_per_column(tmp_path):
+    left = [prose(50, 740 - 14 * i, "Left column running text, body font.") for i in range(5)]
+    left += [(50, 670, [("B", "Definition 3.1."), ("R", " A set S is sparse if")])]
+    right = [(320, 740, [("R", "it meets every interval in at most one point.")])]  # the definition goes on
+    right += [prose(334, 726, "Sparse sets are rare in what follows, and")]  # indented: a new paragraph
+    right += [prose(320, 712 - 14 * i, "right column running text, body font.") for i in range(4)]
+    (d,) = read_lines(tmp_path, left + right).statements
+    assert d.body == "Definition 3.1. A set S is sparse if\nit meets every interval in at most one point."
+
+
+def test_a_statement_across_a_page_break_keeps_its_second_paragraph(tmp_path):
+    one = BODY + [
+        (72, 100, [("B", "Theorem 4.1."), ("I", " Every tame function is bounded on compact sets.")]),
+        (300, 40, [("R", "1")]),
+    ]
+    two = [
+        (86, 740, [("I", "Moreover, the bound depends only on the set.")]),  # the theorem's own second paragraph
+        prose(86, 712, "The proof takes the rest of this page and uses compactness."),
+        prose(72, 698, "More running text in the body font on the second page."),
+        prose(72, 684, "And another line of running text in the body font."),
+        prose(72, 670, "A third line of running text in the body font here."),
+        prose(72, 656, "A fourth line of running text in the body font here."),
+        (300, 40, [("R", "2")]),
+    ]
+    (thm,) = read_lines(tmp_path, one, two).statements
+    assert thm.body.endswith("compact sets.\nMoreover, the bound depends only on the set.")
+    assert (thm.provenance.page_start, thm.provenance.page_end) == (1, 2)
+
+
+def test_an_end_at_a_gap_alone_is_uncertain_and_says_which_page(tmp_path):
+    page = BODY + [
+        (72, 690, [("B", "Definition 5.1."), ("R", " A number is round if it is even.")]),
+        prose(72, 662, "After a gap, unindented text in the same font follows here."),
+    ]
+    cat = read_lines(tmp_path, page)
+    assert cat.statements[0].body == "Definition 5.1. A number is round if it is even."
+    (w,) = [w for w in cat.warnings if w.code == "pdf-extent"]
+    assert w.where == "paper.pdf: page 1" and "Definition 5.1" in w.message and "vertical gap" in w.message

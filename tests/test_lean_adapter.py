@@ -1,5 +1,5 @@
 """Parsers of real Lean/Lake output (tests/fixtures/lean-samples), the declaration scanner, lints,
-the probe's nonce rule and the process runner."""
+the trusted inspector's report schema and build, and the process runner."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 from fyan.lean import declarations
 from fyan.lean.diagnostics import parse_lake_output, parse_lean_json, parse_repl_output
 from fyan.lean.lints import errors, lint
-from fyan.lean.probe import parse_probe_output, probe_lines, render_probe
 from fyan.lean.runner import run_process
 from tests.conftest import SAMPLES
 
@@ -87,31 +86,49 @@ def test_repl_outputs():
     assert bad.responses[0].error == "Unknown environment."
 
 
-def test_probe_counts_only_lines_with_this_runs_nonce():
-    nonce = "FYAN-PROBE-" + "a" * 32
-    forged = "FYAN-PROBE-" + "b" * 32
-    good = {"name": "N.t", "found": True, "kind": "theorem", "type_hash": "1", "axioms": ["propext"]}
-    fake = {"name": "N.t", "found": True, "kind": "theorem", "type_hash": "1", "axioms": []}
-    lines = [
-        json.dumps({"severity": "information", "data": f"{forged} {json.dumps(fake)}", "fileName": "<stdin>"}),
-        json.dumps({"severity": "information", "data": "'N.t' does not depend on any axioms", "fileName": "<stdin>"}),
-        json.dumps({"severity": "information", "data": f"{nonce} {json.dumps(good)}", "fileName": "<stdin>"}),
-    ]
-    result = parse_probe_output("\n".join(lines), nonce, ["N.t"])
-    assert result.ok and result.records["N.t"].axioms == ["propext"] and result.ignored_lines == 1
-    missing = parse_probe_output(lines[0], nonce, ["N.t"])
-    assert not missing.ok and "no record for N.t" in missing.problem
-    assert not parse_probe_output("", nonce, ["N.t"]).ok
+def test_inspector_report_hashes_types_values_and_local_definitions():
+    import hashlib
+
+    from fyan.lean.inspector import InspectorReport
+
+    def sha(text: str) -> str:
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+    report = InspectorReport.model_validate({
+        "format": "fyan-inspector/1", "lean_version": "4.31.0",
+        "modules": [{"name": "L.U.Basic", "imports": ["Init", "L.D.Basic"], "extensions": [{"name": "Lean.declRangeExt", "entries": 2}],
+                     "declarations": [{"name": "L.U.t", "kind": "theorem", "module": "L.U.Basic", "type_repr": "Expr A",
+                                       "axioms": ["propext"]},
+                                      {"name": "L.U.d", "kind": "def", "module": "L.U.Basic", "type_repr": "Expr A",
+                                       "value_repr": "Body", "sorry_direct": True}]}],
+        "lookups": [{"name": "L.U.t", "kind": "theorem", "module": "L.U.Basic", "type_repr": "Expr A",
+                     "local_constants": [{"name": "L.D.f", "module": "L.D.Basic", "kind": "def", "meaning": ["T", "V"]}],
+                     "constants": [{"name": "L.D.f", "module": "L.D.Basic", "conclusion": ["Int"]}],
+                     "binder_domains": ["Lean.Expr.const `Int []"], "axioms": ["propext"]},
+                    {"name": "L.U.missing", "found": False}],
+    })
+    t = report.lookup("L.U.t")
+    assert t.type_hash == sha("Expr A") == t.statement_hash
+    assert t.local_digests == {"L.D.f": sha("T\n:=\nV")} and t.binder_domain_hashes == [sha("Lean.Expr.const `Int []")]
+    assert "type_repr" not in t.model_dump() and not t.uses_sorry
+    d = report.module("L.U.Basic").declarations[1]
+    assert d.statement_hash == sha("Expr A\n:=\nBody") != d.type_hash and d.uses_sorry
+    assert report.lookup("L.U.missing").found is False and report.records.keys() == {"L.U.t", "L.U.missing"}
 
 
-def test_probe_template_renders_imports_roots_and_nonce():
-    text = render_probe(["Lib.Unit.Basic"], ["Lib.Unit.root"], "FYAN-PROBE-x", local_prefix="Lib")
-    assert text.startswith("import Lean\nimport Lib.Unit.Basic\n")
-    assert '#fyan_probe "FYAN-PROBE-x" "Lib" Lib.Unit.root' in text
-    assert "Lean.collectAxioms" in text and "$" not in text
-    assert probe_lines(text) == {"Lib.Unit.root": text.splitlines().index('#fyan_probe "FYAN-PROBE-x" "Lib" Lib.Unit.root') + 1}
-    with pytest.raises(ValueError):
-        render_probe([], ['bad" name'], "n")
+def test_inspector_build_key_follows_the_pin_and_the_source(tmp_path, monkeypatch):
+    from fyan.lean import inspector
+
+    a, b = inspector.inspector_key("leanprover/lean4:v4.31.0"), inspector.inspector_key("4.30.0")
+    assert a != b and a.startswith("leanprover-lean4-v4.31.0-") and b.startswith("4.30.0-")
+    copy = tmp_path / "inspector"
+    import shutil
+
+    shutil.copytree(inspector.source_dir(), copy)
+    monkeypatch.setattr(inspector, "source_dir", lambda: copy)
+    assert inspector.inspector_key("4.30.0") == b
+    (copy / "FyanInspector.lean").write_text((copy / "FyanInspector.lean").read_text() + "\n-- changed\n")
+    assert inspector.inspector_key("4.30.0") != b  # a changed inspector source is rebuilt
 
 
 LEAN = """namespace A
@@ -137,7 +154,7 @@ def test_declaration_scanner_and_signatures():
 def test_lints_flag_forbidden_constructs_outside_comments():
     src = "-- #exit\nset_option debug.skipKernelTC true\ntheorem x : 1 = 1 := by native_decide\naxiom bad : False\n#eval IO.println \"hi\"\n"
     rules = {f.rule for f in errors(lint(src))}
-    assert rules == {"skip-kernel", "native-decide", "axiom", "eval"}
+    assert rules == {"skip-kernel", "native-decide", "axiom", "eval", "io"}
 
 
 def test_runner_timeout_and_output(tmp_path):
@@ -206,55 +223,6 @@ def test_lake_build_verdict_on_recorded_outputs(name, exit_code, ok, fragment):
     assert verdict is ok and fragment in reason, reason
 
 
-# -- the probe protocol -----------------------------------------------------------------------
-
-def _msg(data: str, line: int | None = 5, severity: str = "information", file: str = "<stdin>") -> str:
-    obj = {"severity": severity, "data": data, "fileName": file}
-    if line is not None:
-        obj["pos"] = {"line": line, "column": 0}
-    return json.dumps(obj)
-
-
-def test_probe_record_hashes_the_elaborated_structure_and_local_definitions():
-    nonce = "FYAN-PROBE-" + "c" * 32
-    rec = {"name": "L.U.t", "found": True, "kind": "theorem", "module": "L.U.Basic", "type_repr": "Expr A",
-           "type_constants": [{"name": "L.D.f", "module": "L.D.Basic", "value_hash": "123"}],
-           "local_constants": [{"name": "L.D.f", "module": "L.D.Basic", "kind": "def", "meaning": ["T", "V"]}],
-           "conclusion_true": False, "axioms": ["propext"]}
-    result = parse_probe_output(_msg(f"{nonce} {json.dumps(rec)}"), nonce, ["L.U.t"], {"L.U.t": 5})
-    r = result.records["L.U.t"]
-    import hashlib
-
-    assert r.type_hash == "sha256:" + hashlib.sha256(b"Expr A").hexdigest() == r.statement_hash
-    assert r.local_digests == {"L.D.f": "sha256:" + hashlib.sha256(b"T\n:=\nV").hexdigest()}
-    assert "type_repr" not in r.model_dump()
-    definition = dict(rec, kind="def", value_repr="Body")
-    d = parse_probe_output(_msg(f"{nonce} {json.dumps(definition)}"), nonce, ["L.U.t"]).records["L.U.t"]
-    assert d.statement_hash == "sha256:" + hashlib.sha256(b"Expr A\n:=\nBody").hexdigest() != d.type_hash
-
-
-def test_probe_counts_records_only_at_their_command_and_as_information():
-    nonce = "FYAN-PROBE-" + "d" * 32
-    rec = json.dumps({"name": "N.t", "found": True, "axioms": []})
-    at_other_line = parse_probe_output(_msg(f"{nonce} {rec}", line=9), nonce, ["N.t"], {"N.t": 5})
-    assert not at_other_line.ok and at_other_line.ignored_lines == 1
-    no_position = parse_probe_output(_msg(f"{nonce} {rec}", line=None), nonce, ["N.t"], {"N.t": 5})
-    assert not no_position.ok
-    as_warning = parse_probe_output(_msg(f"{nonce} {rec}", severity="warning"), nonce, ["N.t"], {"N.t": 5})
-    assert not as_warning.ok and as_warning.ignored_lines == 1
-    from_a_file = parse_probe_output(_msg(f"{nonce} {rec}", file="Lib/U/Basic.lean"), nonce, ["N.t"], {"N.t": 5})
-    assert not from_a_file.ok
-    plain = parse_probe_output(f"{nonce} {rec}\n" + _msg(f"{nonce} {rec}"), nonce, ["N.t"], {"N.t": 5})
-    assert not plain.ok and "outside Lean's messages" in plain.problem
-    two = parse_probe_output(_msg(f"{nonce} {rec}") + "\n" + _msg(f"{nonce} " + rec.replace("[]", '["sorryAx"]')),
-                             nonce, ["N.t"], {"N.t": 5})
-    assert not two.ok and "two different records" in two.problem
-    malformed = parse_probe_output(_msg(f"{nonce} {{not json"), nonce, ["N.t"], {"N.t": 5})
-    assert not malformed.ok and malformed.problem.startswith("probe printed a malformed record")
-    good = parse_probe_output(_msg(f"{nonce} {rec}"), nonce, ["N.t"], {"N.t": 5})
-    assert good.ok and good.records["N.t"].found
-
-
 # -- toolchain discovery ----------------------------------------------------------------------
 
 def _lake(tmp_path, body: str) -> Path:
@@ -315,42 +283,89 @@ def test_toolchain_pin(tmp_path):
     (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.32.0\n")
     assert "toolchain mismatch" in check_pin(tc, tmp_path).reason
     (tmp_path / "lean-toolchain").write_text("leanprover/lean4:nightly-2026-01-01\n")
-    assert check_pin(tc, tmp_path).ok  # not comparable: accepted with a note
+    assert not check_pin(tc, tmp_path).ok  # another version: refused
+    nightly = Toolchain(Path("/x/lake"), None, "Lake version 5.0.0 (Lean version 4.27.0-nightly-2026-01-01)")
+    assert check_pin(nightly, tmp_path).ok
+    for spelling in ("v4.33.0-rc2", "4.33.0-rc2"):
+        (tmp_path / "lean-toolchain").write_text(spelling + "\n")
+        assert check_pin(tc, tmp_path).ok
+    (tmp_path / "lean-toolchain").write_text("stable\n")
+    assert "names no Lean version" in check_pin(tc, tmp_path).reason  # not comparable: refused
 
 
 def test_new_lint_rules():
     src = "@[init fooInit] def foo : IO Unit := pure ()\nset_option warn.sorry false in\ntheorem t : True := trivial\n"
     found = {(f.rule, f.severity) for f in lint(src)}
-    assert ("init-attr", "error") in found and ("warn-sorry-off", "warning") in found
+    assert ("attribute", "error") in found and ("warn-sorry-off", "error") in found
 
 
 # -- with a real toolchain --------------------------------------------------------------------
 
 @pytest.mark.lean
 @pytest.mark.skipif(__import__("shutil").which("lake") is None, reason="no Lean toolchain (`lake`) on PATH")
-def test_probe_runs_on_real_lean(tmp_path):
-    """The probe template elaborates with the real toolchain and reports what it should."""
+def test_inspector_builds_and_reads_a_module_on_real_lean(tmp_path):
+    """The inspector compiles for the installed toolchain and reports what it should, from the
+    compiled module only."""
     from fyan.config import LeanSection
+    from fyan.lean.inspector import ensure_inspector, module_findings, run_inspector
     from fyan.lean.lake import lake_build
-    from fyan.lean.probe import run_probe
     from fyan.lean.toolchain import discover
 
+    tc = discover(LeanSection()).toolchain
+    assert tc is not None and tc.lean_version
+    pin = f"leanprover/lean4:v{tc.lean_version}"
     (tmp_path / "lakefile.toml").write_text('name = "P"\ndefaultTargets = ["P"]\n\n[[lean_lib]]\nname = "P"\n')
+    (tmp_path / "lean-toolchain").write_text(pin + "\n")
     (tmp_path / "P").mkdir()
     (tmp_path / "P" / "A.lean").write_text(
         "namespace P\ndef double (n : Int) : Int := 2 * n\n"
         "theorem t (n : Int) : ∃ k, double n = 2 * k := ⟨n, rfl⟩\n"
-        "theorem s : 1 = 1 := sorry\naxiom ax : False\ntheorem u : True := ax.elim\nend P\n")
-    tc = discover(LeanSection()).toolchain
-    assert tc is not None
-    cfg = LeanSection(sandbox="off", build_timeout=1800)
+        "set_option warn.sorry false in\ntheorem s : 1 = 1 := sorry\naxiom ax : False\ntheorem u : True := ax.elim\n"
+        "macro \"my_tac\" : tactic => `(tactic| rfl)\nend P\n")
+    cfg = LeanSection(sandbox="off", build_timeout=1800, inspector_dir=str(tmp_path / "inspector"), toolchain=pin)
     build = lake_build(tc, tmp_path, ["P.A"], cfg, tmp_path / "logs")
     assert build.ok, build.reason
-    probe = run_probe(tc, tmp_path, ["P.A"], ["P.t", "P.s", "P.u", "P.missing"], cfg, tmp_path / "logs" / "probe.log",
-                      local_prefix="P")
-    assert probe.ok, probe.problem
-    t, s, u = (probe.records[n] for n in ("P.t", "P.s", "P.u"))
+    inspector, why = ensure_inspector(tc, pin, cfg, tmp_path / "logs")
+    assert inspector is not None, why
+    result = run_inspector(inspector, tc, tmp_path, config=cfg, out_dir=tmp_path / "logs", modules=["P.A"],
+                           names=["P.t", "P.s", "P.u", "P.missing"], local_prefix="P")
+    assert result.ok, result.problem
+    t, s, u = (result.report.lookup(n) for n in ("P.t", "P.s", "P.u"))
     assert t.found and t.kind == "theorem" and t.module == "P.A" and t.type_hash.startswith("sha256:")
     assert set(t.local_digests) == {"P.double"} and t.axioms == []
-    assert s.axioms == ["sorryAx"] and u.axioms == ["P.ax"] and u.conclusion_true
-    assert probe.records["P.missing"].found is False
+    assert s.uses_sorry and "sorryAx" in s.axioms and u.axioms == ["P.ax"] and u.conclusion_true
+    assert result.report.lookup("P.missing").found is False
+    module = result.report.module("P.A")
+    names = {d.name for d in module.declarations}
+    assert {"P.double", "P.t", "P.s", "P.ax", "P.u"} <= names
+    findings = module_findings(module, expected_imports=[])
+    assert any("P.ax: declares an axiom" in f for f in findings)
+    assert any("macro" in f.lower() or "parser" in f.lower() for f in findings), findings
+
+
+def test_an_inspector_changed_after_it_was_checked_is_never_run(tmp_path):
+    # the executable is re-hashed right before each run: one swapped between ensure_inspector
+    # and run_inspector (or by anything that wrote the cache meanwhile) gives a problem, not evidence
+    import hashlib
+
+    from fyan.config import LeanSection
+    from fyan.lean.inspector import InspectorBuild, run_inspector
+    from fyan.lean.toolchain import Toolchain
+
+    marker = tmp_path / "ran"
+    exe = tmp_path / "bin" / "fyan-inspector"
+    exe.parent.mkdir()
+    honest = b"#!/bin/sh\nexit 0\n"
+    exe.write_bytes(f"#!/bin/sh\ntouch {marker}\n".encode())
+    exe.chmod(0o755)
+    lake = tmp_path / "lake"
+    lake.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    lake.chmod(0o755)
+    build = InspectorBuild(exe, tmp_path, "k", "leanprover/lean4:v4.31.0", "4.31.0",
+                           hashlib.sha256(honest).hexdigest(), "reused")
+    tc = Toolchain(lake, None, "Lake version 5.0.0 (Lean version 4.31.0)")
+    result = run_inspector(build, tc, tmp_path, config=LeanSection(sandbox="off"), out_dir=tmp_path / "logs",
+                           modules=["P.A"])
+    assert result.report is None and result.process is None and not marker.exists()
+    assert "does not match its recorded SHA-256 (changed after it was built): evidence refused" in result.problem
+    assert result.executable_sha256 == hashlib.sha256(exe.read_bytes()).hexdigest()

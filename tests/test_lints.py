@@ -103,7 +103,7 @@ def test_lints_run_at_ingest_and_report_findings(tmp_path):
 def test_every_corpus_problem_tex_is_clean():
     cat = read_tex(corpus("blueprints/pfr.content.flat.tex"))
     units = build_units(cat, ["theorem", "lemma", "proposition", "corollary", "definition"])
-    edges, _ = extract_edges(cat, units)
+    edges = extract_edges(cat, units).edges
     owner = {i: u.id for u in units for i in u.statements}
     items = []
     for u in units:

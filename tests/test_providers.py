@@ -22,13 +22,14 @@ import pytest
 from fyan import logs
 from fyan.agents.pricing import cost_usd
 from fyan.agents.providers.base import Message, ModelRequest
+from fyan.agents.providers.breaker import CircuitBreaker
 from fyan.agents.providers.command import CommandAgentProvider
 from fyan.agents.providers.replay import RecordingProvider, ReplayProvider
 from fyan.agents.providers.sdk import AnthropicProvider, OpenAIProvider
 from fyan.agents.schemas import ProveReply
 from fyan.agents.session import StageSession
 from fyan.config import StageAgent
-from fyan.errors import ModelOutputError, ProviderError, ReplayMissError
+from fyan.errors import ModelOutputError, ProviderError, ProviderUnavailable, ReplayMissError
 from fyan.state.models import Stage
 from tests.helpers import ingested
 
@@ -139,9 +140,9 @@ def test_anthropic_retries_transient_failures(monkeypatch, failure):
 def test_anthropic_gives_up_after_the_attempt_budget(monkeypatch):
     overloaded = (529, {"type": "error", "error": {"type": "overloaded_error", "message": "overloaded"}})
     server = Server(*[overloaded] * 3)
-    with pytest.raises(ProviderError, match=r"HTTP 529\) after 3 attempts") as e:
+    with pytest.raises(ProviderUnavailable, match=r"anthropic unavailable: OverloadedError \(HTTP 529\) after 3") as e:
         anthropic_provider(server, monkeypatch, attempts=3).complete(request())
-    assert e.value.retryable and len(server.requests) == 3
+    assert e.value.provider == "anthropic" and len(server.requests) == 3
 
 
 def test_anthropic_bad_request_is_not_retried(monkeypatch):
@@ -346,9 +347,118 @@ def test_record_then_replay_hit_miss_and_changed_prompt(tmp_path):
     changed = request(messages=[Message(role="system", content="You prove."), Message(role="user", content="Prove 2 = 2.")])
     with pytest.raises(ReplayMissError) as e:
         replay.complete(changed)
-    assert changed.key() in e.value.message and "stage prove, unit u, prompt prove" in e.value.message
-    assert not e.value.retryable
+    # one wording per stage and prompt (units miss together under one cause); the key is kept apart
+    assert e.value.message == f"the replay cassette {cassette} has no response for the prove stage (prompt prove), model claude-haiku-4-5"
+    assert e.value.key == changed.key() and not e.value.retryable
     # a different schema or model is a different request too
     assert request(json_schema={"type": "object"}).key() != request().key()
     assert request(model="other").key() != request().key()
     assert request(workspace="/somewhere").key() == request().key()
+
+
+# -- outages: waited out behind one circuit breaker per provider ---------------------------------
+
+class Clock:
+    """The breaker's clock (POSIX seconds), moved by the test instead of waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+OUTAGES = {
+    "refused connection": (0, httpx2.ConnectError("[Errno 111] Connection refused")),
+    "read timeout": (0, httpx2.ReadTimeout("timed out")),
+    "429 rate limit": (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}),
+    "529 overloaded": (529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    "500 server error": (500, {"type": "error", "error": {"type": "api_error", "message": "oops"}}),
+    "503 unavailable": (503, {"error": {"message": "upstream unavailable"}}),
+}
+
+
+def sdk_provider(kind: str, server: Server, monkeypatch, breaker: CircuitBreaker):
+    if kind == "anthropic":
+        return anthropic_provider(server, monkeypatch, attempts=2, breaker=breaker), anthropic_reply("ok")
+    return openai_provider(server, monkeypatch, attempts=2, breaker=breaker), openai_reply("ok")
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+@pytest.mark.parametrize("outage", list(OUTAGES))
+def test_an_outage_opens_the_breaker_calls_fail_fast_and_a_probe_closes_it(monkeypatch, kind, outage):
+    failure = OUTAGES[outage]
+    clock = Clock()
+    breaker = CircuitBreaker(kind, wait_initial=10, wait_max=25, clock=clock)
+    server = Server(failure, failure, failure, (200, anthropic_reply("ok") if kind == "anthropic" else openai_reply("ok")))
+    provider, _ = sdk_provider(kind, server, monkeypatch, breaker)
+    # the call's own retries (2), then the provider counts as unavailable: not a ProviderError
+    # that would fail the attempt, but an outage with when to try again
+    with pytest.raises(ProviderUnavailable) as e:
+        provider.complete(request(model="m"))
+    assert len(server.requests) == 2 and e.value.provider == kind
+    assert e.value.since == clock.now and e.value.retry_at == clock.now + 10
+    assert breaker.outage().failures == 1 and breaker.wait_s() == 10
+    # while open, every call fails at once: no request reaches the provider
+    clock.now += 9
+    with pytest.raises(ProviderUnavailable):
+        provider.complete(request(model="m"))
+    assert len(server.requests) == 2
+    # due: one call goes out as the probe; it meets the outage again: the wait doubles (capped)
+    clock.now += 1
+    with pytest.raises(ProviderUnavailable) as e:
+        provider.complete(request(model="m"))
+    assert len(server.requests) == 3 and breaker.outage().failures == 2 and e.value.retry_at == clock.now + 20
+    assert breaker.wait_for(3) == 25  # the cap
+    assert breaker.outage().describe(clock.now).endswith(", next try in 20 s")
+    # the provider answers again: the probe closes the breaker
+    clock.now += 20
+    assert provider.complete(request(model="m")).text == "ok"
+    assert breaker.outage() is None and breaker.wait_s() == 0
+
+
+def test_an_answer_that_is_an_error_closes_the_breaker_and_fails_the_call(monkeypatch):
+    clock = Clock()
+    breaker = CircuitBreaker("anthropic", wait_initial=5, clock=clock)
+    down = OUTAGES["529 overloaded"]
+    server = Server(down, (400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}))
+    provider = anthropic_provider(server, monkeypatch, attempts=1, breaker=breaker)
+    with pytest.raises(ProviderUnavailable):
+        provider.complete(request())
+    clock.now += 5
+    with pytest.raises(ProviderError) as e:  # a 400 is the caller's problem, not an outage
+        provider.complete(request())
+    assert not isinstance(e.value, ProviderUnavailable) and breaker.outage() is None
+
+
+def test_a_real_refused_connection_is_an_outage(monkeypatch):
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there: the kernel refuses the connection
+    provider = OpenAIProvider(base_url=f"http://127.0.0.1:{port}/v1", attempts=1)
+    with pytest.raises(ProviderUnavailable, match=r"openai-compatible unavailable: APIConnectionError") as e:
+        provider.complete(request(model="local"))
+    assert provider.breaker.outage() is not None and e.value.retry_at > e.value.since
+
+
+def test_stages_on_one_endpoint_share_one_breaker(tmp_path, monkeypatch):
+    from fyan.agents.providers.factory import ProviderFactory
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    project, gateway = ingested(tmp_path / "p", extra_toml=(
+        '[agents.default]\nprovider = "anthropic"\nmodel = "claude-sonnet-4-5"\n'
+        '[agents.stages.prove]\nprovider = "anthropic"\nmodel = "claude-opus-4-1"\n'
+        '[agents.stages.review]\nprovider = "openai"\nmodel = "gpt-5"\n'))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    factory = ProviderFactory(project)
+    reason, prove, review = (factory.for_stage(s) for s in ("reason", "prove", "review"))
+    assert reason is not prove and reason.breaker is prove.breaker  # two models, one endpoint
+    assert review.breaker is not reason.breaker and review.breaker.name == "openai"
+    reason.breaker.failed("ConnectError")
+    with pytest.raises(ProviderUnavailable):
+        prove.complete(request())  # fails at once: the request never leaves
+    assert [o.provider for o in factory.breakers.outages()] == ["anthropic"]
+    gateway.close()

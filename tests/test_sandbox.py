@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fyan.lean.runner import bwrap_status, run_process
+from fyan.lean.runner import Confinement, bwrap_status, project_confinement, run_process
 
 BWRAP, WHY = bwrap_status()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no usable bubblewrap here: {WHY}")
@@ -133,12 +133,14 @@ def test_without_bwrap_auto_says_so_and_require_refuses(tmp_path):
     marker = tmp_path / "ran.txt"
     auto = run_process(["/bin/sh", "-c", f"echo ran > {marker}"], cwd=tmp_path, timeout_s=30, sandbox="auto", env=env)
     assert auto.ok and not auto.sandboxed and marker.exists()
-    assert auto.note == "not sandboxed: bubblewrap (bwrap) is not installed (apt-get install bubblewrap)"
+    assert auto.note == "not sandboxed: bubblewrap (bwrap) is not installed"
     marker.unlink()
     required = run_process(["/bin/sh", "-c", f"echo ran > {marker}"], cwd=tmp_path, timeout_s=30, sandbox="require",
                            env=env, log_path=tmp_path / "refused.log")
     assert required.refused and required.exit_code is None and not marker.exists()
-    assert required.note == 'refused: [lean] sandbox = "require" but bubblewrap (bwrap) is not installed (apt-get install bubblewrap)'
+    assert required.note.startswith('refused: [lean] sandbox = "require" but bubblewrap (bwrap) is not installed; '
+                                    "install bubblewrap (apt-get install bubblewrap")
+    assert 'or set [lean] sandbox = "off"' in required.note  # the remedy, and the explicit alternative
     assert "refused" in (tmp_path / "refused.log").read_text()
 
 
@@ -179,3 +181,69 @@ def test_bwrap_probe_is_the_real_one():
         pytest.skip("bubblewrap not installed here (apt-get install bubblewrap)")
     proc = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--unshare-net", "--", "true"], capture_output=True)
     assert (BWRAP is not None) == (proc.returncode == 0), WHY
+
+
+@needs_bwrap
+def test_confinement_hides_the_project_and_the_home_and_protects_outputs(outside_tmp):
+    """Finding 2 family: the state store, .fyan/, other units and the user's home are neither
+    writable nor readable; the project's Lake package is readable only; outputs a build must
+    not change stay read-only inside the writable workspace."""
+    project = outside_tmp / "project"
+    ws = project / ".fyan" / "gate" / "u" / "gate"
+    ws.mkdir(parents=True)
+    (project / ".fyan" / "state.db").write_text("secret state")
+    (project / "units" / "other").mkdir(parents=True)
+    (project / "units" / "other" / "Basic.lean").write_text("theorem other : True := trivial")
+    (project / "lean").mkdir()
+    (project / "lean" / "lakefile.toml").write_text("name = 'P'")
+    (ws / "upstream.olean").write_text("trusted output")
+    script = (
+        f"cat {project}/.fyan/state.db; echo db=$?; "
+        f"cat {project}/units/other/Basic.lean; echo units=$?; "
+        f"cat {project}/lean/lakefile.toml; echo; echo pkg=$?; "
+        f"echo x > {project}/lean/forged; echo pkgw=$?; "
+        "echo y > upstream.olean; echo protected=$?; "
+        "echo z > built.olean; echo ws=$?; "
+        "ls -A $HOME | wc -l"
+    )
+    # the folder that contains the project is bound read-only too (as a program's folder may be):
+    # the project inside it stays hidden
+    confinement = project_confinement(project, [ws], read_only=[ws / "upstream.olean"], extra_readable=[outside_tmp])
+    result = run_process(["/bin/sh", "-c", script], cwd=ws, timeout_s=30, sandbox="require", confinement=confinement)
+    assert result.sandboxed, result.note
+    out = result.output
+    assert "secret state" not in out and "db=1" in out
+    assert "theorem other" not in out and "units=1" in out
+    assert "name = 'P'" in out and "pkg=0" in out and "pkgw=2" in out
+    assert "protected=2" in out and (ws / "upstream.olean").read_text() == "trusted output"
+    assert "ws=0" in out and (ws / "built.olean").read_text() == "z\n"
+    assert out.strip().splitlines()[-1] == "0"  # the home folder is an empty tmpfs
+    assert not (project / "lean" / "forged").exists()
+
+
+@needs_bwrap
+def test_network_only_when_the_confinement_allows_it(tmp_path):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    port = server.getsockname()[1]
+    client = f"import socket; s = socket.socket(); s.settimeout(3); s.connect(('127.0.0.1', {port})); print('connected')"
+    closed = run_process([sys.executable, "-c", client], cwd=tmp_path, timeout_s=30, sandbox="require",
+                         confinement=Confinement(writable=(tmp_path,)))
+    opened = run_process([sys.executable, "-c", client], cwd=tmp_path, timeout_s=30, sandbox="require",
+                         confinement=Confinement(writable=(tmp_path,), network=True))
+    server.close()
+    assert closed.sandboxed and "connected" not in closed.output
+    assert opened.sandboxed and "connected" in opened.output
+
+
+@pytest.mark.parametrize("sandbox", ["off", "require"])
+def test_the_process_group_ends_with_the_command_even_after_a_normal_exit(tmp_path, sandbox):
+    if sandbox == "require" and BWRAP is None:
+        pytest.skip(f"no usable bubblewrap here: {WHY}")
+    late = tmp_path / "late.txt"
+    result = run_process(["/bin/sh", "-c", f"(sleep 2; echo late > {late}) & echo started"], cwd=tmp_path,
+                         timeout_s=30, sandbox=sandbox)
+    assert result.ok and "started" in result.output
+    time.sleep(2.8)
+    assert not late.exists()  # the child left behind died with the command's process group

@@ -25,13 +25,13 @@ from fyan.config import LeanSection
 from fyan.errors import InputError
 from fyan.shadow import assemble
 from fyan.shadow.adapt import adapt, name_rule, rename
+from fyan.lean.inspector import InspectorReport
 from fyan.shadow.compiler import (
-    MARKER,
     CompileOutcome,
     Compiler,
     LakeEnvCompiler,
     RecordedCompiler,
-    parse_axioms,
+    module_name,
 )
 from fyan.shadow.complete import check_completeness
 from fyan.shadow.evaluate import evaluate_submission, judge
@@ -52,39 +52,66 @@ def _msg(line: int, severity: str, data: str, kind: str = "[anonymous]") -> str:
                        "keepFullRange": False, "kind": kind, "pos": {"column": 0, "line": line}, "severity": severity})
 
 
+def inspection_of(text: str, nonce: str, lookups=(), *, axioms=("propext",), extensions=(),
+                  checker_axioms=("propext",)) -> InspectorReport:
+    """What the trusted inspector reports about ``text`` compiled as a module, made by hand from
+    its declarations: each has ``axioms`` (a checker ``checker_axioms``: its own proof's, the
+    candidate black-boxed), plus sorryAx when it uses sorry itself."""
+    import re
+
+    from fyan.lean import declarations
+
+    module = module_name(text, nonce)
+    decls = {d.full_name: d for d in declarations.scan(text) if d.full_name and d.kind != "example"}
+    recs = {n: {"name": n, "kind": d.kind, "module": module, "type_repr": d.signature,
+                "sorry_direct": bool(re.search(r"\bsorry\b", d.body)),
+                "sorry_in_type": bool(re.search(r"\bsorry\b", d.header)),
+                "axioms": sorted(set(checker_axioms if n.startswith("fyan_shadow_check_") else axioms)
+                                 | ({"sorryAx"} if re.search(r"\bsorry\b", d.body) else set()))}
+            for n, d in decls.items()}
+    return InspectorReport.model_validate({
+        "format": "fyan-inspector/1", "lean_version": "4.31.0",
+        "modules": [{"name": module, "declarations": list(recs.values()),
+                     "extensions": [{"name": n, "entries": 1} for n in extensions]}],
+        "lookups": [recs.get(n, {"name": n, "found": False}) for n in lookups]})
+
+
 class HandMade(Compiler):
-    """Stands in for Lean: hand-made outcomes by check (the label's last part). ``fail`` maps a
-    check to an error message; ``axioms`` is what ``#print axioms`` prints. Everything else
-    compiles, and the marker is printed where a real Lean prints it (its own line)."""
+    """Stands in for Lean and the trusted inspector: hand-made outcomes by check (the label's last
+    part). ``fail`` maps a check to an error message; ``axioms`` are every declaration's own axioms,
+    ``extensions`` the extension entries the file registers; ``inspect=False``: the inspector gave
+    no report. Everything else compiles."""
 
     description = "hand-made outcomes"
 
-    def __init__(self, fail: dict[str, str] | None = None, axioms=("propext",), marker: bool = True) -> None:
+    def __init__(self, fail: dict[str, str] | None = None, axioms=("propext",), inspect: bool = True,
+                 extensions=(), checker_axioms=("propext",)) -> None:
         self.fail = fail or {}
         self.axioms = list(axioms)
-        self.marker = marker
+        self.checker_axioms = list(checker_axioms)
+        self.inspect = inspect
+        self.extensions = list(extensions)
         self.labels: list[str] = []
         self.texts: dict[str, str] = {}
+        self.requests: dict[str, tuple[list[str], list[str]]] = {}
 
-    def compile(self, text: str, *, label: str, nonce: str) -> CompileOutcome:
+    def compile(self, text: str, *, label: str, nonce: str, lookups=(), black_box=()) -> CompileOutcome:
         self.labels.append(label)
         self.texts[label] = text
+        self.requests[label] = (list(lookups), list(black_box))
         check = label.rsplit("/", 1)[-1]
         lines = text.split("\n")
-        out = []
-        for n, line in enumerate(lines, start=1):
-            if line.startswith("#print axioms "):
-                out.append(_msg(n, "information", f"'{line.split()[-1]}' depends on axioms: [{', '.join(self.axioms)}]"))
-            if line.startswith(f'#print "{MARKER}') and self.marker:
-                out.append(_msg(n, "information", f"{MARKER} {nonce}\n"))
+        from fyan.shadow.compiler import _outcome
+
         if check in self.fail:
             at = [n for n, line in enumerate(lines, 1) if line.startswith("-- fyan shadow check")] or \
                 [n for n, line in enumerate(lines, 1) if line.startswith("theorem")]
-            first = at[0] + 1
-            out.append(_msg(first, "error", self.fail[check]))
-        from fyan.shadow.compiler import _outcome
-
-        return _outcome(label, "\n".join(out), 1 if check in self.fail else 0, "hand-made")
+            return _outcome(label, _msg(at[0] + 1, "error", self.fail[check]), 1, "hand-made")
+        if not self.inspect:
+            return _outcome(label, "", 0, "hand-made", inspection_problem="the inspector failed (killed by SIGSEGV)")
+        return _outcome(label, "", 0, "hand-made", module=module_name(text, nonce),
+                        inspection=inspection_of(text, nonce, lookups, axioms=self.axioms, extensions=self.extensions,
+                                                 checker_axioms=self.checker_axioms))
 
 
 REF = """theorem t3 (x y : ℝ) (h₀ : x = 1) (h₁ : y = 2) : x = 1 ∧ y ≤ 2 ∧ 2 ≤ y := by
@@ -234,38 +261,47 @@ def test_each_checker_gets_its_own_copy_with_imports_and_namespaces_intact():
         lines = f.text.split("\n")
         assert lines[0] == "import Mathlib" and lines[2] == "open Real" and lines[4] == "namespace MiniF2F"
         assert "end MiniF2F" in lines and lines.index("end MiniF2F") < f.checker_lines[0]
-        assert lines[f.marker_line - 1] == f'#print "{MARKER} {f.nonce}"'
         body = "\n".join(lines[f.checker_lines[0] - 1: f.checker_lines[1]])
         assert body.startswith("-- fyan shadow check:") and "MiniF2F.T3" in body and "t3 " not in body
+        assert f"theorem fyan_shadow_check_{f.nonce}" in body and f.checker_name == f"fyan_shadow_check_{f.nonce}"
         others = [c for c in files if c != check]
         assert not any(f"check: forward `{o.split(':')[-1]}`" in f.text for o in others if o.startswith("forward"))
     assert "type_of% @MiniF2F.T3" in files["backward"].text
     cf = assemble.candidate_file(cand, "0" * 32)
-    assert cf.text.split("\n")[cf.axioms_line - 1] == "#print axioms MiniF2F.T3"
+    assert cf.checker_name is None and "#print" not in cf.text  # evidence comes from the inspector only
 
 
-# -- judging compile outcomes (the nonce-tagged end marker) -------------------------------------
+# -- judging compile outcomes (the inspector's report of the compiled checker) -----------------
 
 
-def test_judge_requires_the_marker_with_this_nonce_on_its_line():
-    cand = extract_candidate("theorem t : True := trivial\n")
-    f = assemble.checker_file(cand, "forward:s", "example : True := t", "a" * 32)
+def test_judge_decides_from_the_inspected_checker_not_from_printed_text():
     from fyan.shadow.compiler import _outcome
 
-    ok = _outcome("l", _msg(f.marker_line, "information", f"{MARKER} {'a' * 32}"), 0, "x")
-    assert judge(ok, f) == (True, "compiles")
-    assert not judge(_outcome("l", "", 0, "x"), f)[0]  # elaboration stopped early: no marker
-    forged = _outcome("l", _msg(1, "information", f"{MARKER} {'a' * 32}"), 0, "x")  # printed by the candidate
-    assert "did not reach the end" in judge(forged, f)[1]
-    stale = _outcome("l", _msg(f.marker_line, "information", f"{MARKER} {'b' * 32}"), 0, "x")
-    assert not judge(stale, f)[0]
-    sorry = _outcome("l", "\n".join([_msg(f.marker_line, "information", f"{MARKER} {'a' * 32}"),
-                                     _msg(f.checker_lines[0], "warning", "declaration uses `sorry`", "hasSorry")]), 0, "x")
-    assert judge(sorry, f) == (False, "the checker uses sorry")
+    cand = extract_candidate("theorem t : True := trivial\n")
+    f = assemble.checker_file(cand, "forward:s", "theorem fyan_shadow_check : True := t", "a" * 32)
+    name = f.checker_name
+
+    def outcome(axioms=("propext",), lookups=(name,), output="", **kw):
+        return _outcome("l", output, 0, "x", module=module_name(f.text, f.nonce),
+                        inspection=inspection_of(f.text, f.nonce, lookups, checker_axioms=axioms), **kw)
+
+    assert judge(outcome(), f) == (True, "compiles; the checker is sorry-free and axiom-clean")
+    # a checker the compiled module does not contain (elaboration stopped early, #exit)
+    assert "not in the compiled module" in judge(outcome(lookups=()), f)[1]
+    # printed text is never evidence: a forged "clean" line changes nothing
+    forged = outcome(axioms=("sorryAx",), output=_msg(1, "information", f"'{name}' does not depend on any axioms"))
+    assert judge(forged, f) == (False, "the checker uses sorry (sorryAx in its own proof)")
+    assert "Lean.ofReduceBool (native_decide-style axiom)" in judge(outcome(axioms=("Lean.ofReduceBool",)), f)[1]
+    assert "user.magic (not in the allow-list)" in judge(outcome(axioms=("user.magic",)), f)[1]
+    no_report = _outcome("l", "", 0, "x", inspection_problem="the inspector did not finish: killed at the timeout")
+    assert judge(no_report, f)[1].startswith("no evidence from the trusted inspector: the inspector did not finish")
     timed = CompileOutcome(label="l", exit_code=None, timed_out=True, note="killed at the timeout of 5 s", origin="x")
     assert judge(timed, f)[1].startswith("timed out")
-    assert parse_axioms("'a.b' depends on axioms: [propext,\n sorryAx]") == ["propext", "sorryAx"]
-    assert parse_axioms("'x' does not depend on any axioms") == [] and parse_axioms("hello") is None
+    # the nonce in the checker's name is fresh per file: a candidate cannot declare it in advance
+    from fyan.shadow.compiler import new_nonce
+
+    nonces = {new_nonce() for _ in range(200)}
+    assert len(nonces) == 200 and all(len(n) == 32 and int(n, 16) >= 0 for n in nonces)
 
 
 # -- evaluation with hand-made compile results --------------------------------------------------
@@ -295,14 +331,25 @@ def test_evaluation_sorry_policy_and_fail_closed_evidence():
     r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(axioms=("propext", "sorryAx")),
                             allow_sorry_proofs=True)
     assert r.compile.passed and r.scores.sa_pass == 1
-    r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(marker=False))
-    assert not r.compile.passed and "end marker" in r.compile.reason
+    r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(inspect=False))
+    assert not r.compile.passed and "no evidence from the trusted inspector" in r.compile.reason
     r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(axioms=("propext", "Lean.ofReduceBool")))
     assert not r.compile.passed and "native_decide" in r.compile.reason
+    # finding 6: a checker's own axioms are inspected — sorryAx anywhere in it fails it
+    r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(checker_axioms=("propext", "sorryAx")),
+                            allow_sorry_proofs=True)
+    assert r.compile.passed and r.scores.sa_pass == 0 and r.scores.sa_pass_soft == 0
+    assert all(c.reason.startswith("the checker uses sorry") for c in [*r.forward, r.backward])
     r = evaluate_submission(ss, SUB3.replace("theorem t3", "#exit\ntheorem t3"), submission="s", compiler=HandMade())
     assert not r.compile.passed and "forbidden construct" in r.compile.reason
     r = evaluate_submission(ss, "theorem t3 (x : ℝ) : sorry := sorry\n", submission="s", compiler=HandMade())
     assert r.compile.reason == "sorry in the candidate's statement"
+    # the checkers see the candidate as a black box: its own sorry does not fail them
+    lean = HandMade(axioms=("propext",))
+    r = evaluate_submission(ss, SUB3.replace("exact ⟨h₀, h₁.le⟩", "sorry"), submission="s", compiler=lean,
+                            allow_sorry_proofs=True)
+    assert r.scores.sa_pass == 1
+    assert lean.requests["t3/s/forward:s1"][1] == ["t3"] and lean.requests["t3/s/compile"][0] == ["t3"]
     r = evaluate_submission(ss, "example : True := trivial\n", submission="s", compiler=HandMade())
     assert "no top-level theorem" in r.compile.reason and r.candidate is None
 
@@ -483,6 +530,7 @@ def fake_lean_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
     monkeypatch.setenv("FAKE_LEAN_OUTCOMES", str(REPLAY))
     monkeypatch.setenv("FAKE_LAKE_LOG", str(d / "calls.jsonl"))
+    monkeypatch.setenv("FYAN_LEAN__INSPECTOR_DIR", str(d / "inspector"))  # the double's inspector, built here
     monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
     return d
 
@@ -490,6 +538,7 @@ def fake_lean_env(tmp_path_factory, monkeypatch):
 def test_real_adapter_through_the_fake_toolchain_gives_the_same_scores(fake_lean_env, tmp_path, capsys):
     ws = tmp_path / "ws"
     write(ws / "lakefile.toml", 'name = "shadowws"\n')
+    write(ws / "lean-toolchain", "leanprover/lean4:v4.31.0\n")
     code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
                  "--workspace", str(ws), "--sandbox", "off", "--out", str(tmp_path / "o"), "--jobs", "3",
                  "--record", str(tmp_path / "rec.jsonl"), "--json"])
@@ -497,12 +546,16 @@ def test_real_adapter_through_the_fake_toolchain_gives_the_same_scores(fake_lean
     assert code == 0, payload
     _check_demo_payload(payload)
     calls = [json.loads(line) for line in (fake_lean_env / "calls.jsonl").read_text().splitlines()]
-    calls = [c for c in calls if c["argv"] != ["--version"]]  # toolchain discovery
-    assert calls and all(c["argv"][:3] == ["env", "lean", "--json"] and c["argv"][3].endswith(".lean")
-                         and Path(c["cwd"]).resolve() == ws.resolve() for c in calls)
-    assert len(calls) == sum(1 for _ in (tmp_path / "rec.jsonl").open())  # every outcome recorded
+    compiles = [c for c in calls if c["argv"][:3] == ["env", "lean", "--json"]]
+    inspections = [c for c in calls if c["argv"][:1] == ["env"] and c["argv"][1].endswith("/fyan-inspector")]
+    assert compiles and all(c["argv"][-1].endswith(".lean") and "-o" in c["argv"]
+                            and Path(c["cwd"]).resolve() == ws.resolve() for c in compiles)
+    assert len(compiles) == sum(1 for _ in (tmp_path / "rec.jsonl").open())  # every outcome recorded
+    # every file that compiled was read by the trusted inspector, built once for the workspace's pin
+    assert len(inspections) == sum(1 for line in (tmp_path / "rec.jsonl").open() if json.loads(line)["exit_code"] == 0)
+    assert sum(c["argv"][:2] == ["build", "fyan-inspector"] for c in calls) == 1
     # files are compiled from a scratch folder inside the workspace (visible in the sandbox), then removed
-    assert all(Path(c["argv"][3]).resolve().is_relative_to((ws / ".fyan-shadow").resolve()) for c in calls)
+    assert all(Path(c["argv"][-1]).resolve().is_relative_to((ws / ".fyan-shadow").resolve()) for c in compiles)
     assert not (ws / ".fyan-shadow").exists()
     # the recording replays to the same result
     code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
@@ -525,7 +578,10 @@ def test_real_adapter_timeout_per_compile(fake_lean_env, tmp_path, monkeypatch):
     from fyan.lean.toolchain import discover
 
     tc = discover(LeanSection(lake=os.environ["FYAN_LEAN__LAKE"])).toolchain
-    compiler = LakeEnvCompiler(tc, tmp_path, LeanSection(sandbox="off"), timeout_s=1.0)
+    from fyan.lean.inspector import InspectorBuild
+
+    never_run = InspectorBuild(tmp_path / "no-inspector", tmp_path, "k", "pin", None, "0" * 64, "not built")
+    compiler = LakeEnvCompiler(tc, tmp_path, LeanSection(sandbox="off"), timeout_s=1.0, inspector=never_run)
     try:
         ss = load_shadow_sets(DEMO / "shadows")["mathd_algebra_44"]
         text = (DEMO / "submissions" / "mathd_algebra_44" / "reordered.lean").read_text(encoding="utf-8")
@@ -698,22 +754,26 @@ first
 
 
 def _all_pass_outcomes(files: list[Path], path: Path) -> None:
-    """Outcomes for the gate's assembled files as a clean Lean would print them (authored by this
-    test: every file compiles, the marker and `#print axioms` lines are printed)."""
+    """Outcomes for the gate's assembled files as a clean Lean and the inspector would report them
+    (authored by this test: every file compiles; each declaration depends on propext)."""
+    import re
+
     from fyan.shadow.compiler import NONCE_PLACEHOLDER, RecordedOutcome, text_key
 
     lines = []
     for f in files:
         text = f.read_text(encoding="utf-8")
-        nonce = text.split(f'#print "{MARKER} ')[1].split('"')[0]
-        out = []
-        for n, line in enumerate(text.split("\n"), start=1):
-            if line.startswith("#print axioms "):
-                out.append(_msg(n, "information", f"'{line.split()[-1]}' depends on axioms: [propext]"))
-            if line.startswith(f'#print "{MARKER}'):
-                out.append(_msg(n, "information", f"{MARKER} {NONCE_PLACEHOLDER}"))
+        m = re.search(r"fyan_shadow_check_([0-9a-f]{32})", text)
+        nonce = m.group(1) if m else "no-nonce"
+        names = [m.group(0)] if m else [d for d in re.findall(r"(?m)^theorem (\S+)", text)]
+        report = inspection_of(text, nonce, [n for n in names])
+        # the candidate's declarations are in the unit's namespace
+        lookups = [d.model_dump(mode="json") for d in report.modules[0].declarations]
+        data = json.loads(report.model_dump_json())
+        data["lookups"] = lookups
+        recorded = json.loads(json.dumps(data).replace(nonce, NONCE_PLACEHOLDER))
         lines.append(RecordedOutcome(key=text_key(text, nonce), label=f.name, origin="authored by the test",
-                                     exit_code=0, output="\n".join(out) + "\n").model_dump_json())
+                                     exit_code=0, output="", inspection=recorded).model_dump_json())
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -757,7 +817,7 @@ def test_shadow_gate_check_in_a_project(example, fake_lean_env, tmp_path, capsys
 
 def test_shadow_gate_fails_closed(example, no_lake, capsys):
     write(example / "shadows" / "thm-divides-sum" / "shadowset.toml", "problem = 'broken\n")
-    from fyan.gates.completion import CheckResult  # noqa: F401 - the hook returns these
+    from fyan.gates.report import CheckResult  # noqa: F401 - the hook returns these
     from fyan.lean.toolchain import Discovery
     from fyan.project import Project
     from fyan.shadow.gate import shadow_checks
@@ -829,3 +889,37 @@ first
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     got = {r["submission"]: (r["sa_pass"], r["sa_pass_soft_exact"]) for r in summary["per_submission"]}
     assert got == {"faithful": (1, "1"), "weakened": (0, "3/4")}
+
+
+# -- finding 6: a candidate cannot forge its checkers ---------------------------------------------
+
+FORGED = (ROOT / "tests" / "cheats" / "shadow" / "forged_first.lean").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("extension, why", [
+    ("Lean.Elab.macroAttribute", "a macro"),
+    ("Lean.Parser.parserExtension", "new syntax or notation"),
+    ("Lean.Elab.Tactic.tacticElabAttribute", "a tactic"),
+    ("Lean.Meta.instanceExtension", "an instance (changes how checkers elaborate)"),
+    ("Some.Unknown.extension", "does not know to be harmless"),
+])
+def test_a_candidate_that_registers_a_macro_is_rejected_before_its_checkers(extension, why):
+    """The candidate's text precedes every checker: whatever it registers that could change how
+    a checker elaborates (a macro on `first`, syntax, a tactic, an instance, anything unknown)
+    rejects it before any checker runs, with the reason."""
+    ss = load_shadow_sets(DEMO / "shadows")["mathd_algebra_182"]
+    lean = HandMade(extensions=[extension])  # stands in for Lean + the inspector
+    r = evaluate_submission(ss, FORGED.replace("set_option warn.sorry false\n", "").replace(
+        "open Lean in\n@[macro Lean.Parser.Tactic.first] def sorryFirst : Macro := fun _ => `(tactic| sorry)\n", ""),
+        submission="forged", compiler=lean)
+    assert not r.compile.passed and "rejected before its checkers run" in r.compile.reason
+    assert f"registers {extension}" in r.compile.reason and why in r.compile.reason
+    assert lean.labels == ["mathd_algebra_182/forged/compile"]  # no checker was compiled
+    assert r.scores.sa_pass == 0 and all(not c.passed for c in r.forward)
+
+
+def test_the_forged_first_submission_is_refused_by_the_lints_too():
+    r = evaluate_submission(load_shadow_sets(DEMO / "shadows")["mathd_algebra_182"], FORGED, submission="forged",
+                            compiler=HandMade(extensions=["Lean.Elab.macroAttribute"]))
+    assert not r.compile.passed and "forbidden construct" in r.compile.reason
+    assert "@[macro]" in r.compile.reason and "warn-sorry-off" in r.compile.reason

@@ -18,8 +18,8 @@ KINDS = IntakeSection().unit_kinds
 def dag_of(path, **kw):
     cat = read_tex(path)
     units = build_units(cat, KINDS)
-    edges, notes = extract_edges(cat, units, **kw)
-    return cat, units, validate(cat, units, edges, KINDS), notes
+    found = extract_edges(cat, units, **kw)
+    return cat, units, validate(cat, units, found.edges, KINDS), found.notes + [str(w) for w in found.warnings]
 
 
 def test_unit_ids_are_safe_paths_and_lean_module_names():
@@ -73,7 +73,9 @@ def test_uses_to_unknown_label_is_an_error(tmp_path):
 
 def test_cycle_is_reported_with_the_cycle(tmp_path):
     path = write(tmp_path / "m.tex", "\\begin{lemma}\\label{a} by \\ref{b}\\end{lemma}\n\\begin{lemma}\\label{b} by \\ref{a}\\end{lemma}\n")
-    with pytest.raises(DagError, match=r"dependency cycle:\n  a \(m\.tex:1-1\) depends on b: m\.tex:1 \\ref\{b\}\n  b \(m\.tex:2-2\) depends on a"):
+    with pytest.raises(DagError, match=r"1 dependency cycle\(s\):\n  cycle 1:\n    a \(m\.tex:1-1\) depends on b: ref, "
+                       r"m\.tex:1 \\ref\{b\}\n    b \(m\.tex:2-2\) depends on a: ref, m\.tex:2 \\ref\{a\}\n"
+                       r"    weakest edge: a -> b"):  # the forward reference
         dag_of(path)
 
 

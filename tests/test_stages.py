@@ -18,7 +18,7 @@ import pytest
 from fyan.agents.providers.base import ModelResponse, Provider, Usage
 from fyan.agents.providers.command import CommandAgentProvider
 from fyan.agents.schemas import SpecFinding, SpecifyReply
-from fyan.agents.specify import ModelSpecifier, UnitFinding, apply_proposal
+from fyan.agents.specify import ModelSpecifier, UnitFinding, apply_proposal, model_specifier
 from fyan.errors import InputError
 from fyan.gates.stages import standard_checks
 from fyan.lean import declarations
@@ -73,7 +73,7 @@ def test_specifier_refuses_an_edge_that_closes_a_cycle_and_names_it(tmp_path):
         {"unit": 0, "depends_on": 2, "in_proof": True, "reason": "the definition needs the theorem"},
         {"unit": 2, "depends_on": 0, "in_proof": False, "reason": "the theorem is about nice integers"}]}
     model = Scripted(specify=json.dumps(proposal), specify_check=json.dumps({"findings": []}))
-    report = ingest(project, gateway, providers=lambda stage: model)
+    report = ingest(project, gateway, specifier=model_specifier(project, gateway, lambda stage: model))
     deps = {(d.unit, d.depends_on, d.origin) for d in gateway.store.deps()}
     assert ("thm-c", "def-a", "proposed") in deps and ("def-a", "thm-c", "proposed") not in deps
     refused = [n for n in report.notes if "edge refused" in n]
@@ -98,7 +98,7 @@ def test_specifier_groups_statements_and_rejects_malformed_proposals(tmp_path):
     bad = {"groups": [{"statements": [1, 7], "reason": "x"}], "edges": []}
     good = {"groups": [{"statements": [1, 2], "reason": "the theorem restates the lemma"}], "edges": []}
     model = Scripted(specify=[json.dumps(bad), json.dumps(good)], specify_check=json.dumps({"findings": []}))
-    ingest(project, gateway, providers=lambda stage: model)
+    ingest(project, gateway, specifier=model_specifier(project, gateway, lambda stage: model))
     repair = model.sent("specify")[1].messages[-1].content
     assert "groups.0: statement [7] is not a statement of a unit kind" in repair
     units = {u.id: u.statements for u in gateway.store.units()}
@@ -107,7 +107,7 @@ def test_specifier_groups_statements_and_rejects_malformed_proposals(tmp_path):
     gateway.close()
 
 
-def undeclared_dependency_lint(catalogue, units, edges, files) -> list[UnitFinding]:
+def undeclared_dependency_lint(catalogue, units, edges, files, mentions=None) -> list[UnitFinding]:
     """A stand-in lint (the real ones are tested in test_lints.py): thm-c mentions evenness,
     defined in def-a, so it must declare that dependency."""
     text = files.get("thm-c", {}).get("problem.tex", b"").decode()
@@ -140,7 +140,7 @@ def test_specifier_fails_closed_when_critical_findings_remain(tmp_path):
     critical = {"findings": [{"aspect": "conclusions", "severity": "critical", "detail": "iff became if"}]}
     model = Scripted(specify=json.dumps({"groups": [], "edges": []}), specify_check=json.dumps(critical))
     with pytest.raises(InputError, match=r"critical problems after 1 regeneration\(s\):\n  def-a: conclusions: iff became if"):
-        ingest(project, gateway, providers=lambda stage: model)
+        ingest(project, gateway, specifier=model_specifier(project, gateway, lambda stage: model))
     assert len(model.sent("specify")) == 2  # the proposal and one regeneration, no more
     assert gateway.store.units() == []  # nothing registered
     gateway.close()
@@ -154,7 +154,7 @@ def test_apply_proposal_refuses_self_edges_and_keeps_document_edges(tmp_path):
     project = make_project(tmp_path / "q", CHAIN_TEX)
     catalogue = read_tex(project.source_main)
     units = build_units(catalogue, project.config.intake.unit_kinds)
-    edges, _ = extract_edges(catalogue, units)
+    edges = extract_edges(catalogue, units).edges
     reply = SpecifyReply.model_validate({"groups": [{"statements": [1, 2], "reason": "r"}],
                                          "edges": [{"unit": 1, "depends_on": 2, "reason": "inside"}]})
     new_units, new_edges, accepted, refused = apply_proposal(catalogue, units, edges, reply)
@@ -227,7 +227,9 @@ def test_planner_cited_lemma_checked_in_the_environment_with_a_toolchain(tmp_pat
     assert run.status is RunStatus.SUCCEEDED, run.reason
     names = json.loads((project.paths.unit("def-a") / "lemma_names.json").read_text())
     assert names["method"] == "lean" and names["found"] == {"Int.emod_two_eq": "Int.emod_two_eq"}
-    assert any(c["argv"][:2] == ["env", "lean"] for c in fake_lake.calls())
+    # looked up by the trusted inspector (`lake env <inspector> … --name …`) in a gate workspace
+    lookups = [c for c in fake_lake.calls() if c["argv"][:1] == ["env"] and "--name" in c["argv"]]
+    assert lookups and "Int.emod_two_eq" in lookups[0]["argv"] and "/.fyan/gate/def-a/names" in lookups[0]["cwd"]
     gateway.close()
 
 

@@ -41,6 +41,8 @@ from fyan.errors import InputError
 from fyan.intake.catalogue import Catalogue
 from fyan.project import Project
 from fyan.specifier.dag import Edge, build_graph
+from fyan.specifier.lints import lint_units
+from fyan.specifier.problem import SOURCE_PREFIX, render_files
 from fyan.specifier.units import UnitSpec
 from fyan.state.gateway import Gateway
 
@@ -63,17 +65,15 @@ _LINT_ASPECT = {
 
 
 def problem_lints(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge],
-                  files: dict[str, dict[str, bytes]]) -> list[UnitFinding]:
-    """The deterministic ``problem.tex`` lints (``fyan.specifier.lints`` through
-    ``fyan.specifier.ingest.lint_units``) as Specifier findings (``source="lint"``): an
-    ``error`` finding is ``critical`` and triggers regeneration, a ``warning`` is ``minor``."""
-    from fyan.specifier.ingest import lint_units
-
+                  files: dict[str, dict[str, bytes]], mentions: list[Edge] | None = None) -> list[UnitFinding]:
+    """The deterministic ``problem.tex`` lints (``fyan.specifier.lints.lint_units``) as Specifier
+    findings (``source="lint"``): an ``error`` finding is ``critical`` and triggers
+    regeneration, a ``warning`` is ``minor``."""
     return [
         UnitFinding(unit=f.unit, source="lint", finding=SpecFinding(
             aspect=_LINT_ASPECT.get(f.rule, "other"), severity="critical" if f.severity == "error" else "minor",
             detail=f"{f.rule}: {f.message}" + (f" (problem.tex line {f.line})" if f.line else "")))
-        for f in lint_units(catalogue, units, edges, files)
+        for f in lint_units(catalogue, units, edges, files, SOURCE_PREFIX, mentions)
     ]
 
 
@@ -83,8 +83,18 @@ class RefusedEdge(BaseModel):
     reason: str
 
 
+def model_specifier(project: Project, gateway: Gateway, providers: Callable | None = None) -> ModelSpecifier | None:
+    """The Specifier's model part for ``fyan.specifier.ingest.ingest`` when the project asks
+    for it (``[intake] specifier = "model"``), else None. ``providers(stage) -> Provider``
+    (default: the project's configured providers)."""
+    if project.config.intake.specifier != "model":
+        return None
+    return ModelSpecifier(project, gateway, providers)
+
+
 class ModelSpecifier:
-    """Callable for ``plan_ingest``: ``(catalogue, units, edges) -> (units, edges, notes, meta)``."""
+    """A ``fyan.specifier.ingest.Specifier``: ``(catalogue, units, edges, mentions) -> (units,
+    edges, notes, meta)``."""
 
     def __init__(self, project: Project, gateway: Gateway, providers: Callable | None = None,
                  lints: Callable[..., list[UnitFinding]] | None = None) -> None:
@@ -94,9 +104,8 @@ class ModelSpecifier:
         self.lints = lints or problem_lints
         self.attempt_dir = project.paths.attempts / "_specify" / time.strftime("%Y%m%d-%H%M%S")
 
-    def __call__(self, catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge]):
-        from fyan.specifier.ingest import render_files
-
+    def __call__(self, catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge],
+                 mentions: list[Edge] | None = None):
         agents = self.project.config.agents
         session = StageSession(gateway=self.gateway, run=None, provider=self.providers("specify"),
                                agent=agents.for_stage("specify"), form_repairs=agents.form_repairs,
@@ -109,7 +118,10 @@ class ModelSpecifier:
             reply = session.ask_json("specify", self._values(catalogue, units, edges, feedback), SpecifyReply,
                                      check=lambda r: proposal_errors(catalogue, units, r))
             new_units, new_edges, accepted, refused = apply_proposal(catalogue, units, edges, reply)
-            files = render_files(catalogue, new_units, new_edges)
+            known = {u.id for u in new_units}
+            said = [m for m in mentions or [] if m.unit in known and m.depends_on in known]
+            files, _ = render_files(catalogue, new_units, new_edges, SOURCE_PREFIX,
+                                    self.project.config.intake.unit_kinds, said)
             problems = {uid: f["problem.tex"].decode() for uid, f in files.items()}
             for u in new_units:
                 if checked.get(u.id) == problems[u.id]:
@@ -119,7 +131,8 @@ class ModelSpecifier:
                 }, SpecifyCheck, unit=u.id)
                 findings[u.id] = [UnitFinding(unit=u.id, source="validation", finding=f) for f in check.findings]
                 checked[u.id] = problems[u.id]
-            current = [f for u in new_units for f in findings.get(u.id, [])] + self.lints(catalogue, new_units, new_edges, files)
+            current = [f for u in new_units for f in findings.get(u.id, [])] + self.lints(
+                catalogue, new_units, new_edges, files, said)
             critical = [f for f in current if f.finding.severity == "critical"]
             report["rounds"].append({
                 "round": round_ + 1, "proposal": reply.model_dump(), "accepted_edges": [e.model_dump() for e in accepted],

@@ -14,10 +14,12 @@ decided afterwards by the gateway's deterministic check (``fyan.gates.stages``).
   form repair with the names quoted, and the gateway's check looks them up again.
 * **Formalizer** — up to ``[agents] prove_iterations`` iterations of plan → prove → review: the
   model states its plan and writes the proofs (or, for a command agent, edits ``Basic.lean`` in
-  the unit workspace); the review is code: frozen declarations intact, source lints, and with a
-  toolchain the build's diagnostics (errors, ``sorry``), fed back into the next iteration. The
-  model's ``done`` is only a request, recorded in ``iterations.json``: iterations stop when the
-  review finds nothing, and the completion gate decides.
+  the unit workspace, confined); the review is code: frozen declarations intact, source lints,
+  and with a toolchain the build's diagnostics (errors, ``sorry``), fed back into the next
+  iteration. A candidate the lints reject is not compiled (its compile-time code never runs),
+  and a candidate already rejected in this attempt is not compiled again. The model's ``done``
+  is only a request, recorded in ``iterations.json``: iterations stop when the review finds
+  nothing, and the completion gate decides.
 """
 
 from __future__ import annotations
@@ -26,19 +28,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import hashlib
 import json
 
 from fyan.agents.schemas import PlanReply, ProveReply, ReasonReview
 from fyan.agents.session import StageSession
 from fyan.errors import ModelOutputError
 from fyan.audit.record import AuditResult
-from fyan.gates.completion import GateReport
+from fyan.gates.report import GateReport
 from fyan.gates.stages import cited_names_problem, frozen_problems, provenance_block
 from fyan.lean.diagnostics import parse_lake_output
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
-from fyan.lean.runner import run_process
+from fyan.lean.runner import project_confinement, run_process
 from fyan.lean.toolchain import discover
 from fyan.lean.workspace import prepare_workspace
 from fyan.project import Project
@@ -215,6 +218,7 @@ def prove(s: StageSession, u: UnitContext) -> None:
     discovery = discover(u.project.config.lean)
     text = render_unit_file(u.project, u.store, u.unit, values["statement"], "Basic")
     log = []
+    rejected: dict[str, tuple[int, list[str]]] = {}  # sha256 of a rejected candidate -> (iteration, review)
     for i in range(1, iterations + 1):
         if s.edits_files:
             text, plan_text, done = _prove_in_workspace(s, u, values, text)
@@ -222,9 +226,17 @@ def prove(s: StageSession, u: UnitContext) -> None:
             reply = s.ask_json("prove", values, ProveReply)
             text = render_unit_file(u.project, u.store, u.unit, reply.lean, "Basic")
             plan_text, done = reply.plan, reply.done
-        problems = review_candidate(u, text, discovery.toolchain.lake if discovery.toolchain else None, i)
+        key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if key in rejected:  # never compiled again in this attempt
+            first, earlier = rejected[key]
+            problems = [f"- the same candidate as iteration {first}, which was rejected (not compiled again):"] + earlier
+            compiled = False
+        else:
+            problems, compiled = review_candidate(u, text, discovery.toolchain.lake if discovery.toolchain else None, i)
+            if problems:
+                rejected[key] = (i, problems)
         log.append({"iteration": i, "plan": plan_text, "model_says_done": done, "review": problems or "clean",
-                    "compiled": discovery.toolchain is not None})
+                    "compiled": compiled})
         u.write("iterations.json", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
         if not problems:
             break
@@ -246,18 +258,25 @@ def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str],
     return render_unit_file(u.project, u.store, u.unit, model_part(changed), "Basic"), response.text.strip(), False
 
 
-def review_candidate(u: UnitContext, text: str, lake: Path | None, iteration: int) -> list[str]:
+def review_candidate(u: UnitContext, text: str, lake: Path | None, iteration: int) -> tuple[list[str], bool]:
     """The Formalizer's review step (code only): frozen declarations, lints, and with a
-    toolchain the build's errors and ``sorry``. Empty when nothing is wrong."""
+    toolchain the build's errors and ``sorry``: (problems, whether it was compiled). A
+    candidate with a lint error is not compiled: code the lints refuse (``#eval``, ``run_cmd``,
+    macros, ...) must never run, sandbox or not (issue 11, finding 3)."""
     problems = [f"- {p} (frozen statements are read-only: copy them exactly)" for p in frozen_problems(u.store, u.unit.id, text)]
     findings = lint(model_part(text))
-    problems += [f"- lint {f}" for f in lint_errors(findings)]
+    refused = lint_errors(findings)
+    problems += [f"- lint {f}" for f in refused]
     problems += [f"- line {f.line}: the proof is unfinished (`sorry`/`admit`): {f.text}" for f in findings if f.rule == "sorry"]
+    if refused:
+        problems.append("- not compiled: fix the lint errors first (code they refuse is never built)")
+        return problems, False
     if lake is not None:
         feedback = _compile_feedback(u, text, lake, iteration)
         if feedback is not None:
             problems.append(feedback)
-    return problems
+        return problems, True
+    return problems, False
 
 
 def _compile_feedback(u: UnitContext, text: str, lake: Path, iteration: int) -> str | None:
@@ -266,7 +285,10 @@ def _compile_feedback(u: UnitContext, text: str, lake: Path, iteration: int) -> 
     ws = prepare_workspace(u.project, u.unit, {"Basic": text})
     module = unit_module(u.project, u.unit, "Basic")
     proc = run_process([str(lake), "build", module], cwd=ws.root, timeout_s=cfg.build_timeout, memory_mb=cfg.memory_limit_mb,
-                       sandbox=cfg.sandbox, writable=[ws.root], log_path=u.attempt_dir / f"iteration-{iteration}-build.log")
+                       sandbox=cfg.sandbox, confinement=project_confinement(
+                           u.project.paths.root, [ws.root], lake=lake,
+                           extra_readable=[Path(p).expanduser() for p in cfg.sandbox_readable]),
+                       log_path=u.attempt_dir / f"iteration-{iteration}-build.log")
     log = parse_lake_output(proc.output)
     rel = ws.module_file(module).relative_to(ws.root).as_posix()
     problems = [d for d in log.in_files({rel}) if d.severity == "error" or d.is_sorry]

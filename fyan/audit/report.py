@@ -7,7 +7,6 @@ recomputed by a model; nothing is written.
 
 from __future__ import annotations
 
-import shutil
 from io import StringIO
 from typing import Any
 
@@ -55,12 +54,15 @@ def audit_report(project: Project, store: Store, unit: UnitRecord) -> tuple[bool
 
 
 def _text(unit_id: str, result: AuditResult, payload: dict[str, Any]) -> str:
-    from rich.console import Console
     from rich.table import Table
+
+    from fyan.terminal import console as literal_console
+    from fyan.terminal import terminal_width
 
     texts = {s.id: s.text for s in result.slots}
     buf = StringIO()
-    console = Console(file=buf, width=max(110, shutil.get_terminal_size((150, 20)).columns), force_terminal=False)
+    # slot texts quote the document (``x ∈ [0, 1]``): printed literally, never as markup
+    console = literal_console(buf, terminal_width(110, 150), force_terminal=False)
     console.print(f"Semantic audit of {unit_id}: root {result.root}")
     if result.slots:
         st = Table(title="slots (cut by code)")

@@ -1,117 +1,173 @@
-"""HTML and SVG of the dashboard, generated on the server (no front-end build, no script).
+"""HTML of the dashboard, generated on the server; a small script (``static/dashboard.js``)
+keeps it current and draws the dependency graph.
 
-Everything shown is read from the store (read-only) and the unit folders; every value that
-comes from a file or a model is escaped.
+Every page is complete without the script (the state at the time it was served). With it, the
+overview polls ``/api/version`` and re-reads ``/api/state`` when something changed, and the
+graph is drawn by cytoscape with its dagre layout (vendored: ``static/vendor/README.md``). Every
+value that comes from a document, a model or a tool is escaped here, and the script only ever
+sets text (``textContent``), never markup.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from html import escape
 from typing import Any
 
+from fyan.orchestrator.status import STATUS_ORDER, ProjectStatus, names
 from fyan.state.models import UnitView
+from fyan.terminal import quoted
 
-STATUS_ORDER = {"blocked": 0, "running": 1, "ready": 2, "waiting": 3, "complete": 4}
 COLOURS = {"complete": "#2e7d32", "running": "#1565c0", "ready": "#6a1b9a", "waiting": "#9e9e9e",
-           "blocked": "#c62828"}
+           "blocked": "#c62828", "interrupted": "#ef6c00"}
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222;max-width:1200px}
-h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:1.6rem}
+body{font-family:system-ui,sans-serif;margin:1.2rem 1.5rem;color:#222}
+main{max-width:1500px}
+h1{font-size:1.4rem;margin:.2rem 0} h2{font-size:1.1rem;margin-top:1.4rem}
 table{border-collapse:collapse;margin:.4rem 0} td,th{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;
-vertical-align:top;font-size:.9rem} th{background:#f4f4f4}
+vertical-align:top;font-size:.88rem} th{background:#f4f4f4}
 .badge{display:inline-block;padding:0 .4rem;border-radius:.3rem;color:#fff;font-size:.8rem}
-.bar{background:#eee;width:220px;height:.8rem;display:inline-block;vertical-align:middle}
+.bar{background:#eee;width:200px;height:.8rem;display:inline-block;vertical-align:middle}
 .bar span{background:#2e7d32;height:100%;display:block}
 pre{background:#f7f7f7;padding:.6rem;overflow:auto;max-height:24rem;font-size:.8rem}
-.stale{color:#e65100;font-weight:bold} textarea{width:100%;max-width:48rem}
-.note{color:#555;font-size:.85rem}
+.stale{color:#e65100;font-weight:bold} textarea{width:100%;max-width:52rem;font-family:inherit}
+.note{color:#555;font-size:.85rem} .error{background:#fdecea;border:1px solid #c62828;padding:.6rem .8rem;max-width:52rem}
+.saved{background:#e8f5e9;border:1px solid #2e7d32;padding:.6rem .8rem;max-width:52rem}
+.outage{background:#fff3e0;border:1px solid #ef6c00;padding:.4rem .7rem;margin:.3rem 0;max-width:60rem}
+.cause{border-left:4px solid #c62828;padding:.2rem .7rem;margin:.5rem 0;max-width:80rem}
+.cause .remedy{color:#333} .cause .who{color:#555;font-size:.88rem}
+#graph-wrap{display:flex;gap:.8rem;align-items:stretch}
+#graph{flex:1;height:72vh;min-height:420px;border:1px solid #ccc;border-radius:4px;background:#fcfcfc}
+#graph-info{width:19rem;font-size:.88rem;border:1px solid #ddd;border-radius:4px;padding:.5rem .7rem;overflow:auto;max-height:72vh}
+#graph-controls{display:flex;flex-wrap:wrap;gap:.4rem 1.2rem;align-items:center;margin:.4rem 0;font-size:.88rem}
+#graph-controls label{white-space:nowrap} .swatch{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;vertical-align:middle}
+.legend-key{display:inline-block;width:1.6rem;border-top:3px solid;vertical-align:middle;margin-right:.2rem}
+.graph-message{padding:1rem;color:#555}
 """
 
 
 def badge(status: str) -> str:
-    return f'<span class="badge status-{escape(status)}" style="background:{COLOURS.get(status, "#555")}">{escape(status)}</span>'
+    return (f'<span class="badge status-{escape(status)}" style="background:{COLOURS.get(status, "#555")}">'
+            f"{escape(status)}</span>")
 
 
-def page(title: str, body: str, refresh: int | None = None) -> str:
-    meta = f'<meta http-equiv="refresh" content="{int(refresh)}">' if refresh else ""
-    return (f"<!doctype html><html lang=en><head><meta charset=utf-8>{meta}<title>{escape(title)}</title>"
-            f"<style>{CSS}</style></head><body>{body}</body></html>")
+def page(title: str, body: str, scripts: tuple[str, ...] = ()) -> str:
+    tags = "".join(f'<script src="{escape(s)}"></script>' for s in scripts)
+    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
+            f"<meta name=viewport content='width=device-width, initial-scale=1'>"
+            f"<style>{CSS}</style></head><body><main>{body}</main>{tags}</body></html>")
 
 
-def dag_svg(views: dict[str, UnitView], stale: dict[str, str]) -> str:
-    """The dependency DAG: one column per layer, units in document order, edges dependency →
-    dependent, each node coloured by status and linking to the unit's page."""
-    layers: dict[int, list[UnitView]] = {}
-    for v in views.values():
-        layers.setdefault(v.unit.layer, []).append(v)
-    pos: dict[str, tuple[float, float]] = {}
-    col_w, row_h, node_w, node_h, pad = 230, 34, 200, 24, 12
-    for layer, vs in sorted(layers.items()):
-        for i, v in enumerate(sorted(vs, key=lambda v: v.unit.order)):
-            pos[v.unit.id] = (pad + layer * col_w, pad + i * row_h)
-    width = pad * 2 + max(layers, default=0) * col_w + node_w
-    height = pad * 2 + max((len(vs) for vs in layers.values()), default=1) * row_h
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" id="dag" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="dependency DAG">']
-    for v in views.values():
-        x2, y2 = pos[v.unit.id]
-        for d in v.depends_on:
-            if d in pos:
-                x1, y1 = pos[d]
-                out.append(f'<line x1="{x1 + node_w}" y1="{y1 + node_h / 2}" x2="{x2}" y2="{y2 + node_h / 2}" '
-                           'stroke="#bbb" stroke-width="1"/>')
-    for uid, v in views.items():
-        x, y = pos[uid]
-        colour = COLOURS.get(v.status.value, "#555")
-        ring = ' stroke="#e65100" stroke-width="3"' if uid in stale else ""
-        label = uid if len(uid) <= 26 else uid[:25] + "…"
-        out.append(
-            f'<a href="/unit/{escape(uid)}"><g class="node" data-unit="{escape(uid)}" data-status="{v.status.value}">'
-            f'<title>{escape(uid)}: {escape(v.status.value)}{(" — " + escape(v.reason)) if v.reason else ""}</title>'
-            f'<rect x="{x}" y="{y}" width="{node_w}" height="{node_h}" rx="4" fill="{colour}"{ring}/>'
-            f'<text x="{x + 6}" y="{y + 16}" fill="#fff" font-size="12">{escape(label)}</text></g></a>')
-    out.append("</svg>")
+def _clock(posix: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(posix))
+
+
+def run_html(run: dict[str, Any], root: str, interrupted: int) -> str:
+    """Whether a run is alive, from the lock (``fyan.orchestrator.status``)."""
+    if run.get("alive"):
+        who = "daemon" if run.get("daemon") else "foreground run"
+        since = f" since {_clock(run['started'])}" if run.get("started") else ""
+        stopping = f"; stopping: {escape(run['stopping'])}" if run.get("stopping") else ""
+        return f'<p id=run class=note>A Fyan {who} is working on this project ({escape(str(run.get("holder")))}{since}){stopping}.</p>'
+    tail = (f" {interrupted} attempt(s) were cut off when the last run stopped: they resume on the next run."
+            if interrupted else "")
+    return (f"<p id=run class=note>No Fyan run is working on this project (showing the recorded state).{tail} "
+            f"Start one with <code>fyan daemon start {escape(quoted(root))}</code>.</p>")
+
+
+def outages_html(outages: list[dict[str, Any]]) -> str:
+    return "".join(f'<p class=outage data-next-try="{o["next_try"]}" data-provider="{escape(o["provider"])}">'
+                   f"{escape(o['text'])}</p>" for o in outages)
+
+
+def blocked_html(groups: list[dict[str, Any]]) -> str:
+    """Blocked units grouped by root cause, the remedy once (``status.BlockedGroup``)."""
+    if not groups:
+        return "<p class=note>No unit is blocked.</p>"
+    out = []
+    for g in groups:
+        remedy = f' <span class=remedy>→ {escape(g["remedy"])}</span>' if g.get("remedy") else ""
+        where = f" ({escape(', '.join(g['stages']))})" if g.get("stages") else ""
+        them = "it" if len(g["roots"]) == 1 else "them"
+        waiting = f"; {len(g['waiting'])} more wait on {them}" if g["waiting"] else ""
+        out.append(f'<div class=cause><p><b>{g["total"]} blocked: {escape(g["cause"])}</b>{remedy}</p>'
+                   f'<p class=who>{escape(names(g["roots"], 12))}{where}{escape(waiting)}</p></div>')
     return "".join(out)
 
 
-def overview(name: str, views: dict[str, UnitView], stale: dict[str, str], costs: dict[str, float],
-             daemon: dict[str, Any] | None, refresh: int | None) -> str:
-    counts: dict[str, int] = {}
+def layers_html(units: list[dict[str, Any]]) -> str:
     layers: dict[int, dict[str, int]] = {}
-    for v in views.values():
-        counts[v.status.value] = counts.get(v.status.value, 0) + 1
-        row = layers.setdefault(v.unit.layer, {})
-        row[v.status.value] = row.get(v.status.value, 0) + 1
-    total = len(views)
-    done = counts.get("complete", 0)
-    head = (f"<h1>{escape(name)}: {done}/{total} units complete</h1>"
-            f"<p>{' '.join(f'{badge(k)} {n}' for k, n in sorted(counts.items(), key=lambda kv: STATUS_ORDER.get(kv[0], 9)))}"
-            f" — total model cost ${sum(costs.values()):.4f}</p>")
-    head += (f'<p class="note">daemon: pid {daemon.get("pid")}</p>' if daemon else
-             '<p class="note">no daemon is running on this project (showing the recorded state)</p>')
+    for u in units:
+        row = layers.setdefault(u["layer"], {})
+        row[u["status"]] = row.get(u["status"], 0) + 1
     rows = []
     for layer, c in sorted(layers.items()):
         n = sum(c.values())
         pct = 100 * c.get("complete", 0) / n if n else 0
         rows.append(f"<tr><td>{layer}</td><td><span class=bar><span style='width:{pct:.0f}%'></span></span> "
                     f"{c.get('complete', 0)}/{n}</td><td>{' '.join(f'{badge(k)} {v}' for k, v in sorted(c.items()))}</td></tr>")
-    progress = "<h2>Progress by layer</h2><table id=layers><tr><th>layer</th><th>complete</th><th>statuses</th></tr>" + "".join(rows) + "</table>"
-    units = sorted(views.values(), key=lambda v: (STATUS_ORDER.get(v.status.value, 9), v.unit.layer, v.unit.order))
-    urows = []
-    for v in units:
-        st = f' <span class=stale title="{escape(stale[v.unit.id])}">stale</span>' if v.unit.id in stale else ""
-        urows.append(
-            f'<tr class="unit-row" data-unit="{escape(v.unit.id)}"><td><a href="/unit/{escape(v.unit.id)}">{escape(v.unit.id)}</a>{st}</td>'
-            f"<td>{v.unit.layer}</td><td>{escape(v.unit.kind)}</td><td>{badge(v.status.value)}</td>"
-            f"<td>{escape(v.next_stage.value if v.next_stage else '-')}</td><td>${costs.get(v.unit.id, 0.0):.4f}</td>"
-            f"<td>{escape((v.reason or '')[:300])}</td></tr>")
-    table = ("<h2>Units (blockers first)</h2><table id=units><tr><th>unit</th><th>layer</th><th>kind</th><th>status</th>"
-             "<th>stage</th><th>cost</th><th>reason</th></tr>" + "".join(urows) + "</table>")
-    svg = "<h2>Dependency DAG</h2>" + dag_svg(views, stale)
-    return page(f"Fyan — {name}", head + progress + table + svg, refresh)
+    return ("<table id=layers><thead><tr><th>layer</th><th>complete</th><th>statuses</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>")
 
+
+def units_html(units: list[dict[str, Any]], costs: dict[str, float]) -> str:
+    ordered = sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9), u["layer"]))
+    rows = []
+    for u in ordered:
+        st = f' <span class=stale title="{escape(u["stale"])}">stale</span>' if u.get("stale") else ""
+        rows.append(
+            f'<tr class="unit-row" data-unit="{escape(u["id"])}"><td><a href="/unit/{escape(u["id"])}">{escape(u["id"])}</a>{st}</td>'
+            f"<td>{u['layer']}</td><td>{escape(u['kind'])}</td><td>{badge(u['status'])}</td>"
+            f"<td>{escape(u['stage'] or '-')}</td><td>${costs.get(u['id'], 0.0):.4f}</td>"
+            f"<td>{escape(u['short_reason'] or '')}</td></tr>")
+    return ("<table id=units><thead><tr><th>unit</th><th>layer</th><th>kind</th><th>status</th><th>stage</th>"
+            "<th>cost</th><th>reason</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
+    """The project page (server-rendered state; ``dashboard.js`` keeps it current)."""
+    payload = status.as_payload()
+    units = payload["units"]
+    counts = payload["counts"]
+    total, done = len(units), counts.get("complete", 0)
+    head = (f"<h1 id=title>{escape(status.project)}: <span id=done>{done}</span>/<span id=total>{total}</span> units complete</h1>"
+            f"<p id=counts><span id=count-badges>{' '.join(f'{badge(k)} {n}' for k, n in sorted(counts.items(), key=lambda kv: STATUS_ORDER.get(kv[0], 9)))}</span>"
+            f" — total model cost <span id=cost>${sum(costs.values()):.4f}</span></p>"
+            + run_html(payload["run"], status.root, counts.get("interrupted", 0))
+            + f"<div id=outages>{outages_html(payload['providers'])}</div>"
+            "<p class=note id=live-note>This page updates by itself while Fyan works.</p>")
+    if not status.ingested:
+        return page(f"Fyan — {status.project}", head + "<p>Not ingested yet: the first run reads the source.</p>",
+                    ("/static/dashboard.js",))
+    blocked = f"<h2>Blocked, by root cause</h2><div id=blocked>{blocked_html(payload['blocked_groups'])}</div>"
+    statuses = "".join(
+        f'<label><input type=checkbox class=status-filter value="{s}" checked> '
+        f'<span class=swatch style="background:{c}"></span> {s}</label>' for s, c in COLOURS.items())
+    graph = (
+        "<h2>Dependency graph</h2>"
+        f"<div id=graph-controls>{statuses}"
+        "<label>layers <select id=layer-from></select> to <select id=layer-to></select></label>"
+        "<label>find <input id=graph-search list=unit-ids size=22 placeholder='unit id'></label>"
+        "<datalist id=unit-ids></datalist>"
+        "<label>layout <select id=graph-layout><option value=layers selected>layers (compact)</option>"
+        "<option value=dagre>dagre</option></select></label>"
+        "<button id=graph-fit type=button>fit</button><button id=graph-clear type=button>clear highlight</button>"
+        "<span class=note><span class=legend-key style='border-color:#888'></span>arrow: dependency → dependent; "
+        "<span class=legend-key style='border-color:#ef6c00'></span>needs (ancestors) "
+        "<span class=legend-key style='border-color:#1565c0'></span>needed by (descendants)</span></div>"
+        "<div id=graph-wrap><div id=graph><p class=graph-message>Drawing the graph ... "
+        "(needs JavaScript; the tables below hold the same information)</p></div>"
+        "<aside id=graph-info><p class=note>Click a unit to highlight what it needs (ancestors) and what needs it "
+        "(descendants); double-click opens it. Scroll to zoom, drag to pan.</p></aside></div>")
+    body = (head + blocked + graph + "<h2>Progress by layer</h2><div id=layers-wrap>" + layers_html(units)
+            + "</div><h2>Units (blockers first)</h2><div id=units-wrap>" + units_html(units, costs) + "</div>")
+    return page(f"Fyan — {status.project}", body,
+                ("/static/vendor/cytoscape.min.js", "/static/vendor/cytoscape-dagre.min.js", "/static/dashboard.js"))
+
+
+# -- unit page -------------------------------------------------------------------------------
 
 def _json_block(title: str, data: Any) -> str:
     if data is None:
@@ -133,41 +189,113 @@ def _gate_block(gate: Any) -> str:
             f"{escape(json.dumps(gate, indent=2, ensure_ascii=False))}</pre></details>")
 
 
-def unit_page(name: str, view: UnitView, runs: list, gate: Any, audit_record: Any, audit_result: Any,
-              calls: list, events: list, guidance_text: str, stale: str | None, saved: bool) -> str:
+def _slots_cell(ids: list[str], texts: dict[str, str]) -> str:
+    if not ids:
+        return "<i>(omitted)</i>"
+    return "<br>".join(f"<code>{escape(i)}</code> {escape(texts.get(i, '?'))}" for i in ids)
+
+
+def audit_block(record: Any, result: Any) -> str:
+    """The semantic audit as tables: the grade and routing, each graded row (slots with their
+    text, relation, polarity, grade, the judge's argument or difference), the slots code cut;
+    the raw JSON stays available below."""
+    if not isinstance(result, dict):
+        return _json_block("Audit record", record)
+    texts = {s.get("id"): s.get("text", "") for s in result.get("slots", []) if isinstance(s, dict)}
+    rows_in = record.get("rows", []) if isinstance(record, dict) else []
+    grade = "-" if result.get("grade") is None else str(result.get("grade"))
+    out = [f"<h2>Semantic audit: grade {escape(grade)} (threshold {escape(str(result.get('threshold')))}), "
+           f"routing {escape(str(result.get('routing')))}</h2>"]
+    if result.get("root"):
+        out.append(f"<p>Root declaration <code>{escape(str(result['root']))}</code>"
+                   + (f"; {escape(str(record.get('summary')))}" if isinstance(record, dict) and record.get("summary") else "")
+                   + "</p>")
+    if not result.get("valid", True):
+        out.append("<div class=error><b>The record was rejected by the validator:</b><ul>"
+                   + "".join(f"<li>{escape(str(e))}</li>" for e in result.get("errors", [])) + "</ul></div>")
+    items = [i for i in result.get("items", []) if isinstance(i, dict)]
+    if items:
+        trs = []
+        for it in items:
+            row = it.get("row")
+            src = rows_in[row - 1] if isinstance(row, int) and 0 < row <= len(rows_in) and isinstance(rows_in[row - 1], dict) else {}
+            # code's account of the row (it quotes the judge's conversions and argument); the
+            # judge's own words only when code recorded none
+            said = "; ".join(x for x in (it.get("evidence", ""), it.get("note", "")) if x) or "; ".join(
+                x for x in (src.get("argument", ""), src.get("difference", "")) if x)
+            relation = escape(str(it.get("relation", ""))) + ("" if it.get("admissible", True) else " <b>(inadmissible)</b>")
+            trs.append(f"<tr><td>{escape(str(row if row is not None else 'transfer'))}</td>"
+                       f"<td>{_slots_cell(it.get('source', []), texts)}</td><td>{_slots_cell(it.get('candidate', []), texts)}</td>"
+                       f"<td>{escape(str(it.get('kind', '')))}</td><td>{relation}</td><td>{escape(str(it.get('polarity') or '-'))}</td>"
+                       f"<td>{escape(str(it.get('grade', '')))}</td><td>{escape(said)}</td></tr>")
+        out.append("<table id=audit-rows><thead><tr><th>row</th><th>document (source slots)</th><th>Lean (candidate slots)</th>"
+                   "<th>kind</th><th>relation</th><th>polarity</th><th>grade</th><th>evidence</th></tr></thead><tbody>"
+                   + "".join(trs) + "</tbody></table>")
+    if result.get("repairs"):
+        out.append("<p><b>Repairs asked of the Planner:</b></p><ul>"
+                   + "".join(f"<li>{escape(str(r))}</li>" for r in result["repairs"]) + "</ul>")
+    slots = [s for s in result.get("slots", []) if isinstance(s, dict)]
+    if slots:
+        out.append("<details><summary>slots cut by code (" + str(len(slots)) + ")</summary><table id=audit-slots>"
+                   "<tr><th>slot</th><th>kind</th><th>polarity</th><th>text</th></tr>"
+                   + "".join(f"<tr><td><code>{escape(str(s.get('id')))}</code></td><td>{escape(str(s.get('kind')))}</td>"
+                             f"<td>{escape(str(s.get('polarity')))}</td><td>{escape(str(s.get('text')))}</td></tr>" for s in slots)
+                   + "</table></details>")
+    out.append("<details><summary>record and result (JSON)</summary><pre>"
+               + escape(json.dumps({"record": record, "result": result}, indent=2, ensure_ascii=False)) + "</pre></details>")
+    return "".join(out)
+
+
+def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: list, gate: Any, audit_record: Any,
+              audit_result: Any, calls: list, events: list, guidance_text: str, stale: str | None, saved: bool,
+              token_error: bool = False) -> str:
+    """One unit: status and why, stage history, gate report, audit, cost, events, guidance.
+    ``shown``: the unit as ``fyan status`` shows it (run liveness and grouping applied);
+    ``token_error``: a save was refused — the typed ``guidance_text`` is kept in the form."""
     uid = view.unit.id
-    body = [f'<p><a href="/">← {escape(name)}</a></p><h1>{escape(uid)} {badge(view.status.value)}</h1>',
+    status = shown["status"] if shown else view.status.value
+    reason = shown["reason"] if shown else view.reason
+    body = [f'<p><a href="/">← {escape(name)}</a></p><h1>{escape(uid)} {badge(status)}</h1>',
             f"<p>{escape(view.unit.kind)}, layer {view.unit.layer}, {escape(view.unit.provenance)}; next stage "
             f"{escape(view.next_stage.value if view.next_stage else '-')}</p>"]
-    if view.reason:
-        body.append(f"<p><b>Why:</b> {escape(view.reason)}</p>")
+    if view.depends_on:
+        body.append("<p>Depends on: " + ", ".join(f'<a href="/unit/{escape(d)}">{escape(d)}</a>' for d in view.depends_on) + "</p>")
+    if reason:
+        body.append(f"<p><b>Why:</b> {escape(reason)}</p>")
     if stale:
         body.append(f"<p class=stale>Stale: {escape(stale)} (held: not re-run)</p>")
     if saved:
-        body.append("<p id=saved><b>Guidance saved</b> to guidance/{}.md; the unit's next attempt gets it as context."
-                    "</p>".format(escape(uid)))
+        body.append(f"<p id=saved class=saved><b>Guidance saved</b> to guidance/{escape(uid)}.md; the unit's next attempt "
+                    "gets it as context.</p>")
     rows = "".join(
         f"<tr><td>{r.id}</td><td>{escape(r.stage.value)}</td><td>{r.attempt}</td><td>{badge(r.status.value) if r.status.value in COLOURS else escape(r.status.value)}</td>"
-        f"<td>{'' if r.duration is None else f'{r.duration:.1f}s'}</td><td>{escape((r.reason or '')[:400])}</td></tr>"
+        f"<td>{'' if r.duration is None else f'{r.duration:.1f}s'}</td><td>{escape(r.reason or '')}</td></tr>"
         for r in runs)
     body.append("<h2>Stage history</h2><table id=history><tr><th>run</th><th>stage</th><th>attempt</th><th>status</th>"
                 f"<th>took</th><th>reason</th></tr>{rows}</table>")
     body.append(_gate_block(gate))
-    body.append(_json_block("Audit result", audit_result))
-    body.append(_json_block("Audit record", audit_record))
+    body.append(audit_block(audit_record, audit_result) if audit_result is not None or audit_record is not None
+                else _json_block("Semantic audit", None))
     cost = sum(c.cost for c in calls)
     body.append(f"<h2>Cost</h2><p>{len(calls)} model call(s), {sum(c.tokens_in for c in calls)} tokens in, "
                 f"{sum(c.tokens_out for c in calls)} out, ${cost:.4f}"
                 f" ({sum(c.replay for c in calls)} replayed)</p>")
     ev = "".join(f"<tr><td>{e.id}</td><td>{escape(e.kind)}</td><td>{escape(json.dumps(e.data, ensure_ascii=False)[:300])}</td></tr>"
                  for e in events if e.kind not in ("stage_started",))
-    body.append(f"<h2>Events</h2><table><tr><th>id</th><th>kind</th><th>data</th></tr>{ev}</table>")
+    body.append(f"<h2>Events</h2><table id=events><tr><th>id</th><th>kind</th><th>data</th></tr>{ev}</table>")
+    error = ""
+    if token_error:
+        error = ("<div id=token-error class=error role=alert><b>Not saved: the write token is missing or wrong.</b> "
+                 "Your text is kept below. Paste the token printed when the dashboard started (<code>fyan daemon "
+                 "start</code> or <code>fyan dashboard</code> shows it; it is also in <code>.fyan/daemon.json</code>, "
+                 "readable only by you), then save again.</div>")
     body.append(
-        "<h2>Guidance</h2><p class=note>Advice for the unit's next attempt. It reaches the model as quoted context "
-        "only; it never edits Lean files or frozen statements. Saved to guidance/&lt;unit&gt;.md.</p>"
-        '<form id=guidance-form method=post action="/guidance">'
+        "<h2 id=guidance>Guidance</h2><p class=note>Advice for the unit's next attempt. It reaches the model as quoted "
+        "context only; it never edits Lean files or frozen statements. Saved to guidance/&lt;unit&gt;.md.</p>"
+        + error +
+        '<form id=guidance-form method=post action="/guidance#guidance">'
         f'<input type=hidden name=unit value="{escape(uid)}">'
         f'<textarea name=text rows=8 id=guidance-text>{escape(guidance_text)}</textarea><br>'
-        '<label>Token (printed when the dashboard started): <input name=token id=token type=password></label> '
+        '<label>Token (printed when the dashboard started): <input name=token id=token type=password autocomplete=off></label> '
         "<button type=submit id=guidance-submit>Save guidance</button></form>")
-    return page(f"Fyan — {uid}", "".join(body))
+    return page(f"Fyan — {uid}", "".join(body), ("/static/dashboard.js",))

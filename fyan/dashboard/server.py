@@ -3,13 +3,21 @@
 Reading is open to the local machine; the one write — saving guidance for a unit — needs the
 token printed when the dashboard starts (form field ``token`` or header ``X-Fyan-Token``,
 compared in constant time) and writes exactly one file, ``guidance/<unit>.md`` (the unit must
-exist; the file is replaced atomically). The dashboard never writes the store: the daemon's
-watcher records the guidance through the gateway. Requests whose ``Host`` is not the loopback
-name are refused (a guard against DNS rebinding).
+exist; the file is replaced atomically). A refused save answers with the unit's page again
+(HTTP 403), the typed text kept in the form and what to do said above it. The dashboard never
+writes the store: the daemon's watcher records the guidance through the gateway. Requests
+whose ``Host`` is not the loopback name are refused (a guard against DNS rebinding).
 
-Pages: ``/`` (progress by layer, units blockers first, the DAG as SVG), ``/unit/<id>`` (stage
-history, gate report, audit record and result, cost, events, the guidance form),
-``/api/state`` (JSON), ``/dag.svg``.
+What it shows is ``fyan.orchestrator.status.project_status`` — the same as ``fyan status``: run
+liveness from the lock, blocked units grouped by root cause with the remedy, provider outages.
+The daemon that serves it hands over its own view (``live``: jobs in flight, outages) — the
+dashboard never imports the daemon; ``fyan dashboard`` alone reads the lock and the events.
+
+Pages: ``/`` (counts, outages, blocked causes, the dependency graph, progress by layer, every
+unit), ``/unit/<id>`` (stage history, gate report, audit as tables, cost, events, the
+guidance form); JSON: ``/api/state`` (what ``/`` shows), ``/api/version`` (changes whenever
+the state does: the pages poll it and update by themselves); ``/static/`` (the page script and
+the vendored graph library).
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -29,20 +39,25 @@ from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from fyan.dashboard import render
+from fyan.orchestrator.live import LiveState
+from fyan.orchestrator.status import ProjectStatus, project_status
 from fyan.project import Project
 from fyan.state.store import Store
 
 HOST = "127.0.0.1"
 MAX_GUIDANCE_CHARS = 20_000
+STATIC = Path(__file__).with_name("static")
 
 
 class _State:
-    def __init__(self, project: Project, token: str) -> None:
+    def __init__(self, project: Project, token: str, live: Callable[[], LiveState] | None) -> None:
         self.project = project
         self.token = token
+        self.live = live
         self.store = Store(project.paths.db)
         self._stale: tuple[str, dict[str, str]] | None = None
         self._lock = threading.Lock()
@@ -63,6 +78,35 @@ class _State:
                 self._stale = (digest, staleness.check(self.project, self.store).stale)
             return self._stale[1]
 
+    def status(self) -> ProjectStatus:
+        live = None
+        if self.live is not None:
+            try:
+                live = self.live()
+            except Exception:  # a snapshot taken while the loop changes: fall back to the store
+                live = None
+        status = project_status(self.project, self.store, live, with_stale=False)
+        if status.ingested:
+            status.stale = self.stale()
+            for u in status.units:
+                u["stale"] = status.stale.get(u["id"])
+        return status
+
+    def version(self) -> str:
+        """Changes whenever what the pages show may have: a new event (every transition
+        writes one), the run starting or stopping, an outage changing."""
+        from fyan.orchestrator.lock import lock_holder
+
+        last = self.store.last_event_id() if self.store.exists else 0
+        alive = self.live is not None or lock_holder(self.project.paths.state) is not None
+        outages = ""
+        if self.live is not None:
+            try:
+                outages = ",".join(f"{o.provider}@{o.next_try:.0f}" for o in self.live().outages)
+            except Exception:
+                outages = ""
+        return f"{last}:{int(alive)}:{outages}"
+
     def costs(self) -> dict[str, float]:
         out: dict[str, float] = {}
         if self.store.exists:
@@ -78,52 +122,52 @@ def _read_json(path) -> Any:
         return None
 
 
-def build_app(project: Project, token: str) -> Starlette:
-    state = _State(project, token)
+def build_app(project: Project, token: str, live: Callable[[], LiveState] | None = None) -> Starlette:
+    """The dashboard app of ``project``; ``live``: the serving run's own view, if any."""
+    state = _State(project, token, live)
 
     async def index(request: Request) -> Response:
-        from fyan.orchestrator.daemon import read_state
-
-        refresh = request.query_params.get("refresh")
-        views = state.views()
-        return HTMLResponse(render.overview(project.name, views, state.stale(), state.costs(), read_state(project),
-                                            int(refresh) if refresh and refresh.isdigit() else None))
-
-    async def dag(request: Request) -> Response:
-        return Response(render.dag_svg(state.views(), state.stale()), media_type="image/svg+xml")
+        return HTMLResponse(render.overview(state.status(), state.costs()))
 
     async def api_state(request: Request) -> Response:
-        views = state.views()
-        stale = state.stale()
-        return JSONResponse({"project": project.name, "units": [
-            {"id": v.unit.id, "layer": v.unit.layer, "status": v.status.value, "reason": v.reason,
-             "stage": v.next_stage.value if v.next_stage else None, "depends_on": v.depends_on,
-             "stale": stale.get(v.unit.id)} for v in views.values()]})
+        payload = state.status().as_payload()
+        payload["version"] = state.version()
+        payload["now"] = time.time()
+        return JSONResponse(payload)
 
-    async def unit(request: Request) -> Response:
-        uid = request.path_params["unit"]
-        views = state.views()
-        view = views.get(uid)
+    async def api_version(request: Request) -> Response:
+        return JSONResponse({"version": state.version()})
+
+    def unit_response(uid: str, *, guidance_text: str | None = None, saved: bool = False,
+                      token_error: bool = False, status_code: int = 200) -> Response:
+        view = state.views().get(uid)
         if view is None:
             return PlainTextResponse(f"no unit {uid!r}", status_code=404)
+        shown = next((u for u in state.status().units if u["id"] == uid), None)
         udir = project.paths.unit(uid)
         gpath = project.paths.guidance / f"{uid}.md"
+        if guidance_text is None:
+            guidance_text = gpath.read_text(encoding="utf-8", errors="replace") if gpath.is_file() else ""
         return HTMLResponse(render.unit_page(
-            project.name, view, state.store.runs(uid), _read_json(udir / "gate" / "report.json"),
+            project.name, view, shown, state.store.runs(uid), _read_json(udir / "gate" / "report.json"),
             _read_json(udir / "audit" / "record.json"), _read_json(udir / "audit" / "result.json"),
-            state.store.model_calls(uid), state.store.events(uid, limit=500),
-            gpath.read_text(encoding="utf-8", errors="replace") if gpath.is_file() else "",
-            state.stale().get(uid), request.query_params.get("saved") == "1"))
+            state.store.model_calls(uid), state.store.events(uid, limit=500), guidance_text,
+            state.stale().get(uid), saved, token_error), status_code=status_code)
+
+    async def unit(request: Request) -> Response:
+        return unit_response(request.path_params["unit"], saved=request.query_params.get("saved") == "1")
 
     async def save_guidance(request: Request) -> Response:
         form = await request.form()
         given = request.headers.get("x-fyan-token") or str(form.get("token") or "")
-        if not given or not hmac.compare_digest(given.encode(), state.token.encode()):
-            return PlainTextResponse("refused: a valid token is required to write (printed when the dashboard started)",
-                                     status_code=403)
         uid = str(form.get("unit") or "")
         text = str(form.get("text") or "")
         units = {u.id for u in state.store.units()} if state.store.exists else set()
+        if not given or not hmac.compare_digest(given.encode(), state.token.encode()):
+            if uid in units:  # the page again, the typed text kept, and what to do
+                return unit_response(uid, guidance_text=text, token_error=True, status_code=403)
+            return PlainTextResponse("refused: a valid token is required to write (printed when the dashboard started)",
+                                     status_code=403)
         if uid not in units:
             return PlainTextResponse(f"no unit {uid!r}", status_code=404)
         if len(text) > MAX_GUIDANCE_CHARS:
@@ -136,9 +180,13 @@ def build_app(project: Project, token: str) -> Starlette:
         os.replace(tmp, folder / f"{uid}.md")
         return RedirectResponse(f"/unit/{uid}?saved=1", status_code=303)
 
+    async def favicon(request: Request) -> Response:
+        return Response(status_code=204)
+
     routes = [
-        Route("/", index), Route("/dag.svg", dag), Route("/api/state", api_state),
+        Route("/", index), Route("/favicon.ico", favicon), Route("/api/state", api_state), Route("/api/version", api_version),
         Route("/unit/{unit}", unit), Route("/guidance", save_guidance, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     return Starlette(routes=routes, middleware=[
         Middleware(TrustedHostMiddleware, allowed_hosts=[HOST, "localhost"])])
@@ -153,7 +201,7 @@ def _bind(port: int) -> socket.socket:
     return sock
 
 
-def make_server(project: Project, port: int, token: str | None = None):
+def make_server(project: Project, port: int, token: str | None = None, live: Callable[[], LiveState] | None = None):
     """(uvicorn server, bound socket, url, token); the socket is bound to 127.0.0.1 only, on
     ``port`` or, when that port is taken, on any free port (the url says which)."""
     import uvicorn
@@ -165,16 +213,16 @@ def make_server(project: Project, port: int, token: str | None = None):
         if port == 0:
             raise
         sock = _bind(0)  # the configured port is taken (another project's daemon?): any free port
-    config = uvicorn.Config(build_app(project, token), log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(build_app(project, token, live), log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     url = f"http://{HOST}:{sock.getsockname()[1]}/"
     return server, sock, url, token
 
 
-def start_in_thread(project: Project, port: int, token: str | None = None):
+def start_in_thread(project: Project, port: int, token: str | None = None, live: Callable[[], LiveState] | None = None):
     """Serve in a daemon thread; returns (server, url, token). ``server.should_exit = True``
-    stops it."""
-    server, sock, url, token = make_server(project, port, token)
+    stops it. ``live``: the serving run's own view (``Daemon.live``)."""
+    server, sock, url, token = make_server(project, port, token, live)
     thread = threading.Thread(target=lambda: server.run(sockets=[sock]), daemon=True, name="fyan-dashboard")
     thread.start()
     deadline = time.monotonic() + 10

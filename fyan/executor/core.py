@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from fyan.errors import FyanError, TransitionError
+from fyan.errors import FyanError, ProviderUnavailable, TransitionError
 from fyan.executor.inputs import InputBuilder, safe_join
 from fyan.executor.mirror import Site
 from fyan.executor.payload import PayloadError, TaskResult, decode_result, encode_spec
@@ -204,8 +204,10 @@ class Executor:
     # -- one attempt -------------------------------------------------------------------------
     def attempt(self, run: StageRun) -> StageRun:
         """Run the opened ``run`` and return it closed (module docstring). Raises
-        ``AttemptLost`` after recording it interrupted; ``TransitionError`` when the gateway
-        refuses to close it (a stop in progress)."""
+        ``AttemptLost`` after recording it interrupted; ``ProviderUnavailable`` when its
+        provider was down where it ran (the run is still open: the engine records it
+        interrupted by the provider); ``TransitionError`` when the gateway refuses to close it
+        (a stop in progress)."""
         self.start()
         kind = "gate" if run.stage is Stage.GATE else "attempt"
         t0 = time.perf_counter()
@@ -296,6 +298,10 @@ class Executor:
         self.gateway.record_model_calls(run, [c.model_dump() for c in result.calls])
         if result.cassette_append:
             self._append_cassette(result.cassette_append)
+        outage = result.evidence.get("provider_unavailable")
+        if outage is not None:  # the engine records the attempt interrupted by the provider (issue 13)
+            raise ProviderUnavailable(str(outage["provider"]), str(outage["error"]), since=float(outage["since"]),
+                                      retry_at=float(outage["retry_at"]))
         if self.log is not None:
             self.log.info("attempt_result", unit=run.unit, stage=run.stage.value, run=run.id, node=result.node,
                           error=result.error, **{k: round(v, 4) for k, v in result.timings.items()})

@@ -30,7 +30,7 @@ PACKAGE_FILES = ("lakefile.toml", "lakefile.lean", "lean-toolchain", "lake-manif
 #: Files of an upstream unit its dependents read (statement, proof module)
 INTERFACE_FILES = ("problem.tex", "Basic.lean")
 #: ``meta`` rows a task gets (the session start decides which environment failures still block)
-TASK_META = ("schema_version", "project_id", "session_started", "head_token")
+TASK_META = ("schema_version", "project_id", "session_started", "session_scoped", "head_token")
 
 
 def prompts_bundle() -> tuple[str, bytes]:

@@ -68,7 +68,8 @@ class CallRecorder:
             self.calls.append(ModelCall(ts=time.time(), **kw))
 
 
-_providers: dict[tuple[str, str], Any] = {}
+_providers: dict[tuple[str, str, str], Any] = {}
+_breakers: dict[str, Any] = {}
 _providers_lock = threading.Lock()
 
 
@@ -79,17 +80,22 @@ def _provider_for(project: Any, stage: str, cassette: Path | None, append: Path)
     from fyan.agents.providers.factory import build_provider, live_provider
     from fyan.agents.providers.replay import RecordingProvider
 
-    agent = project.config.agents.for_stage(stage)
+    from fyan.agents.providers.breaker import Breakers
+
+    settings = project.config.agents
+    agent = settings.for_stage(stage)
+    with _providers_lock:  # this process's circuit breakers (the head keeps its own, see the engine)
+        breakers = _breakers.setdefault("", Breakers(settings.outage_wait_initial, settings.outage_wait_max))
     if agent.provider == "record":
         if agent.record_provider is None:
             from fyan.errors import ConfigError
 
             raise ConfigError('provider = "record" needs record_provider = "anthropic" | "openai" | "openai-compatible"')
-        return RecordingProvider(live_provider(agent.record_provider, agent), append)
-    key = (agent.model_dump_json(), str(cassette))
+        return RecordingProvider(live_provider(agent.record_provider, agent, breakers, settings, project), append)
+    key = (agent.model_dump_json(), str(cassette), str(project.paths.root))
     with _providers_lock:
         if key not in _providers:
-            _providers[key] = build_provider(agent, cassette)
+            _providers[key] = build_provider(agent, cassette, breakers, settings, project)
         return _providers[key]
 
 
@@ -210,6 +216,11 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
         error, kind, error_type, digest = f"worker {site.name}: {e}", "environment", "MirrorError", ""
     except FyanError as e:
         error, kind, error_type = e.message, ("agent" if e.retryable else "environment"), type(e).__name__
+        from fyan.errors import ProviderUnavailable
+
+        if isinstance(e, ProviderUnavailable):  # an outage: the head waits it out, never counts it
+            evidence["provider_unavailable"] = {"provider": e.provider, "error": e.error, "since": e.since,
+                                                "retry_at": e.retry_at}
         if cassette is not None:  # name the project's cassette, not this node's copy of it
             error = error.replace(str(cassette), str(spec.config["agents"]["replay_file"]))
     except Exception as e:  # an agent bug fails the attempt, never the worker

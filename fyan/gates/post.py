@@ -5,7 +5,7 @@ does; ``fyan.state.gateway.POST_TASKS``).
 
 * review (Auditor) — the counts are computed here, by code, from the published ``Basic.lean``
   (declarations by kind, ``sorry``, ``admit``, ``axiom`` declarations; comments ignored) and the
-  gate report's axiom audit (the transitive axioms of each root, from the probe). The attempt's
+  gate report's axiom audit (the transitive axioms of each root, from the trusted inspector). The attempt's
   ``review.json`` must carry exactly these counts and ``review.md`` must open with exactly their
   rendering: the counts win over the reviewer's prose, whose contradicting claims are listed as
   discrepancies by code.
@@ -24,7 +24,7 @@ from collections import Counter
 from pydantic import BaseModel, Field, ValidationError
 
 from fyan.agents.schemas import CurateReply, ReviewReply, Skill
-from fyan.gates.completion import GateReport
+from fyan.gates.report import GateReport
 from fyan.lean import declarations
 from fyan.lean.names import check_names
 from fyan.project import Project
@@ -40,7 +40,7 @@ class UnitCounts(BaseModel):
     sorry: int
     admit: int
     axiom_declarations: int
-    axioms: dict[str, list[str]] = Field(description="root -> transitive axioms (gate report, from the probe)")
+    axioms: dict[str, list[str]] = Field(description="root -> transitive axioms (gate report, from the inspector)")
     axioms_known: bool = Field(description="False when the gate report has no axiom evidence")
 
 
@@ -77,7 +77,7 @@ def render_counts(counts: UnitCounts) -> str:
     lines = [
         "## Deterministic counts (authoritative)",
         "",
-        "Computed by Fyan from `Basic.lean` and the completion gate's probe. Where the reviewer's",
+        "Computed by Fyan from `Basic.lean` and the completion gate's inspector. Where the reviewer's",
         "notes below disagree with them, these counts are right.",
         "",
         "| count | value |",
@@ -103,7 +103,7 @@ def discrepancies(counts: UnitCounts, reply: ReviewReply) -> list[str]:
     if counts.axioms_known:
         actual_axioms = sorted({a for v in counts.axioms.values() for a in v})
         if sorted(set(claimed.axioms)) != actual_axioms:
-            out.append(f"the reviewer listed axioms {sorted(set(claimed.axioms)) or 'none'}; the probe found {actual_axioms or 'none'}")
+            out.append(f"the reviewer listed axioms {sorted(set(claimed.axioms)) or 'none'}; the inspector found {actual_axioms or 'none'}")
     return out
 
 

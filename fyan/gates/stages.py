@@ -15,13 +15,16 @@ derives (reports), statements to freeze, and where to go back to after a failure
   extraction and its check, the evidence record, S0 for a bridge); grade ≥ threshold freezes
   the roots with ``fyan.lean.signatures.freeze_specs`` (normalized signature, bound files
   ``problem.tex`` and the upstream unit files, and with a toolchain the elaborated statement,
-  the local definitions it uses and the toolchain); a grade-1 statement under the bridge policy
+  the local definitions it uses and the toolchain, read by the trusted inspector); a statement
+  whose elaborated form depends on an upstream declaration no audit certified goes back to the
+  Planner; a grade-1 statement under the bridge policy
   freezes the roots and ``<root>_faithful`` (role ``bridge``); below → back to the Planner;
   rejected → retry;
 * prove — ``Basic.lean`` is Fyan's rendering around the model's part, passes the lints, and
   every frozen declaration is there with its frozen signature (an edit fails the attempt);
-* gate — the completion gate (``fyan.gates.completion``); a missing toolchain blocks the unit
-  (``environment`` failure), any other failure goes back to the Formalizer.
+* gate — the completion gate (``fyan.gates.completion``); a missing toolchain, a broken Lake
+  package, a refused sandbox or a missing inspector blocks the unit (``environment`` failure:
+  no proof can fix it), any other failure goes back to the Formalizer.
 """
 
 from __future__ import annotations
@@ -32,16 +35,15 @@ import networkx as nx
 from pydantic import ValidationError
 
 from fyan.agents.schemas import LemmaDag
-from fyan.gates.completion import GateReport, report_json, run_gate
-from fyan.lean import declarations
+from fyan.gates.completion import GateReport, run_gate
+from fyan.gates.report import report_json
+from fyan.lean import declarations, trusted
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.names import NameCheck, check_names
 from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace
-from fyan.lean.lake import lake_build
 from fyan.lean.signatures import freeze_specs, signature_change
-from fyan.lean.toolchain import TOOLCHAIN_MISSING, discover
-from fyan.lean.workspace import prepare_workspace
+from fyan.lean.toolchain import TOOLCHAIN_MISSING, check_pin, discover
 from fyan.specifier.problem import BEGIN as PROV_BEGIN
 from fyan.specifier.problem import END as PROV_END
 from fyan.state.gateway import Check, CheckContext, CheckOutcome
@@ -116,19 +118,32 @@ def _rendered(ctx: CheckContext, text: str, part: str) -> bool:
 
 
 def _compile(ctx: CheckContext, part: str, text: str, log_name: str) -> tuple[bool | None, str]:
-    """Build the unit's ``part`` module in its workspace: (ok, reason); ok None = no toolchain."""
+    """Build the unit's ``part`` module in a gate workspace (``fyan.lean.trusted``: upstream
+    units from their recorded files, built first and then read-only): (ok, reason); ok None =
+    it could not be built for a reason that is not the model's (no toolchain, a refused
+    sandbox, a wrong pin, a broken package)."""
     disc = discover(ctx.project.config.lean, cwd=ctx.project.paths.lean)
     if disc.toolchain is None:
         return None, disc.problem or TOOLCHAIN_MISSING
     module = unit_module(ctx.project, ctx.unit, part)
+    ws = None
     try:
-        ws = prepare_workspace(ctx.project, ctx.unit, {part: text})
-    except OSError as e:
-        return False, f"{module} not built: cannot prepare the workspace: {e}"
-    build = lake_build(disc.toolchain, ws.root, [module], ctx.project.config.lean, ctx.attempt_dir,
-                       log_name.removesuffix(".log"))
-    if build.process.refused:  # [lean] sandbox = "require" without a usable bwrap: as if no toolchain
-        return None, build.reason
+        ws = trusted.prepare(ctx.project, ctx.store, ctx.unit, {part: text.encode("utf-8")}, purpose="plan")
+        pin = check_pin(disc.toolchain, ws.root)
+        if not pin.ok:
+            return None, pin.reason
+        first, build = trusted.build(ws, disc.toolchain, ctx.project.config.lean, ctx.attempt_dir,
+                                     trusted=ws.upstream_modules, candidate=[module], name=log_name.removesuffix(".log"))
+    except (trusted.RecordedInputError, trusted.GateEnvironmentError) as e:
+        return None, f"{module} not built: {e}"
+    finally:
+        if ws is not None:
+            ws.remove()
+    failed = build if build is not None else first
+    if failed is None:
+        return None, f"{module} not built"
+    if failed.process.refused or failed.configuration_error or build is None:
+        return None, failed.reason
     if build.ok:
         return True, f"{module} compiles"
     return False, f"{module} does not compile: {build.reason} (see {log_name})"
@@ -258,8 +273,11 @@ def check_audit(ctx: CheckContext) -> CheckOutcome:
         decls[result.bridge.name] = declarations.scan(lean)[0]
         statement = render_unit_file(ctx.project, ctx.store, ctx.unit, model_part(statement) + "\n\n" + lean.strip(),
                                      "Statement")
-    freezes, note = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, decls, ctx.attempt_dir)
+    freezes, note, unaudited = freeze_specs(ctx.project, ctx.store, ctx.unit, statement, decls, ctx.attempt_dir)
     event["freeze"] = note
+    if unaudited:
+        return CheckOutcome(False, "the statement cannot be frozen: " + "; ".join(unaudited), derived=derived,
+                            rewind_to=Stage.PLAN, event_data=event)
     roots = ", ".join(n.split(".")[-1] for n in side.decls)
     if result.routing == "bridge" and result.bridge is not None:
         freezes = [f.model_copy(update={"role": "bridge"}) if f.decl == result.bridge.name else f for f in freezes]

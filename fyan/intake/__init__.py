@@ -46,12 +46,13 @@ def source_format(path: Path) -> str:
 
 
 def read_source(path: Path, *, source_root: Path | None = None,
-                max_file_mib: float = DEFAULT_MAX_FILE_MIB) -> Catalogue:
+                max_file_mib: float = DEFAULT_MAX_FILE_MIB, tolerant: bool = False) -> Catalogue:
     """Read the document at ``path`` (TeX, PDF or Markdown) into a ``Catalogue``.
 
     ``source_root`` is the folder provenance paths are relative to (default: the file's
-    folder); ``max_file_mib`` bounds every file read (MiB). Raises ``InputError`` for a missing,
-    unreadable, empty, oversized or malformed file.
+    folder); ``max_file_mib`` bounds every file read (MiB); ``tolerant`` (``[intake]
+    tolerant``) makes malformed math a warning instead of an error. Raises ``InputError`` for a
+    missing, unreadable, empty, oversized or malformed file.
     """
     if not path.exists():
         raise InputError(f"{path}: source file not found", hint="check the path given to --source")
@@ -71,4 +72,4 @@ def read_source(path: Path, *, source_root: Path | None = None,
         return read_markdown(path, source_root=source_root)
     from fyan.intake.tex import read_tex
 
-    return read_tex(path, source_root=source_root, max_file_mib=max_file_mib)
+    return read_tex(path, source_root=source_root, max_file_mib=max_file_mib, tolerant=tolerant)

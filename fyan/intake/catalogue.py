@@ -68,6 +68,63 @@ class Provenance(BaseModel):
                 f"(page {self.page_start}) to {self.char_end} (page {self.page_end})")
 
 
+class IntakeWarning(BaseModel):
+    """Something intake read but doubts, or left out: ``where`` (``file:line`` or
+    ``file: page N``), ``message``, and ``code``, the family it belongs to (warnings are grouped
+    by it when printed):
+
+    ``malformed-math`` (tolerant mode), ``nested-statement``, ``unknown-label`` (in warn mode),
+    ``generated-input`` (a missing ``.aux``/``.out``/... file), ``missing-include``, ``encoding``,
+    ``proof`` (a proof with no statement, a second proof), ``context`` (cited material that could
+    not be carried into ``problem.tex``), ``mention`` (a reference kept as a mention because it
+    would close a cycle), ``cycle`` (a cycle broken by ``cycles = "break"``), ``pdf-extent`` (a
+    PDF statement whose end is uncertain), ``printed-reference`` (a printed reference matching
+    no statement), ``printed-twice``, ``pdf``."""
+
+    code: str
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+
+#: What each warning code means, as a group heading.
+WARNING_GROUPS: dict[str, str] = {
+    "malformed-math": "malformed math, read up to each statement's own \\end (tolerant mode)",
+    "nested-statement": "theorem-like environments inside another statement, outside a proof",
+    "unknown-label": "references to labels defined nowhere in the document (no edge)",
+    "generated-input": "missing files that LaTeX writes during its own run (skipped)",
+    "missing-include": "missing \\include files (skipped, as LaTeX does)",
+    "encoding": "files that are not UTF-8",
+    "proof": "proofs that could not be attached",
+    "context": "cited material not carried into problem.tex",
+    "mention": "references kept as mentions because they would close a cycle",
+    "cycle": "dependency cycles broken at their weakest edge",
+    "pdf-extent": "PDF statements whose end is uncertain (check the page)",
+    "printed-reference": "printed references that match no statement",
+    "printed-twice": "statement numbers printed twice",
+    "pdf": "PDF reading",
+}
+
+
+def format_warnings(warnings: list[IntakeWarning], group_from: int = 6) -> str:
+    """Every warning, one per line; grouped under a heading per code (``WARNING_GROUPS``) when
+    there are ``group_from`` or more. '' for none."""
+    if not warnings:
+        return ""
+    if len(warnings) < group_from:
+        return "".join(f"warning: {w}\n" for w in warnings)
+    groups: dict[str, list[IntakeWarning]] = {}
+    for w in warnings:
+        groups.setdefault(w.code, []).append(w)
+    out = [f"{len(warnings)} warnings:\n"]
+    for code, items in groups.items():
+        out.append(f"  {code} ({len(items)}): {WARNING_GROUPS.get(code, code)}\n")
+        out.extend(f"    {w}\n" for w in items)
+    return "".join(out)
+
+
 class Reference(BaseModel):
     """A reference made from inside a statement (``in_proof`` False) or its proof."""
 
@@ -80,6 +137,9 @@ class Reference(BaseModel):
     line: int
     page: int | None = Field(default=None, description="PDF page of the reference (``line`` is on it).")
     in_proof: bool = False
+    closing: bool = Field(
+        default=False, description="In the closing sentence of a proof ('This proves Lemma 2, hence Theorem 1.')."
+    )
 
     @property
     def where(self) -> str:
@@ -129,7 +189,10 @@ class Statement(BaseModel):
     leanok: bool = False
     mathlibok: bool = False
     defined_terms: list[str] = Field(
-        default_factory=list, description="Bold/emphasised terms of a definition."
+        default_factory=list,
+        description="Terms a definition sets in definition markup (bold, italic, emphasis), folded "
+        "(``fyan.intake.texscan.fold_text``); lower case, except names (a capitalised term inside a "
+        "sentence, like a category's name ``Sets``), which keep their case and match only with it.",
     )
 
     @property
@@ -138,13 +201,34 @@ class Statement(BaseModel):
         return self.label or f"{self.kind} #{self.index + 1}"
 
 
+class Display(BaseModel):
+    """A labelled displayed formula (``equation``, ``align``, ...): its verbatim text, where it
+    is, and the statement whose statement or proof holds it (None: running text)."""
+
+    labels: list[str]
+    env: str
+    body: str
+    provenance: Provenance
+    statement_index: int | None = None
+    in_proof: bool = False
+
+
 class LabelSite(BaseModel):
-    """Where a ``\\label`` is defined, and the statement that owns it (None: outside any)."""
+    """Where a ``\\label`` is defined, and the statement that owns it (None: outside any).
+
+    ``in_proof``: the label is inside that statement's proof; ``display``: index into
+    ``Catalogue.displays`` when the label is on a displayed formula; ``section``: the label
+    follows a sectioning command (``\\section``, ``\\chapter``, ...); ``env``: the innermost
+    environment around it below its statement (``figure``, ``enumerate``, ``align``, ...)."""
 
     label: str
     file: str
     line: int
     statement_index: int | None = None
+    in_proof: bool = False
+    display: int | None = None
+    section: bool = False
+    env: str | None = Field(default=None, description="Innermost environment around the label (below its statement).")
 
 
 class Catalogue(BaseModel):
@@ -156,7 +240,8 @@ class Catalogue(BaseModel):
     files: list[str] = Field(default_factory=list, description="Files read, in reading order.")
     statements: list[Statement] = Field(default_factory=list)
     labels: dict[str, LabelSite] = Field(default_factory=dict)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[IntakeWarning] = Field(default_factory=list)
+    displays: list[Display] = Field(default_factory=list, description="Labelled displayed formulas.")
     macros: list[str] = Field(
         default_factory=list,
         description="Macro definitions of the document (\\newcommand, \\DeclareMathOperator, ...), verbatim "
@@ -165,6 +250,11 @@ class Catalogue(BaseModel):
     theorem_envs: dict[str, str] = Field(
         default_factory=dict, description="Theorem-like environments the document declares: name -> kind."
     )
+
+    @property
+    def has_uses(self) -> bool:
+        """Does the document declare dependencies with ``\\uses`` (a leanblueprint)?"""
+        return any(r.macro == "uses" for s in self.statements for r in s.references)
 
     def by_label(self, label: str) -> Statement | None:
         site = self.labels.get(label)

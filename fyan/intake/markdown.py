@@ -37,7 +37,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from fyan.errors import InputError
-from fyan.intake.catalogue import Catalogue, LabelSite, ProofBlock, Provenance, Reference, Statement
+from fyan.intake.catalogue import Catalogue, IntakeWarning, LabelSite, ProofBlock, Provenance, Reference, Statement
 from fyan.intake.numbered import PROOF, Heading, find_references, parse_heading, resolve
 
 _ANCHOR = re.compile(r"\{#([A-Za-z][\w:.-]*)\}|<a\s+(?:id|name)\s*=\s*[\"']([^\"']+)[\"']\s*/?>")
@@ -134,14 +134,14 @@ def read_markdown(path: Path, *, source_root: Path | None = None) -> Catalogue:
     except ValueError:
         rel = path.name
     data = path.read_bytes()
-    warnings: list[str] = []
+    warnings: list[IntakeWarning] = []
     if b"\x00" in data[:65536]:
         raise InputError(f"{rel}: binary file, not Markdown", hint="give the .md source of the document")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        warnings.append(f"{rel}:{line}: file is not UTF-8; read as Latin-1")
+        warnings.append(IntakeWarning(code="encoding", where=f"{rel}:{line}", message="file is not UTF-8; read as Latin-1"))
         text = data.decode("latin-1")
     if not text.strip():
         raise InputError(f"{rel}: the file is empty", hint="give the Markdown document with its statements")
@@ -192,9 +192,11 @@ def read_markdown(path: Path, *, source_root: Path | None = None) -> Catalogue:
             if target is None and statements:
                 target = statements[-1]
             if target is None:
-                warnings.append(f"{rel}:{block.start + 1}: proof with no statement before it; ignored")
+                warnings.append(IntakeWarning(code="proof", where=f"{rel}:{block.start + 1}",
+                                              message="proof with no statement before it; ignored"))
             elif target.proof is not None:
-                warnings.append(f"{rel}:{block.start + 1}: second proof for {target.display}; ignored")
+                warnings.append(IntakeWarning(code="proof", where=f"{rel}:{block.start + 1}",
+                                              message=f"second proof for {target.display}; ignored"))
             else:
                 body, prov = source(i, last)
                 target.proof = ProofBlock(body=body, provenance=prov)
@@ -229,7 +231,8 @@ def read_markdown(path: Path, *, source_root: Path | None = None) -> Catalogue:
         names = anchors + ([_slug(block.text)] if block.kind == "heading" else [])
         printed = h.label
         if printed is not None and printed in labels:
-            warnings.append(f"{rel}:{prov.line_start}: '{printed}' is printed twice; the second is not a label")
+            warnings.append(IntakeWarning(code="printed-twice", where=f"{rel}:{prov.line_start}",
+                                          message=f"'{printed}' is printed twice; the second is not a label"))
             printed = None
         all_labels = list(dict.fromkeys(names + ([printed] if printed else [])))
         terms: list[str] = []
@@ -267,6 +270,7 @@ def read_markdown(path: Path, *, source_root: Path | None = None) -> Catalogue:
                             Reference(label=label, macro="text", file=rel, line=n + 1, in_proof=in_proof)
                         )
     for name, line in unresolved.items():
-        warnings.append(f"{rel}:{line}: '{name}' matches no statement of the document; no edge")
+        warnings.append(IntakeWarning(code="printed-reference", where=f"{rel}:{line}",
+                                      message=f"'{name}' matches no statement of the document; no edge"))
     return Catalogue(source_root=str(root), format="markdown", main_file=rel, files=[rel], statements=statements,
                      labels=labels, warnings=warnings)

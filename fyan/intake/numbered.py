@@ -23,9 +23,13 @@ STATEMENT_WORDS = (
 _WORDS = "|".join(STATEMENT_WORDS) + "|" + "|".join(w.upper() for w in STATEMENT_WORDS)
 NUMBER = r"(?:[A-Z]\.)?\d+(?:\.\d+)*[a-z]?|[A-Z](?:\.\d+)*(?![A-Za-z])"
 _HEADING = re.compile(rf"^(?P<word>{_WORDS})(?:\s+(?P<num>{NUMBER}))?(?![\w.]\w)")
+# a list goes on after ",", "and", "or", "&", ", and", or a range dash; an element followed by
+# ")" or "of" is an item of the statement named next ("Lemma 2.3 and 2) of Proposition 3.2")
+_SEPARATOR = r"\s*(?:,\s*(?:(?:and|or)\b)?|\b(?:and|or|to)\b|&|[–-])\s*"
+_ELEMENT = rf"(?:{NUMBER})(?!\s*\)|\s+of\b|\w)"
 _REFERENCE = re.compile(
     rf"\b(?P<word>{'|'.join(STATEMENT_WORDS)})s?\s+(?P<nums>(?:{NUMBER})"
-    rf"(?:\s*(?:,|and|&|or)\s*(?:(?:{'|'.join(STATEMENT_WORDS)})\s+)?(?:{NUMBER}))*)"
+    rf"(?:{_SEPARATOR}(?:(?:{'|'.join(STATEMENT_WORDS)})s?\s+)?{_ELEMENT})*)"
 )
 _NUMBER_RE = re.compile(NUMBER)
 PROOF = re.compile(r"^(?:Proof|PROOF)(?:\s+of\s+(?P<target>[^.:]{1,120}?))?\s*[.:—–]")
@@ -89,20 +93,44 @@ def parse_heading(text: str) -> Heading | None:
 
 
 def find_references(text: str) -> list[tuple[int, str, str]]:
-    """Printed references in ``text``: (offset, printed name, number), one per number
-    ("Lemmas 2.1 and 2.2" gives two)."""
+    """Printed references in ``text``: (offset, printed name, number), one per number.
+    "Lemmas 2.1 and 2.2", "Theorems 1, 2, and 4" and "Lemmas 2.1–2.3" (a range: 2.1, 2.2,
+    2.3) give several; "Theorem 3.1(b)" is Theorem 3.1; in "Lemma 2.3 and 2) of Proposition
+    3.2" the "2)" is an item of Proposition 3.2, not a lemma."""
     found: list[tuple[int, str, str]] = []
     for m in _REFERENCE.finditer(text):
         word = m.group("word")
-        for part in re.split(r"\s*(?:,|and|&|or)\s*", m.group("nums")):
-            part = part.strip()
-            other = next((x for x in STATEMENT_WORDS if part.startswith(x + " ")), None)
+        previous: str | None = None
+        for sep, part in _parts(m.group("nums")):
+            other = next((x for x in STATEMENT_WORDS if re.match(rf"{x}s?\s", part)), None)
             if other is not None:
-                word, part = other, part[len(other):].strip()
-            num = _NUMBER_RE.fullmatch(part)
-            if num:
-                found.append((m.start(), word, num.group(0)))
+                word, part = other, re.sub(rf"^{other}s?\s+", "", part)
+            num = _NUMBER_RE.fullmatch(part.strip())
+            if not num:
+                continue
+            if sep in ("–", "-", "to") and previous is not None and other is None:
+                found += [(m.start(), word, n) for n in _between(previous, num.group(0))]
+            found.append((m.start(), word, num.group(0)))
+            previous = num.group(0)
     return found
+
+
+def _parts(nums: str) -> list[tuple[str, str]]:
+    """(separator before it, element) for each element of a printed list."""
+    pieces = re.split(r"(\s*(?:,\s*(?:(?:and|or)\b)?|\b(?:and|or|to)\b|&|[–-])\s*)", nums)
+    out: list[tuple[str, str]] = [("", pieces[0])]
+    for i in range(1, len(pieces) - 1, 2):
+        out.append((pieces[i].strip(" ,") or ",", pieces[i + 1]))
+    return out
+
+
+def _between(first: str, last: str) -> list[str]:
+    """The numbers strictly between two of a range with the same prefix (2.1–2.4: 2.2, 2.3)."""
+    a, b = first.rsplit(".", 1) if "." in first else ("", first), last.rsplit(".", 1) if "." in last else ("", last)
+    if a[0] != b[0] or not a[1].isdigit() or not b[1].isdigit() or int(b[1]) - int(a[1]) > 50:
+        return []
+    prefix = f"{a[0]}." if a[0] else ""
+    return [f"{prefix}{k}" for k in range(int(a[1]) + 1, int(b[1]))]
 
 
 def resolve(word: str, number: str, labels: dict[str, LabelSite], by_number: dict[str, list[int]],

@@ -18,11 +18,16 @@ Heuristics, all deterministic:
   states ...`` is not one; files without font information accept every heading;
 * running heads (first lines repeated on three or more pages, digits ignored) and page numbers
   are dropped from statement text;
-* a statement ends before the next statement, proof or section heading, or at the end of its
-  paragraph: a line after a vertical gap wider than 1.35 times the usual line spacing that
-  starts at the left margin with a capital letter, after a line ending a sentence, or a block
-  of prose set apart after a finished sentence (an epigraph); lists and displayed formulas
-  inside a statement are kept; at most ``MAX_STATEMENT_LINES`` lines;
+* a statement ends before the next statement, proof or section heading (a numbered heading in
+  a statement heading's bold font at the start of a line counts even with text after it on the
+  same line: amsart's run-in headings); a statement set in its own font (amsthm's italic
+  theorems) runs while its lines keep that font — through displayed formulas, page breaks and
+  its own paragraphs — and ends at a line of body text; a statement in the body font (a
+  definition) ends at an indented new paragraph (after a displayed formula an unindented line
+  goes on: "... define [display] Then ..."), at a block of prose set apart after a finished
+  sentence (an epigraph), or at a vertical gap wider than 1.35 line spacings after a finished
+  sentence — that last end is uncertain and gets a warning naming the page, as does a cut at
+  ``MAX_STATEMENT_LINES`` lines; each column of a two-column page has its own margin;
 * a proof (``Proof.``, ``Proof of Theorem 2.3.``) runs to its end mark (□ ∎ ■, Q.E.D.) or the
   next statement or section heading, and belongs to the statement it names or the one before;
 * a definition's defined terms (for the Specifier's term edges) are the words it sets in the
@@ -47,6 +52,7 @@ from fyan.errors import InputError
 from fyan.intake.numbered import PROOF, find_references, kind_of, parse_heading, resolve, title_and_punct
 from fyan.intake.catalogue import (
     Catalogue,
+    IntakeWarning,
     LabelSite,
     ProofBlock,
     Provenance,
@@ -66,6 +72,8 @@ _SECTION = re.compile(
     r"|References|REFERENCES|Bibliography|BIBLIOGRAPHY|Introduction|INTRODUCTION|Contents|Index|Acknowledgements?)$"
 )
 _END_MARK = re.compile(r"(?:[□∎■◻☐]|\bQ\.?E\.?D\.?)\s*$")
+_CONTINUES = re.compile(r"(?:Then|Hence|Thus|Therefore|Consequently|Moreover|Furthermore|Conversely|Finally|Also|"
+                        r"In (?:this case|particular|addition)|Under these|If so)\b")
 _ITEM = re.compile(r"^\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[).]\s")
 
 
@@ -98,7 +106,7 @@ class _Pages:
     texts: list[str] = field(default_factory=list)
     lines: list[_Line] = field(default_factory=list)
     fonts: Counter = field(default_factory=Counter)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[IntakeWarning] = field(default_factory=list)
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -117,7 +125,7 @@ class _PypdfWarnings(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def open_pdf(path: Path, rel: str, warnings: list[str]):
+def open_pdf(path: Path, rel: str, warnings: list[IntakeWarning]):
     """A ``pypdf.PdfReader`` for ``path``, decrypted when an empty password opens it.
 
     Raises ``InputError`` when the file is not a PDF, cannot be parsed (damaged, truncated) or
@@ -144,7 +152,7 @@ def open_pdf(path: Path, rel: str, warnings: list[str]):
                     f"{rel}: encrypted PDF; it needs a password to open",
                     hint="decrypt it first, e.g. `qpdf --decrypt --password=... in.pdf out.pdf`",
                 )
-            warnings.append(f"{rel}: encrypted PDF opened with an empty user password")
+            warnings.append(IntakeWarning(code="pdf", where=rel, message="encrypted PDF opened with an empty user password"))
         _ = len(reader.pages)
     except InputError:
         raise
@@ -184,7 +192,7 @@ def _read_pages(path: Path, rel: str) -> _Pages:
                     hint="the file is damaged or truncated; download or export it again",
                 ) from None
             for message in dict.fromkeys(handler.messages):
-                out.warnings.append(f"{rel}: page {number}: pypdf: {message}")
+                out.warnings.append(IntakeWarning(code="pdf", where=f"{rel}: page {number}", message=f"pypdf: {message}"))
             _split_page(number, raw, chunks, out)
     finally:
         logger.removeHandler(handler)
@@ -248,6 +256,24 @@ def _heading_font_ok(line: _Line, body_font: str | None) -> bool:
     return line.font is None or body_font is None or line.font != body_font
 
 
+_RUN_IN = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z](?:\.\d+)+\.?)\s+\S")
+
+
+def _run_in_headings(lines: list[_Line], headings: list[_Heading], fonts: set[str | None]) -> list[_Heading]:
+    """``headings`` with the numbered section headings set in a statement heading's font at the
+    start of a line, even with text after them on the same line (amsart's run-in
+    "**2.2.2. Preliminary definitions.** In this section ..."), as section boundaries."""
+    taken = {h.line for h in headings}
+    extra = []
+    for i, line in enumerate(lines):
+        if i in taken or line.skip or not line.runs or line.runs[0][1] not in fonts:
+            continue
+        first = line.runs[0][0].strip()
+        if _RUN_IN.match(line.text.strip()) and re.match(r"^(?:\d+(?:\.\d+)*\.?|[A-Z](?:\.\d+)+\.?)(?:\s|$)", first):
+            extra.append(_Heading(i, "section"))
+    return sorted(headings + extra, key=lambda h: h.line)
+
+
 def _find_headings(lines: list[_Line], body_font: str | None) -> list[_Heading]:
     headings: list[_Heading] = []
     for i, line in enumerate(lines):
@@ -292,35 +318,138 @@ def _line_gap(lines: list[_Line]) -> float | None:
     return statistics.median(gaps) if gaps else None
 
 
-def _left_margin(lines: list[_Line]) -> dict[int, float]:
+def _left_margins(lines: list[_Line]) -> dict[int, list[float]]:
+    """Left margin of each column of each page: the most common line start, and on a
+    two-column page the other column's (a second frequent start at least a column's width
+    away; a paragraph indent is not one)."""
     xs: dict[int, Counter] = {}
     for line in lines:
         if line.x is not None and line.text.strip() and not line.skip:
             xs.setdefault(line.page, Counter())[round(line.x)] += 1
-    return {page: float(c.most_common(1)[0][0]) for page, c in xs.items()}
+    margins: dict[int, list[float]] = {}
+    for page, counts in xs.items():
+        total = sum(counts.values())
+        first = counts.most_common(1)[0][0]
+        found = [float(first)]
+        for x, n in counts.most_common():
+            if n >= max(3, 0.2 * total) and all(abs(x - m) > 150 for m in found):
+                found.append(float(x))
+        margins[page] = sorted(found)
+    return margins
 
 
-def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[int, float]) -> bool:
-    """Does ``line`` start a new paragraph of running text after ``prev`` (module docstring)?
-    Across a page break there is no gap to measure: an indented line counts there."""
+def _margin(line: _Line, margins: dict[int, list[float]]) -> float:
+    """The left margin of the column ``line`` is in."""
+    cols = margins.get(line.page) or [line.x or 0.0]
+    if line.x is None:
+        return cols[0]
+    left = [m for m in cols if m <= line.x + 2]
+    return max(left) if left else cols[0]
+
+
+def _word_font(line: _Line) -> str | None:
+    """The font of the words of a line (runs of three letters or more; math symbols and
+    single-letter variables are left out); None for a line of formulas."""
+    count: Counter = Counter()
+    for text, font in line.runs:
+        count[font] += sum(len(w) for w in re.findall(r"[A-Za-z]{3,}", text))
+    count.pop(None, None)
+    if not count or max(count.values()) == 0:
+        return None
+    return count.most_common(1)[0][0]
+
+
+def _is_display(line: _Line, margins: dict[int, list[float]]) -> bool:
+    return line.x is not None and line.x > _margin(line, margins) + 30
+
+
+def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[int, list[float]]) -> str | None:
+    """Does ``line`` start a new paragraph of running text after ``prev``? Returns the reason
+    ("indent": an indented new paragraph, "gap": a vertical gap only, "epigraph": prose set
+    apart) or None. After a displayed formula an unindented line continues the sentence ("Then
+    ..."); across a page break there is no gap to measure: an indented line counts there."""
     text = line.text.strip()
     if line.x is None or not text or not text[0].isupper() or _ITEM.match(text):
-        return False
+        return None
     ended = re.search(r"[.!?”\"]\s*$", prev.text) is not None
-    margin = margins.get(line.page, line.x)
+    margin = _margin(line, margins)
     if line.x > margin + 30:
         # a displayed formula or a centred line stays in the statement; a block of prose set
         # apart after a finished sentence (an epigraph, a margin note) does not
         prose = len(re.findall(r"[A-Za-z]{2,}", text)) >= 4
         far = gap is not None and prev.page == line.page and prev.y is not None and line.y is not None \
             and prev.y - line.y > 1.35 * gap
-        return ended and prose and far
+        return "epigraph" if ended and prose and far else None
     indented = line.x > margin + 5  # a paragraph indent
+    if _is_display(prev, margins) and not indented:
+        return None  # "... define [display] Then ...": the sentence goes on
+    after_list = prev.x is not None and (_ITEM.match(prev.text.strip()) is not None or prev.x > _margin(prev, margins) + 5)
+    if after_list and not indented and _CONTINUES.match(text):
+        return None  # "(ii) ... Then P(n) is true": the statement's sentence resumes after its list
     if prev.page != line.page:
-        return indented and ended
+        return "indent" if indented and ended else None
+    in_list = prev.x is not None and (_ITEM.match(prev.text.strip()) is not None or prev.x > _margin(prev, margins) + 5)
+    if indented and ended and not in_list:
+        return "indent"  # a new paragraph (with or without space above it)
     if gap is None or prev.y is None or line.y is None or prev.y - line.y <= 1.35 * gap:
-        return False
-    return ended or indented
+        return None
+    if indented:
+        return "indent"
+    return "gap" if ended else None
+
+
+@dataclass
+class _Layout:
+    """What the extent of a statement is decided from."""
+
+    gap: float | None
+    margins: dict[int, list[float]]
+    body_font: str | None
+    heading_fonts: set[str | None]
+
+
+def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple[int, str | None]:
+    """Last line of the statement whose heading is ``lines[first]`` (the next heading is at
+    ``stop``), and why its end is uncertain (None: certain).
+
+    A statement set in its own font (amsthm's italic theorems) runs while its lines keep that
+    font, through displayed formulas, page breaks and its own paragraphs; it ends at a line of
+    body text. A statement in the body font (a definition) ends at an indented new paragraph,
+    prose set apart, or — uncertain — a vertical gap alone."""
+    sample = [lines[first]] + [ln for ln in lines[first + 1 : min(stop, first + 4)] if not ln.skip]
+    words: Counter = Counter()
+    for k, ln in enumerate(sample):
+        runs = ln.runs[1:] if k == 0 else ln.runs
+        for text, font in runs:
+            words[font] += sum(len(w) for w in re.findall(r"[A-Za-z]{3,}", text))
+    words.pop(None, None)
+    own = words.most_common(1)[0][0] if words else None
+    distinct = own is not None and layout.body_font is not None and own != layout.body_font \
+        and own not in layout.heading_fonts
+    last = first
+    prev = lines[first]
+    count = 0
+    for j in range(first + 1, stop):
+        line = lines[j]
+        if line.skip or not line.text.strip():
+            continue
+        if distinct:
+            font = _word_font(line)
+            if font == layout.body_font and not _is_display(line, layout.margins):
+                return last, None  # back to body text
+            if font is not None and font != own and font != layout.body_font and not _is_display(line, layout.margins):
+                return last, "a line in another font follows it"
+        else:
+            reason = _paragraph_break(prev, line, layout.gap, layout.margins)
+            if reason is not None:
+                return last, ("it ends at a vertical gap, without a change of font or an indented paragraph"
+                              if reason == "gap" else None)
+        count += 1
+        if count >= MAX_STATEMENT_LINES:
+            return last, f"it runs past {MAX_STATEMENT_LINES} lines; cut there"
+        last = j
+        prev = line
+    return last, None
 
 
 def read_pdf(path: Path, *, source_root: Path | None = None) -> Catalogue:
@@ -348,10 +477,10 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
     lines = pages.lines
     body_font = pages.fonts.most_common(1)[0][0] if pages.fonts else None
     headings = _find_headings(lines, body_font)
-    gap = _line_gap(lines)
-    margins = _left_margin(lines)
-    boundaries = [h.line for h in headings]
     heading_fonts = {lines[h.line].font for h in headings if h.kind not in ("section", "proof")} - {None, body_font}
+    headings = _run_in_headings(lines, headings, heading_fonts)
+    layout = _Layout(_line_gap(lines), _left_margins(lines), body_font, heading_fonts)
+    boundaries = [h.line for h in headings]
 
     statements: list[Statement] = []
     labels: dict[str, LabelSite] = {}
@@ -381,40 +510,31 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
             target = _proof_target(h.target, statements, labels, by_number)
             if target is None:
                 if not statements:
-                    warnings.append(f"{rel}: page {lines[h.line].page}: proof with no statement before it; ignored")
+                    warnings.append(IntakeWarning(code="proof", where=f"{rel}: page {lines[h.line].page}",
+                                                  message="proof with no statement before it; ignored"))
                     continue
                 target = statements[-1]
             if target.proof is None:
                 target.proof = ProofBlock(body=body, provenance=prov)
                 bodies.append((target, h.line, last, True))
             else:
-                warnings.append(f"{rel}: page {lines[h.line].page}: second proof for {target.display}; ignored")
+                warnings.append(IntakeWarning(code="proof", where=f"{rel}: page {lines[h.line].page}",
+                                              message=f"second proof for {target.display}; ignored"))
             continue
-        count = 0
-        prev = lines[h.line]
-        for j in range(h.line + 1, next_boundary):
-            line = lines[j]
-            if line.skip or not line.text.strip():
-                continue
-            if _paragraph_break(prev, line, gap, margins):
-                break
-            count += 1
-            if count >= MAX_STATEMENT_LINES:
-                warnings.append(
-                    f"{rel}: page {lines[h.line].page}: {h.word} {h.number or ''} runs past "
-                    f"{MAX_STATEMENT_LINES} lines; cut there (check the statement's extent)"
-                )
-                break
-            last = j
-            prev = line
+        last, doubt = _extent(lines, h.line, next_boundary, layout)
+        if doubt is not None:
+            warnings.append(IntakeWarning(
+                code="pdf-extent", where=f"{rel}: page {lines[last].page}",
+                message=f"{h.word} {h.number or ''}".strip() + f": where it ends is uncertain ({doubt}); check the "
+                "statement against the page"))
         body, prov = span(h.line, last)
         label = f"{h.word} {h.number}" if h.number else None
         index = len(statements)
         if label is not None and label in labels:
-            warnings.append(
-                f"{rel}: page {prov.page_start}: '{label}' is printed twice (first on page "
-                f"{statements[labels[label].statement_index].provenance.page_start}); the second is left unlabelled"
-            )
+            warnings.append(IntakeWarning(
+                code="printed-twice", where=f"{rel}: page {prov.page_start}",
+                message=f"'{label}' is printed twice (first on page "
+                f"{statements[labels[label].statement_index].provenance.page_start}); the second is left unlabelled"))
             label = None
         terms = _defined_terms(lines[h.line : last + 1], heading_fonts) if h.kind == "definition" else []
         stmt = Statement(index=index, kind=h.kind, env=h.word.lower(), label=label, labels=[label] if label else [],
@@ -445,7 +565,8 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
                     Reference(label=label, macro="text", file=rel, line=line.no, page=line.page, in_proof=in_proof)
                 )
     for name, where in unresolved.items():
-        warnings.append(f"{rel}: {where}: '{name}' matches no statement of the document; no edge")
+        warnings.append(IntakeWarning(code="printed-reference", where=f"{rel}: {where}",
+                                      message=f"'{name}' matches no statement of the document; no edge"))
     return Catalogue(source_root=str(root), format="pdf", main_file=rel, files=[rel], statements=statements,
                      labels=labels, warnings=warnings), pages.texts
 

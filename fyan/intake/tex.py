@@ -1,371 +1,153 @@
 """TeX intake: theorem-like environments, labels, references and blueprint macros.
 
-The document is parsed with pylatexenc's tolerant ``LatexWalker`` (one parse per file); this
-module walks the node tree and keeps provenance (file, first and last line) for everything it
-records. What it understands:
+Each file is read in one linear pass over its text (``fyan.intake.texscan``): no parse tree is
+built, so nothing depends on how ``$`` or braces pair up outside the statement they are in, and
+no input size reaches a recursion limit. What it understands:
 
 * theorem-like environments: the common names (``theorem``, ``thm``, ``lemma``, ``defn``, ...,
-  see ``KIND_ALIASES``) and every environment declared with ``\\newtheorem`` (starred or not,
-  with shared counters) or ``\\declaretheorem``; the kind comes from the declared display name;
+  see ``KIND_ALIASES``), every environment declared with ``\\newtheorem`` (starred or not, with
+  shared counters), ``\\declaretheorem`` or ``\\newmdtheoremenv``, and environments a document
+  defines around them (``\\newenvironment{mainthm}{\\begin{theorem}}{\\end{theorem}}`` is a
+  theorem, one around ``proof`` is a proof); the kind comes from the declared display name;
+* what is not content: the preamble (before ``\\begin{document}``) and the bodies of
+  ``\\newcommand``, ``\\def``, ``\\newenvironment``, ... are never statements; ``%`` comments,
+  verbatim-like environments, ``comment`` and the comment-like environments a document declares
+  (``\\excludecomment``), and switched-off blocks (``\\iffalse``, ``\\if{false}``, ``\\if0``,
+  ``\\ifnum0=1``, a ``\\newif`` switch left false; their ``\\else`` branch is read) are skipped;
 * ``\\input``, ``\\include``, ``\\include*`` and ``\\subfile``, resolved relative to the main
   file's folder like LaTeX does, with or without the ``.tex`` suffix; a missing ``\\include`` is a
-  warning (LaTeX itself only warns), a missing ``\\input``/``\\subfile`` an error;
-* comments: ``%`` lines, ``\\begin{comment}``, ``\\iffalse ... \\fi`` (their content is ignored;
-  verbatim-like environments too);
-* ``\\label`` anywhere (labels inside a statement or its proof, for example on an item or an
-  equation, belong to that statement);
-* references ``\\ref``, ``\\cref``, ``\\Cref``, ``\\eqref``, ``\\autoref``, ``\\nameref`` (comma
-  lists allowed), reference macros the document defines itself (``\\newcommand{\\thmref}[1]{Theorem
-  \\ref{#1}}``, ``\\def``, ``\\NewDocumentCommand``: any macro whose body passes an argument to a
-  reference macro), and the blueprint macros ``\\uses``, ``\\lean``, ``\\leanok``, ``\\mathlibok``;
-  ``\\uses`` in a statement and in its proof are kept apart (``Reference.in_proof``);
+  warning (LaTeX itself only warns), so is a missing file LaTeX writes during its own run
+  (``.aux``, ``.out``, ``.toc``, ``.bbl``, ``.ind``, ...); a missing ``\\input``/``\\subfile`` is an
+  error;
+* ``\\label`` anywhere, normalised as LaTeX reads it (a line break and the spaces around it are
+  one space): labels inside a statement or its proof belong to that statement; a label on a
+  displayed formula (``equation``, ``align``, ...) also records the display (``Catalogue.displays``)
+  so a statement citing it can carry it as context; a label after ``\\section`` is a section's;
+* references: every form of hyperref, cleveref, varioref, nameref and zref (``\\ref``, ``\\eqref``,
+  ``\\autoref``, ``\\Autoref``, ``\\cref``, ``\\Cref``, ``\\cpageref``, ``\\namecref``,
+  ``\\labelcref``, ``\\crefrange``, ``\\vref``, ``\\vpageref``, ``\\nameref``, ``\\hyperref[l]{text}``,
+  ``\\zcref``, starred forms, see ``REFERENCE_FORMS``; cleveref's, zref's and ``\\uses`` take comma
+  lists), reference macros the document defines itself (any macro whose body passes an
+  argument to one of them), and the blueprint macros ``\\uses``, ``\\lean``, ``\\leanok``,
+  ``\\mathlibok``; ``\\uses`` in a statement and in its proof are kept apart
+  (``Reference.in_proof``), and a reference in a proof's closing sentence is marked
+  (``Reference.closing``);
 * a ``proof`` environment belongs to the statement named by its ``\\proves{x}``, else to the
   statement its optional argument references (``\\begin{proof}[Proof of \\cref{x}]``), else to
   the statement before it;
-* a theorem-like environment nested in another statement's proof (a claim) is its own
-  statement with ``parent`` set; the macro definitions of the document are kept
-  (``Catalogue.macros``) for the blueprint export.
+* a theorem-like environment nested in another statement's proof (a claim) is its own statement
+  with ``parent`` set; nested in the statement itself (outside a proof) it is too, with a
+  warning;
+* defined terms of a definition (``Statement.defined_terms``): what it sets in definition
+  markup, ``\\emph``, ``\\textit``, ``\\textbf``, ``\\textsl``, ``{\\it ...}``, ``{\\em ...}``,
+  ``{\\bf ...}``, ``\\defn``/``\\term``/``\\keyword``, and the document's own macros around them
+  (``\\newcommand{\\vocab}[1]{\\textbf{#1}}``);
+* malformed math in a statement or its proof (unbalanced ``$``, ``$$``, ``\\(``/``\\)``,
+  ``\\[``/``\\]``, braces; ``texscan.math_faults``): an error naming every fault with its file and
+  line, or with ``tolerant=True`` a warning each (the statement still ends at its own ``\\end``).
 
 Errors (``InputError``, always naming file and line): unreadable or binary file, a file with no
 TeX in it, unbalanced ``\\begin``/``\\end``, a missing ``\\input`` file (the hint names the
 folder where it exists, if any), an ``\\input`` loop, a label defined twice, a file over the
-size limit. Non-UTF-8 files are read as Latin-1 with a warning; a missing ``\\include`` is a
-warning.
+size limit, malformed math (unless tolerant). Non-UTF-8 files are read as Latin-1 with a warning.
+
+``TexStatementReader.read_region`` reads statements from one region of a text; the file walk
+uses it for each document body, and a reader of another format with LaTeX environments in it
+can use it on its own regions.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pylatexenc import latexwalker, macrospec
-from pylatexenc.latexwalker import (
-    LatexCharsNode,
-    LatexCommentNode,
-    LatexEnvironmentNode,
-    LatexGroupNode,
-    LatexMacroNode,
-    LatexMathNode,
-    LatexWalker,
-)
 
 from fyan.errors import InputError
 from fyan.intake.catalogue import (
     KIND_ALIASES,
     Catalogue,
+    Display,
+    IntakeWarning,
     LabelSite,
     ProofBlock,
     Provenance,
     Reference,
     Statement,
 )
-
-REFERENCE_MACROS = frozenset(
-    {"ref", "cref", "Cref", "eqref", "autoref", "nameref", "labelcref", "crefrange", "uses"}
+from fyan.intake.texscan import (
+    DISPLAY_MATH_ENVS,
+    TEXT_MACROS,
+    Definition,
+    EnvSpan,
+    Hider,
+    TexStructureError,
+    blank_spans,
+    definitions,
+    fold_case_kept,
+    group_end,
+    line_of,
+    line_starts,
+    math_faults,
+    normalize_label,
+    read_args,
+    scan_environments,
+    strip_comment,
 )
+
+#: Reference macros: name -> (argument spec for ``read_args``, indices of the label arguments,
+#: whether a label argument is a comma list). Sources: the hyperref, cleveref, varioref, nameref
+#: and zref-clever manuals; leanblueprint for ``\\uses``.
+REFERENCE_FORMS: dict[str, tuple[str, tuple[int, ...], bool]] = {
+    **{name: ("*{", (1,), False) for name in (
+        "ref", "Ref", "pageref", "eqref", "autoref", "Autoref", "autopageref", "nameref", "Nameref", "vref", "Vref",
+        "fullref", "subref")},
+    **{name: ("*{", (1,), True) for name in ("cref", "Cref", "cpageref", "Cpageref")},
+    **{name: ("{", (0,), True) for name in ("labelcref", "labelcpageref", "uses")},
+    **{name: ("{", (0,), False) for name in ("namecref", "nameCref", "lcnamecref", "namecrefs", "nameCrefs",
+                                             "lcnamecrefs")},
+    **{name: ("*{{", (1, 2), False) for name in ("crefrange", "Crefrange", "cpagerefrange", "Cpagerefrange")},
+    "vpageref": ("*[[{", (3,), False),
+    "vrefrange": ("*[{{", (2, 3), False),
+    "vpagerefrange": ("*[{{", (2, 3), False),
+    "hyperref": ("[", (0,), False),
+    "zcref": ("*[{", (2,), True),
+    "zcpageref": ("*[{", (2,), True),
+    "zref": ("[{", (1,), False),
+}
+#: Names of the reference macros whose labels are brace arguments (for rewriting them).
+REFERENCE_MACROS = frozenset(name for name, (spec, idx, _) in REFERENCE_FORMS.items() if spec[idx[0]] == "{")
 #: Blueprint macros; a document's own (re)definition of them is not a reference wrapper.
 BLUEPRINT_MACROS = frozenset({"uses", "proves", "lean", "leanok", "mathlibok", "notready", "discussion"})
 INCLUDE_MACROS = frozenset({"input", "include", "subfile"})
 PROOF_ENVS = frozenset({"proof", "proof*"})
-TERM_MACROS = frozenset({"textbf", "emph", "textit", "defn", "term", "keyword"})
-VERBATIM_ENVS = ("verbatim", "Verbatim", "lstlisting", "minted", "comment")
+#: Definition markup: macros whose argument is a term a definition defines.
+TERM_MACROS = frozenset({"textbf", "emph", "textit", "textsl", "defn", "term", "keyword", "dfn", "defterm"})
+#: Font switches that make a group a term: ``{\\it term}``.
+TERM_SWITCHES = frozenset({"it", "em", "bf", "sl", "itshape", "bfseries", "slshape"})
+LIST_ENVS = frozenset({"enumerate", "itemize", "description", "enumerate*", "itemize*", "inparaenum", "compactenum"})
+SECTION_MACROS = frozenset({"part", "chapter", "section", "subsection", "subsubsection", "paragraph", "subparagraph"})
+#: Files LaTeX (or BibTeX, makeindex) writes during its own run: missing ones are a warning.
+GENERATED_SUFFIXES = frozenset({".aux", ".out", ".toc", ".bbl", ".ind", ".lof", ".lot", ".glo", ".gls", ".nls",
+                                ".idx", ".nav", ".snm", ".vrb", ".thm", ".loa", ".brf", ".acr", ".ist", ".xdy"})
+#: Words that are never terms on their own (a single emphasised function word is emphasis).
+FUNCTION_WORDS = frozenset(
+    "a an and any are as at be but by each every for from has have if iff in into is it its no non nor not of "
+    "on one only or some such than that the then there these this those to two we with without all both either "
+    "neither also can may must will shall does do is was were been being".split())
 
-_BEGIN_END = re.compile(r"\\(begin|end)\s*\{([^{}]*)\}")
-
-
-def _latex_context() -> macrospec.LatexContextDb:
-    ctx = latexwalker.get_default_latex_context_db()
-    specs = [macrospec.MacroSpec(name, "*{") for name in REFERENCE_MACROS - {"crefrange"}]
-    specs += [
-        macrospec.MacroSpec("crefrange", "*{{"),
-        macrospec.MacroSpec("lean", "{"),
-        macrospec.MacroSpec("leanok", ""),
-        macrospec.MacroSpec("mathlibok", ""),
-        macrospec.MacroSpec("notready", ""),
-        macrospec.MacroSpec("input", "{"),
-        macrospec.MacroSpec("include", "*{"),
-        macrospec.MacroSpec("subfile", "{"),
-        macrospec.MacroSpec("newtheorem", "*{[{["),
-        macrospec.MacroSpec("declaretheorem", "[{"),
-        macrospec.MacroSpec("label", "{"),
-        macrospec.MacroSpec("proves", "{"),
-    ]
-    _add_specs(ctx, macros=specs)
-    return ctx
-
-
-def _add_specs(ctx: macrospec.LatexContextDb, macros=(), environments=()) -> None:
-    """Put specs in front of every default definition. They go into the first category of the
-    database rather than a new category: pylatexenc scans every category for specials at every
-    character, so each extra category costs parse time (pylatexenc 2.x ``LatexContextDb``)."""
-    first = ctx.d[ctx.category_list[0]]
-    first["macros"].update((m.macroname, m) for m in macros)
-    first["environments"].update((e.environmentname, e) for e in environments)
-
-
-_NEWTHEOREM = re.compile(r"\\(?:newtheorem\*?\s*\{([^{}]+)\}|declaretheorem\s*(?:\[[^\]]*\])?\s*\{([^{}]+)\})")
-# \newcommand{\x}[n][default]{body}, \def\x#1#2{body}, \NewDocumentCommand{\x}{m o}{body}
-_DEFINITION = re.compile(
-    r"\\(?:(?:re|provide)?newcommand\*?\s*\{?\s*\\([A-Za-z@]+)\s*\}?\s*(?:\[(\d)\])?\s*(\[[^\]]*\])?"
-    r"|def\s*\\([A-Za-z@]+)((?:#\d)*)"
-    r"|(?:New|Renew|Provide|Declare)DocumentCommand\s*\{?\s*\\([A-Za-z@]+)\s*\}?\s*\{([^{}]*)\})\s*\{"
+_MACRO = re.compile(r"\\([A-Za-z@]+)")
+_NEWTHEOREM = re.compile(
+    r"\\(?:newtheorem\*?|spnewtheorem\*?|newmdtheoremenv(?:\[[^\]]*\])?)\s*\{([^{}]+)\}\s*(?:\[[^\]]*\]\s*)?\{([^{}]*)\}"
+    r"|\\declaretheorem\s*(?:\[([^\]]*)\])?\s*\{([^{}]+)\}(?:\s*\[([^\]]*)\])?"
 )
-_MACRO_DEFINITION = re.compile(
-    r"\\(?:(?:re|provide)?newcommand|DeclareMathOperator|def|(?:New|Renew|Provide|Declare)DocumentCommand"
-    r"|let|newenvironment|renewenvironment)\b"
+_WRAPPED = re.compile(r"\\(" + "|".join(sorted(REFERENCE_FORMS, key=len, reverse=True)) + r")(?![A-Za-z@])")
+_TERM_BODY = re.compile(
+    r"\\(?:" + "|".join(sorted(TERM_MACROS, key=len, reverse=True)) + r")\s*\{\s*#(\d)\s*\}"
+    r"|\{\s*\\(?:" + "|".join(sorted(TERM_SWITCHES, key=len, reverse=True)) + r")(?![A-Za-z@])\s*#(\d)\s*\}"
 )
-_WRAPPED_REF = re.compile(
-    r"\\(?:[cC]ref|ref|eqref|autoref|nameref|labelcref|pageref|[vV]ref)\*?\s*\{\s*#(\d)\s*\}"
-    r"|\\hyperref\s*\[\s*#(\d)\s*\]"
-)
-_HIDDEN = re.compile(r"\\begin\s*\{(comment|lstlisting|minted|Verbatim)\}|\\iffalse(?![A-Za-z@])")
-_IF = re.compile(r"\\(if[A-Za-z@]*|fi)(?![A-Za-z@])")
-
-
-def _group_end(text: str, start: int) -> int:
-    """Index just past the brace group opening at ``text[start] == "{"`` (or len(text))."""
-    depth = 0
-    i = start
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        elif c == "%":
-            nl = text.find("\n", i)
-            i = n if nl < 0 else nl
-            continue
-        i += 1
-    return n
-
-
-def _blank(text: str, start: int, end: int) -> str:
-    """``text`` with ``[start, end)`` replaced by spaces (newlines kept: lines and offsets stay)."""
-    return text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
-
-
-def _hide_ignored(text: str) -> str:
-    """Blank the content of ``comment``/verbatim-like environments and ``\\iffalse ... \\fi``
-    (outside ``%`` comments), keeping every offset, so the parser never sees it."""
-    pos = 0
-    while True:
-        m = _HIDDEN.search(text, pos)
-        if m is None:
-            return text
-        if _in_comment(text, m.start()):
-            pos = m.end()
-            continue
-        if m.group(1):
-            end_m = re.compile(r"\\end\s*\{" + re.escape(m.group(1)) + r"\}").search(text, m.end())
-            end = end_m.start() if end_m else len(text)
-            text = _blank(text, m.end(), end)
-            pos = end_m.end() if end_m else len(text)
-            continue
-        depth = 1
-        end = len(text)
-        for t in _IF.finditer(text, m.end()):
-            depth += -1 if t.group(1) == "fi" else 1
-            if depth == 0:
-                end = t.end()
-                break
-        text = _blank(text, m.start(), end)
-        pos = end
-
-
-def _in_comment(text: str, pos: int) -> bool:
-    """Is ``text[pos]`` inside a ``%`` comment (an unescaped ``%`` earlier on its line)?"""
-    prefix = text[text.rfind("\n", 0, pos) + 1 : pos]
-    return _strip_comment(prefix) != prefix
-
-
-_GROUPS = {"newcommand": 2, "renewcommand": 2, "providecommand": 2, "DeclareMathOperator": 2, "def": 1,
-           "NewDocumentCommand": 3, "RenewDocumentCommand": 3, "ProvideDocumentCommand": 3,
-           "DeclareDocumentCommand": 3, "newenvironment": 3, "renewenvironment": 3}
-
-
-def _definition_text(text: str, start: int) -> str:
-    """The whole macro definition starting at ``text[start]`` (a backslash), verbatim."""
-    m = re.match(r"\\([A-Za-z]+)\*?\s*", text[start:])
-    assert m is not None
-    command = m.group(1)
-    i = start + m.end()
-    if command == "let":
-        let = re.match(r"\\[A-Za-z@]+\s*=?\s*(?:\\[A-Za-z@]+|.)", text[i:])
-        return text[start : i + (let.end() if let else 0)]
-    groups = _GROUPS.get(command, 1)
-    if command not in ("def", "newenvironment", "renewenvironment") and text[i : i + 1] == "\\":
-        groups -= 1  # \newcommand\x[1]{...}: the name is not a group
-    n = len(text)
-    while i < n and groups > 0:
-        c = text[i]
-        if c == "{":
-            i = _group_end(text, i)
-            groups -= 1
-        elif c == "[":
-            close = text.find("]", i)
-            i = n if close < 0 else close + 1
-        elif c.isspace() or c in "*#0123456789":
-            i += 1
-        elif c == "\\":
-            name = re.match(r"\\(?:[A-Za-z@]+|.)", text[i:])
-            i += name.end() if name else 1
-        else:
-            i += 1
-    return text[start:i]
-
-
-def _wrappers(text: str) -> dict[str, tuple[int, str]]:
-    """Reference macros ``text`` defines: name -> (index of the label argument, argument spec)."""
-    found: dict[str, tuple[int, str]] = {}
-    for m in _DEFINITION.finditer(text):
-        if _in_comment(text, m.start()):
-            continue
-        body_start = m.end() - 1
-        body = text[body_start : _group_end(text, body_start)]
-        refs = [int(r.group(1) or r.group(2)) for r in _WRAPPED_REF.finditer(body)]
-        if not refs:
-            continue
-        if m.group(1):  # \newcommand
-            name, nargs, optional = m.group(1), int(m.group(2) or 0), m.group(3) is not None
-            spec = ("[" + "{" * (nargs - 1)) if optional and nargs else "{" * nargs
-        elif m.group(4):  # \def
-            name, nargs = m.group(4), len(re.findall(r"#\d", m.group(5) or ""))
-            spec = "{" * nargs
-        else:  # xparse: m = mandatory, o/O{..} = optional
-            name = m.group(6)
-            kinds = re.findall(r"[mO]\{[^}]*\}|[mosO]", m.group(7) or "")
-            spec = "".join("{" if k == "m" else ("*" if k == "s" else "[") for k in kinds)
-        if name in BLUEPRINT_MACROS or name in REFERENCE_MACROS or not spec or refs[0] > len(spec):
-            continue
-        found[name] = (refs[0] - 1, spec)
-    return found
-
-
-@dataclass
-class _SourceFile:
-    path: Path
-    rel: str
-    text: str
-    newlines: list[int] = field(default_factory=list)
-    parsed: str = ""  # ``text`` with ignored regions blanked (same length and lines)
-
-    def __post_init__(self) -> None:
-        self.newlines = [m.start() for m in re.finditer("\n", self.text)]
-        self.parsed = _hide_ignored(self.text)
-
-    def verbatim(self, node) -> str:
-        """The original text of ``node`` (ignored regions included, as written)."""
-        return self.text[node.pos : node.pos + node.len]
-
-    def line(self, pos: int) -> int:
-        """1-based line of character offset ``pos``."""
-        return bisect_left(self.newlines, pos) + 1
-
-
-def _decode(path: Path, rel: str, data: bytes, warnings: list[str]) -> str:
-    if b"\x00" in data[:65536]:
-        raise InputError(f"{rel}: binary file, not TeX", hint="give the .tex source of the document")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        warnings.append(f"{rel}:{line}: file is not UTF-8; read as Latin-1")
-        return data.decode("latin-1")
-
-
-def _strip_comment(line: str) -> str:
-    i = 0
-    while True:
-        i = line.find("%", i)
-        if i < 0:
-            return line
-        backslashes = 0
-        j = i - 1
-        while j >= 0 and line[j] == "\\":
-            backslashes += 1
-            j -= 1
-        if backslashes % 2 == 0:
-            return line[:i]
-        i += 1
-
-
-def _check_balance(src: _SourceFile) -> None:
-    """Raise ``InputError`` at the first unmatched ``\\begin``/``\\end`` (comments and verbatim
-    content ignored; only the document body when the file has ``\\begin{document}``)."""
-    stack: list[tuple[str, int]] = []
-    lines = src.parsed.split("\n")
-    start = 0
-    for n, raw in enumerate(lines):
-        if re.search(r"\\begin\s*\{document\}", _strip_comment(raw)):
-            start = n
-            break
-    verbatim: str | None = None
-    for n in range(start, len(lines)):
-        line = lines[n]
-        if verbatim is None:
-            line = _strip_comment(line)
-        for m in _BEGIN_END.finditer(line):
-            what, name = m.group(1), m.group(2).strip()
-            if verbatim is not None:
-                if what == "end" and name == verbatim:
-                    verbatim = None
-                    stack.pop()
-                continue
-            if what == "begin":
-                stack.append((name, n + 1))
-                if name.rstrip("*") in VERBATIM_ENVS:
-                    verbatim = name
-            elif not stack:
-                raise InputError(
-                    f"{src.rel}:{n + 1}: \\end{{{name}}} without a matching \\begin{{{name}}}",
-                    hint="fix the environment nesting in the source",
-                )
-            elif stack[-1][0] != name:
-                open_name, open_line = stack[-1]
-                raise InputError(
-                    f"{src.rel}:{n + 1}: \\end{{{name}}} closes \\begin{{{open_name}}} "
-                    f"opened at line {open_line}",
-                    hint="fix the environment nesting in the source",
-                )
-            else:
-                stack.pop()
-    if stack:
-        name, line_no = stack[-1]
-        raise InputError(
-            f"{src.rel}:{line_no}: \\begin{{{name}}} is never closed",
-            hint=f"add \\end{{{name}}} or remove the \\begin",
-        )
-
-
-def _arg_text(node: LatexMacroNode, index: int) -> str | None:
-    args = node.nodeargd.argnlist if node.nodeargd is not None else []
-    if index >= len(args) or args[index] is None:
-        return None
-    text = args[index].latex_verbatim()
-    if text[:1] in "{[" and text[-1:] in "}]":
-        text = text[1:-1]
-    return text.strip()
-
-
-def _has_args(node: LatexMacroNode) -> bool:
-    return node.nodeargd is not None and any(a is not None for a in node.nodeargd.argnlist)
-
-
-def _last_arg_text(node: LatexMacroNode) -> str | None:
-    args = node.nodeargd.argnlist if node.nodeargd is not None else []
-    for i in range(len(args) - 1, -1, -1):
-        if args[i] is not None and args[i].latex_verbatim()[:1] == "{":
-            return _arg_text(node, i)
-    return None
+_TEXT_BODY = re.compile(r"\\(?:" + "|".join(sorted(TEXT_MACROS, key=len, reverse=True)) + r")\s*\{[^{}]*#\d")
+_PROVES = re.compile(r"\\proves\s*\{([^{}]*)\}")
+_KEYVAL_TITLE = re.compile(r"^\s*(?:name|label|title|note)\s*=", re.IGNORECASE)
 
 
 def _plain_term(tex: str) -> str:
@@ -382,49 +164,183 @@ class _Builder:
 
 
 @dataclass
-class _Ctx:
-    builder: _Builder | None = None
-    in_proof: bool = False
+class _Frame:
+    """An open environment while a region is read."""
+
+    kind: str  # statement, proof, display, list, other
+    end: int  # offset of the end of its \end{...}
+    builder: _Builder | None = None  # statement and proof frames
+    display: int | None = None  # index into displays once a label is seen inside (display frames)
+    span: EnvSpan | None = None
+    closing_from: int | None = None  # proof frames: where the closing sentence starts
 
 
-class _TexReader:
-    def __init__(self, main: Path, source_root: Path) -> None:
+@dataclass
+class TexSource:
+    """One text read as TeX: ``rel`` names it in provenance (``file:line``), ``text`` is as
+    written, ``content`` the same text with what is not content blanked (``Hider.hide``, then
+    the definitions), offsets and lines unchanged. A reader of another format builds one for a
+    region of its own text and passes it to ``TexStatementReader.read_region``."""
+
+    path: Path
+    rel: str
+    text: str
+    content: str = ""  # ``text`` with everything that is not content blanked (same length and lines)
+    starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.starts = line_starts(self.text)
+
+    def line(self, pos: int) -> int:
+        """1-based line of character offset ``pos``."""
+        return line_of(self.starts, pos)
+
+
+def _decode(path: Path, rel: str, data: bytes, warnings: list[IntakeWarning]) -> str:
+    if b"\x00" in data[:65536]:
+        raise InputError(f"{rel}: binary file, not TeX", hint="give the .tex source of the document")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        warnings.append(IntakeWarning(code="encoding", where=f"{rel}:{line}", message="file is not UTF-8; read as Latin-1"))
+        return data.decode("latin-1")
+
+
+def _closing_sentence(content: str, start: int, stop: int) -> int:
+    """Offset where the last sentence of ``content[start:stop]`` (a proof body) starts: after
+    the last '.', '!' or '?' followed by space and a capital or a macro, before the final
+    punctuation; ``stop`` when the body is one sentence."""
+    body = content[start:stop].rstrip()
+    body = re.sub(r"(?:\\(?:qed|qedhere|hfill|blacksquare|square|Box|qedsymbol)(?![A-Za-z])|[\s$])*$", "", body)
+    end = len(body) - 1
+    while end > 0 and body[end] in ".!?":
+        end -= 1
+    for m in reversed(list(re.finditer(r"[.!?][)\]]?\s+(?=[A-Z\\])", body[: end + 1]))):
+        return start + m.end()
+    return stop
+
+
+_CUE_BEFORE = re.compile(r"\b(?:called|call|say|says|said(?:\s+to\s+be)?|define[sd]?|term(?:ed)?|known\s+as|denote[sd]?|let"
+                         r"|refer(?:red)?\s+to(?:\s+as)?|notion\s+of|name[sd]?|write)\b[^.;]*$", re.IGNORECASE)
+_CUE_AFTER = re.compile(r"^[^.;]*?\b(?:if|iff|when|whenever|provided|means|denotes|stands\s+for|consists"
+                        r"|is\s+(?:defined|called|said)|are\s+(?:defined|called|said))\b|^[^.;]*?(?::=|\\coloneqq)",
+                        re.IGNORECASE)
+_SUBJECT = re.compile(r"(?:^|[.:!?\]])\s*(?:(?:an?|the)\s*)?$", re.IGNORECASE)
+
+
+def _defining_position(before: str, after: str) -> bool:
+    """Is the marked-up term at the end of ``before`` (its sentence so far, macros removed) the
+    definiendum? A defining cue before it in its sentence ("we say", "is called", "define"), a
+    defining clause after it ("... if", "... is defined", ":="), or the subject of its sentence
+    ("A \\emph{law} with alphabet X is ...")."""
+    sentence = re.split(r"(?<=[.!?])\s", before)[-1]
+    if _CUE_BEFORE.search(sentence):
+        return True
+    rest = re.sub(r"^\\?[A-Za-z@]*\s*\{[^{}]*\}", "", after, count=1)  # the marked-up term itself
+    if _CUE_AFTER.search(rest):
+        return True
+    return bool(_SUBJECT.search(before)) and re.match(r"^[^.;]{0,120}?\b(?:is|are)\b", rest) is not None
+
+
+class TexStatementReader:
+    """Reads theorem-like statements, proofs, labels and references from TeX text, file by file
+    (``read_file``) or region by region (``read_region``); ``catalogue`` collects the result.
+
+    ``tolerant``: malformed math is a warning per fault instead of an error (``[intake]
+    tolerant``, ``fyan init --tolerant``)."""
+
+    def __init__(self, main: Path, source_root: Path, *, tolerant: bool = False,
+                 max_file_mib: float | None = None) -> None:
         self.main = main
         self.root = source_root
-        self.warnings: list[str] = []
+        self.tolerant = tolerant
+        self.max_file_mib = max_file_mib
+        self.warnings: list[IntakeWarning] = []
         self.files: list[str] = []
         self.statements: list[Statement] = []
         self.labels: dict[str, LabelSite] = {}
+        self.displays: list[Display] = []
         self.theorem_envs: dict[str, str] = {}  # env name -> canonical kind
-        self._stack: list[str] = []
-        self._context = _latex_context()
-        self._env_specs: set[str] = set()
-        self.ref_wrappers: dict[str, int] = {}  # macro -> index of its label argument
-        self.max_file_mib: float | None = None
+        self.env_wrappers: dict[str, str] = {}  # \newenvironment{x}{\begin{y}}{\end{y}}: x -> y
+        self.ref_wrappers: dict[str, tuple[str, int]] = {}  # macro -> (argument spec, label argument index)
+        self.term_macros: dict[str, tuple[str, int]] = {name: ("{", 0) for name in TERM_MACROS}
+        self.text_macros: set[str] = set(TEXT_MACROS)
         self.macros: list[str] = []
+        self.hider = Hider()
+        self.faults: list[tuple[str, int, str, str]] = []  # (file, line, message, statement)
+        self._fault_seen: set[tuple[str, int]] = set()
+        self._stack: list[str] = []
 
-    def _announce_macros(self, text: str) -> None:
-        """Find the reference macros a file defines (``\\newcommand{\\thmref}[1]{...\\ref{#1}}``)
-        and tell the parser their arguments, before parsing the file; also keep every macro
-        definition verbatim for the blueprint export."""
-        wrappers = {k: v for k, v in _wrappers(text).items() if k not in self.ref_wrappers}
-        if wrappers:
-            _add_specs(self._context,
-                       macros=[macrospec.MacroSpec(name, spec) for name, (_, spec) in sorted(wrappers.items())])
-            self.ref_wrappers.update({name: index for name, (index, _) in wrappers.items()})
-        for m in _MACRO_DEFINITION.finditer(text):
-            if not _in_comment(text, m.start()):
-                self.macros.append(_definition_text(text, m.start()))
+    # -- declarations ----------------------------------------------------------------------
+    def _learn(self, src: TexSource, defs: list[Definition]) -> None:
+        """What a file declares: theorem environments, reference/term/text macros, environment
+        wrappers; every definition is kept verbatim for the blueprint export."""
+        for m in _NEWTHEOREM.finditer(src.content):
+            if m.group(1):
+                self._declare(m.group(1).strip(), m.group(2))
+            else:
+                env = m.group(4).strip()
+                opts = (m.group(3) or "") + "," + (m.group(5) or "")
+                name = re.search(r"name\s*=\s*\{?([^,}\]]+)", opts)
+                self._declare(env, name.group(1) if name else env)
+        for d in defs:
+            self.macros.append(src.text[d.start : d.end])
+            if d.kind == "environment":
+                inner = re.search(r"\\begin\s*\{([^{}]+)\}", d.body)
+                if inner and d.name:
+                    self.env_wrappers[d.name] = inner.group(1).strip()
+                continue
+            if not d.name or d.name in BLUEPRINT_MACROS or d.name in REFERENCE_FORMS or not d.spec:
+                continue
+            wrapped = self._wrapped_label(d.body)
+            if wrapped is not None and wrapped <= len(d.spec):
+                self.ref_wrappers[d.name] = (d.spec, wrapped - 1)
+                continue
+            term = _TERM_BODY.search(d.body)
+            if term is not None:
+                index = int(term.group(1) or term.group(2))
+                if index <= len(d.spec):
+                    self.term_macros[d.name] = (d.spec, index - 1)
+            if _TEXT_BODY.search(d.body):
+                self.text_macros.add(d.name)
 
-    def _announce_environments(self, text: str) -> None:
-        """Tell the parser about theorem environments a file declares, before parsing it, so
-        their optional argument (the title) is parsed as one; the kind is set when the
-        declaration itself is walked."""
-        names = {m.group(1) or m.group(2) for m in _NEWTHEOREM.finditer(text)} - self._env_specs
-        names = {n.strip() for n in names if n and n.strip()}
-        if names:
-            _add_specs(self._context, environments=[macrospec.EnvironmentSpec(n, "[") for n in sorted(names)])
-            self._env_specs |= names
+    @staticmethod
+    def _wrapped_label(body: str) -> int | None:
+        """The parameter number a macro body passes as a label to a reference macro, if any."""
+        for m in _WRAPPED.finditer(body):
+            spec, indices, _ = REFERENCE_FORMS[m.group(1)]
+            args, _ = read_args(body, m.end(), spec)
+            for i in indices:
+                arg = args[i] if i < len(args) else None
+                p = re.fullmatch(r"\s*#(\d)\s*", arg or "")
+                if p:
+                    return int(p.group(1))
+        return None
+
+    def _declare(self, env: str, display: str | None) -> None:
+        words = _plain_term(display or env).split()
+        kind = None
+        for word in words + [env]:
+            kind = KIND_ALIASES.get(word.lower())
+            if kind:
+                break
+        self.theorem_envs[env] = kind or env.lower()
+
+    def _kind_of(self, env: str) -> str | None:
+        """Canonical kind of a theorem-like environment (None: not one; "proof" for proofs)."""
+        seen: set[str] = set()
+        while env in self.env_wrappers and env not in self.theorem_envs and env not in seen:
+            seen.add(env)
+            env = self.env_wrappers[env]
+        if env in PROOF_ENVS:
+            return "proof"
+        if env in self.theorem_envs:
+            return self.theorem_envs[env]
+        base = env.rstrip("*")
+        if base in self.theorem_envs:
+            return self.theorem_envs[base]
+        return KIND_ALIASES.get(base)
 
     # -- files -----------------------------------------------------------------------------
     def _rel(self, path: Path) -> str:
@@ -433,7 +349,7 @@ class _TexReader:
         except ValueError:
             return path.as_posix()
 
-    def _load(self, path: Path) -> _SourceFile:
+    def _load(self, path: Path) -> TexSource:
         rel = self._rel(path)
         if self.max_file_mib is not None:
             from fyan.intake import check_size
@@ -444,19 +360,17 @@ class _TexReader:
         except OSError as e:
             raise InputError(f"{rel}: cannot read: {e.strerror}") from None
         text = _decode(path, rel, data, self.warnings)
-        src = _SourceFile(path, rel, text)
         if not self.files:  # the main file must look like TeX
-            if "\\" not in text or not re.search(r"\\[a-zA-Z]+", text):
+            if not re.search(r"\\[a-zA-Z]+", "\n".join(strip_comment(line) for line in text.split("\n"))):
                 raise InputError(
                     f"{rel}: does not look like a TeX document (no TeX command in it)",
                     hint="give the .tex source of the document",
                 )
-        _check_balance(src)
-        return src
+        return TexSource(path, rel, text)
 
-    def _resolve_include(self, name: str, src: _SourceFile, line: int, macro: str) -> Path | None:
-        """The file an ``\\input``-like macro names. A missing ``\\include`` is a warning (None),
-        like in LaTeX; a missing ``\\input``/``\\subfile`` raises ``InputError``."""
+    def _resolve_include(self, name: str, src: TexSource, line: int, macro: str) -> Path | None:
+        """The file an ``\\input``-like macro names. A missing ``\\include`` or file LaTeX
+        generates itself is a warning (None); a missing ``\\input``/``\\subfile`` raises."""
         name = name.strip()
         base = self.main.parent
         # LaTeX resolves against the folder it runs in (the main file's); a chapter file read
@@ -466,8 +380,15 @@ class _TexReader:
             for cand in (folder / name, folder / f"{name}.tex"):
                 if cand.is_file():
                     return cand
+        if Path(name).suffix.lower() in GENERATED_SUFFIXES:
+            self.warnings.append(IntakeWarning(
+                code="generated-input", where=f"{src.rel}:{line}",
+                message=f"\\{macro}{{{name}}}: file not found; LaTeX (or BibTeX, makeindex) writes it during its "
+                "own run, so it is skipped"))
+            return None
         if macro == "include":
-            self.warnings.append(f"{src.rel}:{line}: \\include{{{name}}}: file not found; skipped (LaTeX skips it too)")
+            self.warnings.append(IntakeWarning(code="missing-include", where=f"{src.rel}:{line}",
+                                               message=f"\\include{{{name}}}: file not found; skipped (LaTeX skips it too)"))
             return None
         hint = "copy the whole source tree, or remove the \\input"
         for up in list(base.parents)[:3]:
@@ -479,7 +400,8 @@ class _TexReader:
             f"{src.rel}:{line}: included file {name!r} not found (looked in {self._rel(base)}/)", hint=hint
         )
 
-    def read_file(self, path: Path, ctx: _Ctx) -> None:
+    def read_file(self, path: Path, outer: _Frame | None = None) -> None:
+        """Read one file of the document (and, where it includes them, the files it names)."""
         key = str(path.resolve())
         if key in self._stack:
             chain = " -> ".join(self._rel(Path(p)) for p in self._stack + [key])
@@ -487,243 +409,353 @@ class _TexReader:
         self._stack.append(key)
         src = self._load(path)
         self.files.append(src.rel)
-        self._announce_environments(src.parsed)
-        self._announce_macros(src.parsed)
-        walker = LatexWalker(src.parsed, latex_context=self._context, tolerant_parsing=True)
-        nodes, _, _ = walker.get_latex_nodes()
-        self._walk(nodes, src, ctx)
+        src.content = self.hider.hide(src.text)
+        defs = definitions(src.content)
+        self._learn(src, defs)
+        src.content = blank_spans(src.content, [(d.start, d.end) for d in defs])
+        begin = re.search(r"\\begin\s*\{document\}", src.content)
+        end = re.search(r"\\end\s*\{document\}", src.content)
+        body_start = begin.end() if begin else 0
+        body_end = end.start() if end and end.start() >= body_start else len(src.content)
+        if begin is not None:  # the preamble: only the files it reads (macros, theorem declarations)
+            self._includes_only(src, 0, begin.start(), outer)
+        self.read_region(src, body_start, body_end, outer)
         self._stack.pop()
 
-    # -- walking ---------------------------------------------------------------------------
-    def _walk(self, nodes: list, src: _SourceFile, ctx: _Ctx) -> None:
-        i = 0
-        n = len(nodes)
-        while i < n:
-            node = nodes[i]
-            i += 1
-            if node is None or isinstance(node, LatexCommentNode):
+    def _includes_only(self, src: TexSource, start: int, stop: int, outer: _Frame | None) -> None:
+        for m in _MACRO.finditer(src.content, start, stop):
+            if m.group(1) in INCLUDE_MACROS:
+                self._include(m.group(1), src, m, stop, outer)
+
+    def _include(self, name: str, src: TexSource, m: re.Match, stop: int, outer: _Frame | None) -> None:
+        """Read the file an ``\\input``-like call at ``m`` names (``\\input{x}``, ``\\input x``,
+        ``\\include*{x}``)."""
+        text = src.content
+        i = m.end() + (1 if text.startswith("*", m.end()) else 0)
+        j = re.compile(r"\s*").match(text, i).end()
+        if text.startswith("{", j):
+            end = group_end(text, j, stop)
+            target = text[j + 1 : end - 1]
+        else:  # the TeX primitive form: \input chapter1
+            word = re.compile(r"[^\s{}\\%]+").match(text, j)
+            target = word.group(0) if word else ""
+        if target.strip():
+            path = self._resolve_include(target, src, src.line(m.start()), name)
+            if path is not None:
+                self.read_file(path, outer)
+
+    # -- a region of TeX text --------------------------------------------------------------
+    def read_region(self, src: TexSource, start: int, stop: int, outer: _Frame | None = None) -> None:
+        """Read the statements in ``src.content[start:stop]`` (``src.content`` has its comments
+        and definitions blanked). Raises ``InputError`` for unbalanced environments."""
+        try:
+            spans = scan_environments(src.content, start, stop)
+        except TexStructureError as e:
+            message = e.message + (f" opened at line {src.line(e.opened_at)}" if e.opened_at is not None else "")
+            raise InputError(f"{src.rel}:{src.line(e.offset)}: {message}", hint=e.hint) from None
+        stack: list[_Frame] = []
+        k = 0
+        last_section_end = -1
+
+        def current() -> _Frame | None:
+            for f in reversed(stack):
+                if f.builder is not None:
+                    return f
+            return outer if outer is not None and outer.builder is not None else None
+
+        def advance(pos: int) -> None:
+            """Open every environment that begins before ``pos``, close those that end by it."""
+            nonlocal k
+            while k < len(spans) and spans[k].begin < pos:
+                while stack and stack[-1].end <= spans[k].begin:
+                    stack.pop()
+                stack.append(self._open(spans[k], src, current(), stack))
+                k += 1
+            while stack and stack[-1].end <= pos:
+                stack.pop()
+
+        for m in _MACRO.finditer(src.content, start, stop):
+            name = m.group(1)
+            if name in ("begin", "end"):
                 continue
-            if isinstance(node, LatexEnvironmentNode):
-                self._environment(node, src, ctx)
-            elif isinstance(node, LatexMacroNode):
-                if node.macroname in self.ref_wrappers and not _has_args(node):
-                    # defined in a file read after this one was parsed: take the groups after it
-                    args = []
-                    while i < n and len(args) <= self.ref_wrappers[node.macroname]:
-                        nxt = nodes[i]
-                        if isinstance(nxt, LatexGroupNode):
-                            args.append(nxt)
-                        elif not (isinstance(nxt, LatexCharsNode) and not nxt.chars.strip()):
-                            break
-                        i += 1
-                    if len(args) > self.ref_wrappers[node.macroname]:
-                        group = args[self.ref_wrappers[node.macroname]]
-                        self._reference(node.macroname, group.latex_verbatim()[1:-1], src, src.line(node.pos), ctx)
-                    continue
-                self._macro(node, src, ctx)
-            elif isinstance(node, (LatexGroupNode, LatexMathNode)):
-                self._walk(node.nodelist, src, ctx)
+            pos = m.start()
+            advance(pos + 1)
+            frame = current()
+            if name == "label":
+                args, end = read_args(src.content, m.end(), "{", stop)
+                if args[0] is not None and args[0].strip():
+                    section = last_section_end >= 0 and not src.content[last_section_end:pos].strip()
+                    self._label(normalize_label(args[0]), src, pos, frame, stack, section)
+                continue
+            if name in REFERENCE_FORMS or name in self.ref_wrappers:
+                self._references(name, src, m, stop, frame)
+                continue
+            if name in INCLUDE_MACROS:
+                self._include(name, src, m, stop, frame)
+                continue
+            if name in SECTION_MACROS:
+                _, last_section_end = read_args(src.content, m.end(), "*[{", stop)
+                continue
+            if frame is None:
+                continue
+            b = frame.builder
+            in_proof = frame.kind == "proof"
+            if name == "lean":
+                args, _ = read_args(src.content, m.end(), "{", stop)
+                b.stmt.lean_names.extend(n.strip() for n in (args[0] or "").split(",") if n.strip())
+            elif name == "leanok":
+                if in_proof and b.stmt.proof is not None:
+                    b.stmt.proof.leanok = True
+                else:
+                    b.stmt.leanok = True
+            elif name == "mathlibok":
+                b.stmt.mathlibok = True
+            elif b.stmt.kind == "definition" and not in_proof:
+                if name in self.term_macros:
+                    spec, index = self.term_macros[name]
+                    args, _ = read_args(src.content, m.end(), spec, stop)
+                    if index < len(args) and args[index]:
+                        self._term(args[index], src, pos, b.stmt)
+                elif name in TERM_SWITCHES:
+                    before = src.content.rfind("{", start, pos)
+                    if before >= 0 and not src.content[before + 1 : pos].strip():
+                        end = group_end(src.content, before, stop)
+                        self._term(src.content[m.end() : end - 1], src, before, b.stmt)
+        advance(stop + 1)
 
-    def _kind_of(self, env: str) -> str | None:
-        if env in self.theorem_envs:
-            return self.theorem_envs[env]
-        base = env.rstrip("*")
-        if base in self.theorem_envs:
-            return self.theorem_envs[base]
-        return KIND_ALIASES.get(base)
-
-    def _environment(self, node: LatexEnvironmentNode, src: _SourceFile, ctx: _Ctx) -> None:
-        env = node.environmentname
-        if env in PROOF_ENVS:
-            self._proof(node, src, ctx)
-            return
-        kind = self._kind_of(env)
+    def _open(self, span: EnvSpan, src: TexSource, frame: _Frame | None, stack: list[_Frame]) -> _Frame:
+        """A new frame for the environment ``span`` (a statement, a proof, a display, ...)."""
+        if span.end_start < 0:  # never closed: scan_environments raised already
+            return _Frame("other", span.end, span=span)
+        name = span.name
+        if name in DISPLAY_MATH_ENVS:
+            return _Frame("display", span.end, span=span)
+        if name in LIST_ENVS:
+            return _Frame("list", span.end, span=span)
+        kind = self._kind_of(name)
         if kind is None:
-            self._walk(node.nodelist, src, ctx)
-            if node.nodeargd is not None:
-                self._walk([a for a in node.nodeargd.argnlist if a is not None], src, ctx)
-            return
-        start, end = src.line(node.pos), src.line(node.pos + node.len - 1)
-        title = _arg_text(node, 0)
+            return _Frame("other", span.end, span=span)
+        self._check_math(src, span, frame)
+        if kind == "proof":
+            return self._proof(span, src, frame)
+        start, end = src.line(span.begin), src.line(span.end - 1)
+        args, _ = read_args(src.content, span.body, "[", span.end_start)
+        title = " ".join(args[0].split()) if args[0] else None
+        label_from_title = None
+        if title and _KEYVAL_TITLE.match(title):  # thmtools: [name=..., label=...]
+            keys = dict((k.strip().lower(), v.strip().strip("{}")) for k, _, v in
+                        (part.partition("=") for part in title.split(",")) if v)
+            title = keys.get("name") or keys.get("title") or keys.get("note")
+            label_from_title = keys.get("label")
+        in_statement = frame is not None and frame.kind == "statement"
         stmt = Statement(
             index=len(self.statements),
             kind=kind,
-            env=env,
+            env=name,
             title=title or None,
-            body=src.verbatim(node),
+            body=src.text[span.begin : span.end],
             provenance=Provenance(file=src.rel, line_start=start, line_end=end),
-            parent=ctx.builder.stmt.index if ctx.builder is not None else None,
-            in_parent_proof=ctx.builder is not None and ctx.in_proof,
+            parent=frame.builder.stmt.index if frame is not None else None,
+            in_parent_proof=frame is not None and frame.kind == "proof",
         )
+        if in_statement:
+            outer = frame.builder.stmt
+            self.warnings.append(IntakeWarning(
+                code="nested-statement", where=f"{src.rel}:{start}",
+                message=f"{name} inside {outer.env} {outer.display} (outside a proof): read as its own statement, "
+                f"and {outer.display} depends on it; check the \\end of {outer.env} at line {outer.provenance.line_end}"))
         self.statements.append(stmt)
-        inner = _Ctx(_Builder(stmt), in_proof=False)
-        if node.nodeargd is not None:
-            self._walk([a for a in node.nodeargd.argnlist if a is not None], src, inner)
-        self._walk(node.nodelist, src, inner)
+        new = _Frame("statement", span.end, _Builder(stmt), span=span)
+        if label_from_title:
+            self._label(normalize_label(label_from_title), src, span.begin, new, stack + [new], False)
+        return new
 
-    def _statement_of(self, label: str) -> Statement | None:
-        site = self.labels.get(label.strip())
-        if site is None or site.statement_index is None:
-            return None
-        return self.statements[site.statement_index]
+    def _check_math(self, src: TexSource, span: EnvSpan, frame: _Frame | None) -> None:
+        for fault in math_faults(src.content, span.body, span.end_start, self.text_macros):
+            line = src.line(fault.offset)
+            if (src.rel, fault.offset) in self._fault_seen:
+                continue
+            self._fault_seen.add((src.rel, fault.offset))
+            what = f"{span.name} at line {src.line(span.begin)}"
+            if self.tolerant:
+                self.warnings.append(IntakeWarning(
+                    code="malformed-math", where=f"{src.rel}:{line}",
+                    message=f"{fault.message} (in {what}); the statement is read up to its own \\end{{{span.name}}}"))
+            else:
+                self.faults.append((src.rel, line, fault.message, what))
 
-    def _proof(self, node: LatexEnvironmentNode, src: _SourceFile, ctx: _Ctx) -> None:
-        line = src.line(node.pos)
+    def _proof(self, span: EnvSpan, src: TexSource, frame: _Frame | None) -> _Frame:
+        line = src.line(span.begin)
         target: Statement | None = None
         proves: str | None = None
-        text = src.parsed[node.pos : node.pos + node.len]
-        m = re.search(r"\\proves\s*\{([^{}]*)\}", text)
+        m = _PROVES.search(src.content, span.body, span.end_start)
         if m:
-            proves = m.group(1).strip()
+            proves = normalize_label(m.group(1))
             target = self._statement_of(proves)
             if target is None:
-                self.warnings.append(f"{src.rel}:{line}: \\proves{{{proves}}} names no statement defined before it")
+                self.warnings.append(IntakeWarning(code="proof", where=f"{src.rel}:{line}",
+                                                   message=f"\\proves{{{proves}}} names no statement defined before it"))
         if target is None:
-            title = _arg_text(node, 0) or ""
-            names = "|".join(["(?:c|C|auto|name)?ref"] + [re.escape(w) for w in self.ref_wrappers])
-            for m in re.finditer(r"\\(?:" + names + r")\*?\s*\{([^{}]*)\}", title):
-                target = next(filter(None, map(self._statement_of, m.group(1).split(","))), None)
+            args, _ = read_args(src.content, span.body, "[", span.end_start)
+            for label in self._labels_in(args[0] or ""):
+                target = self._statement_of(label)
                 if target is not None:
                     break
         if target is None and self.statements:
             target = self.statements[-1]
-            # a proof right after a nested claim's proof, at the outer level, is not the claim's
-            while target.parent is not None and target.proof is not None and ctx.builder is None:
+            # at the outer level, a proof belongs to the last outer statement (not to a claim
+            # or a statement nested in it)
+            while target.parent is not None and frame is None:
                 target = self.statements[target.parent]
         if target is None:
-            self.warnings.append(f"{src.rel}:{line}: proof with no statement before it; ignored")
-            self._walk(node.nodelist, src, ctx)
-            return
-        prov = Provenance(file=src.rel, line_start=line, line_end=src.line(node.pos + node.len - 1))
+            self.warnings.append(IntakeWarning(code="proof", where=f"{src.rel}:{line}",
+                                               message="proof with no statement before it; ignored"))
+            return _Frame("other", span.end, span=span)
+        prov = Provenance(file=src.rel, line_start=line, line_end=src.line(span.end - 1))
         if target.proof is None:
-            target.proof = ProofBlock(body=src.verbatim(node), provenance=prov, proves=proves)
+            target.proof = ProofBlock(body=src.text[span.begin : span.end], provenance=prov, proves=proves)
         else:
-            self.warnings.append(
-                f"{src.rel}:{line}: second proof for {target.display} "
-                f"(first at {target.proof.provenance}); its references count as proof references"
-            )
-        inner = _Ctx(_Builder(target, proof_seen=True), in_proof=True)
-        self._walk(node.nodelist, src, inner)
+            self.warnings.append(IntakeWarning(
+                code="proof", where=f"{src.rel}:{line}",
+                message=f"second proof for {target.display} (first at {target.proof.provenance}); its references "
+                "count as proof references"))
+        closing = _closing_sentence(src.content, span.body, span.end_start)
+        return _Frame("proof", span.end, _Builder(target, proof_seen=True), span=span, closing_from=closing)
 
-    def _macro(self, node: LatexMacroNode, src: _SourceFile, ctx: _Ctx) -> None:
-        name = node.macroname
-        b = ctx.builder
-        if name == "label":
-            label = _arg_text(node, 0)
-            if label:
-                self._label(label, src, src.line(node.pos), b)
-            return
-        if name in REFERENCE_MACROS or name in self.ref_wrappers:
-            line = src.line(node.pos)
-            if name in self.ref_wrappers:
-                indices = [self.ref_wrappers[name]]
+    def _labels_in(self, text: str) -> list[str]:
+        """Labels referenced in a piece of text (a proof's optional argument)."""
+        found: list[str] = []
+        for m in _MACRO.finditer(text):
+            name = m.group(1)
+            if name in REFERENCE_FORMS:
+                spec, indices, is_list = REFERENCE_FORMS[name]
+            elif name in self.ref_wrappers:
+                spec, index = self.ref_wrappers[name]
+                indices, is_list = (index,), False
             else:
-                indices = [1, 2]  # after the star; crefrange has two labels
+                continue
+            args, _ = read_args(text, m.end(), spec)
             for i in indices:
-                text = _arg_text(node, i)
-                if text:
-                    self._reference(name, text, src, line, ctx)
-            return
-        if name == "proves":
-            return
-        if name == "lean":
-            if b is not None:
-                text = _arg_text(node, 0) or ""
-                b.stmt.lean_names.extend(n.strip() for n in text.split(",") if n.strip())
-            return
-        if name == "leanok":
-            if b is not None:
-                if ctx.in_proof and b.stmt.proof is not None:
-                    b.stmt.proof.leanok = True
-                else:
-                    b.stmt.leanok = True
-            return
-        if name == "mathlibok":
-            if b is not None:
-                b.stmt.mathlibok = True
-            return
-        if name in INCLUDE_MACROS:
-            target = _last_arg_text(node)
-            if target:
-                path = self._resolve_include(target, src, src.line(node.pos), name)
-                if path is not None:
-                    self.read_file(path, ctx)
-            return
-        if name == "newtheorem":
-            env = _arg_text(node, 1)
-            display = _arg_text(node, 3)
-            if env:
-                self._declare(env, display)
-            return
-        if name == "declaretheorem":
-            env = _arg_text(node, 1)
-            opts = _arg_text(node, 0) or ""
-            m = re.search(r"name\s*=\s*\{?([^,}\]]+)", opts)
-            if env:
-                self._declare(env, m.group(1) if m else env)
-            return
-        if name in TERM_MACROS and b is not None and b.stmt.kind == "definition" and not ctx.in_proof:
-            text = _arg_text(node, 0)
-            if text:
-                term = _plain_term(text)
-                if len(term) >= 3 and term not in b.stmt.defined_terms:
-                    b.stmt.defined_terms.append(term)
-        if node.nodeargd is not None:
-            self._walk([a for a in node.nodeargd.argnlist if a is not None], src, ctx)
+                if i < len(args) and args[i]:
+                    found += [normalize_label(x) for x in (args[i].split(",") if is_list else [args[i]]) if x.strip()]
+        return found
 
-    def _reference(self, macro: str, text: str, src: _SourceFile, line: int, ctx: _Ctx) -> None:
-        b = ctx.builder
-        if b is None:
+    def _statement_of(self, label: str) -> Statement | None:
+        site = self.labels.get(label)
+        if site is None or site.statement_index is None:
+            return None
+        return self.statements[site.statement_index]
+
+    def _references(self, name: str, src: TexSource, m: re.Match, stop: int, frame: _Frame | None) -> None:
+        if name in self.ref_wrappers:
+            spec, index = self.ref_wrappers[name]
+            indices, is_list = (index,), False
+        else:
+            spec, indices, is_list = REFERENCE_FORMS[name]
+        args, _ = read_args(src.content, m.end(), spec, stop)
+        if frame is None:
             return
-        for label in text.split(","):
-            label = label.strip()
-            if label:
-                b.stmt.references.append(
-                    Reference(label=label, macro=macro, file=src.rel, line=line, in_proof=ctx.in_proof)
-                )
+        line = src.line(m.start())
+        in_proof = frame.kind == "proof"
+        closing = in_proof and frame.closing_from is not None and m.start() >= frame.closing_from
+        for i in indices:
+            text = args[i] if i < len(args) else None
+            if not text:
+                continue
+            for label in (text.split(",") if is_list else [text]):
+                label = normalize_label(label)
+                if label:
+                    frame.builder.stmt.references.append(Reference(
+                        label=label, macro=name, file=src.rel, line=line, in_proof=in_proof, closing=closing))
 
-    def _declare(self, env: str, display: str | None) -> None:
-        words = _plain_term(display or env).split()
-        kind = None
-        for word in words + [env]:
-            kind = KIND_ALIASES.get(word.lower())
-            if kind:
-                break
-        self.theorem_envs[env] = kind or env.lower()
-
-    def _label(self, label: str, src: _SourceFile, line: int, b: _Builder | None) -> None:
+    def _label(self, label: str, src: TexSource, pos: int, frame: _Frame | None, stack: list[_Frame],
+               section: bool) -> None:
+        line = src.line(pos)
         if label in self.labels:
             first = self.labels[label]
             raise InputError(
                 f"{src.rel}:{line}: label {label!r} is defined twice (first at {first.file}:{first.line})",
                 hint="rename one of the labels",
             )
+        b = frame.builder if frame is not None else None
         index = b.stmt.index if b is not None else None
-        self.labels[label] = LabelSite(label=label, file=src.rel, line=line, statement_index=index)
+        in_proof = frame is not None and frame.kind == "proof"
+        innermost = max((i for i, f in enumerate(stack) if f.builder is not None), default=-1)
+        inner = stack[innermost + 1 :]  # environments between the statement (or proof) and the label
+        display = next((f for f in reversed(inner) if f.kind == "display"), None)
+        site = LabelSite(label=label, file=src.rel, line=line, statement_index=index, in_proof=in_proof,
+                         section=section and frame is None,
+                         env=inner[-1].span.name if inner and inner[-1].span is not None else None)
+        if display is not None and display.span is not None:
+            if display.display is None:
+                span = display.span
+                display.display = len(self.displays)
+                self.displays.append(Display(
+                    labels=[], env=span.name, body=src.text[span.begin : span.end],
+                    provenance=Provenance(file=src.rel, line_start=src.line(span.begin), line_end=src.line(span.end - 1)),
+                    statement_index=index, in_proof=in_proof))
+            self.displays[display.display].labels.append(label)
+            site.display = display.display
+        self.labels[label] = site
         if b is not None:
             b.stmt.labels.append(label)
-            if b.stmt.label is None and not b.proof_seen:
+            if b.stmt.label is None and not b.proof_seen and not any(f.kind in ("display", "list") for f in inner):
                 b.stmt.label = label
 
+    def _term(self, tex: str, src: TexSource, pos: int, stmt: Statement) -> None:
+        """Record a defined term (definition markup) of ``stmt``, folded; a name (capitalised
+        inside a sentence) keeps its case."""
+        folded = " ".join(fold_case_kept(re.sub(r"\\(?:label|index)\s*\{[^{}]*\}", " ", tex)).split()).strip(" .,;:()")
+        words = folded.split()
+        if not words or len(words) > 6 or len(folded) < 3 or folded.isdigit():
+            return
+        if all(w.lower() in FUNCTION_WORDS for w in words):
+            return
+        before = src.content[max(0, pos - 300) : pos]
+        before = re.sub(r"\\(?:begin\s*\{[^{}]*\}(?:\[[^\]]*\])?|label\s*\{[^{}]*\}|\w+)", " ", before).rstrip()
+        sentence_start = not before or before.endswith((".", ":", "!", "?", "]"))
+        if len(words) == 1 and not _defining_position(before, src.content[pos : pos + 300]):
+            return  # one emphasised word outside a defining phrase is emphasis, not a definition
+        name = any(c.isupper() for c in folded[1:]) or (folded[0].isupper() and not sentence_start)
+        term = folded if name else folded.lower()
+        if term not in stmt.defined_terms:
+            stmt.defined_terms.append(term)
 
-def read_tex(main: Path, *, source_root: Path | None = None, max_file_mib: float | None = None) -> Catalogue:
+    def catalogue(self) -> Catalogue:
+        """The catalogue read so far. Raises ``InputError`` listing every malformed-math fault
+        when not tolerant."""
+        if self.faults:
+            statements = len({(f, what) for f, _, _, what in self.faults})
+            shown = "\n  ".join(f"{f}:{line}: {msg} (in {what})" for f, line, msg, what in self.faults[:20])
+            more = f"\n  ... and {len(self.faults) - 20} more" if len(self.faults) > 20 else ""
+            raise InputError(
+                f"malformed math in {statements} statement(s) or proof(s), {len(self.faults)} fault(s):\n  {shown}{more}",
+                hint="fix the delimiters in the source, or read it anyway with `fyan init --tolerant` "
+                "([intake] tolerant = true): each statement then ends at its own \\end{...}, with a warning",
+            )
+        return Catalogue(
+            source_root=str(self.root),
+            main_file=self._rel(self.main),
+            files=self.files,
+            statements=self.statements,
+            labels=self.labels,
+            warnings=self.warnings,
+            displays=self.displays,
+            macros=list(dict.fromkeys(self.macros)),
+            theorem_envs=self.theorem_envs,
+        )
+
+
+def read_tex(main: Path, *, source_root: Path | None = None, max_file_mib: float | None = None,
+             tolerant: bool = False) -> Catalogue:
     """Read the TeX document whose main file is ``main`` (following its ``\\input`` tree).
 
-    Provenance paths are relative to ``source_root`` (default: ``main``'s folder). Returns a
-    ``Catalogue``; raises ``InputError`` as described in the module docstring.
+    Provenance paths are relative to ``source_root`` (default: ``main``'s folder); files are
+    held to ``max_file_mib`` MiB each. ``tolerant``: malformed math is a warning, not an error.
+    Returns a ``Catalogue``; raises ``InputError`` as described in the module docstring.
     """
     main = main.resolve()
     root = (source_root or main.parent).resolve()
-    reader = _TexReader(main, root)
-    reader.max_file_mib = max_file_mib
-    reader.read_file(main, _Ctx())
-    return Catalogue(
-        source_root=str(root),
-        main_file=reader._rel(main),
-        files=reader.files,
-        statements=reader.statements,
-        labels=reader.labels,
-        warnings=reader.warnings,
-        macros=list(dict.fromkeys(reader.macros)),
-        theorem_envs=reader.theorem_envs,
-    )
+    reader = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib)
+    reader.read_file(main)
+    return reader.catalogue()

@@ -5,9 +5,10 @@ This is *not* an elaborator. It finds top-level declarations (``theorem``, ``lem
 ``example``) with their modifiers, full name (``namespace`` blocks applied), header (binders
 and type, up to the top-level ``:=``, ``where`` or ``|``) and body, with 1-based line numbers.
 It is used to check model-written files before Lean sees them (scaffold shape, frozen headers
-copied verbatim, source lints). Decisions about correctness are taken on the elaborated
-environment through the probe (``fyan.lean.probe``); DESIGN.md §3 forbids deciding from source
-text alone.
+copied verbatim, source lints). Decisions about correctness are taken on the compiled
+environment through the trusted inspector (``fyan.lean.inspector``); DESIGN.md §3 forbids
+deciding from source text alone. ``lex`` finds comments exactly as Lean's lexer does (strings,
+character literals, raw strings and ``«»`` names never start one).
 """
 
 from __future__ import annotations
@@ -81,54 +82,123 @@ def signature_hash(signature: str) -> str:
     return hashlib.sha256(signature.encode("utf-8")).hexdigest()
 
 
-def strip_comments(src: str) -> str:
-    """``src`` with comments (``--`` and nested ``/- -/``, doc comments included) replaced by
-    spaces; newlines and string literals are kept, so offsets and line numbers do not move."""
+_INTERESTING = re.compile(r"[«\-/r\"']")
+
+
+def _ident_char(c: str) -> bool:
+    return bool(c) and (c.isalnum() or c in "_'!?»" or "\u2080" <= c <= "\u209c")
+
+
+@dataclass
+class Lexed:
+    """``src`` read as Lean's lexer reads comments and literals (``lex``)."""
+
+    code: str  # comments replaced by spaces (newlines kept); strings, chars and «» names kept
+    problems: list[tuple[int, str]]  # (offset, what could not be read the way Lean reads it)
+
+
+def lex(src: str) -> Lexed:
+    """Find Lean's comments in ``src`` exactly where Lean finds them (Lean 4 reference manual,
+    "Lexical structure"): ``--`` to the end of the line and nested ``/- … -/`` blocks, never
+    inside a string literal (escapes ``\\`` and ``\"`` included), a character literal
+    (``'"'``, ``'\\''``), a raw string (``r"…"``, ``r#"…"#``) or a ``«…»`` name.
+
+    Literal forms that read differently depending on context are reported in ``problems``
+    instead of being guessed: a raw string, a string containing ``{`` or ``}`` (an interpolated
+    string's braces hold code), an unterminated comment, string or ``«»`` name. Callers that
+    check model-written files treat a problem as a reason to refuse the file."""
     out: list[str] = []
-    i, n, depth = 0, len(src), 0
-    in_string = False
+    problems: list[tuple[int, str]] = []
+    i, n = 0, len(src)
     while i < n:
+        m = _INTERESTING.search(src, i)  # copy plain code up to the next character that may start something
+        if m is None:
+            out.append(src[i:])
+            break
+        if m.start() > i:
+            out.append(src[i : m.start()])
+            i = m.start()
         c = src[i]
-        if depth:
-            if src.startswith("/-", i):
-                depth += 1
-                out.append("  ")
-                i += 2
-            elif src.startswith("-/", i):
-                depth -= 1
-                out.append("  ")
-                i += 2
-            else:
-                out.append("\n" if c == "\n" else " ")
-                i += 1
-            continue
-        if in_string:
-            out.append(c)
-            if c == "\\" and i + 1 < n:
-                out.append(src[i + 1])
-                i += 2
+        prev = src[i - 1] if i > 0 else ""
+        if c == "«":
+            j = i + 1
+            while j < n and src[j] not in "»\n":
+                j += 1
+            if j >= n or src[j] != "»":
+                problems.append((i, "unterminated «…» name"))
+                out.append(src[i:j])
+                i = j
                 continue
-            if c == '"':
-                in_string = False
-            i += 1
+            out.append(src[i : j + 1])
+            i = j + 1
             continue
-        if c == '"' and not (i > 0 and src[i - 1] == "'" and i + 1 < n and src[i + 1] == "'"):
-            in_string = True
-            out.append(c)
-            i += 1
-        elif src.startswith("/-", i):
-            depth = 1
-            out.append("  ")
-            i += 2
-        elif src.startswith("--", i):
+        if src.startswith("--", i):
             j = src.find("\n", i)
             j = n if j < 0 else j
             out.append(" " * (j - i))
             i = j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+            continue
+        if src.startswith("/-", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if src.startswith("/-", j):
+                    depth += 1
+                    j += 2
+                elif src.startswith("-/", j):
+                    depth -= 1
+                    j += 2
+                else:
+                    j += 1
+            if depth:
+                problems.append((i, "unterminated comment"))
+            out.append("".join("\n" if ch == "\n" else " " for ch in src[i:j]))
+            i = j
+            continue
+        if c == "r" and not _ident_char(prev) and i + 1 < n and src[i + 1] in '#"':
+            k = i + 1
+            while k < n and src[k] == "#":
+                k += 1
+            if k < n and src[k] == '"':
+                hashes = k - i - 1
+                end = src.find('"' + "#" * hashes, k + 1)
+                j = n if end < 0 else end + 1 + hashes
+                problems.append((i, "raw string literal" if end >= 0 else "unterminated raw string literal"))
+                out.append(src[i:j])
+                i = j
+                continue
+        if c == '"':
+            j = i + 1
+            while j < n and src[j] != '"':
+                j += 2 if src[j] == "\\" else 1
+            body = src[i + 1 : min(j, n)]
+            if j >= n:
+                problems.append((i, "unterminated string literal"))
+            elif "{" in body or "}" in body:
+                problems.append((i, "string literal with braces (an interpolated string's braces hold code)"))
+            out.append(src[i : j + 1])
+            i = j + 1
+            continue
+        if c == "'" and not _ident_char(prev):
+            if i + 2 < n and src[i + 1] == "\\":
+                end = src.find("'", i + 3)
+                if 0 < end <= i + 12 and "\n" not in src[i:end]:
+                    out.append(src[i : end + 1])
+                    i = end + 1
+                    continue
+            elif i + 2 < n and src[i + 1] not in "'\n" and src[i + 2] == "'":
+                out.append(src[i : i + 3])
+                i += 3
+                continue
+        out.append(c)
+        i += 1
+    return Lexed("".join(out), problems)
+
+
+def strip_comments(src: str) -> str:
+    """``src`` with comments (``--`` and nested ``/- -/``, doc comments included) replaced by
+    spaces; newlines, string and character literals and ``«»`` names are kept, so offsets and
+    line numbers do not move (``lex``)."""
+    return lex(src).code
 
 
 def _top_level_colon(header: str) -> int:

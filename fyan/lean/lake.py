@@ -11,18 +11,23 @@ confirm: the command must end with exit code 0 and its output must be Lake's (a 
 ``Build completed successfully[ (N jobs)].`` or a progress line for the target, and no failure
 tail). A build that times out, crashes, is refused by the sandbox policy, prints nothing, or
 prints only lines in no format Fyan knows is a failed build with the reason (formats:
-``fyan.lean.diagnostics``). Used by the completion gate, the stage checks and SA-Pass.
+``fyan.lean.diagnostics``). A failure caused by the Lake package itself — its configuration, its
+manifest or dependencies, its toolchain (``unknown package 'Init'``, ``package configuration
+has errors``, a lakefile error; leanprover/lake#22 kind) — is named in ``configuration_error``:
+no candidate can fix it, so the stage flow blocks the unit as an environment problem instead of
+sending the proof back. Used by the completion gate, the stage checks and SA-Pass.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from fyan.config import LeanSection
 from fyan.lean.diagnostics import BuildLog, Diagnostic, parse_lake_output
-from fyan.lean.runner import ProcessResult, run_process
+from fyan.lean.runner import Confinement, ProcessResult, run_process
 from fyan.lean.toolchain import Toolchain
 
 
@@ -35,6 +40,7 @@ class BuildResult(BaseModel):
     ok: bool
     reason: str
     log_file: str | None = None
+    configuration_error: str | None = None
 
     def diagnostics_in(self, files: set[str]) -> list[Diagnostic]:
         """Diagnostics of ``files`` (workspace-relative paths with ``/``)."""
@@ -51,6 +57,36 @@ class BuildResult(BaseModel):
             "warnings": sum(d.severity == "warning" for d in self.log.diagnostics),
             "unrecognized_lines": len(self.log.unrecognized),
         }
+
+
+#: Output of a failure of the Lake package itself (configuration, manifest, dependencies,
+#: toolchain), not of a Lean file in it.
+_CONFIG_ERROR = re.compile(
+    r"(?i)unknown package|package configuration|configuration (?:file )?has errors|lakefile\.(?:toml|lean)|"
+    r"lake-manifest|manifest (?:file|is|version)|could not resolve|failed to (?:clone|fetch|load)|"
+    r"toolchain .*(?:not installed|mismatch)|lean-toolchain|unknown (?:target|facet|library)|"
+    r"invalid (?:package|target|configuration)|no such file or directory.*lakefile"
+)
+
+
+def configuration_error(proc: ProcessResult, log: BuildLog) -> str | None:
+    """The first line of a failed build's output that blames the Lake package rather than a
+    Lean file (module docstring), or None."""
+    if proc.ok:
+        return None
+    if proc.exit_code == 127 or "bwrap: execvp" in proc.output:
+        where = ("inside the sandbox: the project and your home are hidden there; add its folder to "
+                 "[lean] sandbox_readable" if proc.sandboxed else "exit code 127")
+        return f"{proc.argv[0]} or a program it runs cannot be found ({where})"
+    for d in log.diagnostics:
+        lean_file = d.file is not None and d.file.endswith(".lean") and not d.file.endswith("lakefile.lean")
+        if d.severity == "error" and not lean_file and _CONFIG_ERROR.search(f"{d.file or ''} {d.text}"):
+            return (f"{d.file}: " if d.file else "") + d.text.splitlines()[0]
+    for line in [*log.unrecognized, *proc.output.splitlines()]:
+        if line.strip().startswith(("error", "uncaught")) and ".lean:" not in line.replace("lakefile.lean:", "") \
+                and _CONFIG_ERROR.search(line):
+            return line.strip()
+    return None
 
 
 def _verdict(targets: list[str], proc: ProcessResult, log: BuildLog) -> tuple[bool, str]:
@@ -86,25 +122,31 @@ def _verdict(targets: list[str], proc: ProcessResult, log: BuildLog) -> tuple[bo
 
 
 def lake_build(toolchain: Toolchain, workspace: Path, targets: list[str], config: LeanSection,
-               artifacts_dir: Path, name: str = "build") -> BuildResult:
-    """Run ``lake build <targets>`` in ``workspace`` (sandboxed, writes limited to it) and judge
-    it as the module docstring says. Never raises for a failing build."""
+               artifacts_dir: Path, name: str = "build", confinement: Confinement | None = None) -> BuildResult:
+    """Run ``lake build <targets>`` in ``workspace`` (sandboxed per ``[lean] sandbox``: writes
+    limited to the workspace, or what ``confinement`` says) and judge it as the module docstring
+    says. Never raises for a failing build."""
     log_path = artifacts_dir / f"{name}.log"
     proc = run_process(
         [str(toolchain.lake), "build", *targets], cwd=workspace, timeout_s=config.build_timeout,
-        memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace], log_path=log_path,
+        memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace], confinement=confinement,
+        log_path=log_path,
     )
     log = parse_lake_output(proc.output)
     ok, reason = _verdict(targets, proc, log)
-    return BuildResult(targets=targets, process=proc, log=log, ok=ok, reason=reason, log_file=str(log_path))
+    config_error = None if ok else configuration_error(proc, log)
+    if config_error:
+        reason = f"{reason}; the Lake package itself is broken: {config_error}"
+    return BuildResult(targets=targets, process=proc, log=log, ok=ok, reason=reason, log_file=str(log_path),
+                       configuration_error=config_error)
 
 
 def lake_env(toolchain: Toolchain, workspace: Path, args: list[str], config: LeanSection, artifacts_dir: Path,
-             name: str, stdin_text: str | None = None) -> ProcessResult:
-    """Run ``lake env <args>`` in ``workspace`` (e.g. ``lean --json --stdin`` for the probe, a
-    kernel checker on a module) under the same limits and sandbox as builds."""
+             name: str, stdin_text: str | None = None, confinement: Confinement | None = None) -> ProcessResult:
+    """Run ``lake env <args>`` in ``workspace`` (e.g. a kernel checker on a module) under the
+    same limits and sandbox as builds."""
     return run_process(
         [str(toolchain.lake), "env", *args], cwd=workspace, timeout_s=config.build_timeout,
-        memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace],
+        memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace], confinement=confinement,
         stdin_text=stdin_text, log_path=artifacts_dir / f"{name}.log",
     )

@@ -1,10 +1,37 @@
-"""Source lints on model-written Lean (defence in depth; never a substitute for the probe).
+"""Source lints on model-written Lean: fast feedback and a second line, never the evidence.
 
-Each rule names a construct a proof file has no business containing, because it can hide a
-gap from the kernel, run code at compile time, or change what a statement means
-(``shared/lean-samples/README.md``, table of tricks). ``error`` findings fail the check that
-runs the lint (the Planner's scaffold check, the Formalizer's check, the gate's
-``source_lints``); ``warning`` findings are reported.
+The completion gate decides from the compiled environment through the trusted inspector
+(``fyan.lean.inspector``, ``fyan.lean.policy``). These lints run before anything is compiled:
+they give the Formalizer precise feedback (the line of the construct itself), keep code that
+would run at compile time from ever being compiled (a candidate a lint rejects is not built),
+and catch what leaves no trace in the environment (``#eval``, ``run_cmd``: compile-time code).
+
+Each rule names a construct a proof file has no business containing, because it can hide a gap
+from the kernel, run code at compile time, or change what a statement means
+(``shared/lean-samples/README.md``, table of tricks). The rules are written against the ways
+text can hide a construct (issue 11, finding 4), as families, not examples:
+
+* **position** — every rule matches the construct's token *anywhere*, not at the start of a
+  line, so a prefix (``open X in``, ``set_option … in``, ``@[…]``, modifiers, another command
+  on the same line) does not hide it; the reported line is the token's own line;
+* **spelling** — ``«»``-quoted name components are read without their quotes
+  (``debug.«skipKernelTC»``, ``«autoImplicit»``), and option names are matched as tokens;
+* **attributes** — attribute lists are parsed in both forms, ``@[a, b c]`` and
+  ``attribute [a] f`` (``local``/``scoped`` included), and every attribute that runs or
+  replaces code or changes elaboration is refused (``macro``, ``term_elab``,
+  ``command_elab``, ``tactic``, ``csimp``, ``implemented_by``, ``extern``, ``init``, ...);
+* **literals** — comments are found exactly as Lean finds them (``declarations.lex``): string
+  and character literals (``'"'``, ``'\\\\''``), raw strings and ``«»`` names never start a comment;
+  literal forms whose reading depends on context (raw strings, strings with braces) are
+  refused rather than guessed;
+* **meta-programming** — any use of the APIs that build or change declarations (``addDecl``,
+  ``Lean.Elab``, ``MetaM``, ...), IO, ``run_tac``/``run_cmd``/``#eval``/``#guard`` and every
+  ``#``-command outside a short allow-list of ones that only print (a library's ``#html`` may
+  evaluate code), and compiler trust (``native_decide``, ``decide +native``,
+  ``(config := {native := true})``, ``bv_decide``).
+
+``error`` findings fail the check that runs the lint (the Planner's scaffold check, the
+Formalizer's check, the gate's ``source_lints``); ``warning`` findings are reported.
 """
 
 from __future__ import annotations
@@ -12,34 +39,80 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fyan.lean.declarations import strip_comments
+from fyan.lean.declarations import lex
 
-#: (rule id, severity, pattern on comment-free source, explanation)
+#: (rule id, severity, pattern on the comment-free text with «» quotes removed, explanation)
 RULES: tuple[tuple[str, str, str, str], ...] = (
-    ("skip-kernel", "error", r"\bset_option\s+debug\.skipKernelTC\b", "turns off kernel type checking"),
-    ("exit", "error", r"(?m)^\s*#exit\b", "stops elaboration: later declarations are never checked"),
-    ("unsafe", "error", r"\bunsafe\b", "unsafe code is not checked by the kernel"),
-    ("implemented-by", "error", r"@\[[^\]]*\bimplemented_by\b", "replaces compiled code by other code"),
-    ("extern", "error", r"@\[[^\]]*\bextern\b", "binds to foreign code (FFI)"),
-    ("csimp", "error", r"@\[[^\]]*\bcsimp\b", "replaces compiled code by other code"),
-    ("opaque", "error", r"(?m)^\s*(?:@\[[^\]]*\]\s*)*(?:private\s+|protected\s+|noncomputable\s+)*opaque\b", "opaque constants hide their value"),
-    ("axiom", "error", r"(?m)^\s*(?:@\[[^\]]*\]\s*)*(?:private\s+|protected\s+)*axiom\b", "declares an axiom"),
-    ("eval", "error", r"(?m)^\s*#eval\b", "runs code (possibly IO) at compile time"),
-    ("run-cmd", "error", r"(?m)^\s*(?:run_cmd|run_elab|run_meta)\b", "runs code at compile time"),
-    ("initialize", "error", r"(?m)^\s*(?:builtin_)?initialize\b", "runs IO when the module is imported"),
-    ("init-attr", "error", r"@\[[^\]]*\b(?:builtin_)?init\b", "runs IO when the module is imported"),
-    ("meta-code", "error", r"(?m)^\s*(?:@\[[^\]]*\]\s*)*(?:local\s+|scoped\s+)?(?:elab|elab_rules|macro|macro_rules|syntax)\b", "defines new syntax or elaborators (compile-time code)"),
-    ("auto-implicit", "error", r"\bset_option\s+(?:relaxedAutoImplicit|autoImplicit)\s+true\b", "lets a statement be generalised silently"),
-    ("open-private", "error", r"\bopen\s+private\b", "reaches private declarations"),
-    ("prelude", "error", r"(?m)^\s*prelude\b", "drops the standard prelude"),
-    ("import", "error", r"(?m)^\s*import\b", "imports are written by Fyan, not by the model"),
-    ("native-decide", "error", r"\bnative_decide\b|\bdecide\s*\+native\b", "trusts the compiler (Lean.ofReduceBool)"),
-    ("notation", "warning", r"(?m)^\s*(?:local\s+|scoped\s+)?(?:notation|infix|infixl|infixr|prefix|postfix)\b", "new notation can change how a statement reads"),
-    ("warn-sorry-off", "warning", r"\bset_option\s+warn\.sorry\s+false\b", "silences sorry warnings (the probe still sees sorryAx)"),
-    ("sorry", "warning", r"\bsorry\b|\badmit\b", "an unfinished proof"),
+    ("skip-kernel", "error", r"\bskipKernelTC\b", "turns off kernel type checking"),
+    ("exit", "error", r"#exit\b", "stops elaboration: later declarations are never checked"),
+    ("unsafe", "error", r"(?<![\w.'])unsafe(?![\w'])", "unsafe code is not checked by the kernel"),
+    ("partial", "error", r"(?<![\w.'])partial(?![\w'])", "partial definitions are opaque to the kernel"),
+    ("opaque", "error", r"(?<![\w.'])opaque(?![\w'])", "opaque constants hide their value"),
+    ("axiom", "error", r"(?<![\w.'])axiom(?![\w'])", "declares an axiom"),
+    ("eval", "error", r"#(?:eval|guard)(?![\w_])|#eval!", "runs code (possibly IO) at compile time"),
+    ("run-cmd", "error", r"(?<![\w.'])(?:run_cmd|run_elab|run_meta|run_tac|by_elab)(?![\w'])",
+     "runs meta-code at compile time (it can add declarations without kernel checking)"),
+    ("initialize", "error", r"(?<![\w.'])(?:builtin_)?initialize(?![\w'])", "runs IO when the module is imported"),
+    ("meta-code", "error",
+     r"(?<![\w.'])(?:elab|elab_rules|macro|macro_rules|syntax|declare_syntax_cat|simproc|dsimproc|"
+     r"builtin_simproc|declare_simp_like_tactic)(?![\w'])",
+     "defines new syntax, elaborators or simprocs (compile-time code)"),
+    ("notation", "error", r"(?<![\w.'])(?:notation3?|infix|infixl|infixr|prefix|postfix)(?![\w'])",
+     "new notation can change how a statement reads"),
+    ("io", "error", r"(?<![\w'])(?:IO\.|unsafeIO|unsafeBaseIO|unsafeEIO)|(?<![\w.'])(?:EIO|BaseIO|IO)(?![\w'])",
+     "IO in a proof file: code with effects"),
+    ("meta-api", "error",
+     r"(?<![\w'])(?:addDecl|addAndCompile|addDeclWithoutChecking|addDeclCore|modifyEnv|setEnv|unsafeCast|"
+     r"evalExpr|evalConst|liftCoreM|liftTermElabM|liftMetaM|CoreM|MetaM|TermElabM|CommandElabM|TacticM|"
+     r"CommandElab|TermElab|MacroM|Macro|"
+     r"Lean\.Elab|Lean\.Meta|Lean\.Environment|Lean\.Kernel|Lean\.Compiler|Elab\.Command|Elab\.Tactic|"
+     r"ofReduceBool|trustCompiler)(?![\w'])",
+     "meta-programming API: code that builds or changes declarations"),
+    ("auto-implicit", "error", r"(?<![\w'])(?:relaxedAutoImplicit|autoImplicit)(?![\w'])",
+     "lets a statement be generalised silently"),
+    ("open-private", "error", r"(?<![\w.'])open\s+private(?![\w'])", "reaches private declarations"),
+    ("prelude", "error", r"(?<![\w.'])prelude(?![\w'])", "drops the standard prelude"),
+    ("import", "error", r"(?<![\w.'])import(?![\w'])", "imports are written by Fyan, not by the model"),
+    ("native-decide", "error",
+     r"(?<![\w.'])(?:native_decide|bv_decide|bv_check)(?![\w'])|\+\s*native(?![\w'])|"
+     r"(?<![\w.'])native\s*:=\s*true",
+     "trusts the compiler (Lean.ofReduceBool, *._native.* axioms)"),
+    ("warn-sorry-off", "error", r"(?<![\w'])warn\.sorry(?![\w'])", "silences sorry warnings"),
+    ("sorry", "warning", r"(?<![\w.'])(?:sorry|admit|sorryAx)(?![\w'])", "an unfinished proof"),
 )
 
+#: Attributes that run or replace code, or change how later code elaborates.
+FORBIDDEN_ATTRIBUTES = {
+    "implemented_by": "replaces compiled code by other code",
+    "extern": "binds to foreign code (FFI)",
+    "csimp": "replaces compiled code by other code",
+    "init": "runs IO when the module is imported",
+    "builtin_init": "runs IO when the module is imported",
+    "export": "exports compiled code under a C name",
+    "macro": "a macro: rewrites syntax before elaboration",
+    "term_elab": "a term elaborator (meta-code)",
+    "command_elab": "a command elaborator (meta-code)",
+    "tactic": "a tactic elaborator (meta-code)",
+    "delab": "a delaborator (changes how terms read)",
+    "app_delab": "a delaborator (changes how terms read)",
+    "app_unexpander": "an unexpander (changes how terms read)",
+    "simproc": "a simproc (meta-code)",
+    "default_instance": "a default instance (changes how later statements elaborate)",
+    "command_parser": "a parser", "term_parser": "a parser", "tactic_parser": "a parser",
+    "combinator_formatter": "a formatter", "combinator_parenthesizer": "a parenthesizer",
+    "run_builtin_parser_attribute_hooks": "parser hooks", "builtin_doc": "builtin registration",
+    "env_linter": "a linter (meta-code)",
+}
+
+#: ``#``-commands a proof file may use (they only print); any other (``#eval``, ``#guard``,
+#: Mathlib's ``#html``, a library's own) may run code at compile time and is refused.
+HARMLESS_HASH_COMMANDS = frozenset({"check", "print", "reduce", "synth", "help", "find", "guard_msgs", "check_failure",
+                                    "where", "version", "exit"})
+
 _COMPILED = [(rule, sev, re.compile(pat), why) for rule, sev, pat, why in RULES]
+_HASH_COMMAND = re.compile(r"(?<![\w.'#])#([A-Za-z_][\w!?]*)")
+_GUILLEMETS = re.compile(r"«([^»\n]*)»")
+_ATTR_START = re.compile(r"@\[|(?<![\w.'])attribute\s*\[")
 
 
 @dataclass(frozen=True)
@@ -54,17 +127,71 @@ class Finding:
         return f"line {self.line}: {self.rule} ({self.why}): {self.text}"
 
 
+def _attribute_names(text: str) -> list[tuple[int, str]]:
+    """(offset, attribute name) of every attribute in ``@[…]`` and ``attribute […]`` lists."""
+    found = []
+    for m in _ATTR_START.finditer(text):
+        start = m.end()
+        depth, j = 1, start
+        while j < len(text) and depth:
+            if text[j] in "[(":
+                depth += 1
+            elif text[j] in "])":
+                depth -= 1
+            j += 1
+        body = text[start : j - 1]
+        depth, item_start = 0, 0
+        items = []
+        for k, ch in enumerate(body + ","):
+            if ch in "[({":
+                depth += 1
+            elif ch in "])}":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                items.append((item_start, body[item_start:k]))
+                item_start = k + 1
+        for off, item in items:
+            words = item.split()
+            while words and words[0] in ("local", "scoped", "-"):
+                words = words[1:]
+            if words:
+                name = words[0].lstrip("-")
+                found.append((start + off + max(0, item.find(name)), name))
+    return found
+
+
 def lint(source: str, *, allow: frozenset[str] = frozenset()) -> list[Finding]:
-    """Findings in ``source`` (comments ignored), except rules in ``allow``."""
-    clean = strip_comments(source)
+    """Findings in ``source`` (comments ignored), except rules in ``allow``. Rule
+    ``unreadable-literal`` reports literals Lean could read differently (``declarations.lex``)."""
+    lexed = lex(source)
+    # «» quotes removed: line breaks never occur inside them, so line numbers do not move
+    clean = _GUILLEMETS.sub(lambda m: m.group(1), lexed.code)
+    lines = clean.splitlines() or [""]
     findings: list[Finding] = []
+
+    def add(rule: str, sev: str, offset: int, why: str, text_src: str) -> None:
+        line = text_src.count("\n", 0, offset) + 1
+        text = lines[line - 1].strip() if line <= len(lines) else ""
+        findings.append(Finding(rule, sev, line, text[:120], why))
+
     for rule, sev, pattern, why in _COMPILED:
         if rule in allow:
             continue
         for m in pattern.finditer(clean):
-            line = clean.count("\n", 0, m.start()) + 1
-            text = clean.splitlines()[line - 1].strip() if clean.splitlines() else ""
-            findings.append(Finding(rule, sev, line, text[:120], why))
+            add(rule, sev, m.start(), why, clean)
+    if "hash-command" not in allow:
+        for m in _HASH_COMMAND.finditer(clean):
+            if m.group(1) not in HARMLESS_HASH_COMMANDS and m.group(1).rstrip("!") not in ("eval", "guard"):
+                add("hash-command", "error", m.start(), f"#{m.group(1)}: a command Fyan does not know to be harmless "
+                    "(it may run code at compile time)", clean)
+    if "attribute" not in allow:
+        for offset, name in _attribute_names(clean):
+            if name in FORBIDDEN_ATTRIBUTES:
+                add("attribute", "error", offset, f"@[{name}]: {FORBIDDEN_ATTRIBUTES[name]}", clean)
+    if "unreadable-literal" not in allow:
+        for offset, what in lexed.problems:
+            add("unreadable-literal", "error", offset,
+                f"{what}: Fyan's checks cannot read it as Lean would (proofs need no such literal)", lexed.code)
     findings.sort(key=lambda f: (f.line, f.rule))
     return findings
 

@@ -3,20 +3,22 @@
 Models propose names of existing lemmas (``cites`` of a lemma-DAG node, ``lemmas`` of a skill);
 before anything uses them, code checks that they exist:
 
-* **with a toolchain** — in the compiled environment, through the probe (``fyan.lean.probe``): the
-  unit workspace imports the direct upstream units' modules (and the unit's own module for a
-  complete unit, and ``[lean] extra_imports``), the imports are built, and the probe reports
-  ``found`` for each candidate name. A name is tried as written and qualified by every namespace
-  the unit's files open (upstream units, the unit's own). Lean core and imported libraries are
-  thus covered.
+* **with a toolchain** — in the compiled environment, through the trusted inspector
+  (``fyan.lean.inspector``): a gate workspace (``fyan.lean.trusted``) holds the upstream units'
+  recorded files (and the unit's own recorded ``Basic.lean`` for a complete unit), they are
+  built, and the inspector, importing them and ``[lean] extra_imports``, reports ``found`` for
+  each candidate name. A name is tried as written and qualified by every namespace the unit's
+  files open (upstream units, the unit's own). Lean core and imported libraries are thus
+  covered.
 * **without a toolchain** — against the declarations of the upstream units' published
   ``Basic.lean`` (and the unit's own), scanned by ``fyan.lean.declarations``. Library names
   cannot be confirmed this way and count as missing: a check that cannot see the environment
   fails closed (DESIGN.md §2), and the unit cannot pass the completion gate without a toolchain
   anyway.
 
-When the environment cannot be built (a build or the probe fails) every name counts as missing
-and ``problem`` says why.
+When the environment cannot be built (a build or the inspector fails) every name counts as
+missing and ``problem`` says why. (Issue 16 will look names up in an existing, built Lake
+package the same way: ``fyan.lean.inspector.run_inspector`` with ``names`` and ``imports``.)
 """
 
 from __future__ import annotations
@@ -26,12 +28,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from fyan.lean import declarations
+from fyan.lean import declarations, trusted
+from fyan.lean.inspector import ensure_inspector
 from fyan.lean.package import unit_module, unit_namespace, upstream
-from fyan.lean.probe import run_probe
-from fyan.lean.runner import run_process
-from fyan.lean.toolchain import Discovery, discover
-from fyan.lean.workspace import prepare_workspace
+from fyan.lean.toolchain import Discovery, check_pin, discover
 from fyan.project import Project
 from fyan.state.models import UnitRecord
 from fyan.state.store import Store
@@ -73,25 +73,41 @@ def check_names(
     if not names:
         return NameCheck(method="lean")
     cfg = project.config.lean
+    tc = disc.toolchain
     direct = {d.depends_on for d in store.deps(unit.id)}
     imports = [unit_module(project, d) for d in upstream(store, unit.id) if d.id in direct]
-    if include_self:
-        imports.append(unit_module(project, unit))
-    ws = prepare_workspace(project, unit, {})
-    for module in imports:
-        proc = run_process([str(disc.toolchain.lake), "build", module], cwd=ws.root, timeout_s=cfg.build_timeout,
-                           memory_mb=cfg.memory_limit_mb, sandbox=cfg.sandbox, writable=[ws.root],
-                           log_path=log_dir / "names-build.log")
-        if not proc.ok:
-            return NameCheck(method="lean", missing=names, problem=f"could not build {module} to look names up (see names-build.log)")
     tried = {n: candidates(n, spaces) for n in names}
     probe_names = list(dict.fromkeys(c for cs in tried.values() for c in cs))
-    result = run_probe(disc.toolchain, ws.root, imports + list(cfg.extra_imports), probe_names, cfg, log_dir / "names-probe.log")
-    if not result.ok:
-        return NameCheck(method="lean", missing=names, problem=f"the probe could not look names up: {result.problem}")
+    ws = None
+    try:
+        files = {"Basic": trusted.recorded_bytes(project, store, unit.id, "Basic.lean")} if include_self else {}
+        ws = trusted.prepare(project, store, unit, files, purpose="names")
+        pin = check_pin(tc, ws.root)
+        if not pin.ok:
+            return NameCheck(method="lean", missing=names, problem=pin.reason)
+        inspector, why = ensure_inspector(tc, pin.pin or "", cfg, log_dir)
+        if inspector is None:
+            return NameCheck(method="lean", missing=names, problem=f"no trusted inspector: {why}")
+        own = [unit_module(project, unit)] if include_self else []
+        first, build = trusted.build(ws, tc, cfg, log_dir, trusted=ws.upstream_modules, candidate=own,
+                                     name="names-build")
+        failed = next((b for b in (first, build) if b is not None and not b.ok), None)
+        if failed is not None:
+            return NameCheck(method="lean", missing=names,
+                             problem=f"could not build the environment to look names up: {failed.reason}")
+        inspection = trusted.inspect(ws, inspector, tc, cfg, log_dir, name="names-inspect",
+                                     imports=imports + own + list(cfg.extra_imports) or ["Init"], names=probe_names)
+    except (trusted.RecordedInputError, trusted.GateEnvironmentError) as e:
+        return NameCheck(method="lean", missing=names, problem=str(e))
+    finally:
+        if ws is not None:
+            ws.remove()
+    if not inspection.ok:
+        return NameCheck(method="lean", missing=names, problem=f"the inspector could not look names up: {inspection.problem}")
+    records = inspection.report.records
     check = NameCheck(method="lean")
     for n, cs in tried.items():
-        hit = next((c for c in cs if result.records.get(c) is not None and result.records[c].found), None)
+        hit = next((c for c in cs if records.get(c) is not None and records[c].found), None)
         if hit is None:
             check.missing.append(n)
         else:

@@ -19,6 +19,7 @@ from string import Template
 
 import networkx as nx
 
+from fyan.lean.render import comment_text, dotted_name
 from fyan.project import Project
 from fyan.resources import data_dir
 from fyan.state.models import UnitRecord, UnitStatus
@@ -44,22 +45,31 @@ def upstream(store: Store, unit_id: str) -> list[UnitRecord]:
     return [u for u in store.units() if u.id in ids]
 
 
-def render_unit_file(project: Project, store: Store, unit: UnitRecord, body: str, part: str) -> str:
-    """The full Lean file of ``unit`` (``part`` = Statement or Basic) around ``body``."""
-    deps = upstream(store, unit.id)
+def unit_imports(project: Project, store: Store, unit: UnitRecord) -> list[str]:
+    """The modules Fyan makes ``unit``'s files import: its direct upstream units' modules, then
+    ``[lean] extra_imports`` (what the inspector expects the compiled module to import)."""
     direct = {d.depends_on for d in store.deps(unit.id)}
-    imports = [unit_module(project, d) for d in deps if d.id in direct] + list(project.config.lean.extra_imports)
-    lines = [f"import {m}" for m in imports]
+    return [unit_module(project, d) for d in upstream(store, unit.id) if d.id in direct] + list(project.config.lean.extra_imports)
+
+
+def render_unit_file(project: Project, store: Store, unit: UnitRecord, body: str, part: str) -> str:
+    """The full Lean file of ``unit`` (``part`` = Statement or Basic) around ``body``.
+
+    Document-derived text (the unit id, its provenance: file path, lines, label) enters only
+    through ``fyan.lean.render`` (a comment that cannot be closed early); names through
+    ``dotted_name``."""
+    deps = upstream(store, unit.id)
+    lines = [f"import {dotted_name(m)}" for m in unit_imports(project, store, unit)]
     lines += [
         "",
-        f"/-! Fyan unit `{unit.id}` ({part}). Source: {unit.provenance}.",
+        f"/-! Fyan unit `{comment_text(unit.id)}` ({comment_text(part)}). Source: {comment_text(str(unit.provenance))}.",
         "The declarations between the markers are model-written; everything else is written by Fyan. -/",
         "",
     ]
     if deps:
-        lines.append("open " + " ".join(unit_namespace(project, d) for d in deps))
+        lines.append("open " + " ".join(dotted_name(unit_namespace(project, d)) for d in deps))
         lines.append("")
-    ns = unit_namespace(project, unit)
+    ns = dotted_name(unit_namespace(project, unit))
     lines += [f"namespace {ns}", "", MODEL_BEGIN, body.strip("\n"), MODEL_END, "", f"end {ns}", ""]
     return "\n".join(lines)
 

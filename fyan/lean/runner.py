@@ -1,31 +1,39 @@
-"""Run untrusted builds: a timeout, a memory limit, non-tty output, a bubblewrap sandbox.
+"""Run untrusted processes confined: a timeout, a memory limit, non-tty output, a bubblewrap sandbox.
 
-Lean files written by models are untrusted code and ``lake build`` runs them (DESIGN.md §2).
-``run_process`` runs a command
+Lean files written by models are untrusted code, ``lake build`` runs them, and a ``command``
+agent is an untrusted process itself (DESIGN.md §2). ``run_process`` runs a command
 
 * with a wall-clock timeout (seconds); the whole process group is killed (SIGKILL) at the
-  deadline;
+  deadline, and after the command ended in any way (``ProcessGroup``: the one place a group is
+  started and the one place it is ended, so stop paths can hook in);
 * with an address-space limit (``RLIMIT_AS``, MiB) set in the child before ``exec`` (it is
   inherited by ``bwrap`` and everything it starts); an allocation beyond it fails, and the
   result says so when the output shows it (``memory_exceeded``);
 * with stdout and stderr merged into one pipe (Lake prints one line per job instead of a
   spinner when it is not on a terminal), ``NO_COLOR=1`` and ``TERM=dumb``;
-* inside bubblewrap when ``bwrap`` works here: the whole file system read-only, the network
-  unshared (only a private loopback), PID and IPC namespaces unshared, writes allowed only in
-  the given folders (the unit workspace); ``TMPDIR`` points into the first of them
-  (``.sandbox-tmp/``), since the host's ``/tmp`` is read-only there like everything else (it is
-  not replaced by an empty one, so a toolchain or checkout that lives below ``/tmp`` still runs).
+* inside bubblewrap when ``bwrap`` works here, confined by a ``Confinement``: the whole file
+  system read-only; ``hidden`` folders (the user's home, the project folder) replaced by empty
+  ones, so the state store, ``.fyan/``, other units and the user's files are neither writable
+  nor readable; ``read_only`` paths bound back read-only (the toolchain under ``~/.elan``, the
+  project's Lake package, outputs a build must not touch); ``writable`` folders (the workspace)
+  bound read-write; the network unshared (a private loopback only) unless ``network`` is set;
+  PID, IPC and session unshared, so every process the command starts dies with it. ``TMPDIR``
+  points into the first writable folder (``.sandbox-tmp/``), since the host's ``/tmp`` is
+  read-only there like everything else (it is not replaced by an empty one, so a toolchain or
+  checkout that lives below ``/tmp`` still runs).
 
-``sandbox`` is ``auto`` (bwrap when usable, else run unsandboxed and say so in ``note``),
-``require`` (refuse to run without bwrap: ``exit_code`` None, ``refused`` True, the reason in
-``note``) or ``off``. Whether bwrap is usable is probed once per ``bwrap`` executable (a
-container may forbid the user namespaces it needs; the probe's error is then the reason).
+``sandbox`` is ``require`` (the default of ``[lean] sandbox``: refuse to run without a working
+bwrap: ``exit_code`` None, ``refused`` True, the reason and the remedy in ``note``), ``auto``
+(bwrap when usable, else run unconfined and say so in ``note``) or ``off`` (never confined; an
+explicit choice every report states). Whether bwrap is usable is probed once per ``bwrap``
+executable (a container may forbid the user namespaces it needs; the probe's error is then the
+reason).
 
 ``log_path``, when given, receives the command line, the full output and the exit status;
 ``<log_path>.json`` next to it receives the same record as JSON (command, cwd, exit code,
 duration in seconds, sandbox, timeout and memory flags). The gate keeps both as attempt
-artifacts. This module is shared by the completion gate, the Formalizer's compile loop and
-SA-Pass; it never raises for a failing command.
+artifacts. This module is shared by the completion gate, the Formalizer's compile loop, the
+command agent and SA-Pass; it never raises for a failing command.
 """
 
 from __future__ import annotations
@@ -36,7 +44,9 @@ import resource
 import shutil
 import signal
 import subprocess
+import threading
 import time
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -86,6 +96,79 @@ class ProcessResult(BaseModel):
         return f"exit code {self.exit_code}"
 
 
+#: What to do when bubblewrap is missing or refused (every refusal names it).
+SANDBOX_REMEDY = (
+    "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap); if it is installed but cannot "
+    "create namespaces (a container, or AppArmor restricting unprivileged user namespaces), allow them "
+    "(e.g. sysctl kernel.apparmor_restrict_unprivileged_userns=0) or run Fyan where they are allowed; "
+    "or set [lean] sandbox = \"off\" in fyan.toml to run model-written code unconfined (every report then says so)"
+)
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What a confined command may see and touch (module docstring). Paths are resolved before
+    use; ``hidden`` paths that do not exist, are ``/`` or contain a writable path's filesystem
+    root are skipped."""
+
+    writable: tuple[Path, ...] = ()
+    read_only: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    network: bool = False
+
+    def describe(self) -> str:
+        parts = ["read-only file system", "network allowed" if self.network else "no network"]
+        if self.hidden:
+            parts.append("hidden: " + ", ".join(str(p) for p in self.hidden))
+        parts.append("writes only in " + (", ".join(str(p) for p in self.writable) or "nothing"))
+        return "bubblewrap sandbox: " + "; ".join(parts)
+
+
+def home_dir(env: dict[str, str] | None = None) -> Path | None:
+    """The user's home folder (``$HOME``), or None when unset or ``/``."""
+    home = (env if env is not None else os.environ).get("HOME")
+    if not home:
+        return None
+    path = Path(home).expanduser()
+    return None if path.resolve() == Path("/") else path
+
+
+def toolchain_paths(lake: Path | str | None, env: dict[str, str] | None = None) -> list[Path]:
+    """Folders a Lean toolchain reads from, to bind back read-only inside a hidden home: elan's
+    home (``$ELAN_HOME`` or ``~/.elan``) and the prefix of ``lake`` itself (its real path)."""
+    env = env if env is not None else dict(os.environ)
+    found: list[Path] = []
+    elan = env.get("ELAN_HOME")
+    home = home_dir(env)
+    for cand in ([Path(elan)] if elan else []) + ([home / ".elan"] if home else []):
+        if cand.is_dir():
+            found.append(cand)
+    if lake:
+        real = Path(lake).resolve()
+        found.append(real.parent.parent if real.parent.name == "bin" else real.parent)
+    return list(dict.fromkeys(found))
+
+
+def project_confinement(project_root: Path, writable: list[Path], *, lake: Path | str | None = None,
+                        read_only: list[Path] | None = None, network: bool = False,
+                        extra_readable: list[Path] | None = None, toolchain=None) -> Confinement:
+    """The confinement of model-written code of one project: the project folder and the user's
+    home hidden; ``writable`` (a workspace) read-write; the project's Lake package, the
+    toolchain (``toolchain``, a ``fyan.lean.toolchain.Toolchain``: its ``lake`` and
+    ``[lean] sandbox_readable``; or ``lake``) and ``extra_readable`` bound back read-only;
+    ``read_only`` (outputs a build must not change) protected inside the writable folders."""
+    hidden = [project_root]
+    home = home_dir()
+    if home is not None:
+        hidden.append(home)
+    if toolchain is not None:
+        lake = toolchain.lake
+        extra_readable = [*toolchain.readable, *(extra_readable or [])]
+    readable = [project_root / "lean", *toolchain_paths(lake), *(extra_readable or [])]
+    return Confinement(writable=tuple(writable), read_only=tuple(readable) + tuple(read_only or ()),
+                       hidden=tuple(hidden), network=network)
+
+
 @lru_cache(maxsize=8)
 def _probe_bwrap(path: str) -> tuple[bool, str]:
     try:
@@ -100,7 +183,7 @@ def _probe_bwrap(path: str) -> tuple[bool, str]:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         return False, (f"bwrap ({path}) cannot create its namespaces here: "
                        f"{detail[-1] if detail else 'exit ' + str(proc.returncode)}")
-    return True, "bubblewrap sandbox: read-only file system, no network, writes only in the workspace"
+    return True, "bubblewrap works here"
 
 
 def bwrap_status(path_env: str | None = None) -> tuple[str | None, str]:
@@ -111,24 +194,49 @@ def bwrap_status(path_env: str | None = None) -> tuple[str | None, str]:
     """
     path = shutil.which("bwrap", path=path_env if path_env is not None else os.environ.get("PATH"))
     if path is None:
-        return None, "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)"
+        return None, "bubblewrap (bwrap) is not installed"
     ok, why = _probe_bwrap(path)
     return (path if ok else None), why
 
 
-def _bwrap_argv(bwrap: str, argv: list[str], cwd: Path, writable: list[Path]) -> list[str]:
-    cmd = [
-        bwrap, "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc",
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-    ]
-    for w in writable:
-        w = w.resolve()
+def _inside(path: Path, folders: list[Path]) -> bool:
+    return any(path == f or f in path.parents for f in folders)
+
+
+def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement) -> list[str]:
+    """The ``bwrap`` command line that runs ``argv`` in ``cwd`` under ``confinement`` (module
+    docstring): read-only paths that contain a hidden folder, tmpfs over the hidden folders,
+    read-only re-exposures, writable binds, then read-only protections inside writable folders
+    (later binds win in bubblewrap)."""
+    writable = [w.resolve() for w in confinement.writable]
+    cmd = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
+    if not confinement.network:
+        cmd.append("--unshare-net")
+    cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    hidden = [h for h in dict.fromkeys(p.resolve() for p in confinement.hidden) if h != Path("/") and h.is_dir()]
+    read_only = [r.resolve() for r in confinement.read_only]
+    # a read-only path that contains a hidden folder is bound first, so the folder stays hidden
+    containing = [r for r in read_only if any(h == r or r in h.parents for h in hidden) and not _inside(r, writable)]
+    outside = [r for r in read_only if r not in containing and not _inside(r, writable)]
+    protect = [r for r in read_only if _inside(r, writable)]
+    for r in dict.fromkeys(containing):
+        if r.exists():
+            cmd += ["--ro-bind", str(r), str(r)]
+    for h in hidden:
+        cmd += ["--tmpfs", str(h)]
+    for r in dict.fromkeys(outside):
+        if r.exists():
+            cmd += ["--ro-bind", str(r), str(r)]
+    for w in dict.fromkeys(writable):
         cmd += ["--bind", str(w), str(w)]
+    for r in dict.fromkeys(protect):
+        if r.exists():
+            cmd += ["--ro-bind", str(r), str(r)]
     cmd += ["--chdir", str(cwd.resolve()), "--"]
     return cmd + argv
 
 
-def sandbox_tmpdir(writable: list[Path]) -> Path:
+def sandbox_tmpdir(writable: list[Path] | tuple[Path, ...]) -> Path:
     """The temporary folder a sandboxed command gets (``TMPDIR``): inside its first writable
     folder, created on demand."""
     tmp = writable[0].resolve() / ".sandbox-tmp"
@@ -145,14 +253,115 @@ def _limit(memory_mb: int | None):
     return apply
 
 
+@dataclass
+class Confined:
+    """``argv`` as it will run: wrapped in bwrap, or not, and why (``confine``)."""
+
+    argv: list[str]
+    sandboxed: bool
+    refused: bool
+    note: str | None
+
+
+def confine(argv: list[str], cwd: Path, sandbox: str, confinement: Confinement,
+            env: dict[str, str] | None = None, what: str = "[lean] sandbox") -> Confined:
+    """Wrap ``argv`` for ``sandbox`` mode (``require``, ``auto``, ``off``): the bwrap command
+    line, or a refusal (``require`` without a usable bwrap; the note says why and what to do),
+    or ``argv`` unchanged with a note saying it runs unconfined. ``what`` names the setting in
+    the refusal."""
+    if sandbox == "off":
+        return Confined(list(argv), False, False, None)  # the explicit choice: reports state it
+    bwrap, why = bwrap_status(env.get("PATH") if env is not None else None)
+    if bwrap is None:
+        if sandbox == "require":
+            return Confined(list(argv), False, True, f"refused: {what} = \"require\" but {why}; {SANDBOX_REMEDY}")
+        return Confined(list(argv), False, False, f"not sandboxed: {why}")
+    return Confined(bwrap_argv(bwrap, argv, cwd, confinement), True, False, confinement.describe())
+
+
+class ProcessGroup:
+    """One confined process and every process it starts, as one process group (its own
+    session). ``start`` is the one place a group is started and ``end`` the one place it is
+    ended (SIGKILL to the whole group, also after a normal exit: children left behind by the
+    command die with it). Stop paths (Ctrl-C, SIGTERM, a daemon stopping) can register groups
+    here."""
+
+    def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str], memory_mb: int | None = None,
+                 stdin: int | None = None, stderr: int | None = subprocess.STDOUT) -> None:
+        self.argv = argv
+        self.cwd = cwd
+        self.env = env
+        self.memory_mb = memory_mb
+        self.stdin = stdin
+        self.stderr = stderr
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> subprocess.Popen:
+        """Start the command in a new session (raises ``OSError`` when it cannot start)."""
+        self.proc = subprocess.Popen(
+            self.argv, cwd=self.cwd, env=self.env, stdout=subprocess.PIPE, stderr=self.stderr,
+            stdin=self.stdin if self.stdin is not None else subprocess.DEVNULL,
+            start_new_session=True, preexec_fn=_limit(self.memory_mb),
+        )
+        return self.proc
+
+    def end(self) -> None:
+        """Kill whatever is left of the group (idempotent; never raises)."""
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def collect(self, stdin: bytes | None, timeout_s: float) -> tuple[bytes, bytes, bool]:
+        """Feed ``stdin``, wait for the command (at most ``timeout_s`` seconds), then ``end`` the
+        group and return (stdout, stderr, timed out). Output is read until the command itself
+        exits: a child that keeps the pipes open is ended with the group, not waited for."""
+        proc = self.proc
+        assert proc is not None
+        buffers: dict[str, list[bytes]] = {"out": [], "err": []}
+
+        def read(stream, key: str) -> None:
+            for chunk in iter(lambda: stream.read(65536), b""):
+                buffers[key].append(chunk)
+
+        def feed() -> None:
+            try:
+                proc.stdin.write(stdin or b"")
+                proc.stdin.close()
+            except (OSError, ValueError):  # the command exited without reading its input
+                pass
+
+        threads = [threading.Thread(target=read, args=(proc.stdout, "out"), daemon=True)]
+        if proc.stderr is not None:
+            threads.append(threading.Thread(target=read, args=(proc.stderr, "err"), daemon=True))
+        if proc.stdin is not None:
+            threads.append(threading.Thread(target=feed, daemon=True))
+        for t in threads:
+            t.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            self.end()
+            proc.wait()
+            for t in threads:
+                t.join(timeout=10)
+        return b"".join(buffers["out"]), b"".join(buffers["err"]), timed_out
+
+
 def run_process(
     argv: list[str],
     *,
     cwd: Path,
     timeout_s: float,
     memory_mb: int | None = None,
-    sandbox: str = "auto",
+    sandbox: str = "require",
     writable: list[Path] | None = None,
+    confinement: Confinement | None = None,
     env: dict[str, str] | None = None,
     stdin_text: str | None = None,
     log_path: Path | None = None,
@@ -161,55 +370,34 @@ def run_process(
     command (a missing executable or a missing ``cwd`` is ``exit_code=None`` with the reason in
     ``note``).
 
-    ``timeout_s`` in seconds, ``memory_mb`` in MiB (None: no limit), ``writable`` the folders
-    the sandbox lets the command write (default: ``cwd``), ``stdin_text`` fed on stdin (else
-    stdin is ``/dev/null``).
+    ``timeout_s`` in seconds, ``memory_mb`` in MiB (None: no limit), ``confinement`` what the
+    sandbox lets the command see and write (default: write only ``writable``, itself defaulting
+    to ``cwd``), ``stdin_text`` fed on stdin (else stdin is ``/dev/null``).
     """
-    writable = writable if writable is not None else [cwd]
-    note = None
-    sandboxed = False
-    full_argv = list(argv)
+    if confinement is None:
+        confinement = Confinement(writable=tuple(writable if writable is not None else [cwd]))
     if not Path(cwd).is_dir():
         return _finish(ProcessResult(argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0,
                                      note=f"could not start {argv[0]}: working folder {cwd} does not exist"), log_path)
-    if sandbox != "off":
-        bwrap, why = bwrap_status(env.get("PATH") if env is not None else None)
-        if bwrap is None:
-            if sandbox == "require":
-                return _finish(ProcessResult(
-                    argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0, refused=True,
-                    note=f"refused: [lean] sandbox = \"require\" but {why}",
-                ), log_path)
-            note = f"not sandboxed: {why}"
-        else:
-            full_argv = _bwrap_argv(bwrap, argv, cwd, writable)
-            sandboxed = True
-            note = why
+    wrapped = confine(argv, Path(cwd), sandbox, confinement, env)
+    if wrapped.refused:
+        return _finish(ProcessResult(argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0, refused=True,
+                                     note=wrapped.note), log_path)
+    note, sandboxed = wrapped.note, wrapped.sandboxed
     run_env = {**(env if env is not None else os.environ), "NO_COLOR": "1", "TERM": "dumb"}
-    if sandboxed and writable:
-        run_env["TMPDIR"] = str(sandbox_tmpdir(writable))
+    if sandboxed and confinement.writable:
+        run_env["TMPDIR"] = str(sandbox_tmpdir(confinement.writable))
+    group = ProcessGroup(wrapped.argv, cwd=Path(cwd), env=run_env, memory_mb=memory_mb,
+                         stdin=subprocess.PIPE if stdin_text is not None else None)
     start = time.monotonic()
     try:
-        proc = subprocess.Popen(
-            full_argv, cwd=cwd, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
-            start_new_session=True, preexec_fn=_limit(memory_mb),
-        )
+        proc = group.start()
     except OSError as e:
         return _finish(ProcessResult(
             argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0, sandboxed=sandboxed,
             note=f"could not start {argv[0]}: {e.strerror or e}",
         ), log_path)
-    timed_out = False
-    try:
-        out, _ = proc.communicate(input=stdin_text.encode() if stdin_text is not None else None, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, _ = proc.communicate()
+    out, _, timed_out = group.collect(stdin_text.encode() if stdin_text is not None else None, timeout_s)
     duration = time.monotonic() - start
     text = out.decode("utf-8", errors="replace")
     code = None if timed_out else proc.returncode

@@ -6,10 +6,11 @@ When the semantic audit freezes a declaration, ``freeze_specs`` records
   definition also its body) and the SHA-256 of that text;
 * its **bound input files** (``bound_inputs``: project-relative path → SHA-256): the unit's
   ``problem.tex`` and the ``Basic.lean`` of every upstream unit;
-* with a toolchain, from the probe (``fyan.lean.probe``) on the audited ``Statement.lean``:
-  the SHA-256 of the **elaborated statement** (``type_hash``: the full structure of the type,
-  plus the value of a definition), the digest of every **local definition** the statement
-  depends on (``bound_inputs["lean:<name>"]``), and the toolchain that elaborated it
+* with a toolchain, from the trusted inspector (``fyan.lean.inspector``) on the audited
+  ``Statement.lean`` built in a gate workspace (``fyan.lean.trusted``): the SHA-256 of the
+  **elaborated statement** (``type_hash``: the full structure of the type, plus the value of a
+  definition), the digest of every **local definition** the statement depends on
+  (``bound_inputs["lean:<name>"]``), and the toolchain that elaborated it
   (``bound_inputs["lean:@toolchain"]``).
 
 At gate time ``compare`` recomputes each of them and names exactly what changed: the source
@@ -18,15 +19,25 @@ one), a local definition changed, no longer used or newly used. Any difference m
 certification **stale**; nothing carries over silently. A freeze made without a toolchain has
 no elaborated evidence; the gate then elaborates the audited ``Statement.lean`` again and uses
 that as the reference (``compare``'s ``reference`` argument).
+
+``unaudited_dependencies`` closes a way around the audit across units: the audit reads a
+statement's *text*, so a declaration of an upstream unit that no audit saw (an instance of
+``LE Int`` added to a proof file, say) could change what a downstream statement means while it
+reads the same. A frozen statement may therefore use, from upstream units' modules, only their
+frozen declarations, the projections of a frozen structure (``Foo.x``: the inspector says it is
+a projection), and constants whose own type concludes in a frozen declaration (a constructor of
+a frozen inductive type; an instance *for* a frozen structure). A name alone proves nothing (an
+instance can be called ``Foo.anything``), so no prefix rule.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fyan.lean import declarations
-from fyan.lean.probe import ProbeRecord
+from fyan.lean.inspector import InspectedDeclaration
 from fyan.project import Project
 from fyan.state.models import FreezeRecord, UnitRecord
 from fyan.state.store import Store
@@ -48,8 +59,8 @@ def bound_files(project: Project, store: Store, unit: UnitRecord) -> dict[str, s
     return {project.paths.rel(p): sha256_file(p) for p in paths if p.is_file()}
 
 
-def elaborated_bindings(record: ProbeRecord | None, toolchain_version: str | None) -> dict[str, str]:
-    """``bound_inputs`` entries from a probe record: local definitions and the toolchain."""
+def elaborated_bindings(record: InspectedDeclaration | None, toolchain_version: str | None) -> dict[str, str]:
+    """``bound_inputs`` entries from an inspector record: local definitions and the toolchain."""
     if record is None or not record.found or record.statement_hash is None:
         return {}
     out = {LEAN_KEY + name: d for name, d in record.local_digests.items()}
@@ -123,13 +134,13 @@ def compare_source(freeze: FreezeRecord, decls: list[declarations.Declaration], 
     return c
 
 
-def compare_compiled(freeze: FreezeRecord, record: ProbeRecord | None, toolchain_version: str | None,
-                     reference: ProbeRecord | None = None) -> Comparison:
-    """Compare a freeze with the probe's record of the compiled declaration.
+def compare_compiled(freeze: FreezeRecord, record: InspectedDeclaration | None, toolchain_version: str | None,
+                     reference: InspectedDeclaration | None = None) -> Comparison:
+    """Compare a freeze with the inspector's record of the compiled declaration.
 
     The elaborated statement and the local definitions are compared with the freeze's own
     evidence, or, when the freeze has none (frozen without a toolchain), with ``reference``:
-    the probe's record of the audited ``Statement.lean`` elaborated now. With neither, the
+    the inspector's record of the audited ``Statement.lean`` elaborated now. With neither, the
     comparison fails closed.
     """
     c = Comparison(freeze.decl)
@@ -165,50 +176,112 @@ def compare_compiled(freeze: FreezeRecord, record: ProbeRecord | None, toolchain
     return c
 
 
+def unaudited_dependencies(project: Project, store: Store, unit: UnitRecord,
+                           record: InspectedDeclaration | None, signature: str = "",
+                           own_frozen: list[str] = ()) -> list[str]:
+    """The project constants that ``record``'s statement uses directly although no audit
+    certified them (module docstring), each with why. ``signature``: the statement's frozen
+    text; ``own_frozen``: the unit's own frozen (or being frozen) declarations.
+
+    From an upstream unit's module only its frozen declarations, projections of its frozen
+    structures and constants whose type concludes in a frozen declaration may be used. From the
+    unit's own modules, a constant the statement *names* is visible to the audit; one it uses
+    without naming it — an instance, a coercion, a default — must be frozen or conclude in a
+    frozen declaration: otherwise an `instance : LE Int` written next to the statement would
+    change what it means while its text reads the same."""
+    from fyan.lean.package import unit_module, upstream
+
+    if record is None or not record.found:
+        return []
+    lib = project.config.lean_lib
+    own = {unit_module(project, unit, part) for part in ("Basic", "Statement")}
+    frozen = {unit_module(project, d): [f.decl for f in store.freezes(d.id)] for d in upstream(store, unit.id)}
+    mine = list(own_frozen) or [f.decl for f in store.freezes(unit.id)]
+    named = set(re.findall(r"[^\s()\[\]{}⟨⟩,:]+", signature))
+
+    out = []
+    for c in record.constants:
+        if not c.module.startswith(lib + "."):
+            continue
+        if c.module in own:
+            short = c.name.rpartition(".")[2]
+            written = c.name in named or short in named or any(n.endswith("." + short) for n in named)
+            if c.name == record.name or c.name in mine or written or any(x in mine for x in c.conclusion):
+                continue
+            out.append(f"{record.name}: its statement uses {c.name} without naming it (an instance, coercion or "
+                       "default of this unit that no audit certified)")
+            continue
+        names = frozen.get(c.module)
+        if names is None:
+            out.append(f"{record.name}: uses {c.name} from {c.module}, which is not an upstream unit's module")
+            continue
+        projection = c.projection and c.name.rpartition(".")[0] in names
+        if c.name not in names and not projection and not any(x in names for x in c.conclusion):
+            out.append(f"{record.name}: its statement depends on {c.name}, declared in upstream module {c.module} "
+                       "but not frozen there: no audit certified what it means")
+    return out
+
+
 def freeze_specs(project: Project, store: Store, unit: UnitRecord, statement: str,
                  decls: dict[str, declarations.Declaration], log_dir: Path, role: str = "root",
-                 discovery=None) -> tuple[list, str]:
+                 discovery=None) -> tuple[list, str, list[str]]:
     """The ``FreezeSpec`` of each declaration in ``decls`` (full name → scanned declaration of
-    the audited ``statement``, a rendered ``Statement.lean``), and a note for the stage reason.
+    the audited ``statement``, a rendered ``Statement.lean``), a note for the stage reason, and
+    the problems that forbid freezing (``unaudited_dependencies``).
 
     With a toolchain (``discovery``, default: ``fyan.lean.toolchain.discover``) the statement
-    is built in the unit's workspace and probed, and the elaborated evidence is bound as the
-    module docstring says; build and probe logs go to ``log_dir`` (``freeze-build.log``,
-    ``freeze-probe.log``). Without one, or when the build or probe fails, only the text and the
-    files are bound and the note says why (the gate then elaborates the audited statement
-    itself). Never raises for a toolchain problem.
+    is built in a gate workspace (``fyan.lean.trusted``: upstream units from their recorded
+    files, the statement's outputs built after theirs) and the trusted inspector reads it; the
+    elaborated evidence is bound as the module docstring says. Logs go to ``log_dir``
+    (``freeze-build*.log``, ``freeze-inspect.*``). Without one, or when the build or the
+    inspector fails, only the text and the files are bound and the note says why (the gate then
+    elaborates the audited statement itself). Never raises for a toolchain problem.
     """
-    from fyan.lean.lake import lake_build
+    from fyan.lean import trusted
+    from fyan.lean.inspector import ensure_inspector
     from fyan.lean.package import unit_module
-    from fyan.lean.probe import run_probe
-    from fyan.lean.toolchain import discover
-    from fyan.lean.workspace import prepare_workspace
+    from fyan.lean.toolchain import check_pin, discover
     from fyan.state.gateway import FreezeSpec
 
     files = bound_files(project, store, unit)
-    records: dict[str, ProbeRecord] = {}
+    records: dict[str, InspectedDeclaration] = {}
     disc = discovery or discover(project.config.lean, cwd=project.paths.lean)
     tc = disc.toolchain
+    cfg = project.config.lean
+    problems: list[str] = []
     if tc is None:
         note = f"elaborated types not recorded: {disc.problem}"
     else:
         module = unit_module(project, unit, "Statement")
+        ws = None
         try:
-            ws = prepare_workspace(project, unit, {"Statement": statement})
-        except OSError as e:
-            ws, note = None, f"elaborated types not recorded: cannot prepare the workspace: {e}"
-        if ws is not None:
-            build = lake_build(tc, ws.root, [module], project.config.lean, log_dir, "freeze-build")
-            if not build.ok:
-                note = f"elaborated types not recorded: {build.reason}"
+            ws = trusted.prepare(project, store, unit, {"Statement": statement.encode("utf-8")}, purpose="freeze")
+            pin = check_pin(tc, ws.root)
+            inspector, problem = ensure_inspector(tc, pin.pin or "", cfg, log_dir) if pin.ok else (None, pin.reason)
+            if inspector is None:
+                note = f"elaborated types not recorded: {problem}"
             else:
-                probe = run_probe(tc, ws.root, [module], list(decls), project.config.lean,
-                                  log_dir / "freeze-probe.log", local_prefix=project.config.lean_lib)
-                if probe.ok:
-                    records = probe.records
-                    note = f"elaborated statements recorded with {tc.version}"
+                first, build = trusted.build(ws, tc, cfg, log_dir, trusted=ws.upstream_modules, candidate=[module],
+                                             name="freeze-build")
+                failed = build if build is not None else first
+                if build is None or not build.ok:
+                    note = f"elaborated types not recorded: {failed.reason if failed else 'nothing built'}"
                 else:
-                    note = f"elaborated types not recorded: {probe.problem}"
+                    inspection = trusted.inspect(ws, inspector, tc, cfg, log_dir, name="freeze-inspect",
+                                                 modules=[module], names=list(decls), local_prefix=project.config.lean_lib)
+                    if inspection.ok:
+                        records = inspection.report.records
+                        note = f"elaborated statements recorded with {tc.version}"
+                        for name, rec in records.items():
+                            problems += unaudited_dependencies(project, store, unit, rec, decls[name].frozen_signature
+                                                               if name in decls else "", own_frozen=list(decls))
+                    else:
+                        note = f"elaborated types not recorded: {inspection.problem}"
+        except (trusted.RecordedInputError, trusted.GateEnvironmentError) as e:
+            note = f"elaborated types not recorded: {e}"
+        finally:
+            if ws is not None:
+                ws.remove()
     specs = []
     for name, d in decls.items():
         rec = records.get(name)
@@ -218,4 +291,4 @@ def freeze_specs(project: Project, store: Store, unit: UnitRecord, statement: st
             type_hash=rec.statement_hash if rec is not None and rec.found else None,
             bound_inputs={**files, **elaborated_bindings(rec, tc.version if tc else None)},
         ))
-    return specs, note
+    return specs, note, problems

@@ -7,7 +7,8 @@ blocked until a toolchain is installed. Users install Lean with elan (README).
 The project's Lake package pins its toolchain in ``lean-toolchain`` (one line, e.g.
 ``leanprover/lean4:v4.31.0``; Lake/elan documentation). ``check_pin`` reads it and compares
 it with the Lean version ``lake --version`` reports: the gate's ``build`` check requires the
-configured toolchain (DESIGN.md §3, check 2). Kernel replay tools (``leanchecker``, shipped
+configured toolchain (DESIGN.md §3, check 2); every spelling of a pin is understood and anything
+it cannot compare fails closed. Kernel replay tools (``leanchecker``, shipped
 with recent toolchains, or ``lean4checker``) are found by ``find_kernel_checker``.
 """
 
@@ -32,7 +33,29 @@ TOOLCHAIN_MISSING = (
 KERNEL_CHECKERS = ("leanchecker", "lean4checker")
 
 _LEAN_VERSION = re.compile(r"Lean \(?version (?P<v>\d+\.\d+\.\d+(?:-[0-9A-Za-z.\-]+)?)")
-_PIN_VERSION = re.compile(r"^[\w.\-]+/[\w.\-]+:v?(?P<v>\d+\.\d+\.\d+(?:-[0-9A-Za-z.\-]+)?)$")
+#: A toolchain pin in any spelling elan accepts for a release or a nightly:
+#: ``leanprover/lean4:v4.19.0-rc2``, ``v4.19.0-rc2``, ``4.19.0-rc2``, ``leanprover/lean4:nightly-2025-01-01``.
+_PIN_VERSION = re.compile(
+    r"^(?:[\w.\-]+/[\w.\-]+:)?(?:v?(?P<v>\d+\.\d+\.\d+(?:-[0-9A-Za-z.\-]+)?)|(?P<nightly>nightly-\d{4}-\d{2}-\d{2}))$"
+)
+
+
+def pin_version(pin: str) -> str | None:
+    """The Lean version a pin names, in the form ``lake --version`` reports it (``4.19.0-rc2``),
+    or ``nightly-YYYY-MM-DD`` for a nightly; None when the pin names no version (``stable``, a
+    custom toolchain)."""
+    m = _PIN_VERSION.match(pin.strip())
+    if m is None:
+        return None
+    return m.group("v") or m.group("nightly")
+
+
+def versions_match(pinned: str, reported: str) -> bool:
+    """Whether a reported Lean version (``4.16.0-nightly-2025-01-01``, ``4.19.0-rc2``) is the
+    pinned one (``pin_version``)."""
+    if pinned.startswith("nightly-"):
+        return reported.endswith("-" + pinned)
+    return reported == pinned
 
 
 @dataclass(frozen=True)
@@ -43,6 +66,8 @@ class Toolchain:
     lake: Path
     lean: Path | None
     version: str
+    #: Folders confined builds may read besides the toolchain's own (``[lean] sandbox_readable``)
+    readable: tuple[Path, ...] = ()
 
     @property
     def lean_version(self) -> str | None:
@@ -110,7 +135,9 @@ def discover(config: LeanSection, env: dict[str, str] | None = None, timeout: fl
         if not lines:
             return Discovery(None, f"`{lake} --version` printed nothing: is {lake} a Lake executable?", tuple(looked))
         lean = lake.parent / "lean"
-        return Discovery(Toolchain(lake, lean if lean.exists() else None, lines[0].strip()), None, tuple(looked))
+        readable = tuple(Path(p).expanduser() for p in config.sandbox_readable)
+        return Discovery(Toolchain(lake, lean if lean.exists() else None, lines[0].strip(), readable), None,
+                         tuple(looked))
     return Discovery(None, TOOLCHAIN_MISSING, tuple(looked))
 
 
@@ -137,10 +164,11 @@ class PinCheck:
 def check_pin(toolchain: Toolchain, folder: Path) -> PinCheck:
     """Compare ``folder/lean-toolchain`` with the version ``toolchain`` reports.
 
-    A missing pin fails (the project's Lake package is incomplete). A pin and a reported
-    version that both parse as ``X.Y.Z[-suffix]`` and differ fail (the build would not use the
-    configured toolchain). A pin that names no version (``nightly``, a custom toolchain) is
-    accepted with a note.
+    Every spelling of a pin is accepted (``pin_version``). A missing pin fails (the project's
+    Lake package is incomplete); so do a pin and a reported version that differ (the build would
+    not use the configured toolchain), and a pin or a report Fyan cannot compare (``stable``, a
+    custom toolchain, a ``lake`` that does not say its Lean version): the gate cannot confirm the
+    configured toolchain, and fails closed.
     """
     pin = read_pin(folder)
     reported = toolchain.lean_version
@@ -148,11 +176,16 @@ def check_pin(toolchain: Toolchain, folder: Path) -> PinCheck:
         return PinCheck(False, None, reported,
                         f"{folder / 'lean-toolchain'} is missing or empty: the Lake package does not pin a "
                         "toolchain; restore it (fyan writes it from [lean] toolchain when it creates the package)")
-    m = _PIN_VERSION.match(pin)
-    if m is None or reported is None:
-        return PinCheck(True, pin, reported, f"lean-toolchain {pin}; lake reports {toolchain.version!r} "
-                                             "(versions not comparable, accepted)")
-    if m.group("v") != reported:
+    pinned = pin_version(pin)
+    if pinned is None:
+        return PinCheck(False, pin, reported,
+                        f"lean-toolchain pins {pin!r}, which names no Lean version Fyan can compare with the toolchain "
+                        "it runs; pin a release (for example leanprover/lean4:v4.31.0) in [lean] toolchain")
+    if reported is None:
+        return PinCheck(False, pin, reported,
+                        f"`lake --version` printed {toolchain.version!r}, which names no Lean version: cannot confirm "
+                        f"the pinned toolchain {pin}; check [lean] lake")
+    if not versions_match(pinned, reported):
         return PinCheck(False, pin, reported,
                         f"toolchain mismatch: lean-toolchain pins {pin} but `lake --version` reports Lean {reported}; "
                         f"install the pinned toolchain (elan toolchain install {pin}) or change [lean] toolchain")

@@ -1,10 +1,12 @@
-"""Per-unit proving workspaces (``workspaces/<unit>/``).
+"""Per-unit proving workspaces (``workspaces/<unit>/``): where agents work.
 
 A workspace is a Lake package of its own: the project's ``lakefile.toml`` and
 ``lean-toolchain``, the complete units' modules copied from ``lean/<Lib>/``, and the unit's
-candidate files. Builds run there (sandboxed, writes limited to the workspace); its
-``.lake/packages`` links to the project package's, so dependencies such as Mathlib are fetched
-and built once per project.
+candidate files. A command agent edits files there, and the Formalizer's feedback builds run
+there (confined, writes limited to the workspace); its ``.lake/packages`` links to the project
+package's, so dependencies such as Mathlib are fetched and built once per project. Nothing the
+gateway decides on is built here: agents can leave anything in this folder, so decisions use
+the gate's own workspaces (``fyan.lean.trusted``).
 """
 
 from __future__ import annotations

@@ -5,10 +5,14 @@
 
 1. take the project's run lock (``.fyan/run.lock``, ``flock``: a second daemon or run on the
    same project is refused with the holder's pid; the kernel drops the lock of a killed
-   process, so a crash never leaves a stale lock);
-2. open the store, ingest the source on the first run, recover from a crash
-   (``Gateway.recover``: attempts left running are recorded as interrupted and re-run;
-   committed transitions whose files were not yet in place are rolled forward);
+   process, so a crash never leaves a stale lock); check before anything runs that every
+   stage has a usable model (``fyan.agents.preflight``) and that ``--unit`` names known
+   units; end the agent process groups a killed run left running and record the new ones
+   (``fyan.agents.process_groups``);
+2. open the store, ingest the source on the first run (a model Specifier whose provider is
+   unavailable is waited for), recover from a crash (``Gateway.recover``: attempts left
+   running are recorded as interrupted and re-run; committed transitions whose files were not
+   yet in place are rolled forward);
 3. start the watchers (``watchers.py``) and scan once for what changed while no daemon ran:
    guidance files (``guidance.py``), the source (``staleness.py``: stale units are reported
    and held, never re-run), hand-edited proofs (``handedits.py``: taken in through the
@@ -16,11 +20,13 @@
 4. run the loop (``engine.py``) with critic reviews of stagnating units (``stagnation.py``)
    and, when asked, the dashboard (``fyan.dashboard``) in a thread;
 5. on SIGTERM or SIGINT: stop opening attempts, let the write in progress finish, record the
-   attempts still running as interrupted, and exit. SIGKILL at any moment is safe too: the
-   next start recovers (step 2).
+   attempts still running as interrupted, end every agent process group, and exit. SIGKILL
+   at any moment is safe too: the next start recovers (steps 1 and 2).
 
 While it runs, ``.fyan/daemon.json`` (mode 0600) says who runs, since when, where the
-dashboard is and its write token; ``fyan daemon status|stop`` read it.
+dashboard is and its write token; ``fyan daemon status|stop`` read it. What the run is doing
+(jobs in flight, providers unavailable) is handed to the dashboard as ``Daemon.live`` — the
+dashboard never imports the daemon.
 """
 
 from __future__ import annotations
@@ -37,22 +43,31 @@ from pathlib import Path
 from typing import Any
 
 from fyan import logs
-from fyan.errors import FyanError, LockedError
+from fyan.agents import process_groups
+from fyan.agents.providers.factory import ProviderFactory
+from fyan.errors import FyanError, LockedError, ProviderUnavailable, UsageError
 from fyan.orchestrator import guidance, handedits, staleness
 from fyan.orchestrator.engine import Engine, RunSummary, StepEvent
-from fyan.orchestrator.lock import ProjectLock
+from fyan.orchestrator.live import LiveState
+from fyan.orchestrator import lock
+from fyan.orchestrator.lock import STATE_FILE, ProjectLock
 from fyan.orchestrator.stagnation import Critic
 from fyan.orchestrator.watchers import Changes, ProjectWatcher
 from fyan.project import Project
 from fyan.state.gateway import Gateway
 from fyan.state.models import UnitStatus
+from fyan.terminal import quoted
 
-STATE_FILE = "daemon.json"
+#: files of ``.fyan/`` that belong to the running process, not to the state a failed first
+#: ingest rolls back (the lock it holds, its agents' registry and scratch, its logs, daemon.json)
+_RUN_FILES = {"run.lock", "agents.json", "tmp", "logs", STATE_FILE}
 
 
-def open_for_run(path: str | Path):
+def open_for_run(path: str | Path, providers: Callable | None = None):
     """(project, gateway, ingest report or None): ingests the source on the first run; a
-    failed first ingest leaves no state behind. Call with the run lock held."""
+    failed first ingest leaves no state behind. Call with the run lock held. ``providers``
+    (stage -> Provider) serves a model Specifier (default: the project's configuration)."""
+    from fyan.agents.specify import model_specifier
     from fyan.specifier.ingest import ingest
 
     project = Project.open(path)
@@ -61,38 +76,25 @@ def open_for_run(path: str | Path):
     report = None
     try:
         if fresh or not gateway.store.units():
-            report = ingest(project, gateway)
+            report = ingest(project, gateway, specifier=model_specifier(project, gateway, providers))
     except BaseException:
         gateway.close()
-        if fresh:  # leave the folder as it was: no half-made state
-            shutil.rmtree(project.paths.state, ignore_errors=True)
+        if fresh:  # leave the folder as it was: no half-made state (the run's own files stay)
+            for entry in project.paths.state.iterdir() if project.paths.state.is_dir() else []:
+                if entry.name not in _RUN_FILES:
+                    shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
         raise
     return project, gateway, report
 
 
 def lock_holder(project: Project) -> str | None:
     """Who holds the project's run lock ("pid N on host since T"), or None when nobody does."""
-    import fcntl
-
-    path = project.paths.lock
-    if not path.exists():
-        return None
-    with open(path, "a+", encoding="utf-8") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            return fh.read().strip() or "another process"
-        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-    return None
+    return lock.lock_holder(project.paths.state)
 
 
 def read_state(project: Project) -> dict[str, Any] | None:
-    path = project.paths.state / STATE_FILE
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    """The running daemon's ``.fyan/daemon.json``, or None."""
+    return lock.read_run_state(project.paths.state)
 
 
 @dataclass
@@ -124,6 +126,11 @@ class Daemon:
         self.token: str | None = None
         self._deferred_proofs: set[str] = set()
         self._server = None
+        self._factory = None  # the project's providers, shared by the Specifier and the engine
+        self._phase = "starting"
+        self._started = time.time()
+        self._stop_reason: str | None = None
+        self._wake = threading.Event()
 
     # -- what the loop thread does with changes -------------------------------------------
     def _note(self, text: str) -> None:
@@ -131,6 +138,22 @@ class Daemon:
         logs.get().info("daemon_note", note=text)
         if self.on_event is not None and self.engine is not None:
             self.on_event(StepEvent("-", "watch", "note", text), self.engine.views())
+
+    def _log_ingest(self) -> None:
+        """This run ingested the source first: its warnings go to the structured log (one
+        ``ingest_warning`` record each) and, grouped as ``fyan init`` prints them, to the daemon's
+        notes (``fyan run`` also prints them on stderr; a background daemon's stderr is its log)."""
+        from fyan.intake.catalogue import format_warnings
+
+        r = self.report
+        log = logs.get()
+        log.info("ingested", source=r.source, units=r.units, edges=r.edges, layers=r.layers,
+                 warnings=len(r.warnings), mentions=len(r.mentions), findings=len(r.findings))
+        for w in r.warnings:
+            log.warning("ingest_warning", code=w.code, where=w.where, message=w.message)
+        if r.warnings:
+            self.notes.append(f"{time.strftime('%H:%M:%S')}  first ingest: "
+                              + format_warnings(r.warnings).rstrip("\n"))
 
     def held(self, unit: str) -> str | None:
         if self.stale is not None and unit in self.stale.stale:
@@ -202,9 +225,28 @@ class Daemon:
         self.check_source()
 
     # -- lifecycle -------------------------------------------------------------------------
+    def live(self) -> LiveState:
+        """What this run is doing now — handed to the dashboard and the progress display
+        (``fyan.orchestrator.live``); callable from any thread."""
+        if self.engine is not None and self.engine.ledger is not None:
+            state = self.engine.live()
+        else:
+            state = LiveState(outages=self._factory.breakers.outages() if self._factory is not None else [])
+        state.phase, state.pid, state.started = self._phase, os.getpid(), self._started
+        state.stopping = state.stopping or self._stop_reason
+        return state
+
+    def stop(self, reason: str) -> None:
+        """Stop the run (any thread, signal handlers included)."""
+        if self._stop_reason is None:
+            self._stop_reason = reason
+        self._wake.set()
+        if self.engine is not None:
+            self.engine.stop(reason)
+
     def _write_state(self) -> None:
         assert self.project is not None
-        data = {"pid": os.getpid(), "started": time.time(), "project": str(self.project.paths.root),
+        data = {"pid": os.getpid(), "started": self._started, "project": str(self.project.paths.root),
                 "dashboard": self.dashboard_url, "token": self.token,
                 "log": str(self.project.paths.logs / "daemon.log")}
         path = self.project.paths.state / STATE_FILE
@@ -222,8 +264,7 @@ class Daemon:
 
         def handler(signum, frame):
             hits["n"] += 1
-            if self.engine is not None:
-                self.engine.stop(f"stopped by {signal.Signals(signum).name}")
+            self.stop(f"stopped by {signal.Signals(signum).name}")
             if hits["n"] > 1 and signum == signal.SIGINT:
                 raise KeyboardInterrupt
 
@@ -232,29 +273,47 @@ class Daemon:
         return previous
 
     def serve(self) -> RunSummary:
-        """Run (module docstring). Raises ``LockedError`` when another run holds the project."""
-        Project.open(self.path)  # a clear error before taking the lock
+        """Run (module docstring). Raises ``LockedError`` when another run holds the project,
+        ``ConfigError``/``InputError`` when no usable model is configured (before anything
+        runs), ``UsageError`` for an unknown ``only`` unit (before anything is ingested)."""
+        project = Project.open(self.path)  # a clear error before taking the lock
         lock = ProjectLock(self.path / ".fyan" / "run.lock")
         lock.acquire()
         watcher = None
         previous: list = []
+        o = self.options
+        kwargs = dict(o.engine_kwargs)
         try:
-            self.project, self.gateway, self.report = open_for_run(self.path)
-            o = self.options
-            kwargs = dict(o.engine_kwargs)
-            kwargs.setdefault("critic", None)
-            self.engine = Engine(self.project, self.gateway, only=o.only, parallelism=o.parallelism,
-                                 on_event=self.on_event, held=self.held, **kwargs)
-            if kwargs["critic"] is None and self.project.config.stagnation.enabled:
-                self.engine.critic = Critic(self.project, self.gateway, self.engine.providers)
+            self.project = project
+            if "providers" not in kwargs:  # providers passed in (tests, benchmarks) need no model
+                from fyan.agents.preflight import check_models
+
+                check_models(project, ingested=project.paths.db.exists() and self._has_units(project))
+                self._factory = ProviderFactory(project)
+                kwargs["providers"], kwargs["breakers"] = self._factory.for_stage, self._factory.breakers
+            self._check_only(project)
+            self._end_leftovers(project)
+            process_groups.activate(project.paths.state)
             if o.dashboard:
                 self._start_dashboard()
             self._write_state()
             previous = self._signals()
+            self._phase = "ingesting"
+            self.project, self.gateway, self.report = self._open_waiting_for_providers(kwargs.get("providers"))
+            kwargs.setdefault("critic", None)
+            self.engine = Engine(self.project, self.gateway, only=o.only, parallelism=o.parallelism,
+                                 on_event=self.on_event, held=self.held, **kwargs)
+            if self._stop_reason is not None:
+                self.engine.stop(self._stop_reason)
+            if kwargs["critic"] is None and self.project.config.stagnation.enabled:
+                self.engine.critic = Critic(self.project, self.gateway, self.engine.providers)
+            if self.report is not None:
+                self._log_ingest()
             if o.watch:
                 watcher = ProjectWatcher(self.project, lambda ch: self.engine.call_soon(lambda: self.handle(ch)))
                 watcher.start()
             self.engine.call_soon(self.scan)
+            self._phase = "running"
             if self.on_ready is not None:
                 self.on_ready(self)
             return self.engine.run(until_idle=o.until_idle)
@@ -263,6 +322,7 @@ class Daemon:
                 signal.signal(sig, old)
             if watcher is not None:
                 watcher.stop()
+            process_groups.deactivate()  # every stop path ends the agents it started
             if self._server is not None:
                 self._server.should_exit = True
             if self.project is not None:
@@ -274,6 +334,69 @@ class Daemon:
                 self.gateway.close()
             lock.release()
 
+    @staticmethod
+    def _has_units(project: Project) -> bool:
+        from fyan.state.store import Store
+
+        store = Store(project.paths.db)
+        try:
+            return bool(store.units())
+        except Exception:
+            return False
+        finally:
+            store.close()
+
+    def _check_only(self, project: Project) -> None:
+        """Refuse unknown ``only`` units before anything is ingested or run: against the
+        recorded units, or — on a first run — the units the document's intake finds."""
+        only = self.options.only
+        if not only:
+            return
+        if self._has_units(project):
+            from fyan.state.store import Store
+
+            store = Store(project.paths.db)
+            known = {u.id for u in store.units()}
+            store.close()
+        else:
+            from fyan.specifier.ingest import plan_ingest
+
+            known = {u.id for u in plan_ingest(project)[0].units}
+        unknown = sorted(set(only) - known)
+        if unknown:
+            raise UsageError(f"unknown unit(s): {', '.join(unknown)}; nothing was run",
+                             hint=f"unit ids are listed by `fyan status {quoted(self.path)}` (after a first run) "
+                             "and by `fyan init` (--json)")
+
+    def _end_leftovers(self, project: Project) -> None:
+        """End agent process groups a killed run left behind (``process_groups``)."""
+        ended = process_groups.end_leftovers(project.paths.state)
+        if ended:
+            text = (f"ended {len(ended)} agent process group(s) left running by a run that was killed: "
+                    + ", ".join(g.label for g in ended))
+            self.notes.append(f"{time.strftime('%H:%M:%S')}  {text}")
+            logs.get().warning("leftover_agents_ended", groups=[g.label for g in ended])
+            if self.on_event is not None:
+                self.on_event(StepEvent("-", "watch", "note", text), {})
+
+    def _open_waiting_for_providers(self, providers: Callable | None):
+        """``open_for_run``; a model Specifier whose provider is unavailable is waited for
+        (the breaker's wait), not failed. Raises the last ``ProviderUnavailable`` when the run
+        is stopped while waiting."""
+        while True:
+            try:
+                return open_for_run(self.path, providers)
+            except ProviderUnavailable as e:
+                if self._stop_reason is not None:
+                    raise
+                logs.get().warning("ingest_waits_for_provider", provider=e.provider, retry_at=e.retry_at)
+                if self.on_event is not None:
+                    self.on_event(StepEvent("-", "provider", "unavailable",
+                                            f"the Specifier waits: {e.provider} unavailable ({e.error})"), {})
+                self._wake.wait(max(0.05, e.retry_at - time.time()))
+                if self._stop_reason is not None:
+                    raise
+
     def _start_dashboard(self) -> None:
         from fyan.dashboard.server import start_in_thread
 
@@ -281,7 +404,7 @@ class Daemon:
         port = self.options.dashboard_port
         if port is None:
             port = self.project.config.dashboard.port
-        self._server, self.dashboard_url, self.token = start_in_thread(self.project, port)
+        self._server, self.dashboard_url, self.token = start_in_thread(self.project, port, live=self.live)
 
 
 # -- background process (fyan daemon start|stop|status) ---------------------------------------
@@ -290,18 +413,23 @@ def start_background(path: str | Path, *, dashboard: bool = True, port: int | No
                      parallelism: int | None = None, wait_s: float = 20.0) -> dict[str, Any]:
     """Start ``fyan daemon serve`` detached; returns its state (pid, dashboard, token, log).
 
-    Raises ``LockedError`` when a daemon or run already holds the project, ``FyanError`` when
-    the process did not come up (with the end of its log)."""
+    Raises ``LockedError`` when a daemon or run already holds the project, ``ConfigError`` /
+    ``InputError`` when no usable model is configured (``fyan.agents.preflight``: nothing is
+    started), ``FyanError`` when the process did not come up (with the end of its log)."""
     import subprocess
     import sys
+
+    from fyan.agents.preflight import check_models
 
     project = Project.open(path)
     holder = lock_holder(project)
     if holder is not None:
         raise LockedError(
             f"{project.paths.root}: a Fyan daemon or run is already working on this project ({holder})",
-            hint=f"see `fyan daemon status {path}`; stop it with `fyan daemon stop {path}`",
+            hint=f"see `fyan daemon status {quoted(path)}`; stop it with `fyan daemon stop {quoted(path)}`",
         )
+    # the same check the daemon makes, here, so that its one message is the command's answer
+    check_models(project, ingested=project.paths.db.exists() and Daemon._has_units(project))
     project.paths.logs.mkdir(parents=True, exist_ok=True)
     log_path = project.paths.logs / "daemon.log"
     try:
@@ -328,7 +456,7 @@ def start_background(path: str | Path, *, dashboard: bool = True, port: int | No
             msg = "\n".join(tail)
             if "already working on this project" in msg:
                 raise LockedError(f"{project.paths.root}: a Fyan daemon or run is already working on this project",
-                                  hint=f"see `fyan daemon status {path}`")
+                                  hint=f"see `fyan daemon status {quoted(path)}`")
             raise FyanError(f"the daemon exited at start (code {proc.returncode}); end of {log_path}:\n{msg}")
         time.sleep(0.05)
     raise FyanError(f"the daemon did not report ready within {wait_s:.0f} s; see {log_path}")

@@ -29,6 +29,20 @@ the Curator or Auditor do afterwards.
 After a failed attempt the optional ``critic`` (``fyan.orchestrator.stagnation``) may ask for a
 review of the unit; the review runs as a job of that unit (no stage of the unit starts while it
 runs) and its advice enters through the guidance channel.
+
+**Provider outages are waited out, not counted** (issue 13). An attempt whose model provider is
+unavailable (``ProviderUnavailable``: connection refused, timeout, 429, 5xx, overloaded, or the
+provider's circuit breaker open) is recorded by the gateway as *interrupted by the provider*:
+no attempt budget is used and no critic is called. Until the provider's breaker is due
+(``fyan.agents.providers.breaker``) no unit whose next stage needs that provider is
+dispatched; then one goes out as the probe, and the others follow once it answers. A run that
+has nothing else to do waits for the provider instead of ending (Ctrl-C or SIGTERM stop it as
+usual). Every open, re-open and close of a breaker is recorded as a ``provider_unavailable`` /
+``provider_available`` event (what ``fyan status`` and the dashboard show).
+
+**Stop paths end what they started**: after the attempts in flight are recorded as interrupted,
+every agent process group still running is ended (``fyan.agents.process_groups``), and the loop
+waits a moment for the abandoned workers to clean up (a command agent's scratch folder).
 """
 
 from __future__ import annotations
@@ -42,18 +56,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fyan import logs
+from fyan.agents import process_groups
 from fyan.agents.post import POST_AGENTS
 from fyan.agents.providers.base import Provider
+from fyan.agents.providers.breaker import Breakers, Outage
 from fyan.agents.providers.factory import ProviderFactory
 from fyan.agents.session import StageSession
 from fyan.agents.stages import STAGE_AGENTS, UnitContext
-from fyan.errors import ExitCode, FyanError, TransitionError
+from fyan.errors import ExitCode, FyanError, ProviderUnavailable, TransitionError
 from fyan.executor import AttemptLost, Executor, make_runtime
 from fyan.gates.post import post_checks
 from fyan.gates.stages import standard_checks
 from fyan.orchestrator.ledger import Ledger
+from fyan.orchestrator.live import LiveState
 from fyan.orchestrator.scheduler import Policy, Scheduler
 from fyan.project import Project
+from fyan.state.faults import fault_point
 from fyan.state.gateway import POST_TASKS, Check, Gateway
 from fyan.state.models import PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
 
@@ -97,6 +115,8 @@ class _Job:
     kind: str  # stage | critic | post
     run: StageRun | None = None
     task: str | None = None  # the post-completion task of a ``post`` job
+    started: float = field(default_factory=time.time)  # POSIX seconds
+    what: str = ""  # the stage or task, for the progress display
 
 
 class Engine:
@@ -114,13 +134,26 @@ class Engine:
         on_event: Callable[[StepEvent, dict[str, UnitView]], None] | None = None,
         critic: Any | None = None,
         held: Callable[[str], str | None] | None = None,
+        breakers: Breakers | None = None,
         executor: Executor | None = None,
     ) -> None:
         self.project = project
         self.gateway = gateway
         if not gateway.checks:
             gateway.checks = checks or standard_checks()
-        self.providers = providers or ProviderFactory(project).for_stage
+        injected = providers
+        if providers is None:
+            factory = ProviderFactory(project, breakers)
+            providers, breakers = factory.for_stage, factory.breakers
+        self.providers = providers
+        #: the circuit breakers whose changes are recorded as events (providers passed in by a
+        #: caller may carry their own; their outages still hold back dispatch)
+        self.breakers = breakers or Breakers()
+        self.breakers.subscribe(lambda name, outage: self._inbox.put(("outage", name, outage)))
+        self._stage_breakers: dict[str, Any] = {}
+        self._probes: dict[str, str] = {}  # breaker name -> unit whose job is the probe
+        self._outage_hold_s: float | None = None  # shortest wait of a unit held by an outage
+        self._waiting = 0
         self.agents = STAGE_AGENTS if agents is None else agents
         self.parallelism = parallelism or project.config.scheduler.parallelism
         self.attempts = project.config.scheduler.attempts_per_stage
@@ -141,10 +174,20 @@ class Engine:
         self._refused: dict[str, int] = {}
         self._work: queue.SimpleQueue = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
+        self._stopped_jobs: list[_Job] = []
         #: seconds from ``run`` being called to the first attempt opened (resume benchmark)
         self.first_dispatch_s: float | None = None
-        self._runtime = make_runtime(agents, providers)
+        # attempts use these providers where they run: on the local backend the head's own (their
+        # circuit breakers shared with dispatch); on Ray, doubles passed in, else built on the node
+        if project.config.executor.backend == "local":  # whatever ``self.providers`` is at the time
+            injected = self._current_provider
+        elif isinstance(getattr(injected, "__self__", None), ProviderFactory):
+            injected = None  # Fyan's own providers (as the daemon passes them): built on each node
+        self._runtime = make_runtime(agents, injected)
         self._executor = executor
+
+    def _current_provider(self, stage: str) -> Provider:
+        return self.providers(stage)
 
     @property
     def executor(self) -> Executor:
@@ -193,8 +236,78 @@ class Engine:
     # -- the work of one attempt (worker thread) -------------------------------------------
     def _attempt(self, run: StageRun) -> StageRun:
         """Run the opened ``run`` through the executor and return it closed (raises
-        ``AttemptLost`` when its node was lost: it is recorded interrupted)."""
-        return self._log(self.executor.attempt(run))
+        ``AttemptLost`` when its node was lost: it is recorded interrupted). A provider outage
+        met where the attempt ran is waited out, never counted (module docstring); on a remote
+        node the head's circuit breaker of that provider learns of it (and of its recovery)."""
+        remote = self.executor.backend.name != "local"
+        try:
+            done = self.executor.attempt(run)
+        except ProviderUnavailable as e:  # an outage: waited out, never counted (module docstring)
+            fault_point("attempt:before_finish")
+            if remote:
+                self.breakers.get(e.provider).failed(e.error)
+            return self._log(self._interrupted_by_provider(run, e))
+        if remote and done.status is RunStatus.SUCCEEDED:  # its provider answered there
+            breaker = self._breaker_for(run.stage.value)
+            if breaker is not None and breaker.outage() is not None:
+                breaker.succeeded()
+        return self._log(done)
+
+    def _interrupted_by_provider(self, run: StageRun, e: ProviderUnavailable) -> StageRun:
+        """Record ``run`` as interrupted by its provider's outage (worker thread)."""
+        self.log.info("provider_unavailable_attempt", unit=run.unit, stage=run.stage.value, provider=e.provider,
+                      error=e.error)
+        reason = f"interrupted: {e.provider} unavailable ({e.error}); not counted, runs again when it answers"
+        return self.gateway.interrupt_by_provider(run, e.provider, reason, {
+            "since": e.since, "next_try": e.retry_at, "error": e.error})
+
+    # -- provider outages: which work waits (loop thread) ----------------------------------
+    def _breaker_for(self, stage: str) -> Any:
+        """The circuit breaker of the provider ``stage`` uses (None: no model, or none can fail)."""
+        if stage not in self._stage_breakers:
+            breaker = None
+            if stage in POST_TASKS or stage in {s.value for s in self.agents}:
+                try:
+                    breaker = getattr(self.providers(stage), "breaker", None)
+                except Exception:  # a provider that cannot be built fails its attempt, as before
+                    breaker = None
+            self._stage_breakers[stage] = breaker
+        return self._stage_breakers[stage]
+
+    def _provider_hold(self, stage: str) -> float:
+        """Seconds until work of ``stage`` may be dispatched (0: now). While the breaker of its
+        provider is open only one job — the probe — goes out when it is due."""
+        breaker = self._breaker_for(stage)
+        if breaker is None or breaker.outage() is None:
+            return 0.0
+        wait = breaker.wait_s()
+        if wait > 0:
+            return wait
+        return 1.0 if breaker.name in self._probes else 0.0
+
+    def _note_probe(self, stage: str, unit: str) -> None:
+        breaker = self._breaker_for(stage)
+        if breaker is not None and breaker.outage() is not None:
+            self._probes[breaker.name] = unit
+
+    def _outage_changed(self, name: str, outage: Outage | None) -> None:
+        """A breaker opened, re-opened or closed (loop thread): record it, tell the display."""
+        if outage is None:
+            self.gateway.event("provider_available", None, {"provider": name})
+            self._probes.pop(name, None)
+            self._emit(StepEvent("-", "provider", "available", f"{name} answers again"))
+        else:
+            self.gateway.event("provider_unavailable", None, outage.as_dict())
+            self._probes.pop(name, None)
+            self._emit(StepEvent("-", "provider", "unavailable", outage.describe() + f" ({outage.error})"))
+
+    def live(self) -> LiveState:
+        """A snapshot of what the run is doing (any thread; see ``LiveState``)."""
+        jobs = list(self._jobs.values())
+        running = [(j.unit, j.run.stage.value if j.run is not None else (j.what or j.kind), j.started) for j in jobs]
+        counts = dict(self.ledger.counts()) if self.ledger is not None else {}
+        return LiveState(running=running, counts=counts, outages=self.breakers.outages(), waiting=self._waiting,
+                         stopping=self._stop_reason)
 
     def _post(self, job: _Job) -> PostRun | None:
         """One post-completion task of a complete unit (worker thread); never raises for the
@@ -217,6 +330,8 @@ class Engine:
                 attempt_dir=self.project.paths.root / run.attempt_dir, stage=task, unit=job.unit,
             )
             POST_AGENTS[task](session, UnitContext(self.project, store, unit_record, run))  # type: ignore[arg-type]
+        except ProviderUnavailable as e:  # runs again once the provider answers
+            return self.gateway.interrupt_post(run, f"interrupted: {e.provider} unavailable ({e.error})")
         except FyanError as e:
             error = e.message
         except Exception as e:  # a bug in a post task never stops the run loop
@@ -242,6 +357,8 @@ class Engine:
             for task in POST_TASKS:
                 item = (uid, task, gate)
                 if gate is not None and item not in self._post_done and item not in self._post_tried:
+                    if self._provider_hold(task) > 0:
+                        break  # its provider is unavailable: it waits
                     due.append((uid, task))
                     break  # one job per unit at a time: the next task goes when a slot frees
         return due
@@ -310,7 +427,14 @@ class Engine:
         if self.held is not None and self.held(uid) is not None:
             return None
         stage = self.ledger.views[uid].next_stage if self.ledger is not None else None
-        return stage is not None and self.executor.reserve(stage)
+        if stage is None:
+            return None
+        hold = self._provider_hold(stage.value)
+        if hold > 0:  # its provider is unavailable: the unit waits (stays queued), nothing is counted
+            self._waiting += 1
+            self._outage_hold_s = hold if self._outage_hold_s is None else min(hold, self._outage_hold_s)
+            return False
+        return self.executor.reserve(stage)
 
     def _dispatch(self, scheduler: Scheduler, t0: float) -> int:
         assert self.ledger is not None
@@ -318,22 +442,28 @@ class Engine:
         if free <= 0 or self._stop_reason is not None:
             return 0
         started = 0
+        self._outage_hold_s, self._waiting = None, 0
         for uid in scheduler.pick(free, self._dispatchable):
             stage = self.ledger.views[uid].next_stage
             assert stage is not None
-            job = _Job(uid, "stage")
+            self._note_probe(stage.value, uid)
+            job = _Job(uid, "stage", what=stage.value)
             self._start(job, lambda job=job, stage=stage: self._begin_and_attempt(job, stage, t0))
             started += 1
         if started < free:  # slots no stage needs: post-completion tasks of complete units
             for uid, task in self._post_due()[: free - started]:
                 self._post_tried.add((uid, task, self.ledger.last_gate_success(uid)))
-                job = _Job(uid, "post", task=task)
+                self._note_probe(task, uid)
+                job = _Job(uid, "post", task=task, what=task)
                 self._start(job, lambda job=job: self._post(job))
         return started
 
     def _take(self, msg: tuple) -> None:
         assert self.ledger is not None
         kind = msg[0]
+        if kind == "outage":
+            self._outage_changed(msg[1], msg[2])
+            return
         if kind == "call":
             try:
                 msg[1]()
@@ -352,11 +482,15 @@ class Engine:
             return
         _, job, result, error = msg
         self._jobs.pop(job.unit, None)
+        for name in [n for n, u in self._probes.items() if u == job.unit]:
+            self._probes.pop(name)  # the probe is back; the breaker says what it found
         if job.kind == "post":
             if error is not None:
                 self.log.error("post_crashed", unit=job.unit, task=job.task, error=repr(error))
             elif result is not None and result.status is RunStatus.SUCCEEDED:
                 self._post_done.add((job.unit, result.task, result.gate_run_id))
+            elif result is not None and result.status is RunStatus.INTERRUPTED:
+                self._post_tried.discard((job.unit, result.task, result.gate_run_id))  # again, once it answers
             return
         if job.kind == "critic":
             if error is not None:
@@ -391,8 +525,12 @@ class Engine:
         (watchers, ``call_soon``) until ``stop``."""
         t0 = time.monotonic()
         interrupted = self.gateway.recover(sync_package=False) if recover else []
-        self.gateway.start_session()
         self.ledger = Ledger.load(self.gateway.store, self.attempts)
+        self.only = self._resolve_only(self.ledger)
+        # a restricted run starts a session for its units only (``lifecycle``): the others keep
+        # their state, e.g. an environment block of the last full run
+        self.gateway.start_session(sorted(self.only) if self.only is not None else None)
+        self.ledger.new_session(self.gateway.store)
         if recover:  # the Lean package holds exactly the complete units before any build
             self.gateway.sync_lean_package(
                 [v.unit for v in self.ledger.views.values() if v.status is UnitStatus.COMPLETE])
@@ -412,15 +550,20 @@ class Engine:
             if self._stop_reason is not None:
                 break
             steps += self._dispatch(scheduler, t0)
-            if not self._jobs and until_idle and self._inbox.empty():
+            hold = self._outage_hold_s  # ready units wait for an unavailable provider
+            if not self._jobs and until_idle and self._inbox.empty() and hold is None:
                 break
+            timeout = 1.0 if self._jobs and until_idle else idle_wait_s
+            if hold is not None:
+                timeout = max(0.05, hold) if not self._jobs else min(timeout, max(0.05, hold))
             try:
-                msg = self._inbox.get(timeout=1.0 if self._jobs and until_idle else idle_wait_s)
+                msg = self._inbox.get(timeout=timeout)
             except queue.Empty:
                 continue
             self._take(msg)
         if self._stop_reason is not None:
             self._interrupt_inflight()
+            self._end_agents()
         if self._executor is not None:
             self._executor.close()
         self.gateway.tidy()
@@ -438,7 +581,26 @@ class Engine:
             for j in list(self._jobs.values()):
                 self.refresh_unit(j.unit)
                 self._emit(StepEvent(j.unit, j.run.stage if j.run else "critic", "interrupted", self._stop_reason))
+        self._stopped_jobs = list(self._jobs.values())
         self._jobs.clear()
+
+    def _end_agents(self, wait_s: float = 5.0) -> None:
+        """Stop path: end every agent process group still running, then give the abandoned
+        workers up to ``wait_s`` seconds to return (their late finish is refused; a command
+        agent removes its scratch folder)."""
+        ended = process_groups.end_all()
+        if ended:
+            self.log.info("agent_groups_ended", count=len(ended))
+        busy = {id(j) for j in self._stopped_jobs}
+        deadline = time.monotonic() + wait_s
+        while busy and time.monotonic() < deadline:
+            try:
+                msg = self._inbox.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if msg[0] == "done":
+                busy.discard(id(msg[1]))
+        self._stopped_jobs = []
 
     def summary(self, steps: int = 0, interrupted: int = 0, elapsed: float = 0.0) -> RunSummary:
         views = self.views()

@@ -40,9 +40,11 @@ class Ledger:
         attempts_per_stage: int,
         session_start: float = 0.0,
         resets: dict[str, int] | None = None,
+        scoped: dict[str, float] | None = None,
     ) -> None:
         self.attempts_per_stage = attempts_per_stage
         self.session_start = session_start
+        self.scoped = dict(scoped or {})
         self.resets = dict(resets or {})
         self.units: dict[str, UnitRecord] = {u.id: u for u in units}
         self.depends: dict[str, list[str]] = {u.id: [] for u in units}
@@ -77,7 +79,15 @@ class Ledger:
     def load(cls, store: Store, attempts_per_stage: int) -> Ledger:
         """Read everything from ``store`` (the truth) once."""
         return cls(store.units(), [(d.unit, d.depends_on) for d in store.deps()], store.runs(), attempts_per_stage,
-                   store.session_start(), store.budget_resets())
+                   store.session_start(), store.budget_resets(), store.session_scoped())
+
+    def new_session(self, store: Store) -> None:
+        """A run session started (``Gateway.start_session``): re-read its start times from
+        ``store`` and re-derive every unit."""
+        self.session_start, self.scoped = store.session_start(), store.session_scoped()
+        self.views, self.ready = {}, set()
+        for uid in self.topo:
+            self._derive(uid)
 
     # -- updates ---------------------------------------------------------------------------
     def record(self, run: StageRun) -> None:
@@ -120,7 +130,8 @@ class Ledger:
 
     def _derive(self, uid: str) -> UnitView:
         self.changes += 1
-        p = progress(self.runs[uid], self.attempts_per_stage, self.session_start, self.resets.get(uid, 0))
+        p = progress(self.runs[uid], self.attempts_per_stage, max(self.session_start, self.scoped.get(uid, 0.0)),
+                     self.resets.get(uid, 0))
         self.progress[uid] = p
         view = unit_view(self.units[uid], p, self.depends[uid], self.views)
         self.views[uid] = view

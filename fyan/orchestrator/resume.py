@@ -13,6 +13,8 @@ applies at start (``Gateway.recover``, ``fyan.state.lifecycle``, ``scheduler.py`
   until a person adds guidance;
 * guidance files not yet recorded are recorded; hand-edited proofs go through the prove check;
   a changed source makes units stale (reported and held, never re-run);
+* agents a killed run left running (``.fyan/agents.json``, ``fyan.agents.process_groups``) are
+  ended before anything starts;
 * the first attempts to start, highest remaining critical path first.
 """
 
@@ -22,7 +24,7 @@ import time
 from typing import Any
 
 from fyan.orchestrator import guidance, handedits, staleness
-from fyan.orchestrator.daemon import lock_holder
+from fyan.orchestrator.lock import lock_holder
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.scheduler import Scheduler
 from fyan.project import Project
@@ -35,7 +37,7 @@ def plan(project: Project, parallelism: int | None = None) -> dict[str, Any]:
     """The resume plan as data (module docstring); writes nothing."""
     store = Store(project.paths.db)
     out: dict[str, Any] = {"project": project.name, "ingested": store.exists}
-    holder = lock_holder(project)
+    holder = lock_holder(project.paths.state)
     out["locked_by"] = holder
     if not store.exists:
         out["actions"] = ["first run: the source will be read and split into theorem units"]
@@ -47,7 +49,7 @@ def plan(project: Project, parallelism: int | None = None) -> dict[str, Any]:
     fixed = [r.model_copy(update={"status": RunStatus.INTERRUPTED, "finished_at": now}) if r.status is RunStatus.RUNNING
              else r for r in runs]
     before = Ledger(store.units(), [(d.unit, d.depends_on) for d in store.deps()], runs, attempts,
-                    store.session_start(), store.budget_resets())
+                    store.session_start(), store.budget_resets(), store.session_scoped())
     ledger = Ledger(store.units(), [(d.unit, d.depends_on) for d in store.deps()], fixed, attempts, now,
                     store.budget_resets())
     current = {(a.unit, a.kind): a.sha256 for a in store.artifacts()}
@@ -80,6 +82,7 @@ def plan(project: Project, parallelism: int | None = None) -> dict[str, Any]:
     first = [(u, ledger.views[u].next_stage.value) for u in Scheduler(ledger).order(ready)[:slots]]
     counts = ledger.counts()
     out.update({
+        "leftover_agents": leftover_agents(project),
         "interrupted": [{"unit": r.unit, "stage": r.stage.value, "run": r.id} for r in running],
         "roll_forward": roll, "discard_staged": drop, "retry_environment": retried,
         "blocked": [{"unit": u, "reason": r} for u, r in over_budget],
@@ -88,6 +91,20 @@ def plan(project: Project, parallelism: int | None = None) -> dict[str, Any]:
     })
     store.close()
     return out
+
+
+def leftover_agents(project: Project) -> list[str]:
+    """Labels of the agent process groups a killed run left running (read-only)."""
+    import json
+
+    from fyan.agents import process_groups
+
+    try:
+        groups = [process_groups.Group(**g) for g in
+                  json.loads((project.paths.state / process_groups.STATE_FILE).read_text(encoding="utf-8"))]
+    except (OSError, ValueError, TypeError):
+        return []
+    return [g.label for g in groups if process_groups.members(g)]
 
 
 def explain(p: dict[str, Any]) -> str:
@@ -101,6 +118,9 @@ def explain(p: dict[str, Any]) -> str:
         return "\n".join(lines + ["  " + a for a in p["actions"]])
     c = p["counts"]
     lines.append("  units: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items())))
+    if p.get("leftover_agents"):
+        lines.append(f"  {len(p['leftover_agents'])} agent process group(s) the killed run left running are ended "
+                     "first: " + ", ".join(p["leftover_agents"][:8]))
     if p["interrupted"]:
         lines.append(f"  {len(p['interrupted'])} attempt(s) were running when the last process stopped; they are "
                      "recorded as interrupted (not failures) and run again:")

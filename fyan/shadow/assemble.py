@@ -1,24 +1,24 @@
 """The Lean files SA-Pass compiles: one whole file per check (issue 6, item 5).
 
 * ``candidate_file`` — the submission as kept (imports, ``open``, namespaces, helpers, the
-  candidate), the ``end`` commands closing its open scopes, ``#print axioms <candidate>`` (the
-  sorry evidence) and the end marker;
+  candidate) and the ``end`` commands closing its open scopes; the trusted inspector then reports
+  the candidate's axioms and every extension entry the file registers;
 * ``checker_file`` — the same kept text and closings, a model-drafted adapter when one was used,
-  then *one* checker (names adapted) and the end marker. Every checker gets its own copy, so one
-  failing checker never hides the others;
+  then *one* checker (names adapted), a theorem named ``fyan_shadow_check_<nonce>``. Every checker
+  gets its own copy, so one failing checker never hides the others;
 * ``reference_file`` — the shadow set's header and reference, optionally one checker (the
   completeness check), or with the target replaced by ``theorem <target> : True := trivial``
   (the vacuity probe: a forward checker that still compiles does not depend on the target).
 
-Line numbers recorded in ``Assembled`` are 1-based lines of the assembled text; the evaluation
-only believes messages at those lines (``compiler.marker_seen``, ``compiler.axioms_at``).
+A check counts only when the inspector finds the checker theorem in the compiled module
+(``Assembled.checker_name``); its line range (``checker_lines``, 1-based) locates errors.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fyan.shadow.compiler import MARKER
+from fyan.shadow.compiler import CHECKER_PREFIX
 from fyan.shadow.extract import Candidate
 from fyan.shadow.shadowset import ShadowSet
 
@@ -28,9 +28,18 @@ class Assembled:
     check: str
     text: str
     nonce: str
-    marker_line: int
-    axioms_line: int | None = None
+    checker_name: str | None = None  # the checker theorem the inspector must find
     checker_lines: tuple[int, int] | None = None  # first and last line of the checker block
+
+
+def checker_name(nonce: str) -> str:
+    return f"{CHECKER_PREFIX}{nonce}"
+
+
+def name_checker(checker: str, nonce: str) -> str:
+    """The rendered checker (``shadowset.forward_checker``/``backward_checker``, a theorem
+    called ``fyan_shadow_check``) with this file's nonce in its name."""
+    return checker.replace("theorem fyan_shadow_check", f"theorem {checker_name(nonce)}", 1)
 
 
 class _Builder:
@@ -47,10 +56,6 @@ class _Builder:
         if self.lines and self.lines[-1] != "":
             self.lines.append("")
 
-    def marker(self, nonce: str) -> int:
-        self.blank()
-        return self.add(f'#print "{MARKER} {nonce}"')[0]
-
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
 
@@ -65,11 +70,7 @@ def _prefix(candidate: Candidate) -> _Builder:
 
 def candidate_file(candidate: Candidate, nonce: str) -> Assembled:
     b = _prefix(candidate)
-    b.blank()
-    b.add("-- fyan shadow: evidence lines (generated)")
-    axioms = b.add(f"#print axioms {candidate.name}")[0]
-    marker = b.marker(nonce)
-    return Assembled("compile", b.text(), nonce, marker, axioms_line=axioms)
+    return Assembled("compile", b.text(), nonce)
 
 
 def checker_file(candidate: Candidate, check: str, checker: str, nonce: str, adapter: str | None = None) -> Assembled:
@@ -78,9 +79,8 @@ def checker_file(candidate: Candidate, check: str, checker: str, nonce: str, ada
         b.blank()
         b.add("-- fyan shadow: MODEL-DRAFTED ADAPTER (fallback; recorded in the report)\n" + adapter)
     b.blank()
-    span = b.add(checker)
-    marker = b.marker(nonce)
-    return Assembled(check, b.text(), nonce, marker, checker_lines=span)
+    span = b.add(name_checker(checker, nonce))
+    return Assembled(check, b.text(), nonce, checker_name=checker_name(nonce), checker_lines=span)
 
 
 def reference_file(shadow_set: ShadowSet, check: str, checker: str | None, nonce: str, *, vacuous: bool = False) -> Assembled:
@@ -96,8 +96,9 @@ def reference_file(shadow_set: ShadowSet, check: str, checker: str | None, nonce
         reference = "\n".join(lines[: decl.line_start - 1] + [replacement] + lines[decl.line_end:])
     b.add(reference.strip("\n"))
     span = None
+    name = None
     if checker is not None:
         b.blank()
-        span = b.add(checker)
-    marker = b.marker(nonce)
-    return Assembled(check, b.text(), nonce, marker, checker_lines=span)
+        span = b.add(name_checker(checker, nonce))
+        name = checker_name(nonce)
+    return Assembled(check, b.text(), nonce, checker_name=name, checker_lines=span)

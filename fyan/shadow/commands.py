@@ -6,7 +6,8 @@ returns a ``CommandResult`` and supports ``--json``.
 Compile results come from one of:
 
 * ``--workspace DIR`` — real Lean: ``lake env lean --json`` in the Lake package ``DIR`` (for
-  minif2f-style problems a package requiring Mathlib, with ``lake exe cache get`` done);
+  minif2f-style problems a package requiring Mathlib, with ``lake exe cache get`` done), then
+  Fyan's trusted inspector, built for the package's ``lean-toolchain`` pin, on each compiled file;
   ``--record FILE`` also appends every outcome to ``FILE``;
 * ``--replay FILE`` — recorded outcomes (a real run's ``--record`` file, or the demo's authored
   expectations); no toolchain needed, and a missing entry is an error, never a guess.
@@ -21,13 +22,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from io import StringIO
 from pathlib import Path
 
-from fyan.cli import CommandResult
+from fyan import arguments
+from fyan.command_result import CommandResult
 from fyan.config import LeanSection, StageAgent
 from fyan.errors import ExitCode, InputError
-from fyan.lean.toolchain import discover
+from fyan.lean.inspector import ensure_inspector
+from fyan.lean.toolchain import check_pin, discover
 from fyan.shadow.compiler import (
     Compiler,
     LakeEnvCompiler,
@@ -47,10 +49,10 @@ def _compile_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--replay", help="replay recorded compile outcomes from this JSON-lines file instead of running Lean")
     g.add_argument("--record", help="with --workspace: also append every compile outcome to this file")
     g.add_argument("--lake", help="path to `lake` (default: $FYAN_LEAN__LAKE, PATH, ~/.elan/bin)")
-    g.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per compile (default %(default)s)")
-    g.add_argument("--memory-mb", type=int, default=LeanSection().memory_limit_mb, help="MiB per compile (default %(default)s)")
-    g.add_argument("--sandbox", choices=("auto", "require", "off"), default="auto",
-                   help="bubblewrap sandbox for Lean (default %(default)s)")
+    g.add_argument("--timeout", type=arguments.seconds, default=DEFAULT_TIMEOUT_S, help="seconds per compile (default %(default)s)")
+    g.add_argument("--memory-mb", type=arguments.at_least(1, "--memory-mb"), default=LeanSection().memory_limit_mb, help="MiB per compile (default %(default)s)")
+    g.add_argument("--sandbox", choices=("require", "auto", "off"), default="require",
+                   help="bubblewrap sandbox for the submissions' Lean (default %(default)s; off runs them unconfined)")
 
 
 def _model_args(p: argparse.ArgumentParser, purpose: str) -> None:
@@ -61,8 +63,8 @@ def _model_args(p: argparse.ArgumentParser, purpose: str) -> None:
     g.add_argument("--cassette", help="record/replay cassette (JSON lines) for --provider replay|record")
     g.add_argument("--record-provider", choices=("anthropic", "openai", "openai-compatible"))
     g.add_argument("--base-url", help="endpoint of an OpenAI-compatible server")
-    g.add_argument("--max-tokens", type=int, default=8192, help="reply budget, tokens")
-    g.add_argument("--form-repairs", type=int, default=2, help="repair turns for a reply that does not validate")
+    g.add_argument("--max-tokens", type=arguments.at_least(1, "--max-tokens"), default=8192, help="reply budget, tokens")
+    g.add_argument("--form-repairs", type=arguments.at_least(0, "--form-repairs"), default=2, help="repair turns for a reply that does not validate")
 
 
 def _compiler(args: argparse.Namespace) -> tuple[Compiler | None, str]:
@@ -72,7 +74,8 @@ def _compiler(args: argparse.Namespace) -> tuple[Compiler | None, str]:
             raise InputError("--replay cannot be combined with --workspace or --record")
         return RecordedCompiler(Path(args.replay)), ""
     lean = LeanSection(lake=args.lake or os.environ.get("FYAN_LEAN__LAKE", ""), sandbox=args.sandbox,
-                       memory_limit_mb=args.memory_mb)
+                       memory_limit_mb=args.memory_mb, build_timeout=max(args.timeout, 60.0),
+                       inspector_dir=os.environ.get("FYAN_LEAN__INSPECTOR_DIR", ""))
     found = discover(lean)
     if found.toolchain is None:
         return None, found.problem or "Lean toolchain not found"
@@ -83,7 +86,13 @@ def _compiler(args: argparse.Namespace) -> tuple[Compiler | None, str]:
     ws = Path(args.workspace)
     if not any((ws / n).is_file() for n in ("lakefile.toml", "lakefile.lean")):
         raise InputError(f"{ws}: not a Lake package (no lakefile.toml or lakefile.lean)")
-    compiler: Compiler = LakeEnvCompiler(found.toolchain, ws, lean, timeout_s=args.timeout)
+    pin = check_pin(found.toolchain, ws)
+    if not pin.ok:
+        return None, pin.reason
+    inspector, why = ensure_inspector(found.toolchain, pin.pin or "", lean)
+    if inspector is None:
+        return None, f"no trusted inspector: {why}"
+    compiler: Compiler = LakeEnvCompiler(found.toolchain, ws, lean, timeout_s=args.timeout, inspector=inspector)
     if args.record:
         compiler = RecordingCompiler(compiler, Path(args.record))
     return compiler, ""
@@ -100,17 +109,9 @@ def _caller(args: argparse.Namespace, stage: str, log_dir: Path | None):
 
 
 def _table(title: str, columns: list[str], rows: list[list[str]]) -> str:
-    from rich.console import Console
-    from rich.table import Table
+    from fyan.terminal import table_text
 
-    t = Table(title=title)
-    for c in columns:
-        t.add_column(c, overflow="fold")
-    for r in rows:
-        t.add_row(*r)
-    buf = StringIO()
-    Console(file=buf, width=140, force_terminal=False).print(t)
-    return buf.getvalue().rstrip()
+    return table_text(title, columns, rows, width=140)  # problem and file names printed literally
 
 
 # -- eval ------------------------------------------------------------------------------------
@@ -278,7 +279,7 @@ def add_parser(sub, epilog: str) -> None:
     e.add_argument("--shadows", required=True, help="folder of <problem>/shadowset.toml|json")
     e.add_argument("--submissions", required=True, help="folder of <problem>.lean or <problem>/<name>.lean")
     e.add_argument("--out", default="shadow-eval", help="report folder (default %(default)s)")
-    e.add_argument("--jobs", type=int, default=2, help="submissions evaluated at once (default %(default)s)")
+    e.add_argument("--jobs", type=arguments.at_least(1, "--jobs"), default=2, help="submissions evaluated at once (default %(default)s)")
     e.add_argument("--allow-sorry-proofs", action="store_true",
                    help="statement-only benchmarks: a sorry in the candidate's proof does not fail it (one in its "
                    "statement still does)")

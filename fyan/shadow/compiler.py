@@ -1,28 +1,34 @@
 """The compile step of SA-Pass behind one small interface, ``Compiler``.
 
-``compile(text, label=..., nonce=...)`` elaborates one whole Lean file and returns a
-``CompileOutcome`` (exit code, ``lean --json`` output and its parsed diagnostics). Three
-implementations:
+``compile(text, label=..., nonce=..., lookups=..., black_box=...)`` elaborates one whole Lean
+file as a module, reads the compiled module with Fyan's trusted inspector
+(``fyan.lean.inspector``), and returns a ``CompileOutcome``: exit code, ``lean --json`` output
+and its parsed diagnostics, and the inspector's report (every declaration of the module with
+its transitive axioms, the extension entries it registers, and the ``lookups`` by name; a
+``black_box`` declaration passes none of its axioms on, so a checker is judged without the
+candidate's own proof). Nothing the file printed while compiling is evidence: a check is
+decided from the inspector's report. Three implementations:
 
-* ``LakeEnvCompiler`` — the real adapter: writes the file to a scratch folder and runs
-  ``lake env lean --json <file>`` in a Lake workspace the user configures (a package whose
-  ``lakefile`` requires Mathlib for minif2f-style problems, built or fetched with
-  ``lake exe cache get``), through ``fyan.lean.runner.run_process``: a timeout per compile
-  (seconds), a memory limit (MiB), the bubblewrap sandbox per ``[lean] sandbox`` (only the
-  scratch folder ``<workspace>/.fyan-shadow/run-*`` is bound; a plain ``lean`` run writes no
-  file; the folder is removed by ``close``). Lake documents ``lake env`` as running a command
-  with the package's ``LEAN_PATH``; ``lean --json`` prints one message per line.
-* ``RecordedCompiler`` — replays outcomes from a JSON-lines file keyed by the sha256 of the file
-  text (with the run's nonce replaced by a placeholder), and fails loudly on a miss. Each entry
-  says where it came from (``origin``): a recorded Lean run, or an *authored expectation* (what a
-  real Lean is expected to decide, written by people where no Lean runs, e.g. the demo set).
+* ``LakeEnvCompiler`` — the real adapter: writes the file to a scratch folder as module
+  ``FyanShadow_<hash>``, runs ``lake env lean --json -R <scratch> -o <module>.olean <file>`` in a
+  Lake workspace the user configures (a package whose ``lakefile`` requires Mathlib for
+  minif2f-style problems, built or fetched with ``lake exe cache get``), then the trusted
+  inspector on that module, both through ``fyan.lean.runner.run_process``: a timeout per
+  compile (seconds), a memory limit (MiB), the bubblewrap sandbox per ``[lean] sandbox`` (only
+  the scratch folder ``<workspace>/.fyan-shadow/run-*`` is writable; the folder is removed by
+  ``close``). Lake documents ``lake env`` as running a command with the package's
+  ``LEAN_PATH``; ``lean --json`` prints one message per line.
+* ``RecordedCompiler`` — replays outcomes (output and inspection) from a JSON-lines file keyed by
+  the sha256 of the file text (with the run's nonce replaced by a placeholder), and fails loudly
+  on a miss. Each entry says where it came from (``origin``): a recorded Lean run, or an
+  *authored expectation* (what a real Lean is expected to decide, written by people where no
+  Lean runs, e.g. the demo set).
 * ``RecordingCompiler`` — wraps a real compiler and appends every outcome to such a file.
 
-Every assembled file ends with ``#print "FYAN-SHADOW-END <nonce>"`` (``assemble``): a check
-passes only if that line's message, with this run's random nonce and at its own line, is in
-the output, so a file whose elaboration stopped early (``#exit``, an unterminated comment) never
-passes, and a candidate cannot print it in advance (the nonce does not exist when it is
-written). Same rule as the gate's probe (DESIGN.md §3: only nonce-tagged lines count).
+Checkers are named theorems ``fyan_shadow_check_<nonce>`` (``assemble``): the nonce is random per
+file, so a candidate cannot declare a checker's name in advance, and a checker counts only when
+the inspector finds it in the compiled module — a file whose elaboration stopped early
+(``#exit``, an unterminated comment) never passes.
 """
 
 from __future__ import annotations
@@ -42,11 +48,13 @@ from pydantic import BaseModel, Field, ValidationError
 from fyan.config import LeanSection
 from fyan.errors import ExitCode, FyanError, InputError
 from fyan.lean.diagnostics import Diagnostic, parse_lean_json
-from fyan.lean.runner import run_process
+from fyan.lean.inspector import InspectorBuild, InspectorReport, run_inspector
+from fyan.lean.runner import Confinement, project_confinement, run_process
 from fyan.lean.toolchain import Toolchain
 
-MARKER = "FYAN-SHADOW-END"
 NONCE_PLACEHOLDER = "<FYAN-SHADOW-NONCE>"
+#: Prefix of a checker theorem's name (then the file's nonce).
+CHECKER_PREFIX = "fyan_shadow_check_"
 _NONCE = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -74,7 +82,9 @@ def text_key(text: str, nonce: str) -> str:
 
 
 class CompileOutcome(BaseModel):
-    """One compile: what ran, its exit status and its ``lean --json`` output, parsed."""
+    """One compile: what ran, its exit status, its ``lean --json`` output, parsed, and the
+    trusted inspector's report of the compiled module (None when it did not compile or could
+    not be inspected: ``inspection_problem`` says why)."""
 
     label: str
     exit_code: int | None = Field(description="None when it did not run or was killed at the timeout")
@@ -85,20 +95,30 @@ class CompileOutcome(BaseModel):
     unrecognized: list[str] = Field(default_factory=list)
     note: str | None = None
     origin: str = Field(description="'lean: <version>' for a real run; the recorded entry's origin on replay")
+    module: str | None = Field(default=None, description="The module name the file was compiled as")
+    inspection: InspectorReport | None = None
+    inspection_problem: str | None = None
 
     @property
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"]
 
 
+def module_name(text: str, nonce: str) -> str:
+    """The module a file is compiled as: ``FyanShadow_<first 12 hex of its key>``."""
+    return f"FyanShadow_{text_key(text, nonce)[:12]}"
+
+
 class Compiler(ABC):
-    """Elaborates whole Lean files. Implementations are thread-safe (the batch runs in parallel)."""
+    """Elaborates whole Lean files and inspects the result. Implementations are thread-safe
+    (the batch runs in parallel)."""
 
     #: Short description for reports (toolchain version, or the replay file)
     description: str = ""
 
     @abstractmethod
-    def compile(self, text: str, *, label: str, nonce: str) -> CompileOutcome: ...
+    def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
+                black_box: list[str] = ()) -> CompileOutcome: ...
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release scratch space."""
@@ -111,37 +131,63 @@ def _outcome(label: str, output: str, exit_code: int | None, origin: str, **extr
 
 
 class LakeEnvCompiler(Compiler):
-    """``lake env lean --json <file>`` in ``workspace`` (see the module docstring).
+    """``lake env lean --json`` in ``workspace``, then the trusted inspector (module docstring).
 
     ``timeout_s`` is per compile (seconds); ``config`` gives the memory limit (MiB) and the
-    sandbox mode. ``log_dir``, when given, receives one log per compile (command, output, exit).
+    sandbox mode; ``inspector`` is the trusted inspector built for the workspace's toolchain
+    pin; ``project_root``, when given, is hidden from the compile (the completion gate's shadow
+    check). ``log_dir``, when given, receives one log per compile and per inspection.
     """
 
     def __init__(self, toolchain: Toolchain, workspace: Path, config: LeanSection, *, timeout_s: float,
-                 log_dir: Path | None = None) -> None:
+                 inspector: InspectorBuild, log_dir: Path | None = None, project_root: Path | None = None) -> None:
         self.toolchain = toolchain
         self.workspace = workspace
         self.config = config
         self.timeout_s = timeout_s
+        self.inspector = inspector
         self.log_dir = log_dir
-        # inside the workspace, the only place a sandboxed build may write (the rest of the file
-        # system, /tmp included, is read-only there)
+        self.project_root = project_root
+        # inside the workspace, the only place a sandboxed compile may write (the rest of the
+        # file system, /tmp included, is read-only there)
         (workspace / ".fyan-shadow").mkdir(parents=True, exist_ok=True)
         self.scratch = Path(tempfile.mkdtemp(prefix="run-", dir=workspace / ".fyan-shadow"))
-        self.description = f"lean ({toolchain.version}) in {workspace}"
+        self.description = f"lean ({toolchain.version}) in {workspace}, read by the trusted inspector"
 
-    def compile(self, text: str, *, label: str, nonce: str) -> CompileOutcome:
+    def _confinement(self, *readable: Path) -> Confinement:
+        if self.project_root is not None:
+            return project_confinement(self.project_root, [self.scratch], toolchain=self.toolchain,
+                                       extra_readable=[self.workspace, *readable])
+        return Confinement(writable=(self.scratch,))
+
+    def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
+                black_box: list[str] = ()) -> CompileOutcome:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[:120]
-        path = self.scratch / f"{safe}-{text_key(text, nonce)[:12]}.lean"
+        module = module_name(text, nonce)
+        path = self.scratch / f"{module}.lean"
         path.write_text(text, encoding="utf-8")
         proc = run_process(
-            [str(self.toolchain.lake), "env", "lean", "--json", str(path)],
+            [str(self.toolchain.lake), "env", "lean", "--json", "-R", str(self.scratch), "-o",
+             str(self.scratch / f"{module}.olean"), str(path)],
             cwd=self.workspace, timeout_s=self.timeout_s, memory_mb=self.config.memory_limit_mb,
-            sandbox=self.config.sandbox, writable=[self.scratch],
+            sandbox=self.config.sandbox, confinement=self._confinement(),
             log_path=(self.log_dir / f"{safe}.log") if self.log_dir else None,
         )
-        return _outcome(label, proc.output, proc.exit_code, f"lean: {self.toolchain.version}",
-                        timed_out=proc.timed_out, duration_s=proc.duration_s, note=proc.note)
+        outcome = _outcome(label, proc.output, proc.exit_code, f"lean: {self.toolchain.version}",
+                           timed_out=proc.timed_out, duration_s=proc.duration_s, note=proc.note, module=module)
+        if proc.exit_code != 0 or outcome.errors:
+            outcome.inspection_problem = "not inspected: the file does not compile"
+            return outcome
+        # every process of the compile has ended: now the trusted inspector reads the module
+        inspection = run_inspector(
+            self.inspector, self.toolchain, self.workspace, config=self.config, out_dir=self.scratch,
+            name=f"{module}.inspect", modules=[module], names=list(lookups), black_box=list(black_box),
+            search_path=[self.scratch], confinement=self._confinement(self.inspector.folder))
+        if self.log_dir is not None and (self.scratch / f"{module}.inspect.json").is_file():
+            shutil.copyfile(self.scratch / f"{module}.inspect.json", self.log_dir / f"{safe}.inspect.json")
+        outcome.inspection = inspection.report if inspection.ok else None
+        outcome.inspection_problem = inspection.problem
+        return outcome
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
@@ -160,6 +206,8 @@ class RecordedOutcome(BaseModel):
     exit_code: int | None
     timed_out: bool = False
     output: str = Field(description="lean --json output with the nonce replaced by the placeholder")
+    inspection: dict | None = Field(default=None, description="the inspector's report (nonce replaced), or None")
+    inspection_problem: str | None = None
 
 
 def load_recordings(path: Path) -> dict[str, RecordedOutcome]:
@@ -189,7 +237,8 @@ class RecordedCompiler(Compiler):
         origins = sorted({e.origin for e in self.entries.values()})
         self.description = f"replayed from {path} ({len(self.entries)} outcomes; origin: {'; '.join(origins)})"
 
-    def compile(self, text: str, *, label: str, nonce: str) -> CompileOutcome:
+    def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
+                black_box: list[str] = ()) -> CompileOutcome:
         key = text_key(text, nonce)
         entry = self.entries.get(key)
         if entry is None:
@@ -198,8 +247,13 @@ class RecordedCompiler(Compiler):
                 hint="the shadow set, the submission or the assembly changed since recording: record again with "
                 "Lean (--record), or rebuild the demo's outcomes with scripts/build_shadow_demo.py",
             )
+        inspection = None
+        if entry.inspection is not None:
+            data = json.loads(json.dumps(entry.inspection).replace(NONCE_PLACEHOLDER, nonce))
+            inspection = InspectorReport.model_validate(data)
         return _outcome(label, entry.output.replace(NONCE_PLACEHOLDER, nonce), entry.exit_code,
-                        entry.origin, timed_out=entry.timed_out)
+                        entry.origin, timed_out=entry.timed_out, module=module_name(text, nonce),
+                        inspection=inspection, inspection_problem=entry.inspection_problem)
 
 
 class RecordingCompiler(Compiler):
@@ -211,11 +265,16 @@ class RecordingCompiler(Compiler):
         self.description = f"{inner.description}; recording to {path}"
         self._lock = threading.Lock()
 
-    def compile(self, text: str, *, label: str, nonce: str) -> CompileOutcome:
-        outcome = self.inner.compile(text, label=label, nonce=nonce)
+    def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
+                black_box: list[str] = ()) -> CompileOutcome:
+        outcome = self.inner.compile(text, label=label, nonce=nonce, lookups=lookups, black_box=black_box)
+        inspection = None
+        if outcome.inspection is not None:
+            inspection = json.loads(outcome.inspection.model_dump_json().replace(nonce, NONCE_PLACEHOLDER))
         entry = RecordedOutcome(key=text_key(text, nonce), label=label, origin=outcome.origin,
                                 exit_code=outcome.exit_code, timed_out=outcome.timed_out,
-                                output=outcome.output.replace(nonce, NONCE_PLACEHOLDER))
+                                output=outcome.output.replace(nonce, NONCE_PLACEHOLDER), inspection=inspection,
+                                inspection_problem=outcome.inspection_problem)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as fh:
@@ -224,35 +283,3 @@ class RecordingCompiler(Compiler):
 
     def close(self) -> None:
         self.inner.close()
-
-
-_AXIOMS = re.compile(r"^'(?P<name>.+)' depends on axioms: \[(?P<list>.*)\]\s*$", re.DOTALL)
-_NO_AXIOMS = re.compile(r"^'(?P<name>.+)' does not depend on any axioms\s*$")
-
-
-def parse_axioms(text: str) -> list[str] | None:
-    """Axioms from a ``#print axioms`` message (the list may wrap over lines); None if the text
-    is not such a message."""
-    t = text.strip()
-    m = _AXIOMS.match(t)
-    if m:
-        return [a.strip() for a in m.group("list").replace("\n", " ").split(",") if a.strip()]
-    if _NO_AXIOMS.match(t):
-        return []
-    return None
-
-
-def marker_seen(outcome: CompileOutcome, nonce: str, line: int) -> bool:
-    """The end marker with this ``nonce`` was printed at ``line`` (1-based)."""
-    expected = f"{MARKER} {nonce}"
-    return any(d.line == line and d.text.strip() == expected for d in outcome.diagnostics)
-
-
-def axioms_at(outcome: CompileOutcome, line: int) -> list[str] | None:
-    """The axioms Lean printed for ``#print axioms`` at ``line``; None when there is no such message."""
-    for d in outcome.diagnostics:
-        if d.line == line and d.severity != "error":
-            found = parse_axioms(d.text)
-            if found is not None:
-                return found
-    return None

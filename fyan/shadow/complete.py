@@ -54,15 +54,18 @@ def check_completeness(shadow_set: ShadowSet, compiler: Compiler | None, *, unav
     label = f"{shadow_set.problem}/reference"
     verdicts: list[CheckerVerdict] = []
     ref = assemble.reference_file(shadow_set, "reference", None, new_nonce())
-    out = compiler.compile(ref.text, label=f"{label}/reference", nonce=ref.nonce)
+    out = compiler.compile(ref.text, label=f"{label}/reference", nonce=ref.nonce, lookups=[shadow_set.target])
     ok, why = judge(out, ref)
+    if ok and (out.inspection.lookup(shadow_set.target) is None or not out.inspection.lookup(shadow_set.target).found):
+        ok, why = False, f"the reference's target {shadow_set.target} is not in the compiled module"
     verdicts.append(CheckerVerdict(check="reference", passed=ok, reason=why, origin=out.origin))
     for check, checker in checkers(shadow_set).items():
         if not ok:
             verdicts.append(CheckerVerdict(check=check, passed=False, reason="not run: the reference does not compile"))
             continue
         f = assemble.reference_file(shadow_set, check, checker, new_nonce())
-        o = compiler.compile(f.text, label=f"{label}/{check}", nonce=f.nonce)
+        o = compiler.compile(f.text, label=f"{label}/{check}", nonce=f.nonce, lookups=[f.checker_name],
+                             black_box=[shadow_set.target])
         passed, reason = judge(o, f)
         verdicts.append(CheckerVerdict(check=check, passed=passed, reason=reason, origin=o.origin))
     for s in shadow_set.shadows:
@@ -71,7 +74,8 @@ def check_completeness(shadow_set: ShadowSet, compiler: Compiler | None, *, unav
             verdicts.append(CheckerVerdict(check=check, passed=False, reason="not run: the reference does not compile"))
             continue
         f = assemble.reference_file(shadow_set, check, checkers(shadow_set)[f"forward:{s.id}"], new_nonce(), vacuous=True)
-        o = compiler.compile(f.text, label=f"{label}/{check}", nonce=f.nonce)
+        o = compiler.compile(f.text, label=f"{label}/{check}", nonce=f.nonce, lookups=[f.checker_name],
+                             black_box=[shadow_set.target])
         if o.exit_code is None or o.timed_out:
             verdicts.append(CheckerVerdict(check=check, passed=False, origin=o.origin,
                                            reason=f"undecided: the vacuity probe did not finish ({o.note or 'no exit status'})"))

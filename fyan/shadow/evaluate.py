@@ -3,16 +3,23 @@
 For one submission (``evaluate_submission``):
 
 1. extract the candidate (``extract``: the last theorem block) and lint the kept text: the
-   error rules of ``fyan.lean.lints`` (``import`` allowed) plus new notation, which could change
-   how an appended checker reads;
+   error rules of ``fyan.lean.lints`` (``import`` allowed; new notation is an error), a fast
+   second line;
 2. adapt names (``adapt``; a model-drafted adapter only as a fallback, when one is configured);
-3. compile the candidate file: it *compiles* when Lean reports no error, exits 0, prints the end
-   marker with this run's nonce, and ``#print axioms`` shows no ``sorryAx`` (unless
-   ``allow_sorry_proofs``, for statement-only benchmarks) and no axiom outside the allow-list; a
-   ``sorry`` in the statement itself always fails;
+3. compile the candidate file and read it with the trusted inspector (``compiler``): it
+   *compiles* when Lean reports no error, exits 0, and the inspector finds the candidate in the
+   compiled module; the module must register **no** syntax, elaborator, tactic, macro,
+   instance or other extension entry outside the harmless ones, and declare no axiom and
+   nothing ``unsafe``/``implemented_by``/``extern`` (``fyan.lean.policy``, strict: a candidate
+   that could change how a checker elaborates is rejected *before its checkers run*, with the
+   reason); the candidate's transitive axioms have no ``sorryAx`` (unless ``allow_sorry_proofs``,
+   for statement-only benchmarks — then no definition may use it and the statement itself
+   never) and none outside the allow-list;
 4. when it compiles, compile each checker in its own copy of the candidate file (forward checks,
-   then the backward check): a check passes when the file compiles without error, the marker is
-   printed, and no sorry warning points into the checker;
+   then the backward check): a check passes when the file compiles without error and the
+   inspector finds the checker theorem, with no ``sorryAx`` anywhere in it (its axioms are
+   computed with the candidate's own proof as a black box, so only the checker's proof counts)
+   and no axiom outside the allow-list (issue 11, finding 6);
 5. score (``score``).
 
 The batch (``run_eval``) evaluates every submission in parallel (``jobs`` threads, each compile
@@ -38,10 +45,12 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from fyan.errors import InputError
+from fyan.lean.inspector import module_findings
 from fyan.lean.lints import lint
+from fyan.lean.policy import is_native_axiom
 from fyan.shadow import assemble
 from fyan.shadow.adapt import Adaptation, adapt, rename
-from fyan.shadow.compiler import CompileOutcome, Compiler, axioms_at, marker_seen, new_nonce
+from fyan.shadow.compiler import CompileOutcome, Compiler, new_nonce
 from fyan.shadow.extract import Candidate, NoCandidate, extract_candidate
 from fyan.shadow.score import Scores, Summary, score, summarize
 from fyan.shadow.shadowset import ShadowSet, checkers, find_file
@@ -93,8 +102,8 @@ def _error_lines(outcome: CompileOutcome, limit: int = 3) -> list[str]:
     return [f"line {d.line}: {d.text.splitlines()[0] if d.text else ''}" for d in outcome.errors[:limit]]
 
 
-def judge(outcome: CompileOutcome, assembled: assemble.Assembled) -> tuple[bool, str]:
-    """Did this file compile as a check must (module docstring, steps 3–4)? (passed, reason)."""
+def _compiled(outcome: CompileOutcome, assembled: assemble.Assembled) -> tuple[bool, str]:
+    """Did Lean compile this file? (passed, reason)"""
     if outcome.timed_out:
         return False, f"timed out ({outcome.note or 'killed at the timeout'})"
     if outcome.exit_code is None:
@@ -109,13 +118,29 @@ def judge(outcome: CompileOutcome, assembled: assemble.Assembled) -> tuple[bool,
         return False, f"Lean error at line {first.line}{where}: {text}"
     if outcome.exit_code != 0:
         return False, f"lean exited with {outcome.exit_code} without an error message"
-    if not marker_seen(outcome, assembled.nonce, assembled.marker_line):
-        return False, "elaboration did not reach the end of the file (no end marker with this run's nonce)"
-    if assembled.checker_lines:
-        lo, hi = assembled.checker_lines
-        if any(d.is_sorry and d.line is not None and lo <= d.line <= hi for d in outcome.diagnostics):
-            return False, "the checker uses sorry"
+    if outcome.inspection is None:
+        return False, f"no evidence from the trusted inspector: {outcome.inspection_problem or 'not inspected'}"
     return True, "compiles"
+
+
+def judge(outcome: CompileOutcome, assembled: assemble.Assembled,
+          allowed_axioms: tuple[str, ...] = DEFAULT_ALLOWED_AXIOMS) -> tuple[bool, str]:
+    """Did this checker file pass (module docstring, step 4)? (passed, reason). A file without
+    a checker (a reference) passes when it compiles and is inspected."""
+    ok, why = _compiled(outcome, assembled)
+    if not ok or assembled.checker_name is None:
+        return ok, why
+    report = outcome.inspection
+    assert report is not None
+    rec = report.lookup(assembled.checker_name)
+    if rec is None or not rec.found:
+        return False, "the checker is not in the compiled module (elaboration stopped before it)"
+    if rec.uses_sorry:
+        return False, "the checker uses sorry (sorryAx in its own proof)"
+    bad = _bad_axioms(rec.axioms, allowed_axioms, allow_sorry=False)
+    if bad:
+        return False, "the checker depends on " + ", ".join(bad)
+    return True, "compiles; the checker is sorry-free and axiom-clean"
 
 
 def _bad_axioms(axioms: list[str], allow: tuple[str, ...], allow_sorry: bool) -> list[str]:
@@ -123,12 +148,43 @@ def _bad_axioms(axioms: list[str], allow: tuple[str, ...], allow_sorry: bool) ->
     for a in axioms:
         if a == "sorryAx":
             if not allow_sorry:
-                bad.append("sorryAx (the candidate depends on sorry)")
-        elif a in ("Lean.ofReduceBool", "Lean.trustCompiler") or "._native." in a:
+                bad.append("sorryAx (sorry)")
+        elif a in ("Lean.ofReduceBool", "Lean.trustCompiler") or is_native_axiom(a):
             bad.append(f"{a} (native_decide-style axiom)")
         elif a not in allow:
             bad.append(f"{a} (not in the allow-list)")
     return bad
+
+
+def judge_candidate(outcome: CompileOutcome, assembled: assemble.Assembled, candidate_name: str, *,
+                    allowed_axioms: tuple[str, ...], allow_sorry_proofs: bool) -> tuple[bool, str, list[str] | None]:
+    """Step 3 of the module docstring: (compiled, reason, the candidate's axioms or None)."""
+    ok, why = _compiled(outcome, assembled)
+    if not ok:
+        return False, why, None
+    report = outcome.inspection
+    assert report is not None
+    rec = report.lookup(candidate_name)
+    if rec is None or not rec.found:
+        return False, f"the candidate {candidate_name} is not in the compiled module", None
+    module = report.module(outcome.module) if outcome.module else None
+    module = module or (report.modules[0] if len(report.modules) == 1 else None)
+    if module is None:
+        return False, "no evidence from the trusted inspector about the compiled module", rec.axioms
+    findings = module_findings(module, strict=True)
+    if findings:
+        return False, ("the candidate changes how checkers would elaborate or adds what no proof may (rejected "
+                       "before its checkers run): " + "; ".join(findings[:5])), rec.axioms
+    if rec.sorry_in_type:
+        return False, "sorry in the candidate's statement (elaborated)", rec.axioms
+    if allow_sorry_proofs:
+        sorry_defs = [d.name for d in module.declarations if d.uses_sorry and d.kind != "theorem"]
+        if sorry_defs:
+            return False, "sorry in a definition the statement may use: " + ", ".join(sorry_defs), rec.axioms
+    bad = _bad_axioms(rec.axioms, allowed_axioms, allow_sorry_proofs)
+    if bad:
+        return False, "axioms: " + ", ".join(bad), rec.axioms
+    return True, "compiles; axioms " + (", ".join(rec.axioms) or "none"), rec.axioms
 
 
 @dataclass
@@ -137,14 +193,16 @@ class _Context:
     files_dir: Path | None
     report_root: Path | None
 
-    def run(self, assembled: assemble.Assembled, label: str) -> tuple[CompileOutcome, str | None]:
+    def run(self, assembled: assemble.Assembled, label: str, lookups: list[str] = (),
+            black_box: list[str] = ()) -> tuple[CompileOutcome, str | None]:
         rel = None
         if self.files_dir is not None:
             self.files_dir.mkdir(parents=True, exist_ok=True)
             path = self.files_dir / (assembled.check.replace(":", "-") + ".lean")
             path.write_text(assembled.text, encoding="utf-8")
             rel = path.relative_to(self.report_root).as_posix() if self.report_root else str(path)
-        return self.compiler.compile(assembled.text, label=label, nonce=assembled.nonce), rel
+        return self.compiler.compile(assembled.text, label=label, nonce=assembled.nonce, lookups=list(lookups),
+                                     black_box=list(black_box)), rel
 
 
 def _fail_all(shadow_set: ShadowSet, problem: str, submission: str, reason: str, **extra) -> SubmissionReport:
@@ -183,7 +241,7 @@ def evaluate_submission(
                          helpers=len(candidate.helpers), sorry_in_statement=candidate.sorry_in_statement,
                          sorry_in_proof=candidate.sorry_in_proof)
     findings = lint(candidate.kept, allow=frozenset({"import"}))
-    blocking = [f for f in findings if f.severity == "error" or f.rule == "notation"]
+    blocking = [f for f in findings if f.severity == "error"]
     lint_text = [str(f) for f in findings]
     adaptation = adapt(shadow_set, candidate)
     common = dict(path=path, candidate=info, adaptation=adaptation, lint=lint_text)
@@ -196,19 +254,9 @@ def evaluate_submission(
     ctx = _Context(compiler, files_dir, report_root)
     nonce = new_nonce()
     cfile = assemble.candidate_file(candidate, nonce)
-    outcome, rel = ctx.run(cfile, f"{label}/compile")
-    compiled, reason = judge(outcome, cfile)
-    if compiled:
-        axioms = axioms_at(outcome, cfile.axioms_line or 0)
-        info.axioms = axioms
-        if axioms is None:
-            compiled, reason = False, "no axiom evidence: `#print axioms` printed nothing for the candidate"
-        else:
-            bad = _bad_axioms(axioms, allowed_axioms, allow_sorry_proofs)
-            if bad:
-                compiled, reason = False, "axioms: " + ", ".join(bad)
-            else:
-                reason = "compiles; axioms " + (", ".join(axioms) or "none")
+    outcome, rel = ctx.run(cfile, f"{label}/compile", lookups=[candidate.name])
+    compiled, reason, info.axioms = judge_candidate(outcome, cfile, candidate.name, allowed_axioms=allowed_axioms,
+                                                    allow_sorry_proofs=allow_sorry_proofs)
     compile_check = CheckOutcome(check="compile", passed=compiled, reason=reason, file=rel,
                                  exit_code=outcome.exit_code, duration_s=outcome.duration_s,
                                  origin=outcome.origin, errors=_error_lines(outcome))
@@ -227,8 +275,9 @@ def evaluate_submission(
             continue
         assembled = assemble.checker_file(candidate, check, rename(checker, adaptation.mapping), new_nonce(),
                                           adapter=adaptation.adapter)
-        out, rel = ctx.run(assembled, f"{label}/{check}")
-        passed, why = judge(out, assembled)
+        out, rel = ctx.run(assembled, f"{label}/{check}", lookups=[assembled.checker_name],
+                           black_box=[candidate.name])
+        passed, why = judge(out, assembled, allowed_axioms)
         results[check] = CheckOutcome(check=check, passed=passed, reason=why, file=rel, exit_code=out.exit_code,
                                       duration_s=out.duration_s, origin=out.origin, errors=_error_lines(out))
     forward = [results[f"forward:{s.id}"] for s in shadow_set.shadows]

@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from fyan.gates.report import CheckResult
+from fyan.lean.inspector import InspectorBuild
 from fyan.lean.toolchain import Discovery
 from fyan.project import Project
 from fyan.shadow.adapt import name_rule
@@ -53,16 +55,17 @@ def shadow_checks(
     log_dir: Path,
     *,
     built: bool,
+    workspace: Path | None = None,
+    inspector: InspectorBuild | None = None,
     compiler: Compiler | None = None,
-):
+) -> list[CheckResult]:
     """``[]`` when the unit has no shadow set, else ``[CheckResult("shadow_alignment", ...)]``.
 
     ``source`` is the unit's ``Basic.lean`` (None when unreadable), ``roots`` its frozen roots,
-    ``built`` whether ``lake build`` succeeded in the unit's workspace. ``compiler`` replaces the
-    real ``lake env lean`` adapter (tests). Never raises for bad evidence: it fails the check.
+    ``built`` whether ``lake build`` succeeded in the gate workspace ``workspace``, ``inspector``
+    the trusted inspector the gate used. ``compiler`` replaces the real ``lake env lean`` adapter
+    (tests). Never raises for bad evidence: it fails the check.
     """
-    from fyan.gates.completion import CheckResult
-
     path = shadow_set_path(project, unit)
     if path is None:
         return []
@@ -93,9 +96,11 @@ def shadow_checks(
         return result(False, f"root {root}: {e}", sha256=digest)
     owned = compiler is None
     if compiler is None:
+        if workspace is None or inspector is None:
+            return result(False, "not run: no gate workspace or trusted inspector", sha256=digest)
         cfg = project.config.lean
-        compiler = LakeEnvCompiler(toolchain, project.paths.workspace(unit.id), cfg, timeout_s=cfg.build_timeout,
-                                   log_dir=log_dir / "shadow")
+        compiler = LakeEnvCompiler(toolchain, workspace, cfg, timeout_s=cfg.build_timeout, inspector=inspector,
+                                   log_dir=log_dir / "shadow", project_root=project.paths.root)
     try:
         report = evaluate_submission(
             shadow_set, source, submission=unit.id, compiler=compiler, candidate=candidate, allow_sorry_proofs=True,

@@ -17,7 +17,9 @@ people; TOML multi-line strings keep Lean readable) or ``shadowset.json`` (writt
 
 Checkers are rendered by code from these parts (``forward_checker``, ``backward_checker``), so a
 forward checker always states exactly its shadow, and the backward checker always proves exactly
-the target's elaborated type from exactly the shadows. Each is a Lean ``example`` block.
+the target's elaborated type from exactly the shadows. Each is a Lean theorem
+``fyan_shadow_check`` (``assemble`` gives it the file's random nonce), so the trusted inspector can
+find it in the compiled module and read its axioms.
 """
 
 from __future__ import annotations
@@ -143,21 +145,21 @@ def _indent(text: str, spaces: int = 2) -> str:
 
 
 def forward_checker(shadow_set: ShadowSet, shadow: Shadow) -> str:
-    """The forward checker of ``shadow`` (T ⇒ Sᵢ) as a Lean ``example``, target named as in the
+    """The forward checker of ``shadow`` (T ⇒ Sᵢ) as a Lean theorem, target named as in the
     reference (``adapt.rename`` maps names to a candidate's)."""
     return (
         f"-- fyan shadow check: forward `{shadow.id}` ({shadow.method.value})\n"
-        f"example :\n{_indent(shadow.statement, 4)} := by\n{_indent(shadow.forward)}\n"
+        f"theorem fyan_shadow_check :\n{_indent(shadow.statement, 4)} := by\n{_indent(shadow.forward)}\n"
     )
 
 
 def backward_checker(shadow_set: ShadowSet) -> str:
-    """The backward checker (⋀Sᵢ ⇒ T) as a Lean ``example``: the shadows are hypotheses named by
+    """The backward checker (⋀Sᵢ ⇒ T) as a Lean theorem: the shadows are hypotheses named by
     their ids and the goal is the target's elaborated type, ``type_of% @target``."""
     binders = "\n".join(f"    ({s.id} :\n{_indent(s.statement, 6)})" for s in shadow_set.shadows)
     return (
         "-- fyan shadow check: backward (the shadows imply the target)\n"
-        f"example\n{binders} :\n    type_of% @{shadow_set.target} := by\n{_indent(shadow_set.backward.proof)}\n"
+        f"theorem fyan_shadow_check\n{binders} :\n    type_of% @{shadow_set.target} := by\n{_indent(shadow_set.backward.proof)}\n"
     )
 
 

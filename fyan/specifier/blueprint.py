@@ -32,6 +32,7 @@ kinds, document order) and the same edges (unit, dependency, statement/proof). R
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -196,7 +197,7 @@ def render_content(project: Project, store: Store) -> tuple[str, dict[str, int]]
     raw = store.meta("catalogue")
     if raw is None:
         raise ProjectError(f"{project.paths.root}: the project has not been ingested yet",
-                           hint=f"run `fyan run {project.paths.root}` first")
+                           hint=f"run `fyan run {shlex.quote(str(project.paths.root))}` first")
     catalogue = Catalogue.model_validate_json(raw)
     units = store.units()
     views = store.views(project.config.scheduler.attempts_per_stage)
@@ -371,7 +372,7 @@ def export_blueprint(project: Project, out: Path | None = None) -> BlueprintRepo
     store = Store(project.paths.db)
     if not store.exists:
         raise ProjectError(f"{project.paths.root}: the project has not been ingested yet",
-                           hint=f"run `fyan run {project.paths.root}` first")
+                           hint=f"run `fyan run {shlex.quote(str(project.paths.root))}` first")
     try:
         content, counts = render_content(project, store)
         catalogue = Catalogue.model_validate_json(store.meta("catalogue") or "{}")

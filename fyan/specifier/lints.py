@@ -23,12 +23,15 @@ Rules (``Finding.rule``):
 * ``malformed-provenance`` (error) — the provenance block is missing, not at the top, doubled,
   has a line outside the grammar of ``fyan.specifier.problem``, names another unit, has no or
   a bad ``source`` line, lists dependencies other than the declared ones, or differs from the
-  code-written block when that is given;
+  code-written block when that is given; the context block differs from the code-written one;
 * ``undeclared-dependency`` (error) — the statement cites (``\\ref``-like macros, ``\\uses``,
-  Markdown links, printed names such as "Lemma 2.1") a label of another unit that is not among
-  its declared dependencies.
+  Markdown links, printed names such as "Lemma 2.1") a label of another unit that is neither
+  among its declared dependencies nor among its listed mentions.
 
-Comments are ignored when counting (``%`` to the end of the line, unless escaped).
+Comments are ignored when counting (``%`` to the end of the line, unless escaped); the context
+block (cited material, not the statement) is left out of every comparison.
+
+``lint_units`` runs the rules on the ``problem.tex`` files ingest rendered.
 """
 
 from __future__ import annotations
@@ -39,8 +42,20 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from fyan.intake.catalogue import Catalogue
 from fyan.intake.numbered import find_references
-from fyan.specifier.problem import BEGIN, END, strip_provenance
+from fyan.specifier.dag import Edge
+from fyan.specifier.problem import (
+    BEGIN,
+    CONTEXT_BEGIN,
+    CONTEXT_END,
+    END,
+    provenance_block,
+    statement_text,
+    strip_context,
+    strip_provenance,
+)
+from fyan.specifier.units import UnitSpec
 
 Severity = Literal["error", "warning"]
 Rule = Literal["lost-iff", "strict-to-nonstrict", "new-asymptotic", "malformed-provenance", "undeclared-dependency"]
@@ -55,10 +70,14 @@ class LintInput(BaseModel):
     depends_on: list[str] = Field(default_factory=list, description="Unit ids the unit is declared to depend on.")
     context_units: list[str] = Field(
         default_factory=list,
-        description="Units it may cite without depending on them (the statement a nested claim sits in).",
+        description="Units it may cite without depending on them (the statement a nested claim sits in, "
+        "the units its references mention).",
     )
     expected_block: str | None = Field(
         default=None, description="The code-written provenance block; when given, the block must equal it."
+    )
+    expected_context: str | None = Field(
+        default=None, description="The code-written context block ('' for none); when given, it must equal it."
     )
 
 
@@ -87,7 +106,8 @@ def lint_problems(items: Iterable[LintInput], *, label_units: Mapping[str, str] 
     findings: list[Finding] = []
     for item in items:
         findings += _provenance(item)
-        body = _uncommented(strip_provenance(item.problem_tex))
+        findings += _context(item)
+        body = _uncommented(strip_context(strip_provenance(item.problem_tex)))
         source = _uncommented(strip_provenance(item.source_tex))
         findings += _iff(item.unit, source, body)
         findings += _strictness(item.unit, source, body)
@@ -190,6 +210,7 @@ _SOURCE_LINE = re.compile(
     r"|pages (?P<p1>\d+)-(?P<p2>\d+), characters \d+ \(page (?P=p1)\) to \d+ \(page (?P=p2)\))$"
 )
 _DEPENDS = re.compile(r"% depends on: (?:nothing|(?P<unit>[a-z0-9-]+) \((?P<origin>[a-z]+), (?:statement|proof); .+\))$")
+_MENTIONS = re.compile(r"% mentions: (?P<unit>[a-z0-9-]+) \((?P<origin>[a-z]+), (?:statement|proof); .+\)$")
 _OPTIONAL = re.compile(r"% (?:label|title|lean \(from the source\)|text): .*$")
 
 
@@ -230,6 +251,8 @@ def _provenance(item: LintInput) -> list[Finding]:
         elif m := _DEPENDS.fullmatch(ln):
             if m.group("unit"):
                 deps.append(m.group("unit"))
+        elif _MENTIONS.fullmatch(ln):
+            pass
         elif not _OPTIONAL.fullmatch(ln):
             out.append(bad(f"line is not part of the provenance grammar: {ln[:80]!r}", n + 1))
     if units != [item.unit]:
@@ -240,6 +263,21 @@ def _provenance(item: LintInput) -> list[Finding]:
         out.append(bad(f"the block lists dependencies {sorted(set(deps))}, the DAG declares {sorted(set(item.depends_on))}",
                        first + 1))
     return out
+
+
+def _context(item: LintInput) -> list[Finding]:
+    """The context block, when there is one, must be the code-written one."""
+    text = item.problem_tex
+    start = text.find(CONTEXT_BEGIN)
+    found = ""
+    if start >= 0:
+        end = text.find(CONTEXT_END, start)
+        found = text[start : (len(text) if end < 0 else end + len(CONTEXT_END))]
+    if item.expected_context is None or found.strip("\n") == item.expected_context.strip("\n"):
+        return []
+    line = text.count("\n", 0, start) + 1 if start >= 0 else None
+    return [Finding(unit=item.unit, rule="malformed-provenance", severity="error", line=line,
+                    message="the context block differs from the one Fyan wrote (cited material is written by code)")]
 
 
 # -- dependencies -----------------------------------------------------------------------------
@@ -258,6 +296,11 @@ def _undeclared(item: LintInput, label_units: Mapping[str, str]) -> list[Finding
     end = text.find(END)
     first_line = text.count("\n", 0, end + len(END)) + 2 if end >= 0 else 1  # the line after the block
     body = strip_provenance(text)
+    ctx_start = body.find(CONTEXT_BEGIN)
+    if ctx_start >= 0:  # keep the line numbers: blank the context block's lines
+        ctx_end = body.find(CONTEXT_END, ctx_start)
+        ctx_end = len(body) if ctx_end < 0 else ctx_end + len(CONTEXT_END)
+        body = body[:ctx_start] + re.sub(r"[^\n]", " ", body[ctx_start:ctx_end]) + body[ctx_end:]
     for n, line in enumerate(_uncommented(body).split("\n"), start=first_line):
         labels = [x.strip() for m in _TEX_REF.finditer(line) for x in m.group(1).split(",")]
         labels += _LINK.findall(line)
@@ -270,3 +313,26 @@ def _undeclared(item: LintInput, label_units: Mapping[str, str]) -> list[Finding
             out.append(Finding(unit=item.unit, rule="undeclared-dependency", severity="error",
                                message=f"cites {label!r} of unit {unit}, which is not a declared dependency", line=n))
     return out
+
+
+def lint_units(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], files: dict[str, dict[str, bytes]],
+               source_prefix: str, mentions: list[Edge] | None = None,
+               contexts: dict[str, str] | None = None) -> list[Finding]:
+    """The rules on every unit's ``problem.tex`` (``files`` from ``render_files`` or a
+    regeneration), each compared with its source statement, its declared dependencies and
+    mentions, and the code-written provenance block (and context block, ``contexts``: unit ->
+    block text, when given)."""
+    owner = {i: u.id for u in units for i in u.statements}
+    inputs: list[LintInput] = []
+    for u in units:
+        deps = [e for e in edges if e.unit == u.id]
+        said = [m for m in mentions or [] if m.unit == u.id]
+        nested = [owner[p] for i in u.statements if (p := catalogue.statements[i].parent) is not None and p in owner]
+        inputs.append(LintInput(
+            unit=u.id, problem_tex=files[u.id]["problem.tex"].decode("utf-8"), source_tex=statement_text(u, catalogue),
+            depends_on=[e.depends_on for e in deps], context_units=nested + [m.depends_on for m in said],
+            expected_block=provenance_block(u, catalogue, deps, source_prefix, said),
+            expected_context=None if contexts is None else contexts.get(u.id, "")))
+    label_units = {label: owner[site.statement_index] for label, site in catalogue.labels.items()
+                   if site.statement_index in owner}
+    return lint_problems(inputs, label_units=label_units)

@@ -4,8 +4,18 @@ The provenance block is a run of TeX comment lines between fixed markers; models
 it (DESIGN.md §1, §2): ``render_problem`` writes it at ingest, and ``with_provenance`` puts the
 code-written block back on a statement text a model rewrote (any block the model wrote is
 dropped). The statement text below it is the verbatim environment from the source (for a PDF,
-the text of the statement as extracted from the text layer). Its grammar, checked by
-``fyan.specifier.lints``::
+the text of the statement as extracted from the text layer).
+
+Between the two, a **context block** (``CONTEXT_BEGIN`` … ``CONTEXT_END``, also written by code
+only) carries what the statement cites but does not contain (issue 12/18): a displayed formula
+it cites from elsewhere (``\\eqref{eq:S}`` to a display in the running text or in another
+unit), and the non-unit environments it refers to (remark, example, situation, notation,
+convention, setup, and the document's own non-unit environments), each after a comment line
+naming the reference and the source lines, verbatim. A referenced one that cannot be carried
+(too long, not a display or an environment) is a ``context`` warning at ingest
+(``context_items``). Text enters ``problem.tex`` only through ``render_problem``.
+
+The provenance block's grammar, checked by ``fyan.specifier.lints``::
 
     % --- fyan provenance (written by Fyan from the source; do not edit) ---
     % unit: <unit id>
@@ -15,27 +25,40 @@ the text of the statement as extracted from the text layer). Its grammar, checke
     % source: <file>, pages <p>-<q>, characters <a> (page <p>) to <b> (page <q>)
     % label: ... / % title: ... / % lean (from the source): ... / % text: ...   (optional)
     % depends on: nothing | <unit> (<origin>, statement|proof; <evidence>)   (one per edge)
+    % mentions: <unit> (<origin>, statement|proof; <evidence>; <why not a dependency>)  (optional)
     % --- end provenance ---
 """
 
 from __future__ import annotations
 
-from fyan.intake.catalogue import Catalogue
+from pydantic import BaseModel
+
+from fyan.intake.catalogue import Catalogue, IntakeWarning, Statement
 from fyan.specifier.dag import Edge
 from fyan.specifier.units import UnitSpec
 
 BEGIN = "% --- fyan provenance (written by Fyan from the source; do not edit) ---"
 END = "% --- end provenance ---"
+#: Prefix of source paths in a project (``source/`` holds the document's files).
+SOURCE_PREFIX = "source/"
+CONTEXT_BEGIN = "% --- context cited by the statement (from the source; not part of the statement) ---"
+CONTEXT_END = "% --- end context ---"
+#: Longest cited text carried as context, lines.
+MAX_CONTEXT_LINES = 80
+#: Environments whose labels are never carried (a figure, a table, a section heading).
+_NOT_CONTEXT_ENVS = ("figure", "table", "figure*", "table*", "tikzpicture", "algorithm", "subfigure", "wrapfigure")
 
 
 PDF_NOTE = "% text: from the PDF's text layer (formulas may be flattened: check the PDF)"
 
 
-def provenance_block(unit: UnitSpec, catalogue: Catalogue, deps: list[Edge], source_prefix: str) -> str:
+def provenance_block(unit: UnitSpec, catalogue: Catalogue, deps: list[Edge], source_prefix: str,
+                     mentions: list[Edge] | None = None) -> str:
     """The code-written provenance block of ``unit`` (markers included, no final newline).
 
     ``source_prefix`` is prepended to catalogue paths so the block names files relative to
-    the project folder (for example ``source/``).
+    the project folder (for example ``source/``); ``mentions`` (the unit's references kept as
+    mentions) are listed after the dependencies.
     """
     lines = [BEGIN, f"% unit: {unit.id}", f"% kind: {unit.kind}"]
     for i in unit.statements:
@@ -56,7 +79,87 @@ def provenance_block(unit: UnitSpec, catalogue: Catalogue, deps: list[Edge], sou
             lines.append(f"% depends on: {e.depends_on} ({e.origin}, {scope}; {e.evidence})")
     else:
         lines.append("% depends on: nothing")
+    for e in sorted(mentions or [], key=lambda e: (e.depends_on, e.origin, e.evidence)):
+        scope = "proof" if e.in_proof else "statement"
+        lines.append(f"% mentions: {e.depends_on} ({e.origin}, {scope}; {' '.join(e.evidence.split())}; "
+                     f"{' '.join((e.note or 'a mention').split())})")
     lines.append(END)
+    return "\n".join(lines)
+
+
+class ContextItem(BaseModel):
+    """Cited material carried into ``problem.tex``: the reference as written, what it is, where
+    (``file, lines a-b`` with the project prefix) and its verbatim text."""
+
+    reference: str
+    what: str
+    where: str
+    text: str
+
+
+def context_items(unit: UnitSpec, catalogue: Catalogue, unit_kinds: list[str], source_prefix: str
+                  ) -> tuple[list[ContextItem], list[IntakeWarning]]:
+    """What ``unit``'s statements cite but do not contain (module docstring), following the
+    references of carried environments one step further; and a ``context`` warning for each
+    cited display or environment that cannot be carried."""
+    kinds = set(unit_kinds)
+    own = set(unit.statements)
+    items: dict[str, ContextItem] = {}
+    warnings: list[IntakeWarning] = []
+    queue: list[tuple[Statement, int]] = [(catalogue.statements[i], 0) for i in unit.statements]
+    while queue:
+        stmt, depth = queue.pop(0)
+        for ref in stmt.references:
+            if ref.in_proof or ref.macro == "uses":
+                continue
+            site = catalogue.labels.get(ref.label)
+            if site is None or ref.label in items:
+                continue
+            if site.display is not None:
+                display = catalogue.displays[site.display]
+                if display.statement_index in own and not display.in_proof:
+                    continue  # the statement's own display
+                item = ContextItem(reference=ref.shown, what=f"display ({display.env})",
+                                   where=f"{source_prefix}{display.provenance.describe()}", text=display.body)
+            elif site.statement_index is not None:
+                other = catalogue.statements[site.statement_index]
+                if other.kind in kinds or site.statement_index in own:
+                    continue  # another unit (a dependency edge), or itself
+                if site.in_proof:
+                    continue  # a label inside its proof
+                item = ContextItem(reference=ref.shown, what=f"{other.kind} ({other.env})",
+                                   where=f"{source_prefix}{other.provenance.describe()}", text=other.body)
+                if depth < 1:
+                    queue.append((other, depth + 1))
+            else:
+                if site.section or site.env in _NOT_CONTEXT_ENVS or ref.macro == "text":
+                    continue
+                if ref.macro in ("eqref",) or site.env is not None:
+                    warnings.append(IntakeWarning(
+                        code="context", where=ref.where,
+                        message=f"{ref.shown} in {unit.id}: the label at {site.file}:{site.line} is not on a display or "
+                        "a theorem-like environment; its text is not carried into problem.tex"))
+                continue
+            lines = item.text.count("\n") + 1
+            if lines > MAX_CONTEXT_LINES:
+                warnings.append(IntakeWarning(
+                    code="context", where=ref.where,
+                    message=f"{ref.shown} in {unit.id}: the cited {item.what} at {item.where} has {lines} lines "
+                    f"(more than {MAX_CONTEXT_LINES}); not carried into problem.tex"))
+                continue
+            items[ref.label] = item
+    return list(items.values()), warnings
+
+
+def context_block(items: list[ContextItem]) -> str:
+    """The code-written context block (markers included, no final newline); '' without items."""
+    if not items:
+        return ""
+    lines = [CONTEXT_BEGIN]
+    for item in items:
+        lines.append(f"% {' '.join(item.reference.split())}: {item.what}, {item.where}")
+        lines.append(item.text.rstrip("\n"))
+    lines.append(CONTEXT_END)
     return "\n".join(lines)
 
 
@@ -65,26 +168,67 @@ def statement_text(unit: UnitSpec, catalogue: Catalogue) -> str:
     return "\n\n".join(catalogue.statements[i].body for i in unit.statements)
 
 
-def render_problem(unit: UnitSpec, catalogue: Catalogue, deps: list[Edge], source_prefix: str) -> str:
-    """The text of ``units/<unit>/problem.tex``: the provenance block, then the statement."""
-    return provenance_block(unit, catalogue, deps, source_prefix) + "\n" + statement_text(unit, catalogue) + "\n"
+def render_problem(unit: UnitSpec, catalogue: Catalogue, deps: list[Edge], source_prefix: str,
+                   mentions: list[Edge] | None = None, context: list[ContextItem] | None = None) -> str:
+    """The text of ``units/<unit>/problem.tex``: the provenance block, the context block (when
+    the statement cites material from outside it), then the statement verbatim."""
+    return header(unit, catalogue, deps, source_prefix, mentions, context) + "\n" + statement_text(unit, catalogue) + "\n"
+
+
+def header(unit: UnitSpec, catalogue: Catalogue, deps: list[Edge], source_prefix: str,
+           mentions: list[Edge] | None = None, context: list[ContextItem] | None = None) -> str:
+    """Everything code writes above the statement: the provenance block and the context block."""
+    block = provenance_block(unit, catalogue, deps, source_prefix, mentions)
+    ctx = context_block(context or [])
+    return block + ("\n" + ctx if ctx else "")
+
+
+def render_files(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], source_prefix: str,
+                 unit_kinds: list[str], mentions: list[Edge] | None = None
+                 ) -> tuple[dict[str, dict[str, bytes]], list[IntakeWarning]]:
+    """Per-unit intake files rendered by code: ``problem.tex`` (``render_problem``) and
+    ``source_proof.tex`` when the document has a proof; and the ``context`` warnings for cited
+    material that could not be carried."""
+    files: dict[str, dict[str, bytes]] = {}
+    warnings: list[IntakeWarning] = []
+    for u in units:
+        deps = [e for e in edges if e.unit == u.id]
+        said = [m for m in mentions or [] if m.unit == u.id]
+        items, missed = context_items(u, catalogue, unit_kinds, source_prefix)
+        warnings += missed
+        unit_files = {"problem.tex": render_problem(u, catalogue, deps, source_prefix, said, items).encode()}
+        proof = render_source_proof(u, catalogue, source_prefix)
+        if proof is not None:
+            unit_files["source_proof.tex"] = proof.encode()
+        files[u.id] = unit_files
+    return files, warnings
+
+
+def _strip_block(text: str, begin: str, end_marker: str) -> str:
+    while True:
+        start = text.find(begin)
+        if start < 0:
+            return text
+        end = text.find(end_marker, start)
+        end = len(text) if end < 0 else end + len(end_marker)
+        text = text[:start] + text[end:].lstrip("\n")
 
 
 def strip_provenance(text: str) -> str:
     """``text`` without any provenance block (markers and what is between them)."""
-    while True:
-        start = text.find(BEGIN)
-        if start < 0:
-            return text
-        end = text.find(END, start)
-        end = len(text) if end < 0 else end + len(END)
-        text = text[:start] + text[end:].lstrip("\n")
+    return _strip_block(text, BEGIN, END)
+
+
+def strip_context(text: str) -> str:
+    """``text`` without any context block (markers and what is between them)."""
+    return _strip_block(text, CONTEXT_BEGIN, CONTEXT_END)
 
 
 def with_provenance(statement: str, block: str) -> str:
-    """A ``problem.tex`` made of the code-written ``block`` and ``statement`` (a model's text;
-    any provenance block in it, or a stray marker, is dropped first)."""
-    body = strip_provenance(statement).replace(END, "").strip("\n")
+    """A ``problem.tex`` made of the code-written ``block`` (``header``: provenance and context)
+    and ``statement`` (a model's text; any provenance or context block in it, or a stray marker,
+    is dropped first)."""
+    body = strip_context(strip_provenance(statement)).replace(END, "").replace(CONTEXT_END, "").strip("\n")
     return block + "\n" + body + "\n"
 
 

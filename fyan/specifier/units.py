@@ -1,7 +1,7 @@
 """Theorem units: one per statement of a unit kind, with safe ids and Lean module names.
 
 A unit id is derived from the statement's label (``thm:n even implies n^2 even`` →
-``thm-n-even-implies-n-2-even``) or, without a label, from its kind and ordinal
+``thm-n-even-implies-n-2-even``; non-ASCII letters transliterated, ``thm:été`` → ``thm-ete``) or, without a label, from its kind and ordinal
 (``theorem-7``: the seventh theorem of the document). Ids use only ``[a-z0-9-]`` so they are
 safe folder names; each id maps to a Lean module component in CamelCase
 (``ThmNEvenImpliesN2Even``). Collisions get ``-2``, ``-3``, ... in document order, so ids are
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from anyascii import anyascii
 from pydantic import BaseModel, Field
 
 from fyan.intake.catalogue import Catalogue, Provenance, Statement
@@ -34,8 +35,10 @@ class UnitSpec(BaseModel):
 
 
 def sanitize_id(text: str) -> str:
-    """Lowercase ``[a-z0-9-]`` form of ``text`` (runs of other characters become one ``-``)."""
-    text = text.lower()
+    """Lowercase ``[a-z0-9-]`` form of ``text``: letters outside ASCII transliterated
+    (``thm:été`` → ``thm-ete``, ``Erdős`` → ``erdos``, with the ``anyascii`` library), runs of
+    other characters one ``-``."""
+    text = anyascii(text).lower()
     text = re.sub(r"[^a-z0-9]+", "-", text).strip("-")
     return text or "unit"
 

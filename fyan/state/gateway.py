@@ -376,7 +376,10 @@ class Gateway:
         ).fetchall())
         start = c.execute("SELECT value FROM meta WHERE key = 'session_started'").fetchone()
         session = float(start[0]) if start else 0.0
-        return {u: progress(by_unit[u], attempts_per_stage, session, int(resets.get(u) or 0)) for u in units}
+        row = c.execute("SELECT value FROM meta WHERE key = 'session_scoped'").fetchone()
+        scoped = json.loads(row[0]) if row else {}
+        return {u: progress(by_unit[u], attempts_per_stage, max(session, float(scoped.get(u, 0.0))),
+                            int(resets.get(u) or 0)) for u in units}
 
     def _open_run(self, c: sqlite3.Connection, unit_id: str, stage: Stage, event: str, data: dict) -> StageRun:
         attempt = 1 + c.execute(
@@ -454,6 +457,39 @@ class Gateway:
                 n += 1
         return n
 
+    def interrupt_by_provider(self, run: StageRun, provider: str, reason: str, outage: dict | None = None) -> StageRun:
+        """Close the running attempt ``run`` as *interrupted* because its model provider was
+        unavailable (an outage, ``ProviderUnavailable``): not a failure — no attempt budget is
+        used and no check runs; the unit runs the same stage again once the provider answers
+        (issue 13). Records a ``stage_interrupted`` event with ``by = "provider"``, the provider
+        and the outage (``Outage.as_dict``). Raises ``TransitionError`` when ``run`` is not
+        running any more or the run is stopping."""
+        data = {"stage": run.stage.value, "reason": reason, "by": "provider", "provider": provider,
+                "outage": outage or {}}
+        now = self._interrupt_one("stage_runs", run.id, run.unit, reason, "stage_interrupted", data, run.id)
+        return run.model_copy(update=dict(status=RunStatus.INTERRUPTED, finished_at=now, reason=reason))
+
+    def interrupt_post(self, run: PostRun, reason: str) -> PostRun:
+        """Close a running post-completion task as interrupted (its provider was unavailable);
+        it runs again later. Raises ``TransitionError`` when it is not running."""
+        now = self._interrupt_one("post_runs", run.id, run.unit, reason, "post_interrupted",
+                                  {"task": run.task, "post_run": run.id, "reason": reason}, None)
+        return run.model_copy(update=dict(status=RunStatus.INTERRUPTED, finished_at=now, reason=reason))
+
+    def _interrupt_one(self, table: str, run_id: int, unit: str, reason: str, event: str, data: dict,
+                       event_run: int | None) -> float:
+        """Mark the running row ``run_id`` of ``table`` (stage_runs | post_runs) interrupted, with
+        its event, in one transaction counted as an attempt's write; returns the time (POSIX s)."""
+        with self._finishing(), self._tx() as c:
+            row = c.execute(f"SELECT status FROM {table} WHERE id = ?", (run_id,)).fetchone()
+            if row is None or row["status"] != RunStatus.RUNNING.value:
+                raise TransitionError(f"run {run_id} of {unit} is not running (status {row and row['status']})")
+            now = time.time()
+            c.execute(f"UPDATE {table} SET status = ?, finished_at = ?, reason = ? WHERE id = ?",
+                      (RunStatus.INTERRUPTED.value, now, reason, run_id))
+            self._event(c, event, unit, event_run, data)
+        return now
+
     @contextmanager
     def _finishing(self) -> Iterator[None]:
         """Count an attempt's write (opening it; or staging, commit, publishing) as in progress;
@@ -481,15 +517,24 @@ class Gateway:
         with self._lock:
             yield
 
-    def start_session(self) -> float:
+    def start_session(self, units: list[str] | None = None) -> float:
         """Mark the start of a run session (see ``lifecycle``: environment failures of earlier
-        sessions are retried). Returns the session start, POSIX seconds."""
+        sessions are retried) — for every unit, or only for ``units`` (a restricted run: the
+        others keep their session). Returns the session start, POSIX seconds."""
         now = time.time()
         token = uuid.uuid4().hex
         with self._tx() as c:
-            c.execute("INSERT OR REPLACE INTO meta VALUES ('session_started', ?)", (repr(now),))
+            if units is None:
+                c.execute("INSERT OR REPLACE INTO meta VALUES ('session_started', ?)", (repr(now),))
+                c.execute("DELETE FROM meta WHERE key = 'session_scoped'")
+            else:
+                row = c.execute("SELECT value FROM meta WHERE key = 'session_scoped'").fetchone()
+                scoped = json.loads(row[0]) if row else {}
+                scoped.update({u: now for u in units})
+                c.execute("INSERT OR REPLACE INTO meta VALUES ('session_scoped', ?)", (json.dumps(scoped, sort_keys=True),))
             c.execute("INSERT OR REPLACE INTO meta VALUES ('head_token', ?)", (token,))
-            self._event(c, "session_started", None, None, {"pid": os.getpid(), "head": token})
+            self._event(c, "session_started", None, None,
+                        {"pid": os.getpid(), "head": token, **({"units": len(units)} if units is not None else {})})
         self.head_token = token
         return now
 

@@ -8,7 +8,9 @@ Status is never stored (DESIGN.md §8: computed from the store, never stored twi
   failed stage still counts, so a plan/audit loop cannot run forever;
 * a failure of kind ``environment`` (no Lean toolchain, a replay miss) blocks at once, for the
   current session only: retrying cannot help now, but the next ``fyan run`` (a new session,
-  perhaps after installing Lean) tries again; such failures never use up the budget;
+  perhaps after installing Lean) tries again; such failures never use up the budget. A run
+  restricted to some units (``fyan run --unit``) starts a new session for those units only
+  (``scoped``): the others keep their block until a run covers them;
 * an interrupted run (the process died) does not count: it is simply run again;
 * a unit is complete when a gate run succeeded and nothing ran after it;
 * a unit whose dependency is blocked is blocked too, with the dependency's reason;
@@ -138,11 +140,14 @@ def unit_views(
     attempts_per_stage: int,
     session_start: float = 0.0,
     resets: Mapping[str, int] | None = None,
+    scoped: Mapping[str, float] | None = None,
 ) -> dict[str, UnitView]:
     """Status of every unit, dependencies included (module docstring), keyed by unit id.
 
-    ``resets`` maps a unit id to its ``reset_after`` run id (see ``progress``)."""
+    ``resets`` maps a unit id to its ``reset_after`` run id (see ``progress``); ``scoped`` a
+    unit id to the start of a later session restricted to some units (POSIX seconds)."""
     resets = resets or {}
+    scoped = scoped or {}
     by_unit: dict[str, list[StageRun]] = {u.id: [] for u in units}
     for r in sorted(runs, key=lambda r: r.id):
         by_unit.setdefault(r.unit, []).append(r)
@@ -156,6 +161,6 @@ def unit_views(
     views: dict[str, UnitView] = {}
     record = {u.id: u for u in units}
     for uid in reversed(list(nx.topological_sort(g))):
-        p = progress(by_unit[uid], attempts_per_stage, session_start, resets.get(uid, 0))
+        p = progress(by_unit[uid], attempts_per_stage, max(session_start, scoped.get(uid, 0.0)), resets.get(uid, 0))
         views[uid] = unit_view(record[uid], p, depends[uid], views)
     return {u.id: views[u.id] for u in units}

@@ -51,7 +51,8 @@ class UnitStatus(StrEnum):
 
 
 class UnitRecord(BaseModel):
-    id: str
+    id: str = Field(pattern=r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$",
+                    description="lowercase letters, digits and '-' (a folder name; never a path)")
     order: int
     kind: str
     label: str | None = None

@@ -233,6 +233,12 @@ class Store:
         args: tuple[Any, ...] = (after_id, *([unit] if unit else []), *([kind] if kind else []), limit)
         return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in self._rows(sql, args)]
 
+    def last_event_id(self) -> int:
+        """Id of the newest event (0 when none): every recorded transition adds one, so it
+        changes whenever the state does (the dashboard polls it)."""
+        rows = self._rows("SELECT MAX(id) AS m FROM events")
+        return int(rows[0]["m"] or 0) if rows else 0
+
     def model_calls(self, unit: str | None = None) -> list[ModelCallRecord]:
         sql = "SELECT * FROM model_calls" + (" WHERE unit = ?" if unit else "") + " ORDER BY id"
         return [
@@ -253,6 +259,15 @@ class Store:
         """When the current run session began (POSIX seconds; 0 before the first run)."""
         value = self.meta("session_started")
         return float(value) if value else 0.0
+
+    def session_scoped(self) -> dict[str, float]:
+        """Unit id -> start of a later run session restricted to some units (``fyan run
+        --unit``), POSIX seconds; empty after a session that covered every unit."""
+        value = self.meta("session_scoped")
+        try:
+            return {str(k): float(v) for k, v in json.loads(value).items()} if value else {}
+        except (ValueError, AttributeError):
+            return {}
 
     def budget_resets(self) -> dict[str, int]:
         """Unit id -> the last run id before the latest human guidance (``lifecycle.progress``'s
@@ -297,4 +312,4 @@ class Store:
     def views(self, attempts_per_stage: int) -> dict[str, UnitView]:
         """Every unit with its computed status (see ``fyan.state.lifecycle``)."""
         return unit_views(self.units(), self.deps(), self.runs(), attempts_per_stage, self.session_start(),
-                          self.budget_resets())
+                          self.budget_resets(), self.session_scoped())

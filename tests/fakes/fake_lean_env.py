@@ -1,18 +1,22 @@
-"""Test double of ``lake env lean --json <file>`` (no Lean toolchain can run in CI).
+"""Test double of ``lake env lean --json -R <dir> -o <module>.olean <file>`` (no Lean toolchain
+can run in CI).
 
 It stands in for the real command that ``fyan.shadow.compiler.LakeEnvCompiler`` runs in a Lake
 workspace with Mathlib, so the real adapter is exercised at its process boundary: argv, working
-folder, timeout, exit code and ``lean --json`` parsing. What it prints comes from recorded
-compile outcomes (the JSON-lines format of ``RecordedCompiler``; for the demo these are the
-authored expectations of ``projects/shadow-demo/authored/outcomes.toml``) named by
-``FAKE_LEAN_OUTCOMES``: the file's text is keyed exactly as the recorder keys it (the run's nonce,
-read from the file's end marker, is replaced by the placeholder and substituted back in the
-output). An unknown file prints a ``lean --json`` error and exits 1. ``FAKE_LEAN_SLEEP`` (seconds)
-delays every compile (timeout tests).
+folder, timeout, exit code, ``lean --json`` parsing, and the inspection of the compiled module.
+What it prints comes from recorded compile outcomes (the JSON-lines format of
+``RecordedCompiler``; for the demo these are the authored expectations of
+``projects/shadow-demo/authored/outcomes.toml``) named by ``FAKE_LEAN_OUTCOMES``: the file's text
+is keyed exactly as the recorder keys it (the run's nonce, read from the checker's name, is
+replaced by the placeholder and substituted back). For a file that compiles it writes a stand-in
+``.olean`` carrying the recorded inspection, which the inspector double
+(``tests/fakes/fake_inspector.py``) returns as the real inspector would read it. An unknown file
+prints a ``lean --json`` error and exits 1. ``FAKE_LEAN_SLEEP`` (seconds) delays every compile
+(timeout tests).
 
-Every other command (``lake --version``, ``lake build``, the probe on stdin) is handed to
-``tests/fakes/fake_lake.py`` (issue 3's double, used unchanged), so the completion gate runs end to
-end with a shadow set. Calls are appended to ``FAKE_LAKE_LOG`` when set.
+Every other command (``lake --version``, ``lake build``, ``lake build fyan-inspector``,
+``lake env <inspector> …``) is handed to ``tests/fakes/fake_lake.py``, so the completion gate runs
+end to end with a shadow set. Calls are appended to ``FAKE_LAKE_LOG`` when set.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-_MARKER = re.compile(r'^#print "FYAN-SHADOW-END ([0-9a-f]{32})"\s*$', re.MULTILINE)
+_NONCE = re.compile(r"fyan_shadow_check_([0-9a-f]{32})")
 
 
 #: Same as fyan.shadow.compiler.NONCE_PLACEHOLDER (a test checks it); not imported, so that each
@@ -48,11 +52,11 @@ def text_key(text: str, nonce: str) -> str:
     return hashlib.sha256(text.replace(nonce, NONCE_PLACEHOLDER).encode("utf-8")).hexdigest()
 
 
-def compile_file(path: Path) -> int:
+def compile_file(path: Path, olean: Path | None = None) -> int:
     if os.environ.get("FAKE_LEAN_SLEEP"):
         time.sleep(float(os.environ["FAKE_LEAN_SLEEP"]))
     text = path.read_text(encoding="utf-8")
-    m = _MARKER.search(text)
+    m = _NONCE.search(text)
     nonce = m.group(1) if m else "no-nonce-in-file"
     outcomes = os.environ.get("FAKE_LEAN_OUTCOMES")
     entry = load_recordings(Path(outcomes)).get(text_key(text, nonce)) if outcomes else None
@@ -62,16 +66,24 @@ def compile_file(path: Path) -> int:
                           "pos": {"column": 0, "line": 1}, "severity": "error"}))
         return 1
     sys.stdout.write(entry["output"].replace(NONCE_PLACEHOLDER, nonce))
-    return entry["exit_code"] if entry["exit_code"] is not None else 1
+    code = entry["exit_code"] if entry["exit_code"] is not None else 1
+    if code == 0 and olean is not None and entry.get("inspection") is not None:
+        inspection = json.loads(json.dumps(entry["inspection"]).replace(NONCE_PLACEHOLDER, nonce))
+        olean.write_text(json.dumps({"fake_olean": 1, "module": olean.stem, "inspection": inspection}))
+    return code
 
 
 def main(argv: list[str]) -> int:
-    if argv[:3] == ["env", "lean", "--json"] and len(argv) == 4 and argv[3] != "--stdin":
+    if argv[:3] == ["env", "lean", "--json"] and argv[-1].endswith(".lean"):
         log = os.environ.get("FAKE_LAKE_LOG")
         if log:
-            with open(log, "a") as fh:
-                fh.write(json.dumps({"argv": argv, "cwd": os.getcwd()}) + "\n")
-        return compile_file(Path(argv[3]))
+            try:
+                with open(log, "a") as fh:
+                    fh.write(json.dumps({"argv": argv, "cwd": os.getcwd()}) + "\n")
+            except OSError:
+                pass
+        olean = Path(argv[argv.index("-o") + 1]) if "-o" in argv else None
+        return compile_file(Path(argv[-1]), olean)
     import fake_lake
 
     return fake_lake.main(argv)

@@ -110,10 +110,15 @@ class Provider(ABC):
 
     ``edits_files`` is True for providers that work on a workspace (command agents): stages
     then hand them the unit workspace and take the changed files as the attempt's output.
+    A provider behind a network endpoint raises ``ProviderUnavailable`` during an outage
+    (``breaker``).
     """
 
     name: str = "provider"
     edits_files: bool = False
+    #: the provider's circuit breaker (``fyan.agents.providers.breaker``); None for providers
+    #: that cannot be "down" (replay, a command agent run here)
+    breaker: Any = None
 
     @abstractmethod
     def complete(self, request: ModelRequest) -> ModelResponse: ...

@@ -3,8 +3,19 @@
 ``provider = "command"`` with ``command = ["my-agent", "--flag"]`` in ``[agents.*]`` of
 ``fyan.toml``. For each request the CLI runs
 
+* **confined** (an untrusted process, DESIGN.md §2): in bubblewrap per ``[lean] sandbox``
+  (default ``require``: refused, with the remedy, when bubblewrap is missing or cannot create
+  its namespaces; ``off`` runs it unconfined, an explicit choice every report states). Inside,
+  the workspace is writable; the project folder (the state store, ``.fyan/``, other units, the
+  sources) and the user's home are hidden, so neither writable nor readable; the project's
+  Lake package, the Lean toolchain, the program's own folder and ``sandbox_readable`` are
+  readable; ``sandbox_writable`` is writable too; the network is there only with
+  ``network = true``. Fyan's own code is read-only like the rest of the file system;
 * in the folder ``ModelRequest.workspace`` (the unit's Lake workspace for the Formalizer; a
-  scratch folder for stages that have none), as its own process group;
+  scratch folder for stages that have none), as **its own process group**, started in one
+  place (``ProcessGroup.start``) and ended in one place (``ProcessGroup.end``) whatever
+  happens — a normal exit, an error, the timeout —, so nothing it started outlives the attempt
+  (inside the sandbox its PID namespace ends with it too);
 * with the whole prompt on **stdin** (system prompt, then the conversation, separated by
   ``---`` lines), and ``FYAN_STAGE``, ``FYAN_UNIT``, ``FYAN_PROMPT``, ``FYAN_WORKSPACE`` and, for a
   structured reply, ``FYAN_REPLY_SCHEMA`` (the JSON schema) in its environment;
@@ -13,11 +24,11 @@
   may do better).
 
 Its **stdout** is the reply text; the files it created, changed or deleted in the workspace
-(``.lake/`` and ``.git/`` excluded; found by comparing sha256 before and after) are the
-response's ``files`` — what the Formalizer takes as the attempt's output. A non-zero exit
-fails the call with the tail of stderr. Usage is not metered (0 tokens, 0 USD): a CLI reports
-its own usage in its own way. The CLI inherits the environment (it needs its own credentials);
-Fyan never passes keys of its own.
+(``.lake/``, ``.git/`` and the sandbox's temporary folder excluded; found by comparing sha256
+before and after) are the response's ``files`` — what the Formalizer takes as the attempt's
+output. A non-zero exit fails the call with the tail of stderr. Usage is not metered (0 tokens,
+0 USD): a CLI reports its own usage in its own way. The CLI inherits the environment (it needs
+its own credentials); Fyan never passes keys of its own.
 """
 
 from __future__ import annotations
@@ -26,17 +37,18 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from fyan import logs
+from fyan.agents import process_groups
 from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider, Usage
 from fyan.errors import ConfigError, ProviderError
+from fyan.lean.runner import Confinement, ProcessGroup, confine, home_dir, sandbox_tmpdir, toolchain_paths
 
-SKIP_DIRS = {".lake", ".git"}
+SKIP_DIRS = {".lake", ".git", ".sandbox-tmp"}
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
@@ -70,18 +82,51 @@ def changed_files(root: Path, before: dict[str, str]) -> dict[str, str | None]:
 
 
 class CommandAgentProvider(Provider):
+    """A CLI run confined in the workspace (module docstring).
+
+    ``sandbox``: ``require`` | ``auto`` | ``off`` (``[lean] sandbox``); ``project_root``: the
+    folder to hide (None: only the home is hidden); ``network``: allow the network inside;
+    ``readable`` / ``writable``: extra paths (``~`` expanded); ``lake``: the toolchain to keep
+    readable."""
+
     name = "command"
     edits_files = True
 
-    def __init__(self, argv: list[str], timeout_s: float = 1800.0) -> None:
+    def __init__(self, argv: list[str], timeout_s: float = 1800.0, *, sandbox: str = "require",
+                 project_root: Path | None = None, network: bool = False, readable: list[str] = (),
+                 writable: list[str] = (), lake: Path | None = None) -> None:
         if not argv:
             raise ConfigError('provider = "command" needs command = ["program", "arg", ...] in fyan.toml')
         self.argv = list(argv)
         self.timeout_s = timeout_s
+        self.sandbox = sandbox
+        self.project_root = project_root
+        self.network = network
+        self.readable = [Path(p).expanduser() for p in readable]
+        self.writable = [Path(p).expanduser() for p in writable]
+        self.lake = lake
+        if project_root is not None:
+            root = project_root.resolve()
+            overlap = [p for p in self.writable if p.resolve() == root or root in p.resolve().parents
+                       or p.resolve() in root.parents]
+            if overlap:
+                raise ConfigError(f"sandbox_writable {overlap[0]} overlaps the project folder {root} (inside it, or "
+                                  "containing it): a command agent writes only in its workspace")
 
     def executable(self) -> str | None:
         """Path of the configured program, or None when it is not found (``fyan doctor``)."""
         return shutil.which(self.argv[0])
+
+    def confinement(self, cwd: Path) -> Confinement:
+        """What the CLI may see and touch when run in ``cwd`` (module docstring)."""
+        hidden = [p for p in (self.project_root, home_dir()) if p is not None]
+        exe = self.executable()
+        readable = [Path(exe).resolve().parent] if exe else []
+        if self.project_root is not None:
+            readable.append(self.project_root / "lean")
+        readable += toolchain_paths(self.lake) + self.readable
+        return Confinement(writable=(cwd, *self.writable), read_only=tuple(readable), hidden=tuple(hidden),
+                           network=self.network)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         if self.executable() is None:
@@ -89,7 +134,7 @@ class CommandAgentProvider(Provider):
                                 hint="install it or fix [agents.*] command in fyan.toml (`fyan doctor`)", retryable=False)
         scratch = None
         if request.workspace is None:
-            scratch = tempfile.mkdtemp(prefix="fyan-command-")
+            scratch = tempfile.mkdtemp(prefix=process_groups.SCRATCH_PREFIX, dir=process_groups.scratch_dir())
         cwd = Path(request.workspace or scratch)
         try:
             return self._run(request, cwd)
@@ -103,24 +148,28 @@ class CommandAgentProvider(Provider):
                "FYAN_PROMPT": request.prompt, "FYAN_WORKSPACE": str(cwd)}
         if request.json_schema is not None:
             env["FYAN_REPLY_SCHEMA"] = json.dumps(request.json_schema)
+        confinement = self.confinement(cwd)
+        wrapped = confine([self.executable() or self.argv[0], *self.argv[1:]], cwd, self.sandbox, confinement, env)
+        if wrapped.refused:
+            raise ProviderError(f"command agent {self.argv[0]!r} not run: {wrapped.note}", retryable=False)
+        if wrapped.sandboxed:
+            env["TMPDIR"] = str(sandbox_tmpdir(confinement.writable))
+        group = ProcessGroup(wrapped.argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
         start = time.monotonic()
         try:
-            proc = subprocess.Popen(self.argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True)
+            proc = group.start()  # the one place the group starts; `collect` ends it
         except OSError as e:
             raise ProviderError(f"command agent {self.argv[0]!r} could not start: {e.strerror or e}", retryable=False) from None
+        handle = process_groups.register(proc.pid, f"command agent {self.argv[0]} ({request.stage}, {request.unit})")
         try:
-            out, err = proc.communicate(request.transcript.encode("utf-8"), timeout=self.timeout_s)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.communicate()
+            out, err, timed_out = group.collect(request.transcript.encode("utf-8"), self.timeout_s)  # ends the group
+        finally:  # whatever the agent left running in its group ends with the call
+            process_groups.unregister(handle)
+        if timed_out:
             logs.get().warning("command_agent_timeout", program=self.argv[0], timeout_s=self.timeout_s,
                                stage=request.stage, unit=request.unit)
             raise ProviderError(f"command agent {self.argv[0]!r} killed at the timeout of {self.timeout_s:g} s",
-                                hint="raise [agents.*] timeout in fyan.toml, or check the agent") from None
+                                hint="raise [agents.*] timeout in fyan.toml, or check the agent")
         latency = time.monotonic() - start
         if proc.returncode != 0:
             tail = err.decode("utf-8", errors="replace").strip().splitlines()[-5:]

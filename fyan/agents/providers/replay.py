@@ -4,7 +4,11 @@ A cassette is a JSON-lines file; each line holds the key, what the request was f
 unit, model), a ``label`` saying where the response came from (a recorded model reply, or an
 authored example response written by people), and the response (text and usage).
 
-``ReplayProvider`` serves responses and fails loudly on a miss, naming the key, stage and unit.
+``ReplayProvider`` serves responses and fails loudly on a miss. The message names the cassette
+and the stage and prompt — the same words for every unit that misses at that stage, so
+``fyan status`` groups them under one cause (the unit is the row it is reported on; the request
+key is in the exception's ``key``, the attempt's ``calls/*.request.json`` and the log). A
+cassette file that does not exist is said to be missing, not to lack a response.
 ``RecordingProvider`` forwards to a live provider and appends every response to the cassette.
 """
 
@@ -41,15 +45,39 @@ def load_cassette(path: Path) -> dict[str, CassetteEntry]:
     entries: dict[str, CassetteEntry] = {}
     if not path.is_file():
         return entries
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read the replay cassette: {e}",
+                         hint="re-record it (provider = \"record\"), or restore it from version control") from None
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             entry = CassetteEntry.model_validate_json(line)
-        except (ValidationError, ValueError) as e:
-            raise InputError(f"{path}:{n}: not a valid cassette entry: {e}".splitlines()[0]) from None
+        except ValidationError as e:
+            raise InputError(f"{path}:{n}: not a valid cassette entry: {_entry_errors(e)}",
+                             hint="each line is one JSON object with key, stage, model, label and text; "
+                             "fix or delete the line, or re-record the cassette") from None
         entries[entry.key] = entry
     return entries
+
+
+def _entry_errors(e: ValidationError) -> str:
+    """What is wrong with one cassette line, in words (field and problem), at most three."""
+    parts = []
+    for err in e.errors()[:3]:
+        where = ".".join(str(x) for x in err["loc"])
+        if err["type"] == "json_invalid":
+            parts.append(f"not JSON ({err.get('ctx', {}).get('error', err['msg'])})")
+        elif err["type"] == "missing":
+            parts.append(f"field {where!r} is missing")
+        elif where:
+            parts.append(f"field {where!r}: {err['msg']}")
+        else:
+            parts.append(err["msg"])
+    more = len(e.errors()) - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
 class ReplayProvider(Provider):
@@ -70,14 +98,20 @@ class ReplayProvider(Provider):
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         key = request.key()
+        if not self.cassette.is_file():
+            raise ReplayMissError(
+                f"the replay cassette {self.cassette} does not exist",
+                hint='configure a model (provider = "anthropic", "openai", ... in fyan.toml), or record one with '
+                'provider = "record"', key=key,
+            )
         entry = self._load().get(key)
         if entry is None:
-            where = f"stage {request.stage}" + (f", unit {request.unit}" if request.unit else "")
-            where += f", prompt {request.prompt}" if request.prompt else ""
+            what = f"the {request.stage} stage" + (f" (prompt {request.prompt})" if request.prompt else "")
             raise ReplayMissError(
-                f"replay cassette {self.cassette} has no response for request {key} ({where}, model {request.model})",
-                hint="the prompt or its inputs changed since recording: re-record with "
-                'provider = "record" (see README), or rebuild the example with scripts/build_example_cassette.py',
+                f"the replay cassette {self.cassette} has no response for {what}, model {request.model}",
+                hint="the prompt or its inputs changed since recording (the request key is in the attempt's "
+                'calls/*.request.json): re-record with provider = "record" (see README), or rebuild the example '
+                "with scripts/build_example_cassette.py", key=key,
             )
         return ModelResponse(text=entry.text, usage=entry.usage, provider=self.name, model=entry.model,
                              latency_s=0.0, replay=True, key=key, files=entry.files)
@@ -89,6 +123,10 @@ class RecordingProvider(Provider):
     @property
     def edits_files(self) -> bool:  # type: ignore[override]
         return self.inner.edits_files
+
+    @property
+    def breaker(self):  # type: ignore[override]
+        return self.inner.breaker
 
     def __init__(self, inner: Provider, cassette: Path, label: str = "recorded model response") -> None:
         self.inner = inner

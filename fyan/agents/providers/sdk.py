@@ -5,13 +5,19 @@ API keys come only from the environment variables the SDKs document (``ANTHROPIC
 optional) and are never logged: Fyan logs the provider, model, HTTP status and attempt number
 of a retried call, never headers or the client object.
 
-Retries: the SDKs' own retries are switched off (``max_retries=0``); tenacity retries
-transient failures only — rate limits (429), overload (Anthropic 529), other 5xx, request
-timeouts (408), client timeouts and connection errors — ``attempts`` times in all, with
-exponential backoff and jitter (``wait_initial`` .. ``wait_max`` seconds). Anything else (400
-bad request, 401 authentication, 404 unknown model, 422) fails at once with ``ProviderError``;
-401/403/404 are marked not retryable (another attempt cannot help until the configuration is
-fixed). A reply that does not validate is not a provider error: the stage session repairs it.
+Retries and outages: the SDKs' own retries are switched off (``max_retries=0``); tenacity
+retries transient failures only — rate limits (429), overload (Anthropic 529), other 5xx,
+request timeouts (408), client timeouts and connection errors — ``attempts`` times in all
+(``[agents] call_attempts``), with exponential backoff and jitter (``wait_initial`` ..
+``wait_max`` seconds). When they are used up the provider is *unavailable*: its circuit breaker
+(``fyan.agents.providers.breaker``, shared by every unit) opens and the call raises
+``ProviderUnavailable`` — an outage, which the engine waits out without counting it against
+the unit. While the breaker is open calls fail at once, without a request; the probe sent when
+it is due tries once. Anything else (400
+bad request, 401 authentication, 404 unknown model, 422) is an answer from a working model: it
+closes the breaker and fails the call with ``ProviderError``; 401/403/404 are marked not
+retryable (another attempt cannot help until the configuration is fixed). A reply that does
+not validate is not a provider error: the stage session repairs it.
 
 Structured output (``structured_output`` of the stage's agent configuration):
 ``schema`` sends the reply model's JSON schema through the API's structured-output mode
@@ -45,6 +51,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from fyan import logs
 from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider, Usage
+from fyan.agents.providers.breaker import CircuitBreaker
 from fyan.errors import ProviderError
 
 StructuredOutput = str  # "schema" | "json" | "prompt"
@@ -70,14 +77,24 @@ def _transient_openai(e: BaseException) -> bool:
 
 class _SdkProvider(Provider):
     def __init__(
-        self, *, attempts: int = 5, wait_initial: float = 1.0, wait_max: float = 60.0,
+        self, *, attempts: int = 3, wait_initial: float = 1.0, wait_max: float = 8.0,
         structured_output: StructuredOutput = "schema", request_timeout: float = 600.0,
+        breaker: CircuitBreaker | None = None,
     ) -> None:
         self.attempts = attempts
         self.wait_initial = wait_initial
         self.wait_max = wait_max
         self.structured_output = structured_output
         self.request_timeout = request_timeout
+        self._breaker = breaker
+
+    @property
+    def breaker(self) -> CircuitBreaker:
+        """This provider's circuit breaker (the factory passes the one shared by every stage
+        using the same endpoint; a provider built alone gets its own)."""
+        if self._breaker is None:
+            self._breaker = CircuitBreaker(self.name)
+        return self._breaker
 
     def _log_retry(self, state: RetryCallState) -> None:
         e = state.outcome.exception() if state.outcome else None
@@ -87,30 +104,46 @@ class _SdkProvider(Provider):
             wait_s=round(state.next_action.sleep, 2) if state.next_action else None,
         )
 
-    def _retrying(self, transient: Callable[[BaseException], bool]) -> Retrying:
+    def _retrying(self, transient: Callable[[BaseException], bool], attempts: int) -> Retrying:
         return Retrying(
             retry=retry_if_exception(transient),
-            stop=stop_after_attempt(self.attempts),
+            stop=stop_after_attempt(attempts),
             wait=wait_exponential_jitter(multiplier=self.wait_initial, max=self.wait_max, jitter=self.wait_initial),
             before_sleep=self._log_retry,
             reraise=True,
         )
 
     def _call(self, fn: Callable[[], Any], transient: Callable[[BaseException], bool], error_types: tuple) -> Any:
+        """``fn()`` with retries on transient failures, behind the breaker (module docstring).
+
+        Raises ``ProviderUnavailable`` (an outage: retries used up, or the breaker open) or
+        ``ProviderError`` (the provider answered with an error)."""
+        probe = self.breaker.admit()
+        attempts = 1 if probe else self.attempts  # a probe of a provider that was down tries once
         try:
-            for attempt in self._retrying(transient):
+            for attempt in self._retrying(transient, attempts):
                 with attempt:
-                    return fn()
+                    result = fn()
         except error_types as e:
             status = getattr(e, "status_code", None)
             logs.get().warning("model_call_failed", provider=self.name, status=status, error=type(e).__name__)
+            if transient(e):
+                raise self.breaker.failed(
+                    f"{type(e).__name__}" + (f" (HTTP {status})" if status else "")
+                    + f" after {attempts} attempt(s): {_short(e)}"
+                ) from None
+            self.breaker.succeeded()  # an answer, if an unwelcome one: the provider is up
             raise ProviderError(
-                f"{self.name} call failed" + (f" (HTTP {status})" if status else "")
-                + (f" after {self.attempts} attempts" if transient(e) else "") + f": {type(e).__name__}: {_short(e)}",
+                f"{self.name} call failed" + (f" (HTTP {status})" if status else "") + f": {type(e).__name__}: {_short(e)}",
                 hint="check the model name, the API key in the environment and the endpoint (`fyan doctor`)",
                 retryable=status not in _NOT_RETRYABLE_STATUS,
             ) from None
-        raise AssertionError("unreachable")
+        except BaseException:
+            if probe:
+                self.breaker.release()
+            raise
+        self.breaker.succeeded()
+        return result
 
 
 def _short(e: BaseException) -> str:
@@ -170,6 +203,7 @@ class OpenAIProvider(_SdkProvider):
         self.compatible = bool(base_url)
         if base_url:
             self.name = "openai-compatible"
+        self.base_url = base_url
         if client is None:
             if base_url:
                 client = openai.OpenAI(base_url=base_url, max_retries=0, timeout=self.request_timeout,

@@ -1,0 +1,79 @@
+"""Before any attempt: is a usable model configured for every stage a run will use?
+
+``fyan run``, ``fyan resume`` and the daemon call ``check_models`` after opening the project
+and before ingesting or dispatching anything, so a project that cannot run stops with **one**
+message and exit code 4 (``ConfigError``/``InputError``) instead of blocking every unit with
+the same failure (issue 13, finding 1):
+
+* ``provider = "none"`` (what ``fyan init`` writes without ``--provider``): no model yet — the
+  message says how to choose one;
+* ``replay``: the cassette file must exist and every line must be a valid entry (a miss of one
+  request is only known when it is asked, and blocks that unit);
+* ``anthropic`` / ``openai``: the API key must be in the environment;
+* ``openai-compatible``: ``base_url`` must be set; ``command``: the program must be on ``PATH``.
+
+Nothing is contacted over the network here (``fyan doctor --online`` does that).
+"""
+
+from __future__ import annotations
+
+from fyan.config import FyanConfig, StageAgent
+from fyan.errors import ConfigError, FyanError, InputError
+from fyan.project import Project
+
+
+def stages_in_use(config: FyanConfig, *, specify: bool = True) -> list[str]:
+    """The stages whose models a run may call: the Specifier's (``[intake] specifier =
+    "model"`` and ``specify``), the four unit stages, the critic (``[stagnation] enabled``)
+    and the post-completion tasks (``[agents] post_completion``)."""
+    stages = ["reason", "plan", "audit", "prove"]
+    if specify and config.intake.specifier == "model":
+        stages.insert(0, "specify")
+    if config.stagnation.enabled:
+        stages.append("critic")
+    if config.agents.post_completion:
+        stages += ["curate", "review"]
+    return stages
+
+
+def agent_groups(config: FyanConfig, stages: list[str]) -> list[tuple[StageAgent, list[str]]]:
+    """``stages`` grouped by the agent configuration they share, in first-use order."""
+    groups: dict[str, tuple[StageAgent, list[str]]] = {}
+    for stage in stages:
+        agent = config.agents.for_stage(stage)
+        groups.setdefault(agent.model_dump_json(), (agent, []))[1].append(stage)
+    return list(groups.values())
+
+
+def check_models(project: Project, *, ingested: bool) -> None:
+    """Raise ``ConfigError`` or ``InputError`` (exit 4) when a stage the run will use has no
+    usable model (module docstring); return quietly otherwise. ``ingested``: the project
+    already has its units (the Specifier will not run)."""
+    import shutil
+
+    from fyan.agents.providers.factory import NO_MODEL_HINT, build_provider
+    from fyan.agents.providers.replay import load_cassette
+
+    config = project.config
+    cassette = project.paths.root / config.agents.replay_file
+    groups = agent_groups(config, stages_in_use(config, specify=not ingested))
+    unset = [s for agent, stages in groups if agent.provider == "none" for s in stages]
+    if unset:
+        raise ConfigError(f"{project.paths.config}: no model is configured (provider = \"none\" for "
+                          f"{', '.join(unset)}); nothing was run", hint=NO_MODEL_HINT)
+    for agent, stages in groups:
+        used_by = f"provider = \"{agent.provider}\" for {', '.join(stages)}"
+        if agent.provider == "replay":
+            if not cassette.is_file():
+                raise InputError(f"the replay cassette {cassette} does not exist ({used_by}); nothing was run",
+                                 hint=NO_MODEL_HINT + "; or record a cassette with provider = \"record\"")
+            load_cassette(cassette)  # a malformed line: InputError with its line number
+            continue
+        try:
+            provider = build_provider(agent, cassette)
+        except FyanError as e:
+            raise ConfigError(f"{e.message} ({used_by}); nothing was run", hint=e.hint) from None
+        if agent.provider == "command" and shutil.which(agent.command[0]) is None:
+            raise ConfigError(f"the command agent {agent.command[0]!r} is not on PATH ({used_by}); nothing was run",
+                              hint="install it, or give its full path in command = [...] in fyan.toml")
+        del provider

@@ -1,0 +1,23 @@
+"""What every command returns, below the command line (DESIGN.md §8, "every command returns a
+result object"): an exit code, a JSON payload and the human text.
+
+``fyan.cli`` prints the payload (``--json``) or the text and exits with the code; command
+modules elsewhere (``fyan.shadow.commands``) return the same object without importing the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fyan.errors import ExitCode
+
+
+@dataclass
+class CommandResult:
+    """One command's outcome: ``code`` (the process exit code, ``ExitCode``), ``payload`` (what
+    ``--json`` prints; JSON-serialisable) and ``text`` (what a person reads)."""
+
+    code: ExitCode = ExitCode.OK
+    payload: dict[str, Any] = field(default_factory=dict)
+    text: str = ""

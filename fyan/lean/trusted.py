@@ -1,0 +1,227 @@
+"""Gate-owned workspaces and builds: evidence from files the gate checked, built where no agent writes.
+
+Agents and earlier attempts write in ``workspaces/<unit>/``; a build there could reuse outputs
+they left (Lake trusts an up-to-date ``.olean`` and its trace instead of rebuilding; issue 11,
+finding 7). Every build whose result the gateway decides on — the completion gate, the freeze
+of an audited statement, the scaffold's compile check, name look-ups — therefore runs in a
+**gate workspace** instead:
+
+* fresh (``.fyan/gate/<unit>/<purpose>/``, deleted and recreated each time; nothing of an
+  earlier run or of an agent is reused), under ``.fyan/`` where confined processes cannot
+  write;
+* filled only with **recorded, hash-checked** files (``recorded_bytes``): the unit's own files
+  as recorded by the gateway, every upstream unit's ``Basic.lean`` from its recorded artifact;
+  the project's ``lakefile.toml`` and ``lean-toolchain`` from the project's Lake package
+  (``lean/``, out of reach of confined processes); Lake packages (Mathlib) are linked read-only
+  from the project package;
+* built in **two phases** (``build``): first what the gate trusts (the upstream units, the
+  audited ``Statement.lean`` when it is the reference), then the candidate's module, with every
+  file already in the workspace (sources, configuration, earlier outputs) bound read-only in the
+  sandbox, so compile-time code of the candidate cannot rewrite an upstream ``.olean`` the
+  inspector and the kernel checker then read; after the build, anything it changed beyond its
+  own outputs — a moved packages link, a new ``lakefile.lean``, an ``.olean`` that would shadow
+  ``Init`` or ``Mathlib`` on the search path — fails the build (``changes_outside_outputs``).
+
+Build outputs reused later are only those the gate produced itself in the same run. (Issue 15
+will compile each complete unit once into the project package and let workspaces read those
+outputs read-only; the seam is ``prepare``'s upstream copy and the first build phase.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fyan.config import LeanSection
+from fyan.lean.inspector import Inspection, InspectorBuild, remove_tree, run_inspector
+from fyan.lean.lake import BuildResult, lake_build
+from fyan.lean.package import unit_module, upstream
+from fyan.lean.runner import Confinement, project_confinement
+from fyan.lean.toolchain import Toolchain
+from fyan.project import Project
+from fyan.state.models import UnitRecord
+from fyan.state.store import Store
+
+
+class RecordedInputError(Exception):
+    """A file the gate reads is not recorded, is missing, or differs from its recorded SHA-256
+    (the message names it)."""
+
+
+class GateEnvironmentError(Exception):
+    """The gate workspace cannot be prepared for a reason no candidate can fix (the project's
+    Lake package is incomplete, the folder cannot be written); the message says what to do."""
+
+
+def recorded_bytes(project: Project, store: Store, unit_id: str, name: str) -> bytes:
+    """The bytes of ``units/<unit_id>/<name>``, which must match the SHA-256 the gateway recorded
+    for that artifact; read once, so what is checked is what is used. Raises
+    ``RecordedInputError`` otherwise."""
+    from fyan.state.gateway import sha256_bytes
+
+    recorded = store.artifact(unit_id, name)
+    rel = f"units/{unit_id}/{name}"
+    if recorded is None:
+        raise RecordedInputError(f"no {name} recorded for unit {unit_id} (the stage that writes it has not passed)")
+    path = project.paths.unit(unit_id) / name
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise RecordedInputError(f"{rel} is missing (recorded sha256 {recorded.sha256[:12]}…)") from None
+    except OSError as e:
+        raise RecordedInputError(f"{rel} is unreadable: {e}") from None
+    if sha256_bytes(data) != recorded.sha256:
+        raise RecordedInputError(f"{rel} differs from the recorded artifact (edited after its stage)")
+    return data
+
+
+@dataclass
+class GateWorkspace:
+    """A prepared gate workspace: a Lake package of its own (``root``)."""
+
+    root: Path
+    lib: str
+    project_root: Path
+    upstream_modules: list[str] = field(default_factory=list)
+
+    def module_file(self, module: str) -> Path:
+        return self.root.joinpath(*module.split(".")).with_suffix(".lean")
+
+    @property
+    def lakefile(self) -> Path:
+        return self.root / "lakefile.toml"
+
+    def outputs(self) -> list[Path]:
+        """Every file the builds so far left under ``.lake/build`` (to protect in the next phase)."""
+        build = self.root / ".lake" / "build"
+        return sorted(p for p in build.rglob("*") if p.is_file()) if build.is_dir() else []
+
+    def files(self) -> dict[str, str]:
+        """SHA-256 of every file in the workspace (relative path), the linked Lake packages and
+        the sandbox's temporary folder excepted; the packages link itself as ``-> <target>``."""
+        out: dict[str, str] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            here = Path(dirpath)
+            dirnames[:] = [d for d in dirnames if d != ".sandbox-tmp" and not (here / d).is_symlink()]
+            for d in os.listdir(here):
+                if (here / d).is_symlink():
+                    out[(here / d).relative_to(self.root).as_posix()] = "-> " + os.readlink(here / d)
+            for f in filenames:
+                path = here / f
+                if not path.is_symlink():
+                    out[path.relative_to(self.root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+        return out
+
+    def changes_outside_outputs(self, before: dict[str, str]) -> list[str]:
+        """What a build changed in the workspace beyond its own outputs (``before``: ``files()``
+        before it): an existing file changed or removed (sources, configuration, earlier
+        outputs, the packages link), or a new file that could be read as a module or a
+        configuration — an ``.olean`` outside the project library's own folders (it would shadow
+        ``Init``, ``Mathlib`` or an upstream unit for the inspector and the kernel checker), or
+        anything new at the workspace's top (a ``lakefile.lean``, a changed manifest)."""
+        after = self.files()
+        lib = self.lib
+        problems = [f"{rel} was changed or removed" for rel, digest in before.items() if after.get(rel) != digest]
+        for rel in sorted(set(after) - set(before)):
+            parts = rel.split("/")
+            if len(parts) == 1:
+                problems.append(f"{rel} was created at the top of the workspace")
+            elif ".olean" in parts[-1] or parts[-1].endswith((".ilean", ".hash", ".trace")):
+                allowed = [f".lake/build/lib/lean/{lib}/", f".lake/build/lib/lean/{lib}.", f".lake/build/ir/{lib}/",
+                           f".lake/build/ir/{lib}."]
+                if not rel.startswith(tuple(allowed)):
+                    problems.append(f"{rel} was created outside the library's build folders")
+        return problems
+
+    def confinement(self, toolchain: Toolchain, *, protect: list[Path] = (), more_writable: list[Path] = (),
+                    readable: list[Path] = ()) -> Confinement:
+        """The sandbox of a process in this workspace: the project and the home hidden, the
+        workspace (and ``more_writable``) writable, ``protect`` read-only inside it."""
+        return project_confinement(self.project_root, [self.root, *more_writable], toolchain=toolchain,
+                                   read_only=list(protect), extra_readable=list(readable))
+
+    def remove(self) -> None:
+        remove_tree(self.root)
+
+
+def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, bytes], *, purpose: str,
+            include_upstream: bool = True) -> GateWorkspace:
+    """A fresh gate workspace for ``unit`` (module docstring) with the unit's ``files`` (part →
+    bytes, e.g. ``{"Basic": ...}``, already checked by the caller). Raises
+    ``RecordedInputError`` when an upstream unit's recorded ``Basic.lean`` fails its check, and
+    ``GateEnvironmentError`` when the project's package lacks its ``lakefile.toml`` or
+    ``lean-toolchain`` or the folder cannot be written."""
+    lib = project.config.lean_lib
+    root = project.paths.gate_workspace(unit.id, purpose)
+    pkg = project.paths.lean
+    for name in ("lakefile.toml", "lean-toolchain"):
+        if not (pkg / name).is_file():
+            raise GateEnvironmentError(
+                f"the project's Lake package has no {name} ({project.paths.rel(pkg / name)}); restore it "
+                "(it is written from lake-template/ when the project is created)")
+    deps = upstream(store, unit.id) if include_upstream else []
+    sources = {unit_module(project, d): recorded_bytes(project, store, d.id, "Basic.lean") for d in deps}
+    try:
+        remove_tree(root)
+        root.mkdir(parents=True)
+        for name in ("lakefile.toml", "lean-toolchain"):
+            (root / name).write_bytes((pkg / name).read_bytes())
+        packages = pkg / ".lake" / "packages"
+        if packages.is_dir():
+            (root / ".lake").mkdir()
+            os.symlink(packages.resolve(), root / ".lake" / "packages")
+        ws = GateWorkspace(root, lib, project.paths.root, list(sources))
+        for module, data in sources.items():
+            path = ws.module_file(module)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        for part, data in files.items():
+            path = ws.module_file(unit_module(project, unit, part))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    except OSError as e:
+        raise GateEnvironmentError(
+            f"cannot prepare the gate workspace {project.paths.rel(root)}: {e.strerror or e}; make .fyan/ writable"
+        ) from None
+    return ws
+
+
+def build(ws: GateWorkspace, toolchain: Toolchain, config: LeanSection, log_dir: Path, *, trusted: list[str],
+          candidate: list[str], name: str = "build") -> tuple[BuildResult | None, BuildResult | None]:
+    """The two-phase build (module docstring): ``lake build <trusted>`` (None when empty), then,
+    when it succeeded, ``lake build <candidate>`` with every output of the first phase bound
+    read-only (None when ``candidate`` is empty). Logs ``<name>-upstream.log`` and
+    ``<name>.log`` in ``log_dir``."""
+    first = None
+    if trusted:
+        first = lake_build(toolchain, ws.root, trusted, config, log_dir, f"{name}-upstream",
+                           confinement=ws.confinement(toolchain))
+        if not first.ok:
+            return first, None
+    if not candidate:
+        return first, None
+    before = ws.files()
+    protect = [ws.root / rel for rel, digest in before.items() if not digest.startswith("-> ")]
+    second = lake_build(toolchain, ws.root, candidate, config, log_dir, name,
+                        confinement=ws.confinement(toolchain, protect=protect))
+    tampered = ws.changes_outside_outputs(before)
+    if tampered:
+        shown = "; ".join(tampered[:5]) + (f"; and {len(tampered) - 5} more" if len(tampered) > 5 else "")
+        second = second.model_copy(update={
+            "ok": False, "configuration_error": None,
+            "reason": f"lake build {' '.join(candidate)} changed the gate workspace beyond its own outputs "
+                      f"(compile-time code?): {shown}; nothing built there is trusted"})
+    return first, second
+
+
+def inspect(ws: GateWorkspace, inspector: InspectorBuild, toolchain: Toolchain, config: LeanSection, out_dir: Path,
+            *, name: str, modules: list[str] = (), names: list[str] = (), imports: list[str] = (),
+            local_prefix: str = "", black_box: list[str] = ()) -> Inspection:
+    """Run the trusted inspector in ``ws`` (``fyan.lean.inspector.run_inspector``), confined: it
+    may write only ``out_dir`` and the workspace, and reads the inspector's own folder."""
+    confinement = ws.confinement(toolchain, more_writable=[out_dir], readable=[inspector.folder])
+    return run_inspector(inspector, toolchain, ws.root, config=config, out_dir=out_dir, name=name, modules=list(modules),
+                         names=list(names), imports=list(imports), local_prefix=local_prefix,
+                         black_box=list(black_box), confinement=confinement)

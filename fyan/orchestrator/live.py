@@ -1,0 +1,40 @@
+"""What a run is doing right now, as the daemon hands it to the progress display (the heartbeat
+of ``fyan run``) and to the dashboard: no store read, no second source of truth — the store
+stays the record; this is the running process's own view (jobs in flight, providers down).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fyan.agents.providers.breaker import Outage
+
+
+@dataclass
+class LiveState:
+    """A snapshot of one run (times are POSIX seconds).
+
+    ``running``: (unit, stage or task, started) of each job in flight; ``counts``: units by
+    status; ``outages``: providers that are unavailable now; ``waiting``: ready units held back
+    until their provider answers; ``stopping``: why the run is stopping, if it is; ``phase``:
+    ``starting`` | ``ingesting`` | ``running``; ``pid`` and ``started``: the process and when
+    it began."""
+
+    running: list[tuple[str, str, float]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    outages: list[Outage] = field(default_factory=list)
+    waiting: int = 0
+    stopping: str | None = None
+    phase: str = "running"
+    pid: int | None = None
+    started: float | None = None
+
+    def as_dict(self, now: float) -> dict[str, Any]:
+        """JSON-ready, with each outage described for ``now`` ("… next try in 40 s")."""
+        return {
+            "phase": self.phase, "pid": self.pid, "started": self.started, "stopping": self.stopping,
+            "counts": self.counts, "waiting_for_provider": self.waiting,
+            "running": [{"unit": u, "stage": s, "since": t, "elapsed_s": round(now - t, 1)} for u, s, t in self.running],
+            "outages": [{**o.as_dict(), "text": o.describe(now)} for o in self.outages],
+        }

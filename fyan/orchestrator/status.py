@@ -1,0 +1,256 @@
+"""What ``fyan status``, ``fyan daemon status`` and the dashboard show about a project.
+
+Unit statuses are computed from the store (``fyan.state.lifecycle``), never stored twice. Two
+things the store alone cannot tell are added here, so that status tells the truth (issue 13):
+
+* **is a run alive?** Only the run lock says (``lock.lock_holder``). A unit the store records
+  as running while no process holds the lock is shown as ``interrupted`` with "resumes on the
+  next run" — never as running (after ``kill -9`` the next start records it so).
+* **why units are blocked, once.** Blocked units are grouped by their *root cause*: the units
+  blocked by the cause itself (the "roots") and the units blocked only because they depend on
+  a root. Each group states the cause and its remedy once (``classify``); each unit's row
+  carries a short reason ("waits on blocked definition-1").
+
+Provider outages come from the running process when it hands its ``LiveState`` over (the
+daemon's dashboard), else from the last ``provider_unavailable``/``provider_available`` events
+of a live run; when no run is alive an outage is reported as "when the last run stopped".
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from fyan.agents.providers.breaker import Outage
+from fyan.orchestrator.live import LiveState
+from fyan.orchestrator.lock import lock_holder, read_run_state
+from fyan.project import Project
+from fyan.state.models import UnitStatus
+from fyan.state.store import Store
+
+STATUS_ORDER = {"blocked": 0, "interrupted": 1, "running": 2, "ready": 3, "waiting": 4, "complete": 5}
+INTERRUPTED_REASON = "interrupted (resumes on the next run)"
+_DEPENDENCY = re.compile(r"^dependency (?P<root>\S+) is blocked: ")
+_BUDGET = re.compile(r"^(?P<stage>\w+) failed (?P<n>\d+) time\(s\) \(budget (?P<budget>\d+)\); last: (?P<last>.*)$", re.S)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A root cause in words: ``summary`` (shared by every unit it blocks), ``remedy`` (what
+    to do, or None when Fyan does not know), ``detail`` (what is particular to one unit)."""
+
+    summary: str
+    remedy: str | None = None
+    detail: str = ""
+
+
+#: (pattern, summary, remedy) of the causes Fyan knows; the first match wins. A pattern's
+#: named group ``remedy`` takes the remedy from the reason itself.
+_KNOWN: list[tuple[re.Pattern[str], str, str | None]] = [
+    (re.compile(r"^Lean toolchain not found: (?P<remedy>.*)$", re.S), "Lean toolchain not found", None),
+    (re.compile(r"^the replay cassette (?P<path>.+) does not exist$"), "the replay cassette does not exist",
+     'configure a model in fyan.toml [agents.default] (see `fyan init --help` and the README\'s "Models and '
+     'providers"), or record a cassette with provider = "record"'),
+    (re.compile(r"^the replay cassette .+ has no response for .+$"), "",
+     'the prompt or its inputs changed since recording: re-record with provider = "record", configure a live '
+     "model, or rebuild the example's cassette (scripts/build_example_cassette.py)"),
+    (re.compile(r"^(?P<var>[A-Z_]+_API_KEY) is not set"), "",
+     "export the key in the daemon's environment (never in fyan.toml), then `fyan run` again"),
+    (re.compile(r"^command agent '(?P<prog>[^']+)' not found on PATH"), "",
+     "install the program or give its full path in [agents.*] command, then `fyan run` again"),
+    (re.compile(r"^bubblewrap"), "", "install bubblewrap (apt-get install bubblewrap), or set [lean] sandbox"),
+]
+
+
+def classify(reason: str) -> Cause:
+    """The root cause of a blocked unit's ``reason`` (``lifecycle``'s text)."""
+    reason = reason.strip()
+    m = _BUDGET.match(reason)
+    if m:
+        return Cause(f"out of attempts at the {m['stage']} stage ({m['n']} failed, budget {m['budget']})",
+                     "read the failures (`fyan status --json`, the dashboard), then write advice in "
+                     "guidance/<unit>.md (or the dashboard's form): it reaches the next attempt and gives a fresh budget",
+                     detail=f"last: {m['last']}")
+    for pattern, summary, remedy in _KNOWN:
+        m = pattern.match(reason)
+        if m:
+            groups = m.groupdict()
+            return Cause(summary or reason.splitlines()[0], groups.get("remedy") or remedy)
+    return Cause(reason.splitlines()[0] if reason else "blocked", None)
+
+
+@dataclass
+class BlockedGroup:
+    """Units blocked by one root cause: ``roots`` are blocked by it directly, ``waiting``
+    only because they depend (transitively) on a root."""
+
+    cause: str
+    remedy: str | None
+    roots: list[str] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)
+    stages: list[str] = field(default_factory=list)  # where the roots stopped
+
+    @property
+    def total(self) -> int:
+        return len(self.roots) + len(self.waiting)
+
+
+@dataclass
+class ProjectStatus:
+    """Everything the three views show (module docstring); ``as_payload`` is the JSON."""
+
+    project: str
+    ingested: bool
+    run: dict[str, Any]
+    root: str = ""  # the project folder
+    units: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    blocked: list[BlockedGroup] = field(default_factory=list)
+    outages: list[dict[str, Any]] = field(default_factory=list)
+    stale: dict[str, str] = field(default_factory=dict)
+    sandbox: str = ""  # how model-written code is confined (``fyan.gates.completion.sandbox_statement``)
+
+    def as_payload(self) -> dict[str, Any]:
+        return {"project": self.project, "root": self.root, "ingested": self.ingested, "run": self.run,
+                "counts": self.counts,
+                "units": self.units, "blocked_groups": [{**asdict(g), "total": g.total} for g in self.blocked],
+                "providers": self.outages, "stale": self.stale, "sandbox": self.sandbox}
+
+
+def run_state(project: Project, live: LiveState | None = None) -> dict[str, Any]:
+    """Is a run alive (the lock), who is it (pid, since, dashboard; a daemon or a foreground
+    run), and what is it doing (``live``)?"""
+    if live is not None:
+        daemon = read_run_state(project.paths.state)
+        return {"alive": True, "holder": f"pid {live.pid}", "pid": live.pid, "started": live.started,
+                "daemon": bool(daemon), "dashboard": daemon.get("dashboard") if daemon else None,
+                "phase": live.phase, "stopping": live.stopping}
+    holder = lock_holder(project.paths.state)
+    if holder is None:
+        return {"alive": False, "holder": None}
+    daemon = read_run_state(project.paths.state)
+    m = re.match(r"pid (\d+)", holder)
+    return {"alive": True, "holder": holder, "pid": int(m.group(1)) if m else None,
+            "started": daemon.get("started") if daemon else None, "daemon": daemon is not None,
+            "dashboard": daemon.get("dashboard") if daemon else None}
+
+
+def outages_from_events(store: Store) -> list[Outage]:
+    """Providers whose last recorded event says unavailable (``provider_unavailable`` after
+    the last ``provider_available`` and the last session start)."""
+    last: dict[str, Outage | None] = {}
+    events = store.events(kind="provider_unavailable", limit=10_000_000) + \
+        store.events(kind="provider_available", limit=10_000_000)
+    sessions = store.events(kind="session_started", limit=10_000_000)
+    start = max((e.id for e in sessions), default=0)
+    for e in sorted(events, key=lambda e: e.id):
+        if e.id < start:
+            continue
+        name = str(e.data.get("provider", "?"))
+        if e.kind == "provider_available":
+            last[name] = None
+        else:
+            d = e.data
+            last[name] = Outage(name, float(d.get("since", e.ts)), float(d.get("next_try", e.ts)),
+                                int(d.get("failures", 1)), str(d.get("error", "")))
+    return [o for o in last.values() if o is not None]
+
+
+def project_status(project: Project, store: Store, live: LiveState | None = None, *, with_stale: bool = True,
+                   now: float | None = None) -> ProjectStatus:
+    """The project's status (module docstring). ``live``: the running process's own view,
+    when the caller is that process (the daemon's dashboard)."""
+    now = time.time() if now is None else now
+    run = run_state(project, live)
+    from fyan.gates.completion import sandbox_statement
+
+    status = ProjectStatus(project=project.name, ingested=store.exists, run=run, root=str(project.paths.root),
+                           sandbox=sandbox_statement(project))
+    if not store.exists:
+        return status
+    views = store.views(project.config.scheduler.attempts_per_stage)
+    post: dict[str, dict[str, str]] = {}
+    for p in store.post_runs():  # latest run of each post-completion task (never affects status)
+        post.setdefault(p.unit, {})[p.task] = p.status.value
+    if with_stale:
+        from fyan.orchestrator import staleness
+
+        status.stale = staleness.check(project, store).stale
+    causes: dict[str, Cause] = {}
+    groups: dict[str, BlockedGroup] = {}
+    for uid, v in views.items():
+        if v.status is UnitStatus.BLOCKED and not _DEPENDENCY.match(v.reason or ""):
+            causes[uid] = cause = classify(v.reason or "")
+            g = groups.setdefault(cause.summary, BlockedGroup(cause.summary, cause.remedy))
+            g.roots.append(uid)
+            if v.next_stage is not None and v.next_stage.value not in g.stages:
+                g.stages.append(v.next_stage.value)
+    for uid, v in views.items():
+        st, reason, short = v.status.value, v.reason, v.reason or ""
+        if v.status is UnitStatus.RUNNING and not run["alive"]:
+            st, reason, short = "interrupted", INTERRUPTED_REASON, INTERRUPTED_REASON
+        elif v.status is UnitStatus.BLOCKED:
+            m = _DEPENDENCY.match(v.reason or "")
+            if m:
+                root = m["root"]
+                short = f"waits on blocked {root}"
+                cause = causes.get(root) or classify((v.reason or "")[m.end():])
+                groups.setdefault(cause.summary, BlockedGroup(cause.summary, cause.remedy)).waiting.append(uid)
+            else:
+                cause = causes[uid]
+                short = cause.summary + (f"; {cause.detail}" if cause.detail else "")
+        status.units.append({
+            "id": uid, "kind": v.unit.kind, "label": v.unit.label, "layer": v.unit.layer,
+            "provenance": v.unit.provenance, "status": st, "stage": v.next_stage.value if v.next_stage else None,
+            "reason": reason, "short_reason": short, "depends_on": v.depends_on, "attempts": v.attempts,
+            "after_completion": post.get(uid, {}), "stale": status.stale.get(uid),
+        })
+        status.counts[st] = status.counts.get(st, 0) + 1
+    status.blocked = sorted(groups.values(), key=lambda g: -g.total)
+    if live is not None:
+        outages = live.outages
+    else:
+        outages = outages_from_events(store)
+    status.outages = [{**o.as_dict(), "text": o.describe(now) if run["alive"] else
+                       f"{o.provider} was unavailable when the last run stopped (since "
+                       f"{time.strftime('%H:%M', time.localtime(o.since))}); the next run tries again"}
+                      for o in outages]
+    return status
+
+
+def names(units: list[str], limit: int = 8) -> str:
+    """``a, b, c, ... (+N more)`` for a list of unit ids."""
+    shown = ", ".join(units[:limit])
+    return shown + (f", ... (+{len(units) - limit} more)" if len(units) > limit else "")
+
+
+def blocked_lines(groups: list[BlockedGroup], limit: int = 8) -> list[str]:
+    """The blocked groups as text: the cause and remedy once, then who is blocked by it."""
+    lines = []
+    for g in groups:
+        head = f"{g.total} blocked: {g.cause}" + (f" → {g.remedy}" if g.remedy else "")
+        where = f" ({', '.join(g.stages)})" if g.stages else ""
+        body = f"    {names(g.roots, limit)}{where}"
+        if g.waiting:
+            them = "it" if len(g.roots) == 1 else "them"
+            body += f"; {len(g.waiting)} more wait on {them}"
+        lines += [head, body]
+    return lines
+
+
+def run_line(run: dict[str, Any], name: str, units: list[dict[str, Any]]) -> str:
+    """One line on whether a run is alive."""
+    if run.get("alive"):
+        since = f" since {time.strftime('%H:%M:%S', time.localtime(run['started']))}" if run.get("started") else ""
+        who = "daemon" if run.get("daemon") else "run"
+        text = f"A Fyan {who} is working on {name} ({run.get('holder')}{since})"
+        if run.get("dashboard"):
+            text += f"; dashboard {run['dashboard']}"
+        return text
+    interrupted = sum(u["status"] == "interrupted" for u in units)
+    if interrupted:
+        return (f"No Fyan run is working on {name}: {interrupted} attempt(s) were cut off when the last run "
+                "stopped and resume on the next run")
+    return f"No Fyan run is working on {name}."

@@ -1,0 +1,296 @@
+"""Test double of Fyan's trusted inspector (``lake-template/inspector/FyanInspector.lean``).
+
+No Lean toolchain runs in CI, so the real inspector cannot be built here. The Lake double
+(``tests/fakes/fake_lake.py``) "builds" this script in its place (``lake build fyan-inspector``
+writes a shim that runs it) and "compiles" a module by copying its source into a stand-in
+``.olean`` (JSON) under ``.lake/build/lib/lean``. This double stands in for the inspector at its
+process boundary: same arguments (``--out``, ``--module``, ``--name``, ``--import``,
+``--black-box``, ``--search-path``, ``--local-prefix``), same JSON report (format
+``fyan-inspector/1``), read from the *built* stand-ins — never from the current sources — so a
+stale or planted output is what it reports, as the real one would.
+
+What it emulates from the built source (``fyan.lean.declarations.scan``; everything after an
+``#exit`` is not in the environment):
+
+* every declaration: kind (``theorem``/``lemma`` → theorem, ``def``/``abbrev``/``instance`` →
+  def, ``structure``/``class``/``inductive`` → inductive, ``axiom``, ``opaque``), module,
+  ``type_repr`` = the normalized header, ``value_repr`` = a definition's body, safety from
+  ``unsafe``/``partial``, ``implemented_by``/``extern``/``init`` from attributes (both forms);
+* **any** ``sorry``/``admit``/``sorryAx`` in a declaration is ``sorryAx`` (``sorry_direct`` and its
+  axioms), ``native_decide``/``decide +native``/``native := true`` adds
+  ``<decl>._native.native_decide.ax_1_1``, an ``axiom`` is its own axiom; axioms are
+  transitive through the declarations a declaration mentions (by name);
+* extension entries: declaration ranges and docs for every module, IR for definitions,
+  instances, ``simp``, and — for the tricks — macros, syntax/notation, elaborators, ``csimp``,
+  ``implemented_by``, ``extern``, ``init`` (``local`` ones are not exported, as in Lean);
+* imports: ``Init`` and the module's ``import`` lines;
+* looked-up names: the same fields, the workspace declarations the statement mentions
+  (``constants``, with the names mentioned in their own types as ``conclusion``) and, under
+  ``--local-prefix``, transitively (``local_constants``); library names listed in the scenario's
+  ``constants`` are found in module ``Init``.
+
+A stand-in written by the SA-Pass compile double (``fake_lean_env.py``) carries a recorded
+``inspection`` that is returned as is. Scenario overrides (``FAKE_LAKE_SCENARIO``):
+``inspect`` ({decl: fields}), ``inspect_by_module`` ({module: {decl: fields}}, applied when that
+module is inspected with ``--module``), ``inspect_module`` ({module: {"extensions": [...],
+"imports": [...]}}), ``inspector_output`` (raw text written as the report),
+``inspector_process`` ({"exit": n, "sleep": s, "signal": n}).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from fyan.lean.declarations import scan, strip_comments  # noqa: E402
+
+KIND = {"theorem": "theorem", "def": "def", "abbrev": "def", "instance": "def", "opaque": "opaque",
+        "axiom": "axiom", "structure": "inductive", "inductive": "inductive", "class": "inductive"}
+_SORRY = re.compile(r"(?<![\w.'])(?:sorry|admit|sorryAx)(?![\w'])")
+_NATIVE = re.compile(r"native_decide|decide\s*\+native|native\s*:=\s*true")
+
+
+def scenario() -> dict:
+    path = os.environ.get("FAKE_LAKE_SCENARIO")
+    return json.loads(Path(path).read_text()) if path else {}
+
+
+def parse(argv: list[str]) -> dict:
+    opts: dict = {"modules": [], "names": [], "imports": [], "black_box": [], "search_path": [], "local_prefix": "",
+                  "out": None}
+    keys = {"--module": "modules", "--name": "names", "--import": "imports", "--black-box": "black_box",
+            "--search-path": "search_path"}
+    i = 0
+    while i < len(argv):
+        flag, value = argv[i], argv[i + 1] if i + 1 < len(argv) else None
+        if value is None:
+            raise SystemExit(f"fake inspector: incomplete argument {flag}")
+        if flag in keys:
+            opts[keys[flag]].append(value)
+        elif flag == "--local-prefix":
+            opts["local_prefix"] = value
+        elif flag == "--out":
+            opts["out"] = value
+        else:
+            raise SystemExit(f"fake inspector: unknown argument {flag}")
+        i += 2
+    return opts
+
+
+def find_olean(module: str, search_path: list[str]) -> Path | None:
+    rel = Path(*module.split(".")).with_suffix(".olean")
+    for d in [*search_path, ".lake/build/lib/lean"]:
+        if (Path(d) / rel).is_file():
+            return Path(d) / rel
+    return None
+
+
+def load(module: str, search_path: list[str]) -> dict | None:
+    path = find_olean(module, search_path)
+    return json.loads(path.read_text(encoding="utf-8")) if path else None
+
+
+def _tokens(text: str) -> set[str]:
+    """Identifiers in ``text``, with every dotted prefix (``magic.elim`` also gives ``magic``)."""
+    out = set()
+    for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_'.]*", text):
+        parts = tok.strip(".").split(".")
+        out |= {".".join(parts[: i + 1]) for i in range(len(parts))}
+    return out
+
+
+#: `open X in` / `set_option o v in` before a command: Lean elaborates the command under it
+_PREFIX = re.compile(r"(?m)^(?:(?:open\s+[^\n]*?\s+in|set_option\s+\S+\s+\S+\s+in)\s+)+")
+
+
+class Env:
+    """The declarations of the loaded modules (transitively through their imports)."""
+
+    def __init__(self, roots: list[str], search_path: list[str]) -> None:
+        self.decls: dict[str, dict] = {}
+        self.modules: dict[str, dict] = {}
+        self.missing: list[str] = []
+        todo = list(roots)
+        while todo:
+            m = todo.pop()
+            if m in self.modules or m == "Init" or m == "Lean":
+                continue
+            data = load(m, search_path)
+            if data is None:
+                self.missing.append(m)
+                continue
+            self.modules[m] = data
+            if "inspection" not in data:
+                todo += re.findall(r"(?m)^import\s+(\S+)", data["source"])
+                self._add(m, data["source"])
+        self._axioms()
+
+    def _add(self, module: str, source: str) -> None:
+        source = _PREFIX.sub("", source)
+        lines = source.split("\n")
+        exit_at = next((i for i, line in enumerate(lines) if line.strip().startswith("#exit")), None)
+        if exit_at is not None:
+            source = "\n".join(lines[:exit_at])
+        clean = strip_comments(source)
+        impl = dict(re.findall(r"attribute\s*\[\s*(?:local\s+)?implemented_by\s+(\S+)\s*\]\s*(\S+)", clean))
+        impl = {v: k for k, v in impl.items()}
+        for d in scan(source):
+            if d.kind == "example" or not d.full_name:
+                continue
+            kind = KIND.get(d.kind, d.kind)
+            text = d.header + " " + d.body
+            attrs = d.attributes
+            m_impl = re.search(r"implemented_by\s+([^\s\],]+)", attrs)
+            self.decls[d.full_name] = {
+                "decl": d, "module": module, "kind": kind,
+                "record": {
+                    "name": d.full_name, "found": True, "kind": kind, "module": module, "level_params": [],
+                    "type_repr": d.signature, "value_repr": d.body if kind == "def" else None, "type_pp": d.type_text,
+                    "safety": "unsafe" if "unsafe" in d.modifiers else "partial" if "partial" in d.modifiers else "safe",
+                    "implemented_by": m_impl.group(1) if m_impl else impl.get(d.name) or impl.get(d.full_name),
+                    "extern": "extern" in attrs, "init": bool(re.search(r"\binit\b", attrs)),
+                    "sorry_direct": bool(_SORRY.search(text)), "conclusion_true": d.type_text == "True",
+                },
+                "own": (["sorryAx"] if _SORRY.search(text) else [])
+                + ([f"{d.full_name}._native.native_decide.ax_1_1"] if _NATIVE.search(text) else [])
+                + ([d.full_name] if kind == "axiom" else []),
+                "tokens": _tokens(text), "type_tokens": _tokens(d.header),
+            }
+
+    def mentions(self, tokens: set[str]) -> list[str]:
+        return [full for full, e in self.decls.items()
+                if e["decl"].name in tokens or full in tokens or e["decl"].name.split(".")[-1] in tokens]
+
+    def _axioms(self) -> None:
+        axioms = {n: set(e["own"]) for n, e in self.decls.items()}
+        uses = {n: [m for m in self.mentions(e["tokens"]) if m != n] for n, e in self.decls.items()}
+        changed = True
+        while changed:
+            changed = False
+            for n in axioms:
+                new = axioms[n].union(*(axioms[m] for m in uses[n])) if uses[n] else axioms[n]
+                if new != axioms[n]:
+                    axioms[n], changed = new, True
+        for n, e in self.decls.items():
+            e["record"]["axioms"] = sorted(axioms[n])
+
+
+def extensions(source: str, decls: list[dict]) -> list[dict]:
+    clean = strip_comments(source)
+    counts: dict[str, int] = {}
+
+    def add(name: str, n: int = 1) -> None:
+        if n:
+            counts[name] = counts.get(name, 0) + n
+
+    add("Lean.declRangeExt", len(decls))
+    add("Lean.moduleDocExt", source.count("/-!"))
+    add("Lean.docStringExt", source.count("/--"))
+    add("Lean.IR.declMapExt", sum(d["kind"] == "def" for d in decls))
+    exported = re.sub(r"(?m)^\s*local\s+.*$", "", clean)  # local entries are not exported
+    add("Lean.Meta.instanceExtension", len(re.findall(r"(?<![\w.'])instance(?![\w'])", exported)))
+    add("Lean.Meta.simpExtension", len(re.findall(r"[\[,]\s*simp\b", exported)))
+    add("Lean.Elab.macroAttribute", len(re.findall(r"(?<![\w.'])(?:macro|macro_rules|notation|infix\w*)(?![\w'])|"
+                                                    r"\[\s*macro\b", exported)))
+    add("Lean.Parser.parserExtension", len(re.findall(r"(?<![\w.'])(?:macro|syntax|notation|infix\w*|elab)\s+\"",
+                                                      exported)))
+    add("Lean.Elab.Command.commandElabAttribute", len(re.findall(r"(?<![\w.'])elab(?:_rules)?(?![\w'])|"
+                                                                 r"\[\s*command_elab\b", exported)))
+    add("Lean.Elab.Tactic.tacticElabAttribute", len(re.findall(r"\[\s*tactic\b", exported)))
+    add("Lean.Compiler.CSimp.ext", len(re.findall(r"[\[,]\s*(?:local\s+)?csimp\b", exported)))
+    add("Lean.Compiler.implementedByAttr", len(re.findall(r"implemented_by", exported)))
+    add("Lean.externAttr", len(re.findall(r"[\[,]\s*extern\b", exported)))
+    add("Lean.regularInitAttr", len(re.findall(r"(?<![\w.'])initialize(?![\w'])|[\[,]\s*init\b", exported)))
+    return [{"name": k, "entries": v} for k, v in counts.items()]
+
+
+def report(opts: dict, sc: dict) -> dict:
+    env = Env(opts["modules"] + opts["imports"], opts["search_path"])
+    out = {"format": "fyan-inspector/1", "lean_version": "4.31.0", "modules": [], "lookups": [], "problems": []}
+    missing = [m for m in opts["modules"] + opts["imports"] if m in env.missing]
+    if missing:
+        rel = Path(*missing[0].split(".")).with_suffix(".olean")
+        out["error"] = f"object file '.lake/build/lib/lean/{rel}' of module {missing[0]} does not exist"
+        return out
+    overrides = dict(sc.get("inspect", {}))
+    for module in opts["modules"]:
+        overrides.update(sc.get("inspect_by_module", {}).get(module, {}))
+    for module in opts["modules"]:
+        data = env.modules[module]
+        if "inspection" in data:  # a recorded inspection (SA-Pass replay)
+            recorded = data["inspection"]
+            out["modules"] += [m for m in recorded.get("modules", []) if m["name"] == module]
+            out["lookups"] += [d for d in recorded.get("lookups", []) if d["name"] in opts["names"]]
+            continue
+        decls = [e for e in env.decls.values() if e["module"] == module]
+        records = [{**e["record"], **overrides.get(e["record"]["name"], {})} for e in decls]
+        mod = {"name": module, "found": True,
+               "imports": ["Init"] + re.findall(r"(?m)^import\s+(\S+)", data["source"]),
+               "declarations": records, "extensions": extensions(data["source"], decls), "extra_constants": []}
+        mod.update(sc.get("inspect_module", {}).get(module, {}))
+        out["modules"].append(mod)
+    if any("inspection" in env.modules[m] for m in opts["modules"]):
+        return out
+    prefix = opts["local_prefix"]
+    for name in opts["names"]:
+        e = env.decls.get(name)
+        if e is None:
+            rec = {"name": name, "found": False}
+            if name in sc.get("constants", []):
+                rec = {"name": name, "found": True, "kind": "theorem", "module": "Init", "type_repr": name, "axioms": []}
+            out["lookups"].append({**rec, **overrides.get(name, {})})
+            continue
+        d = e["decl"]
+        meaning_tokens = _tokens(d.header + (" " + d.body if e["kind"] == "def" else ""))
+        direct = [{"name": m, "module": env.decls[m]["module"],
+                   "conclusion": env.mentions(env.decls[m]["type_tokens"])}
+                  for m in env.mentions(meaning_tokens) if m != name]
+        local, todo, seen = [], [c["name"] for c in direct], {name}
+        while todo:
+            full = todo.pop(0)
+            if full in seen or not prefix or not env.decls[full]["module"].startswith(prefix + "."):
+                continue
+            seen.add(full)
+            ce = env.decls[full]
+            cd = ce["decl"]
+            local.append({"name": full, "module": ce["module"], "kind": ce["kind"], "meaning": [cd.frozen_signature]})
+            todo += env.mentions(_tokens(cd.header + (" " + cd.body if ce["kind"] == "def" else "")))
+        rec = {**e["record"], "constants": direct, "local_constants": local, "binder_domains": []}
+        over = dict(overrides.get(name, {}))
+        if "type_hash" in over:
+            rec.pop("type_repr", None)
+            rec.pop("value_repr", None)
+        rec.update(over)
+        out["lookups"].append(rec)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    sc = scenario()
+    spec = sc.get("inspector_process", {})
+    if spec.get("sleep"):
+        time.sleep(float(spec["sleep"]))
+    if spec.get("signal"):
+        os.kill(os.getpid(), int(spec["signal"]))
+    opts = parse(argv)
+    if not opts["out"]:
+        print("fake inspector: --out FILE is required", file=sys.stderr)
+        return 2
+    if "inspector_output" in sc:
+        Path(opts["out"]).write_text(sc["inspector_output"], encoding="utf-8")
+    else:
+        Path(opts["out"]).write_text(json.dumps(report(opts, sc)) + "\n", encoding="utf-8")
+    return int(spec.get("exit", 0))
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    raise SystemExit(main(sys.argv[1:]))
