@@ -615,6 +615,16 @@ def cmd_doctor(args: argparse.Namespace) -> CommandResult:
     from fyan.project import Project
 
     project = Project.open(args.dir) if args.dir else None
+    if args.worker:  # issue 14: may this node advertise the `lean` resource on a Ray cluster?
+        from fyan.config import FyanConfig
+        from fyan.executor.workercheck import check_worker, render_worker
+
+        # without a project: the defaults with this machine's FYAN_LEAN__* settings
+        cfg = project.config.lean if project else FyanConfig(project={"name": "-", "source": "-"}).lean
+        if args.toolchain:
+            cfg = cfg.model_copy(update={"toolchain": args.toolchain})
+        report = check_worker(cfg, project.paths.lean if project else None)
+        return CommandResult(ExitCode.OK if report["ok"] else ExitCode.INCOMPLETE, report, render_worker(report))
     report = diagnose(project.config if project else None, project.paths.root if project else None, online=args.online)
     if project is not None:
         report["project"] = project.name
@@ -790,6 +800,10 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", nargs="?", help="project folder (its configured providers); without it, the hosted APIs' keys")
     p.add_argument("--online", action="store_true", help="also contact the hosted APIs' endpoints (Anthropic, OpenAI)")
+    p.add_argument("--worker", action="store_true",
+                   help="instead: can this node take the project's Lean tasks on a Ray cluster (toolchain pin, built "
+                        "dependencies, sandbox)? prints the `ray start` line to join with")
+    p.add_argument("--toolchain", help="with --worker: the toolchain pin to check (default: the project's [lean] toolchain)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     from fyan.shadow.commands import add_parser as add_shadow_parser

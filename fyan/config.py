@@ -296,6 +296,38 @@ class StagnationSection(_Section):
     max_reviews: int = Field(default=2, ge=0, description="Critic reviews per unit at most.")
 
 
+class ExecutorSection(_Section):
+    """Where stage attempts and gate builds run (``fyan.executor``, DESIGN.md §9)."""
+
+    backend: Literal["local", "ray"] = Field(
+        default="local",
+        description="local: threads of the process running `fyan run`/`fyan daemon`; ray: Ray tasks on the "
+        "nodes of a Ray cluster (needs `pip install 'fyan[ray]'`).",
+    )
+    address: str = Field(
+        default="auto",
+        description="With backend = 'ray': the cluster to join: 'auto' (the cluster `ray start` started on this "
+        "machine), 'host:port' of its head, 'ray://host:port' (Ray Client), or 'local' (a private one-machine Ray "
+        "started for this run).",
+    )
+    task_cpus: float = Field(default=1.0, gt=0, description="CPUs each task declares to Ray (fractions allowed).")
+    agent_memory_mb: int = Field(
+        default=1024, gt=0,
+        description="Memory (MiB) an agent-only task (reason, audit) declares to Ray; tasks with Lean builds declare "
+        "[lean] memory_limit_mb.",
+    )
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, value: str) -> str:
+        import re
+
+        if value in ("auto", "local") or re.fullmatch(r"ray://[^\s/:]+:\d+", value) \
+                or re.fullmatch(r"[^\s/:]+:\d+", value):
+            return value
+        raise ValueError(f"{value!r} is not 'auto', 'local', 'host:port' or 'ray://host:port'")
+
+
 class DashboardSection(_Section):
     port: int = Field(default=8765, ge=0, le=65535, description="Port of the local dashboard (0: any free port).")
 
@@ -315,6 +347,7 @@ class FyanConfig(BaseSettings):
     scheduler: SchedulerSection = SchedulerSection()
     stagnation: StagnationSection = StagnationSection()
     dashboard: DashboardSection = DashboardSection()
+    executor: ExecutorSection = ExecutorSection()
 
     @classmethod
     def settings_customise_sources(
@@ -331,6 +364,21 @@ class FyanConfig(BaseSettings):
     @property
     def lean_lib(self) -> str:
         return self.project.lean_lib or lean_lib_name(self.project.name)
+
+
+def config_snapshot(config: FyanConfig) -> dict[str, Any]:
+    """The effective configuration (file and environment applied) as plain data, for a task
+    that runs elsewhere (``fyan.executor``)."""
+    return config.model_dump(mode="json")
+
+
+def config_from_snapshot(data: dict[str, Any]) -> FyanConfig:
+    """The configuration ``config_snapshot`` gave, validated section by section and *not*
+    re-read from this machine's environment (the head's settings win; a worker's own settings
+    are applied explicitly by the executor). Raises ``pydantic.ValidationError``."""
+    sections = {name: field.annotation.model_validate(data[name])  # type: ignore[union-attr]
+                for name, field in FyanConfig.model_fields.items() if name in data}
+    return FyanConfig.model_construct(**sections)
 
 
 def lean_lib_name(project_name: str) -> str:

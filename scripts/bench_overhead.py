@@ -1,6 +1,6 @@
 """Orchestrator overhead on a 500-unit random DAG with instant agents and checks.
 
-    python scripts/bench_overhead.py [--units 500] [--parallelism 4] [--seed 1] [--profile]
+    python scripts/bench_overhead.py [--units 500] [--parallelism 4] [--seed 1] [--profile] [--backend local|ray]
 
 The agent doubles write each stage's outputs at once and every check passes at once (they
 stand in for the model calls and the Lean toolchain), so the whole wall time is Fyan's own
@@ -10,6 +10,11 @@ sync after each gate. Prints the per-transition overhead (ms; a transition = one
 attempt, opened and closed), the share of wall time that is overhead (agents take ~0 s, so
 close to 100%: the doubles only write their files), and the peak resident memory of the process (MiB). Targets: < 5 ms per
 transition, < 200 MB.
+
+``--backend ray`` runs every attempt as a Ray task on a one-machine Ray (started for the run,
+in a private network namespace: the script re-runs itself under ``unshare -n``, as root); the
+figure then includes Ray's own dispatch. The cost per transition must not grow with the
+project (issue 14): compare ``--units 500`` with ``--units 5000`` on each backend.
 """
 
 from __future__ import annotations
@@ -33,10 +38,21 @@ def main() -> int:
     ap.add_argument("--units", type=int, default=500)
     ap.add_argument("--parallelism", type=int, default=4)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--profile", action="store_true", help="print the 25 most expensive functions")
+    ap.add_argument("--profile", action="store_true",
+                    help="print the 25 most expensive functions of the loop thread and of the worker threads")
+    ap.add_argument("--backend", choices=["local", "ray"], default="local",
+                    help="where attempts run ([executor] backend); ray: a one-machine Ray in a private network namespace")
     ap.add_argument("--dir", help="folder for the scratch project (default: tmpfs /dev/shm when present, so the "
                     "figure is Fyan's own work; give a folder on a disk to include its fsync and metadata latency)")
     args = ap.parse_args()
+    if args.backend == "ray":
+        from benchlib import in_private_netns
+
+        in_private_netns()
+        import ray
+
+        ray.init(num_cpus=args.parallelism, resources={"lean": args.parallelism}, include_dashboard=False,
+                 log_to_driver=False)
 
     from fyan.orchestrator.engine import Engine
     from fyan.state.gateway import Gateway
@@ -44,7 +60,8 @@ def main() -> int:
     where = args.dir or ("/dev/shm" if Path("/dev/shm").is_dir() else None)
     with tempfile.TemporaryDirectory(prefix="fyan-bench-overhead-", dir=where) as tmp:
         deps = random_dag(args.units, args.seed)
-        project = make_project(Path(tmp) / "p", deps, parallelism=args.parallelism)
+        project = make_project(Path(tmp) / "p", deps, parallelism=args.parallelism,
+                               extra=f'[executor]\nbackend = "{args.backend}"\n')
         gateway = Gateway(project, PASSING)
         agent_time = [0.0]
         lock = threading.Lock()
@@ -55,8 +72,31 @@ def main() -> int:
             with lock:
                 agent_time[0] += time.perf_counter() - t
 
-        engine = Engine(project, gateway, agents=agents_for(timed_agent), providers=no_provider)
+        if args.backend == "ray":  # the doubles run in Ray's worker processes: ship them by value
+            import benchlib
+            from ray import cloudpickle
+
+            cloudpickle.register_pickle_by_value(benchlib)
+            agents = agents_for(instant_agent)  # their own time is not reported back; counted as overhead
+        else:
+            agents = agents_for(timed_agent)
+        engine = Engine(project, gateway, agents=agents, providers=no_provider)
         prof = cProfile.Profile() if args.profile else None
+        cpu0 = time.process_time()
+        thread_profiles: list[cProfile.Profile] = []
+        if prof:  # the attempts run in the engine's worker threads: profile those too
+            pool_loop = engine._pool_loop
+
+            def profiled_pool_loop():
+                p = cProfile.Profile()
+                thread_profiles.append(p)
+                p.enable()
+                try:
+                    pool_loop()
+                finally:
+                    p.disable()
+
+            engine._pool_loop = profiled_pool_loop
         t0 = time.perf_counter()
         if prof:
             prof.enable()
@@ -64,23 +104,33 @@ def main() -> int:
         if prof:
             prof.disable()
         wall = time.perf_counter() - t0
+        cpu = time.process_time() - cpu0
         runs = gateway.store.runs()
         agent_s = agent_time[0] / args.parallelism  # agents' own time (writing their files), spread over the slots
         transitions = len(runs)
         problems = engine.ledger.verify(gateway.store)
         gateway.close()
     complete = summary.counts.get("complete", 0)
+    print(f"backend: {args.backend}")
     print(f"units: {args.units} ({sum(len(d) for d in deps.values())} edges), parallelism {args.parallelism}, "
           f"complete {complete}/{summary.units}, ledger agrees with store: {not problems}")
     print(f"project folder: {where or tempfile.gettempdir()}")
     print(f"transitions (stage attempts opened and closed): {transitions}")
     print(f"wall time: {wall:.2f} s")
     print(f"per-transition overhead: {1000 * (wall - agent_s) / transitions:.2f} ms (target < 5 ms)")
+    print(f"CPU time of this process per transition: {1000 * cpu / transitions:.2f} ms (steadier than the wall "
+          f"time on a shared machine; with --backend ray the workers' CPU is not in it)")
     print(f"overhead share of wall time: {100 * (wall - agent_s) / wall:.0f}% (the agent doubles' own work, "
           f"{agent_time[0]:.2f} s over {args.parallelism} slots, is the rest)")
     print(f"peak resident memory: {peak_rss_mib():.0f} MiB (target < 200 MB)")
     if prof:
+        print("loop thread:")
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+        print("worker threads (all attempts):")
+        stats = pstats.Stats(thread_profiles[0])
+        for p in thread_profiles[1:]:
+            stats.add(p)
+        stats.sort_stats("tottime").print_stats(25)
     return 0 if complete == summary.units and not problems else 1
 
 

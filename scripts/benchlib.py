@@ -114,4 +114,20 @@ def no_provider(stage: str) -> _NoModel:
     return _NoModel()
 
 
+def in_private_netns() -> None:
+    """Re-run this script inside a private network namespace with only loopback, where Ray
+    binds 127.0.0.1 (outside one it binds the machine's external address). Needs root and
+    ``unshare``; a no-op once inside (``FYAN_BENCH_NETNS=1``)."""
+    if os.environ.get("FYAN_BENCH_NETNS") == "1":
+        return
+    import shutil
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        raise SystemExit("the Ray benchmarks run Ray in a private network namespace: run them as root with "
+                         "`unshare` installed (util-linux)")
+    env = dict(os.environ, FYAN_BENCH_NETNS="1", RAY_USAGE_STATS_ENABLED="0")
+    os.execvpe("unshare", ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable,
+                           *sys.argv], env)
+
+
 os.environ.setdefault("FYAN_LEAN__SANDBOX", "off")

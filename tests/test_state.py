@@ -193,10 +193,13 @@ WRITE_SQL = re.compile(
 def test_only_the_gateway_writes_to_the_store():
     """Static check over the whole package: no module but the gateway opens a writable
     connection, executes SQL, or holds SQL that writes (store.py's SCHEMA is executed by the
-    gateway)."""
+    gateway). ``fyan/state/replica.py`` writes a worker's *copy* (never a project's store: it
+    refuses one, see test_executor.py)."""
     offenders = []
     for path in sorted((ROOT / "fyan").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
+        if rel == "fyan/state/replica.py":
+            continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):

@@ -35,7 +35,7 @@ import networkx as nx
 from pydantic import ValidationError
 
 from fyan.agents.schemas import LemmaDag
-from fyan.gates.completion import run_gate
+from fyan.gates.completion import GateReport, run_gate
 from fyan.gates.report import report_json
 from fyan.lean import declarations, trusted
 from fyan.lean.lints import errors as lint_errors
@@ -307,13 +307,29 @@ def check_prove(ctx: CheckContext) -> CheckOutcome:
 
 
 def check_gate(ctx: CheckContext) -> CheckOutcome:
+    """The completion gate's verdict as a stage outcome. Where the attempt ran elsewhere
+    (``fyan.executor``), the gate already ran there, in Fyan's own worker code, and its report
+    arrives as ``ctx.evidence["gate_report"]`` (never from the attempt folder); otherwise it runs
+    here."""
+    if "gate_report" in ctx.evidence:
+        report = GateReport.model_validate(ctx.evidence["gate_report"])
+        if report.unit != ctx.unit.id:
+            return CheckOutcome(False, f"gate report of {report.unit} handed in for {ctx.unit.id}: refused",
+                                failure_kind=FailureKind.ENVIRONMENT)
+        return gate_outcome(report)
     disc = discover(ctx.project.config.lean, cwd=ctx.project.paths.lean)
-    report = run_gate(ctx.project, ctx.store, ctx.unit, ctx.attempt_dir, disc)
+    return gate_outcome(run_gate(ctx.project, ctx.store, ctx.unit, ctx.attempt_dir, disc))
+
+
+def gate_outcome(report: GateReport) -> CheckOutcome:
+    """Route a gate report: passed → complete; no toolchain or another environment problem →
+    ``environment`` failure (blocks the unit for the session); any other failure → back to the
+    Formalizer."""
     derived = {"gate/report.json": report_json(report)}
     if report.passed:
         return CheckOutcome(True, "completion gate passed", derived=derived)
-    if disc.toolchain is None:
-        return CheckOutcome(False, disc.problem or TOOLCHAIN_MISSING, derived=derived,
+    if report.toolchain is None:
+        return CheckOutcome(False, report.environment_problem or TOOLCHAIN_MISSING, derived=derived,
                             failure_kind=FailureKind.ENVIRONMENT)
     if report.environment_problem is not None:
         return CheckOutcome(False, report.environment_problem, derived=derived, failure_kind=FailureKind.ENVIRONMENT)

@@ -151,11 +151,34 @@ def sync_package(project: Project, store: Store, complete: list[UnitRecord] | No
     return modules
 
 
+#: root module path -> ((st_mtime_ns, st_size) of the file as last written here, its imports):
+#: lets ``add_unit_module`` append one import without re-reading the whole root module
+_ROOT_IMPORTS: dict[Path, tuple[tuple[int, int], set[str]]] = {}
+
+
+def _root_imports(root: Path, lib: str) -> set[str]:
+    """The ``import <lib>.…`` lines of the root module (cached while the file is unchanged)."""
+    try:
+        st = root.stat()
+    except FileNotFoundError:
+        _ROOT_IMPORTS.pop(root, None)
+        return set()
+    cached = _ROOT_IMPORTS.get(root)
+    if cached is not None and cached[0] == (st.st_mtime_ns, st.st_size):
+        return cached[1]
+    text = root.read_text(encoding="utf-8")
+    imports = {line[len("import "):].strip() for line in text.splitlines() if line.startswith(f"import {lib}.")}
+    _ROOT_IMPORTS[root] = ((st.st_mtime_ns, st.st_size), imports)
+    return imports
+
+
 def add_unit_module(project: Project, unit: UnitRecord) -> str:
     """Incremental ``sync_package`` for one unit that just became complete: copy its
     ``Basic.lean`` into ``lean/`` and import it from the root module; returns the module.
     O(1) in the number of units (the full ``sync_package`` re-derives everything and runs at
-    recovery)."""
+    recovery): the root module's imports are cached by the file's size and modification time,
+    and a new import is appended (the template ends with the import lines). Callers serialise
+    calls for one project (``Gateway`` holds its package lock)."""
     lib = project.config.lean_lib
     src = project.paths.unit(unit.id) / "Basic.lean"
     module = unit_module(project, unit)
@@ -169,8 +192,15 @@ def add_unit_module(project: Project, unit: UnitRecord) -> str:
         tmp.write_bytes(data)
         tmp.replace(dest)
     root = project.paths.lean / f"{lib}.lean"
-    text = root.read_text(encoding="utf-8") if root.is_file() else ""
-    imports = [line[len("import "):].strip() for line in text.splitlines() if line.startswith(f"import {lib}.")]
-    if module not in imports:
-        _write_root(project, imports + [module])
+    imports = _root_imports(root, lib)
+    if module in imports:
+        return module
+    if not imports:
+        _write_root(project, [module])
+    else:
+        with open(root, "a", encoding="utf-8") as fh:
+            fh.write(f"import {module}\n")
+    imports.add(module)
+    st = root.stat()
+    _ROOT_IMPORTS[root] = ((st.st_mtime_ns, st.st_size), imports)
     return module

@@ -1,11 +1,13 @@
 """The run loop: dispatch stage attempts of ready units until nothing more can happen.
 
 One step = one stage attempt of one unit: the gateway opens it (refusing anything illegal),
-the stage's agent writes its files into the attempt folder, the gateway runs the deterministic
-check and records the outcome. Up to ``[scheduler] parallelism`` attempts run at once, each in
-a worker thread (the work is model calls and Lean subprocesses; the gateway serialises the
-writes); the decisions — which unit goes next, taking in results, acting on events from
-watchers — are made in the one thread that calls ``run``. Ready units are taken highest remaining critical path first
+the executor (``fyan.executor``: threads here, or Ray tasks on a cluster) runs the stage's agent
+or the gate build on the attempt's inputs and brings its files back, the gateway runs the
+deterministic check and records the outcome. Up to ``[scheduler] parallelism`` attempts run at
+once (and, on a cluster, no more than it has slots and ``lean`` capacity for), each waited for
+in a worker thread of this process (the gateway serialises the writes); the decisions — which
+unit goes next, taking in results, acting on events from watchers — are made in the one thread
+that calls ``run``. Ready units are taken highest remaining critical path first
 (``scheduler.py``). The loop keeps an in-memory ``Ledger`` of the state, loaded from the store
 once and updated from what the gateway returns; the store stays the truth.
 
@@ -62,6 +64,7 @@ from fyan.agents.providers.factory import ProviderFactory
 from fyan.agents.session import StageSession
 from fyan.agents.stages import STAGE_AGENTS, UnitContext
 from fyan.errors import ExitCode, FyanError, ProviderUnavailable, TransitionError
+from fyan.executor import AttemptLost, Executor, make_runtime
 from fyan.gates.post import post_checks
 from fyan.gates.stages import standard_checks
 from fyan.orchestrator.ledger import Ledger
@@ -70,7 +73,7 @@ from fyan.orchestrator.scheduler import Policy, Scheduler
 from fyan.project import Project
 from fyan.state.faults import fault_point
 from fyan.state.gateway import POST_TASKS, Check, Gateway
-from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
+from fyan.state.models import PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
 
 StageAgentFn = Callable[[StageSession, UnitContext], None]
 
@@ -132,11 +135,13 @@ class Engine:
         critic: Any | None = None,
         held: Callable[[str], str | None] | None = None,
         breakers: Breakers | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.project = project
         self.gateway = gateway
         if not gateway.checks:
             gateway.checks = checks or standard_checks()
+        injected = providers
         if providers is None:
             factory = ProviderFactory(project, breakers)
             providers, breakers = factory.for_stage, factory.breakers
@@ -172,6 +177,24 @@ class Engine:
         self._stopped_jobs: list[_Job] = []
         #: seconds from ``run`` being called to the first attempt opened (resume benchmark)
         self.first_dispatch_s: float | None = None
+        # attempts use these providers where they run: on the local backend the head's own (their
+        # circuit breakers shared with dispatch); on Ray, doubles passed in, else built on the node
+        if project.config.executor.backend == "local":  # whatever ``self.providers`` is at the time
+            injected = self._current_provider
+        elif isinstance(getattr(injected, "__self__", None), ProviderFactory):
+            injected = None  # Fyan's own providers (as the daemon passes them): built on each node
+        self._runtime = make_runtime(agents, injected)
+        self._executor = executor
+
+    def _current_provider(self, stage: str) -> Provider:
+        return self.providers(stage)
+
+    @property
+    def executor(self) -> Executor:
+        """Where attempts run (``[executor]``; created on first use)."""
+        if self._executor is None:
+            self._executor = Executor.for_project(self.project, self.gateway, self._runtime, self.log)
+        return self._executor
 
     # -- control from other threads --------------------------------------------------------
     def stop(self, reason: str = "stopped") -> None:
@@ -212,37 +235,23 @@ class Engine:
 
     # -- the work of one attempt (worker thread) -------------------------------------------
     def _attempt(self, run: StageRun) -> StageRun:
-        stage = run.stage
-        error: tuple[str, FailureKind] | None = None
+        """Run the opened ``run`` through the executor and return it closed (raises
+        ``AttemptLost`` when its node was lost: it is recorded interrupted). A provider outage
+        met where the attempt ran is waited out, never counted (module docstring); on a remote
+        node the head's circuit breaker of that provider learns of it (and of its recovery)."""
+        remote = self.executor.backend.name != "local"
         try:
-            (self.project.paths.root / run.attempt_dir).mkdir(parents=True, exist_ok=True)
-            agent = self.agents.get(stage)
-            if agent is not None:
-                store = self.gateway.store
-                unit_record = store.unit(run.unit)
-                assert unit_record is not None
-                session = StageSession(
-                    gateway=self.gateway, run=run, provider=self.providers(stage.value),
-                    agent=self.project.config.agents.for_stage(stage.value),
-                    form_repairs=self.project.config.agents.form_repairs,
-                    attempt_dir=self.project.paths.root / run.attempt_dir,
-                )
-                agent(session, UnitContext(self.project, store, unit_record, run))
+            done = self.executor.attempt(run)
         except ProviderUnavailable as e:  # an outage: waited out, never counted (module docstring)
             fault_point("attempt:before_finish")
+            if remote:
+                self.breakers.get(e.provider).failed(e.error)
             return self._log(self._interrupted_by_provider(run, e))
-        except FyanError as e:
-            self.log.info("agent_failed", unit=run.unit, stage=stage.value, error=str(e))
-            error = (e.message, FailureKind.AGENT if e.retryable else FailureKind.ENVIRONMENT)
-        except Exception as e:  # an agent bug must not kill the run loop; the attempt fails
-            self.log.error("agent_crashed", unit=run.unit, stage=stage.value, error=repr(e), tb=traceback.format_exc())
-            error = (f"internal error in the {stage.value} stage: {type(e).__name__}: {e}", FailureKind.AGENT)
-        fault_point("attempt:before_finish")
-        # the gateway closes each attempt exactly once: an error after its commit is reported to
-        # the loop, never a reason to close the same attempt again
-        if error is None:
-            return self._log(self.gateway.finish(run))
-        return self._log(self.gateway.finish(run, agent_error=error[0], failure_kind=error[1]))
+        if remote and done.status is RunStatus.SUCCEEDED:  # its provider answered there
+            breaker = self._breaker_for(run.stage.value)
+            if breaker is not None and breaker.outage() is not None:
+                breaker.succeeded()
+        return self._log(done)
 
     def _interrupted_by_provider(self, run: StageRun, e: ProviderUnavailable) -> StageRun:
         """Record ``run`` as interrupted by its provider's outage (worker thread)."""
@@ -374,11 +383,15 @@ class Engine:
         return done
 
     def _begin_and_attempt(self, job: _Job, stage: Stage, t0: float) -> StageRun:
-        """Open the attempt through the gateway, tell the loop, run it (worker thread)."""
-        run = self.gateway.begin(job.unit, stage, self.attempts, create_dir=False)
-        job.run = run
-        self._inbox.put(("begun", job, run, time.monotonic() - t0))
-        return self._attempt(run)
+        """Open the attempt through the gateway, tell the loop, run it (worker thread); the
+        executor slot ``_dispatchable`` reserved is given back at the end."""
+        try:
+            run = self.gateway.begin(job.unit, stage, self.attempts, create_dir=False)
+            job.run = run
+            self._inbox.put(("begun", job, run, time.monotonic() - t0))
+            return self._attempt(run)
+        finally:
+            self.executor.release(stage)
 
     def _worker(self, job: _Job, fn: Callable[[], Any]) -> None:
         try:
@@ -406,27 +419,33 @@ class Engine:
         self._work.put((job, fn))
 
     # -- the loop --------------------------------------------------------------------------
+    def _dispatchable(self, uid: str) -> bool | None:
+        """May ready ``uid`` start now (``Scheduler.pick``'s verdicts)?"""
+        if uid in self._jobs or (self.only is not None and uid not in self.only) \
+                or self._refused.get(uid, 0) >= MAX_REFUSALS:
+            return None
+        if self.held is not None and self.held(uid) is not None:
+            return None
+        stage = self.ledger.views[uid].next_stage if self.ledger is not None else None
+        if stage is None:
+            return None
+        hold = self._provider_hold(stage.value)
+        if hold > 0:  # its provider is unavailable: the unit waits (stays queued), nothing is counted
+            self._waiting += 1
+            self._outage_hold_s = hold if self._outage_hold_s is None else min(hold, self._outage_hold_s)
+            return False
+        return self.executor.reserve(stage)
+
     def _dispatch(self, scheduler: Scheduler, t0: float) -> int:
         assert self.ledger is not None
         free = self.parallelism - len(self._jobs)
         if free <= 0 or self._stop_reason is not None:
             return 0
-        ready = [u for u in self.ledger.ready if u not in self._jobs and (self.only is None or u in self.only)
-                 and self._refused.get(u, 0) < MAX_REFUSALS]
-        if self.held is not None:
-            ready = [u for u in ready if self.held(u) is None]
         started = 0
         self._outage_hold_s, self._waiting = None, 0
-        for uid in scheduler.order(ready) if ready else []:
-            if started >= free:
-                break
+        for uid in scheduler.pick(free, self._dispatchable):
             stage = self.ledger.views[uid].next_stage
             assert stage is not None
-            hold = self._provider_hold(stage.value)
-            if hold > 0:  # its provider is unavailable: the unit waits, nothing is counted
-                self._waiting += 1
-                self._outage_hold_s = hold if self._outage_hold_s is None else min(hold, self._outage_hold_s)
-                continue
             self._note_probe(stage.value, uid)
             job = _Job(uid, "stage", what=stage.value)
             self._start(job, lambda job=job, stage=stage: self._begin_and_attempt(job, stage, t0))
@@ -487,7 +506,7 @@ class Engine:
             self._emit(StepEvent(job.unit, self.ledger.views[job.unit].next_stage or "-", "refused", str(error)))
             return
         if error is not None or result is None:
-            if not isinstance(error, TransitionError):
+            if not isinstance(error, (TransitionError, AttemptLost)):
                 self.log.error("step_crashed", unit=job.unit, error=repr(error))
             self.refresh_unit(job.unit)
             self._emit(StepEvent(job.unit, run.stage, "interrupted", str(error) if error else None))
@@ -515,6 +534,8 @@ class Engine:
         if recover:  # the Lean package holds exactly the complete units before any build
             self.gateway.sync_lean_package(
                 [v.unit for v in self.ledger.views.values() if v.status is UnitStatus.COMPLETE])
+        self.only = self._resolve_only(self.ledger)
+        self.executor.start()  # the ray backend joins its cluster here (a clear error if it cannot)
         if self.post_enabled:
             self._post_done = {(p.unit, p.task, p.gate_run_id) for p in self.gateway.store.post_runs()
                                if p.status is RunStatus.SUCCEEDED}
@@ -543,6 +564,8 @@ class Engine:
         if self._stop_reason is not None:
             self._interrupt_inflight()
             self._end_agents()
+        if self._executor is not None:
+            self._executor.close()
         self.gateway.tidy()
         for _ in self._threads:
             self._work.put(None)  # idle workers exit; busy ones (abandoned after a stop) are daemons

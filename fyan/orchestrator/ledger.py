@@ -69,6 +69,9 @@ class Ledger:
         self.progress: dict[str, Progress] = {}
         self.views: dict[str, UnitView] = {}
         self.ready: set[str] = set()
+        #: units found ready by a derivation since the scheduler last looked (it drains the list;
+        #: a unit may appear more than once)
+        self.became_ready: list[str] = []
         for uid in self.topo:
             self._derive(uid)
 
@@ -134,6 +137,7 @@ class Ledger:
         self.views[uid] = view
         if view.status is UnitStatus.READY:
             self.ready.add(uid)
+            self.became_ready.append(uid)
         else:
             self.ready.discard(uid)
         return view

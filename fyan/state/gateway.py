@@ -28,6 +28,7 @@ import shutil
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from fyan.project import Project
 from fyan.state.faults import fault_point
 from fyan.state.lifecycle import progress
 from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitRecord
-from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store
+from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store, immediate_transaction
 
 if TYPE_CHECKING:  # the gateway only receives a Dag; importing it would load networkx
     from fyan.specifier.dag import Dag
@@ -103,6 +104,9 @@ class CheckContext:
     unit: UnitRecord
     run: StageRun
     attempt_dir: Path
+    #: evidence produced for this attempt by Fyan's own code where the attempt ran (the executor:
+    #: ``gate_report`` from a worker's completion gate), never read from the attempt folder
+    evidence: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -178,6 +182,16 @@ class Gateway:
                     f"{self.paths.db}: state schema version {row['value']}, this Fyan needs {SCHEMA_VERSION}",
                     hint="use the Fyan version that created the project",
                 )
+            row = c.execute("SELECT value FROM meta WHERE key = 'project_id'").fetchone()
+            if row is None:  # names this project's state wherever its attempts run (fyan.executor)
+                c.execute("INSERT INTO meta VALUES ('project_id', ?)", (uuid.uuid4().hex,))
+                row = c.execute("SELECT value FROM meta WHERE key = 'project_id'").fetchone()
+            #: a random id of this project's state store, made once (a project re-created in the
+            #: same folder gets another): workers keep their copies of the project under it
+            self.project_id: str = row["value"]
+        #: the fencing token of the current run session (``start_session``): results of attempts
+        #: handed out under another token — a previous head's — are refused (``finish``)
+        self.head_token: str | None = None
         self.store = Store(self.paths.db)
 
     def close(self) -> None:
@@ -185,16 +199,8 @@ class Gateway:
         self._conn.close()
 
     # -- plumbing --------------------------------------------------------------------------
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    def _tx(self):  # -> context manager of sqlite3.Connection
+        return immediate_transaction(self._conn, self._lock)
 
     @staticmethod
     def _event(c: sqlite3.Connection, kind: str, unit: str | None, run_id: int | None, data: dict) -> None:
@@ -516,6 +522,7 @@ class Gateway:
         sessions are retried) — for every unit, or only for ``units`` (a restricted run: the
         others keep their session). Returns the session start, POSIX seconds."""
         now = time.time()
+        token = uuid.uuid4().hex
         with self._tx() as c:
             if units is None:
                 c.execute("INSERT OR REPLACE INTO meta VALUES ('session_started', ?)", (repr(now),))
@@ -525,9 +532,27 @@ class Gateway:
                 scoped = json.loads(row[0]) if row else {}
                 scoped.update({u: now for u in units})
                 c.execute("INSERT OR REPLACE INTO meta VALUES ('session_scoped', ?)", (json.dumps(scoped, sort_keys=True),))
+            c.execute("INSERT OR REPLACE INTO meta VALUES ('head_token', ?)", (token,))
             self._event(c, "session_started", None, None,
-                        {"pid": os.getpid(), **({"units": len(units)} if units is not None else {})})
+                        {"pid": os.getpid(), "head": token, **({"units": len(units)} if units is not None else {})})
+        self.head_token = token
         return now
+
+    def check_fence(self, run: StageRun, head: str | None, run_id: int) -> None:
+        """Refuse the result of an attempt this head does not expect (issue 14: attempt ids
+        are fencing tokens): handed out under another session's token (a previous head's,
+        after a restart), for another run than ``run``, or for a run that is not running any
+        more (interrupted, or already closed). Raises ``TransitionError`` naming which."""
+        if run_id != run.id:
+            raise TransitionError(f"result of run {run_id} handed in for run {run.id} of {run.unit}: refused")
+        if head is not None and self.head_token is not None and head != self.head_token:
+            raise TransitionError(f"result of run {run.id} of {run.unit} comes from another head (session "
+                                  f"{head[:8]}…, this one is {self.head_token[:8]}…): refused")
+        with self._lock:
+            row = self._conn.execute("SELECT status FROM stage_runs WHERE id = ?", (run.id,)).fetchone()
+        if row is None or row["status"] != RunStatus.RUNNING.value:
+            raise TransitionError(f"result of run {run.id} of {run.unit}, which is not running "
+                                  f"(status {row and row['status']}): refused")
 
     def finish(
         self,
@@ -536,14 +561,20 @@ class Gateway:
         exit_status: int = 0,
         agent_error: str | None = None,
         failure_kind: FailureKind = FailureKind.AGENT,
+        fence: str | None = None,
+        evidence: Mapping[str, Any] | None = None,
     ) -> StageRun:
         """Close ``run``: decide its outcome from the attempt folder and publish.
 
         With ``agent_error`` (the agent or provider failed) the attempt fails with that reason
-        and no check runs. Otherwise the stage's check decides; missing declared outputs fail
-        the attempt. Returns the updated ``StageRun``. Raises ``TransitionError`` if the run is
-        not running any more.
+        and no check runs. Otherwise the stage's check decides (with ``evidence``, see
+        ``CheckContext``); missing declared outputs fail the attempt. ``fence`` is the session
+        token the attempt was handed out under (``check_fence``). Returns the updated
+        ``StageRun``. Raises ``TransitionError`` if the run is not running any more or the fence
+        is another session's.
         """
+        if fence is not None:
+            self.check_fence(run, fence, run.id)
         attempt_dir = self.paths.root / run.attempt_dir
         unit = self.store.unit(run.unit)
         assert unit is not None
@@ -552,7 +583,7 @@ class Gateway:
         elif exit_status != 0:
             outcome = CheckOutcome(passed=False, reason=f"agent exited with status {exit_status}")
         else:
-            outcome = self._check(run, unit, attempt_dir)
+            outcome = self._check(run, unit, attempt_dir, evidence)
         files: dict[str, bytes] = {}
         if outcome.passed:
             for rel in STAGE_OUTPUTS[run.stage]:
@@ -609,7 +640,8 @@ class Gateway:
 
             unit = self.store.unit(run.unit)
             assert unit is not None
-            add_unit_module(self.project, unit)
+            with self._sync_lock:  # two gates passing at once would append to the root module together
+                add_unit_module(self.project, unit)
         return run.model_copy(
             update=dict(
                 status=status, finished_at=now, exit_status=exit_status, reason=outcome.reason,
@@ -617,7 +649,8 @@ class Gateway:
             )
         )
 
-    def _check(self, run: StageRun, unit: UnitRecord, attempt_dir: Path) -> CheckOutcome:
+    def _check(self, run: StageRun, unit: UnitRecord, attempt_dir: Path,
+               evidence: Mapping[str, Any] | None = None) -> CheckOutcome:
         missing = [rel for rel in STAGE_OUTPUTS[run.stage] if not (attempt_dir / rel).is_file()]
         if missing:
             return CheckOutcome(passed=False, reason=f"attempt left no {', '.join(missing)}")
@@ -625,7 +658,7 @@ class Gateway:
         if check is None:
             return CheckOutcome(passed=False, reason=f"no deterministic check is configured for {run.stage.value}")
         try:
-            return check(CheckContext(self.project, self.store, unit, run, attempt_dir))
+            return check(CheckContext(self.project, self.store, unit, run, attempt_dir, evidence or {}))
         except Exception as e:  # fail closed: a crashing check never passes
             return CheckOutcome(passed=False, reason=f"{run.stage.value} check failed with {type(e).__name__}: {e}")
 
@@ -643,6 +676,22 @@ class Gateway:
                 "tokens_out, cost, latency_s, cache_hit, replay, ts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run.id if run else None, run.unit if run else unit, stage, provider, model, request_key,
                  tokens_in, tokens_out, cost, latency_s, int(cache_hit), int(replay), time.time()),
+            )
+
+    def record_model_calls(self, run: StageRun, calls: list[Mapping[str, Any]]) -> None:
+        """Persist the model calls an attempt made elsewhere (``fyan.executor``: a worker returns
+        them with its result), in one transaction; each mapping has ``record_model_call``'s
+        keyword arguments."""
+        if not calls:
+            return
+        now = time.time()
+        with self._tx() as c:
+            c.executemany(
+                "INSERT INTO model_calls (run_id, unit, stage, provider, model, request_key, tokens_in, "
+                "tokens_out, cost, latency_s, cache_hit, replay, ts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(run.id, k.get("unit") or run.unit, k["stage"], k["provider"], k["model"], k["request_key"],
+                  k["tokens_in"], k["tokens_out"], k["cost"], k["latency_s"], int(k["cache_hit"]), int(k["replay"]),
+                  k.get("ts") or now) for k in calls],
             )
 
     # -- recovery --------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,36 @@ CREATE TABLE IF NOT EXISTS post_runs (
     finished_at REAL, reason TEXT, attempt_dir TEXT NOT NULL
 );
 """
+
+
+#: a writer restarts the write-ahead log after this many commits (see ``immediate_transaction``)
+CHECKPOINT_EVERY = 500
+_commits: dict[int, int] = {}
+
+
+@contextmanager
+def immediate_transaction(conn: sqlite3.Connection, lock: Any) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` on ``conn`` (``ROLLBACK`` on any exception), holding
+    ``lock`` (the writer's lock over its one connection). For the state's writers only: the
+    gateway (the project's store) and ``fyan.state.replica`` (a worker's copy).
+
+    Every ``CHECKPOINT_EVERY`` commits the writer checkpoints the write-ahead log and restarts
+    it (``PRAGMA wal_checkpoint(RESTART)``, waiting for the readers of the moment): with readers
+    always busy, SQLite's automatic passive checkpoints never get to reset the log, which then
+    grows without bound and makes every read and write slower as the project grows (issue 14:
+    dispatch cost flat in project size)."""
+    with lock:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        n = _commits.get(id(conn), 0) + 1
+        _commits[id(conn)] = n
+        if n % CHECKPOINT_EVERY == 0:
+            conn.execute("PRAGMA wal_checkpoint(RESTART)")
 
 
 def open_readonly(db: Path) -> sqlite3.Connection:
@@ -245,6 +277,37 @@ class Store:
             "WHERE kind = 'guidance' AND json_extract(data, '$.source') = 'human' AND unit IS NOT NULL GROUP BY unit"
         )
         return {r["unit"]: int(r["after"] or 0) for r in rows}
+
+    def export_unit(self, unit: str, *, history: bool) -> dict[str, list[dict[str, Any]]]:
+        """One unit's rows as plain data, table → rows (column → value), for a worker's copy of
+        the state (``fyan.executor.mirror``): its ``units`` row, its dependency edges, its active
+        freezes and current artifacts; with ``history`` also its stage runs and its guidance
+        events (what a stage attempt of the unit reads), without only what an upstream unit
+        must show (its interface)."""
+        q = self._rows
+        out: dict[str, list[dict[str, Any]]] = {
+            "units": [dict(r) for r in q("SELECT * FROM units WHERE id = ?", (unit,))],
+            "unit_deps": [dict(r) for r in q("SELECT * FROM unit_deps WHERE unit = ?", (unit,))],
+            "freezes": [dict(r) for r in q("SELECT * FROM freezes WHERE unit = ? AND active = 1", (unit,))],
+            "artifacts": [dict(r) for r in q(
+                "SELECT * FROM artifacts WHERE id IN (SELECT MAX(id) FROM artifacts WHERE unit = ? GROUP BY kind)",
+                (unit,))],
+        }
+        if history:
+            out["stage_runs"] = [dict(r) for r in q("SELECT * FROM stage_runs WHERE unit = ? ORDER BY id", (unit,))]
+            out["events"] = [dict(r) for r in q(
+                "SELECT * FROM events WHERE unit = ? AND kind IN ('guidance', 'guidance_removed') ORDER BY id", (unit,))]
+        return out
+
+    def completion(self, unit: str) -> int | None:
+        """Id of ``unit``'s latest successful gate run (its current completion), or None."""
+        rows = self._rows("SELECT MAX(id) AS id FROM stage_runs WHERE unit = ? AND stage = 'gate' AND status = 'succeeded'",
+                          (unit,))
+        return rows[0]["id"] if rows else None
+
+    def meta_all(self) -> dict[str, str]:
+        """Every ``meta`` row (schema version, session start, intake facts)."""
+        return {r["key"]: r["value"] for r in self._rows("SELECT key, value FROM meta")}
 
     def views(self, attempts_per_stage: int) -> dict[str, UnitView]:
         """Every unit with its computed status (see ``fyan.state.lifecycle``)."""

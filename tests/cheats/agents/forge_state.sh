@@ -2,7 +2,9 @@
 # Trick (finding 2): a `command` agent that forges the state store: it inserts a succeeded gate
 # run for its unit into .fyan/state.db (and a gate report), then exits normally. It also leaves
 # a child behind that tries again after the attempt ended.
-project="${FYAN_WORKSPACE%/workspaces/*}"
+# (the physical path: the workspace may be reached through a link, as from the executor's copy)
+ws="$(cd "$FYAN_WORKSPACE" && pwd -P)"
+project="${ws%/workspaces/*}"
 db="$project/.fyan/state.db"
 python3 - "$db" "$FYAN_UNIT" <<'PY' || echo "forge failed: $?" >&2
 import sqlite3, sys, time

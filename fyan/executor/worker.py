@@ -1,0 +1,240 @@
+"""Where a task runs: decode its payload, put its inputs in place, run it, return its result.
+
+``execute(payload, runtime, site, fetch)`` is the one entry point, called by both backends —
+in a thread of the head (``local``) or in a Ray worker process (``ray``) — so the Ray path is
+the local path with another transport. It never raises: every outcome is a ``TaskResult``.
+
+* A **stage attempt** runs the stage's agent (``fyan.agents.stages``, or the runtime's double)
+  in the node's mirror of the project, through an ordinary ``Project`` and read-only ``Store``;
+  its model calls are recorded here and returned for the head to persist; a recording provider
+  appends to a file of the attempt, returned as ``cassette_append``.
+* A **gate build** runs the completion gate (``fyan.gates.completion.run_gate``) with this
+  node's toolchain; the trust rules are the gate's own (sandboxed builds, a workspace the gate
+  prepares from the recorded, hash-checked artifacts, the nonce-tagged probe). Its report is
+  returned as evidence, apart from the attempt's files.
+
+Failures are classified for the head (issue 14): a task whose inputs cannot be read or put in
+place on this node (a foreign payload, a full disk, a missing blob) fails with
+``error_kind = "environment"`` — the unit waits for a node that can run it, it is not a
+proof failure; an agent's own failures are ``agent`` (or ``environment`` when the error says
+another attempt cannot help, as a replay miss), exactly as in a local attempt.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fyan.executor.mirror import Fetch, Mirror, MirrorError, Site, prompts_folder
+from fyan.executor.payload import (
+    ModelCall, PayloadError, TaskResult, TaskSpec, decode_spec, encode_result, inputs_digest,
+)
+from fyan.state.models import Stage, StageRun
+
+#: Name of the file a recording provider appends to inside the attempt folder (returned to the
+#: head as ``cassette_append``, never as an attempt file)
+CASSETTE_APPEND = ".cassette-append.jsonl"
+
+
+@dataclass
+class Runtime:
+    """The code a task runs with, when not Fyan's own: ``agents`` (stage → agent function) and
+    ``providers`` (stage name → provider) stand in for the model-driven stages in tests and
+    benchmarks (an agent given for ``gate`` stands in for the gate's Lean work). None =
+    ``fyan.agents.stages.STAGE_AGENTS``, the completion gate, and providers built on the node
+    from the configuration snapshot. Must be picklable for the ``ray`` backend."""
+
+    agents: dict[Stage, Callable] | None = None
+    providers: Callable[[str], Any] | None = None
+
+
+class CallRecorder:
+    """Takes ``StageSession``'s ``record_model_call`` on a node; the head persists the calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[ModelCall] = []
+        self._lock = threading.Lock()
+
+    def record_model_call(self, run: StageRun | None, **kw: Any) -> None:
+        with self._lock:
+            self.calls.append(ModelCall(ts=time.time(), **kw))
+
+
+_providers: dict[tuple[str, str, str], Any] = {}
+_breakers: dict[str, Any] = {}
+_providers_lock = threading.Lock()
+
+
+def _provider_for(project: Any, stage: str, cassette: Path | None, append: Path) -> Any:
+    """The provider ``[agents]`` configures for ``stage``, built on this node. Replay providers
+    are kept per cassette (its parse is shared by tasks); a recording provider writes to
+    ``append`` (this attempt's file)."""
+    from fyan.agents.providers.factory import build_provider, live_provider
+    from fyan.agents.providers.replay import RecordingProvider
+
+    from fyan.agents.providers.breaker import Breakers
+
+    settings = project.config.agents
+    agent = settings.for_stage(stage)
+    with _providers_lock:  # this process's circuit breakers (the head keeps its own, see the engine)
+        breakers = _breakers.setdefault("", Breakers(settings.outage_wait_initial, settings.outage_wait_max))
+    if agent.provider == "record":
+        if agent.record_provider is None:
+            from fyan.errors import ConfigError
+
+            raise ConfigError('provider = "record" needs record_provider = "anthropic" | "openai" | "openai-compatible"')
+        return RecordingProvider(live_provider(agent.record_provider, agent, breakers, settings, project), append)
+    key = (agent.model_dump_json(), str(cassette), str(project.paths.root))
+    with _providers_lock:
+        if key not in _providers:
+            _providers[key] = build_provider(agent, cassette, breakers, settings, project)
+        return _providers[key]
+
+
+def _collect(folder: Path) -> dict[str, bytes]:
+    """Regular files under ``folder`` (relative paths); links are not followed."""
+    out: dict[str, bytes] = {}
+    for dirpath, _dirs, names in os.walk(folder):
+        for name in names:
+            path = Path(dirpath) / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            rel = path.relative_to(folder).as_posix()
+            if rel != CASSETTE_APPEND:
+                out[rel] = path.read_bytes()
+    return out
+
+
+def _result(spec: TaskSpec | None, site: Site, **kw: Any) -> bytes:
+    run = spec.run if spec is not None else {}
+    return encode_result(TaskResult(head=spec.head if spec else "", run_id=int(run.get("id", 0)),
+                                    unit=str(run.get("unit", "")), stage=str(run.get("stage", "")),
+                                    node=site.name, **kw))
+
+
+def execute(payload: bytes, runtime: Runtime | None, site: Site, fetch: Fetch) -> bytes:
+    """Run one task (module docstring); returns the encoded ``TaskResult``. Never raises."""
+    try:
+        return _execute(payload, runtime, site, fetch)
+    except Exception as e:  # the node itself failed (a lock file, a full disk): its environment
+        return _result(None, site, error=f"worker {site.name} failed: {type(e).__name__}: {e}",
+                       error_kind="environment", error_type=type(e).__name__)
+
+
+def _execute(payload: bytes, runtime: Runtime | None, site: Site, fetch: Fetch) -> bytes:
+    t0 = time.monotonic()
+    try:
+        spec = decode_spec(payload)
+    except PayloadError as e:
+        return _result(None, site, error=f"worker {site.name} cannot read the task: {e}", error_kind="environment",
+                       error_type="PayloadError")
+    timings: dict[str, float] = {}
+    try:
+        from fyan.config import config_from_snapshot
+
+        config = config_from_snapshot(spec.config)
+        if site.lake is not None:
+            config.lean.lake = site.lake
+        elif site.remote and config.lean.lake and not Path(config.lean.lake).exists():
+            config.lean.lake = ""  # the head's path means nothing here: look on this node
+        run = StageRun.model_validate(spec.run)
+        mirror = Mirror.open(site, spec.project_id)
+        lib = config.lean_lib
+    except (MirrorError, ValueError) as e:
+        return _result(spec, site, error=f"worker {site.name} cannot take the task: {e}", error_kind="environment",
+                       error_type=type(e).__name__)
+    with mirror.unit_lock(run.unit):
+        try:
+            attempt_dir = mirror.put_task(spec, fetch, lib)
+            prompts = prompts_folder(site, spec.prompts, fetch)
+            cassette = mirror.blob_file("cassettes", spec.cassette, fetch, ".jsonl") if spec.cassette else None
+        except MirrorError as e:
+            return _result(spec, site, error=f"worker {site.name} cannot import the task's inputs: {e}",
+                           error_kind="environment", error_type="MirrorError")
+        timings["inputs_s"] = time.monotonic() - t0
+        try:
+            return _run(spec, run, config, mirror, attempt_dir, prompts, cassette, runtime, site, timings, t0)
+        finally:
+            shutil.rmtree(attempt_dir, ignore_errors=True)
+
+
+def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir: Path, prompts: Path,
+         cassette: Path | None, runtime: Runtime | None, site: Site, timings: dict[str, float], t0: float) -> bytes:
+    from fyan.agents.prompts import use_prompts
+    from fyan.agents.session import StageSession
+    from fyan.agents.stages import STAGE_AGENTS, UnitContext
+    from fyan.errors import FyanError
+    from fyan.project import Project
+
+    project = Project(mirror.root, config)
+    store = mirror.store
+    error: str | None = None
+    kind: str | None = None
+    error_type: str | None = None
+    evidence: dict[str, Any] = {}
+    recorder = CallRecorder()
+    append = attempt_dir / CASSETTE_APPEND
+    digest = ""
+    try:
+        unit = store.unit(run.unit)
+        digest = inputs_digest(spec.unit.rows)  # echoed: the inputs this node was handed
+        if unit is None:
+            raise MirrorError(f"unit {run.unit} is missing from the node's copy of the state")
+        t1 = time.monotonic()
+        doubles = runtime.agents if runtime is not None and runtime.agents is not None else None
+        with use_prompts(prompts):
+            if spec.kind == "gate" and (doubles is None or run.stage not in doubles):
+                from fyan.gates.completion import run_gate
+                from fyan.lean.toolchain import discover
+
+                disc = discover(config.lean, cwd=project.paths.lean)
+                report = run_gate(project, store, unit, attempt_dir, disc)
+                evidence["gate_report"] = report.model_dump(mode="json")
+            else:
+                agent = (doubles if doubles is not None else STAGE_AGENTS).get(run.stage)
+                if agent is not None:
+                    if runtime is not None and runtime.providers is not None:
+                        provider = runtime.providers(run.stage.value)
+                    else:
+                        provider = _provider_for(project, run.stage.value, cassette, append)
+                    session = StageSession(
+                        gateway=recorder, run=run, provider=provider,  # type: ignore[arg-type]
+                        agent=config.agents.for_stage(run.stage.value), form_repairs=config.agents.form_repairs,
+                        attempt_dir=attempt_dir,
+                    )
+                    agent(session, UnitContext(project, store, unit, run))
+        timings["run_s"] = time.monotonic() - t1
+    except MirrorError as e:
+        error, kind, error_type, digest = f"worker {site.name}: {e}", "environment", "MirrorError", ""
+    except FyanError as e:
+        error, kind, error_type = e.message, ("agent" if e.retryable else "environment"), type(e).__name__
+        from fyan.errors import ProviderUnavailable
+
+        if isinstance(e, ProviderUnavailable):  # an outage: the head waits it out, never counts it
+            evidence["provider_unavailable"] = {"provider": e.provider, "error": e.error, "since": e.since,
+                                                "retry_at": e.retry_at}
+        if cassette is not None:  # name the project's cassette, not this node's copy of it
+            error = error.replace(str(cassette), str(spec.config["agents"]["replay_file"]))
+    except Exception as e:  # an agent bug fails the attempt, never the worker
+        error = f"internal error in the {run.stage.value} stage: {type(e).__name__}: {e}"
+        kind, error_type = "agent", type(e).__name__
+        evidence["traceback"] = traceback.format_exc()[-4000:]
+    files = _collect(attempt_dir)
+    appended = append.read_bytes() if append.is_file() else b""
+    timings["task_s"] = time.monotonic() - t0
+    return _result(spec, site, files=files, error=error, error_kind=kind, error_type=error_type,
+                   calls=recorder.calls, cassette_append=appended, evidence=evidence, inputs_digest=digest,
+                   timings=timings)
+
+
+def node_name() -> str:
+    """A readable name of this machine (for results and logs)."""
+    return socket.gethostname()
