@@ -52,8 +52,8 @@ def test_export_of_the_completed_example_round_trips(example, fake_lake, capsys,
     # workspace, which the bubblewrap sandbox forbids where bwrap is installed. The sandbox is
     # not what this test is about.
     monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
-    code, _ = run(capsys, "run", str(example))
-    assert code == 0
+    code, summary = run(capsys, "run", str(example))
+    assert code == 0, (summary.get("blocked"), summary.get("notes"))
     code, report = run(capsys, "export", "blueprint", str(example))
     assert code == 0 and report["units"] == 11 and report["leanok_proofs"] == 11 and report["leanok_statements"] == 11
     out = example / "blueprint" / "src"

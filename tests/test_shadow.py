@@ -784,7 +784,7 @@ def test_shadow_gate_check_in_a_project(example, fake_lean_env, tmp_path, capsys
     code = main(["run", str(example), "--json"])
     summary = json.loads(capsys.readouterr().out)
     # the unit with the failing shadow check, and theorem-7, which depends on it (Specifier edge)
-    assert code == 3 and summary["counts"] == {"blocked": 2, "complete": 9}, summary
+    assert code == 3 and summary["counts"] == {"blocked": 2, "complete": 9}, (summary["blocked"], summary["notes"])
     blocked = {b["unit"]: b["reason"] for b in summary["blocked"]}
     assert set(blocked) == {unit, "theorem-7"} and blocked["theorem-7"].startswith(f"dependency {unit} is blocked")
     report = json.loads((example / "units" / unit / "gate" / "report.json").read_text())
