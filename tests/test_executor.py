@@ -268,7 +268,10 @@ def test_the_replica_writer_refuses_a_project_store(tmp_path):
 
 
 def test_doctor_worker_says_whether_a_node_can_take_lean_tasks(tmp_path, fake_lake, monkeypatch, capsys):
-    """The Lean toolchain is the test double ``fake_lake`` (it reports the default pin's version)."""
+    """The Lean toolchain is the test double ``fake_lake`` (it reports the default pin's version).
+    A worker node needs Ray: without it (the README's test install has no Ray) the next test checks
+    what doctor says instead."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]'; .ci/run installs it)")
     from fyan.cli import main
     from fyan.executor.ray_backend import packages_dir
 
@@ -284,6 +287,21 @@ def test_doctor_worker_says_whether_a_node_can_take_lean_tasks(tmp_path, fake_la
     (packages_dir(project.config.lean.toolchain) / "mathlib").mkdir(parents=True)
     assert main(["doctor", str(project.paths.root), "--worker"]) == 0
     assert "This node can take Lean tasks" in capsys.readouterr().out
+
+
+def test_doctor_worker_without_ray_says_how_to_install_it(tmp_path, fake_lake, monkeypatch, capsys):
+    import importlib.util
+
+    from fyan.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    monkeypatch.setenv("FYAN_WORKER_DIR", str(tmp_path / "worker"))
+    assert main(["doctor", "--worker", "--json"]) == 3
+    report = json.loads(capsys.readouterr().out)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert not report["ok"] and checks["toolchain"]["ok"] is True
+    assert checks["ray"]["ok"] is False and "pip install 'fyan[ray]'" in checks["ray"]["detail"]
 
 
 def test_doctor_worker_without_lean(tmp_path, no_lake, monkeypatch, capsys):
