@@ -28,6 +28,8 @@ from typing import Any, Literal
 import msgpack
 from pydantic import BaseModel, Field, ValidationError
 
+from fyan.state.models import ModelCall  # noqa: F401  (re-exported: what a worker hands back per model call)
+
 #: Bumped whenever the payload's shape changes: a node with another Fyan refuses the task with
 #: an environment reason instead of misreading it.
 PAYLOAD_VERSION = 1
@@ -73,23 +75,6 @@ class TaskSpec(BaseModel):
     prompts: str = Field(description="blob key of the prompts bundle")
     cassette: str | None = Field(default=None, description="blob key of the replay cassette, when a stage replays")
     inputs_digest: str
-
-
-class ModelCall(BaseModel):
-    """One model call made by the attempt (``Gateway.record_model_call``'s arguments)."""
-
-    stage: str
-    unit: str | None = None
-    provider: str
-    model: str
-    request_key: str
-    tokens_in: int
-    tokens_out: int
-    cost: float
-    latency_s: float
-    cache_hit: bool
-    replay: bool
-    ts: float
 
 
 class TaskResult(BaseModel):

@@ -129,11 +129,13 @@ class EventRecord(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-class ModelCallRecord(BaseModel):
-    id: int
-    run_id: int | None
-    unit: str | None
+class ModelCall(BaseModel):
+    """One model call made by an attempt (``Gateway.record_model_call``'s arguments; what a
+    worker hands back in ``fyan.executor.payload.TaskResult``). ``tokens_*`` in tokens,
+    ``cost`` in US dollars, ``latency_s`` in seconds, ``ts`` POSIX seconds."""
+
     stage: str
+    unit: str | None = None
     provider: str
     model: str
     request_key: str
@@ -144,6 +146,13 @@ class ModelCallRecord(BaseModel):
     cache_hit: bool
     replay: bool
     ts: float
+
+
+class ModelCallRecord(ModelCall):
+    """A model call as the store keeps it: with its row id and the stage run it belongs to."""
+
+    id: int
+    run_id: int | None
 
 
 class PostRun(BaseModel):
