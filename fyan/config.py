@@ -262,6 +262,14 @@ class LeanSection(_Section):
         return value
 
 
+class AdoptSection(_Section):
+    """An existing Lake package the project adopts (issue 16, ``fyan adopt``)."""
+
+    package: str = Field(default="", description="Folder of the adopted Lake package (absolute; \"\" = none). "
+                         "Its files are never changed; the project's package requires it.")
+    package_name: str = Field(default="", description="Its Lake package name (from its lakefile).")
+
+
 class AuditSection(_Section):
     threshold: int = Field(default=2, ge=0, le=3, description="Minimum grade that freezes a statement.")
     grade1_policy: Literal["repair", "bridge"] = Field(
@@ -344,6 +352,7 @@ class FyanConfig(BaseSettings):
     agents: AgentsSection = AgentsSection()
     lean: LeanSection = LeanSection()
     audit: AuditSection = AuditSection()
+    adopt: AdoptSection = AdoptSection()
     scheduler: SchedulerSection = SchedulerSection()
     stagnation: StagnationSection = StagnationSection()
     dashboard: DashboardSection = DashboardSection()
