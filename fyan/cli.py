@@ -580,10 +580,13 @@ def _status_text(status, cost: dict | None, folder: str) -> str:
     from fyan.terminal import render, table
 
     units = status.units
-    rows = [[u["id"], str(u["layer"]), u["kind"], u["status"], u["stage"] or "-", u["short_reason"]]
+    rows = [[u["id"], str(u["layer"]), u["kind"], "adopted" if u.get("adopted") else u["status"], u["stage"] or "-",
+             u["short_reason"]]
             for u in sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9),
                                                   u["short_reason"].startswith("waits on "), u["layer"]))]
-    title = f"{status.project}: " + ", ".join(f"{n} {k}" for k, n in sorted(status.counts.items()))
+    adopted = sum(bool(u.get("adopted")) for u in units)
+    title = f"{status.project}: " + ", ".join(f"{n} {k}" + (f" ({adopted} by adoption)" if k == "complete" and adopted
+                                                             else "") for k, n in sorted(status.counts.items()))
     parts: list[Any] = [table(title, ("unit", "layer", "kind", "status", "stage", "reason"), rows)]
     if cost:
         for key, name in (("by_stage", "stage"), ("by_unit", "unit")):

@@ -1,0 +1,234 @@
+"""Adopting a stalled leanblueprint project's Lake package (issue 16).
+
+The package ``tests/data/adopt/pkg`` (Lake package ``tiny``) has declarations proved, two with
+``sorry``, one resting on a user axiom; its blueprint ``tests/data/adopt/blueprint/src`` names
+one declaration that does not exist, marks a ``sorry`` proof ``\\leanok`` (a lie) and misses a
+``\\leanok`` and a ``\\uses``. No Lean toolchain runs here: the Lake double
+(``tests/fakes/fake_lake.py``) "builds" the package into stand-in ``.olean`` files and the
+inspector double (``tests/fakes/fake_inspector.py``) stands in for the compiled trusted
+inspector, reporting declarations, ``sorryAx`` and axioms from those built stand-ins. The test
+marked ``lean`` runs the same adoption with a real toolchain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fyan.adopt.decide import Outcome, decide, outcome_from_marks
+from fyan.adopt.marks import UnitMarks
+from fyan.cli import main
+from fyan.lean.inspector import InspectedDeclaration
+from fyan.project import Project
+from fyan.state.store import Store
+
+DATA = Path(__file__).parent / "data" / "adopt"
+ALLOW = ["propext", "Classical.choice", "Quot.sound"]
+
+
+def run(capsys, *argv):
+    code = main([*argv, "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and ".lake" not in p.parts}
+
+
+@pytest.fixture
+def package(tmp_path) -> Path:
+    dest = tmp_path / "tiny"
+    shutil.copytree(DATA / "pkg", dest)
+    return dest
+
+
+def by_label(payload: dict) -> dict[str, dict]:
+    return {u["label"]: u for u in payload["units"]}
+
+
+def test_init_adopts_three_outcomes_and_status_shows_adopted(fake_lake, tmp_path, package, capsys):
+    before = tree_digest(package)
+    code, out = run(capsys, "init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                    "--lean-project", str(package))
+    assert code == 0, out
+    decisions = {d["unit"]: d for d in out["adoption"]["decisions"]}
+    assert out["adoption"]["counts"] == {"adopted": 3, "candidate": 3, "pipeline": 2}
+
+    code, status = run(capsys, "status", str(tmp_path / "p"))
+    units = by_label(status)
+    outcome = {label: decisions[u["id"]]["outcome"] for label, u in units.items()}
+    assert outcome == {
+        "def:double": "adopted", "lem:double-eq": "adopted", "lem:add-zero": "adopted",  # proved, with or without \leanok
+        "lem:double-even": "candidate", "lem:double-self": "candidate",  # sorry; double-self's \leanok lies
+        "lem:mul-zero": "candidate",  # proved from a user axiom: not adopted
+        "thm:quadruple": "pipeline", "cor:even-plus": "pipeline",  # not declared / no \lean
+    }
+    for label, u in units.items():
+        assert u["adopted"] is (outcome[label] == "adopted")
+        assert (u["status"] == "complete") is (outcome[label] == "adopted"), (label, u)
+    assert "adopted: Tiny.double_eq" in units["lem:double-eq"]["short_reason"]
+    assert "sorry" in units["lem:double-self"]["short_reason"]
+    # thm:quadruple waits only on units that are adopted: it is ready now, its module imports theirs
+    assert units["thm:quadruple"]["status"] == "ready"
+    assert units["cor:even-plus"]["status"] == "waiting"
+
+    # the text status names adoption apart from completion by the gate
+    assert main(["status", str(tmp_path / "p")]) in (0, 3)
+    text = capsys.readouterr().out
+    assert "3 complete (3 by adoption)" in text and "adopted" in text
+
+    # the evidence is the inspector's, recorded with the frozen statements
+    project = Project.open(tmp_path / "p")
+    store = Store(project.paths.db)
+    eq = units["lem:double-eq"]["id"]
+    freezes = store.freezes(eq)
+    assert [(f.decl, f.run_id, f.role) for f in freezes] == [("Tiny.double_eq", 0, "root")]
+    assert freezes[0].signature_hash.startswith("sha256:")
+    record = store.adoptions()[eq]
+    assert record.evidence["inspector_sha256"] and record.evidence["inspector_report"].endswith("inspect.json")
+    assert json.loads((project.paths.unit(eq) / "adoption.json").read_text())["outcome"] == "adopted"
+    assert store.freezes(units["lem:double-self"]["id"]) == []  # a candidate is not frozen before its audit
+    # the project's Lake package requires the adopted one; new modules import the existing ones
+    lakefile = (project.paths.lean / "lakefile.toml").read_text()
+    assert f'path = "{package.resolve()}"' in lakefile and 'name = "tiny"' in lakefile
+    from fyan.lean.package import unit_imports, unit_module
+
+    quad = store.unit(units["thm:quadruple"]["id"])
+    assert unit_imports(project, store, quad) == ["Tiny.Basic"]
+    cor = store.unit(units["cor:even-plus"]["id"])
+    assert unit_imports(project, store, cor) == [unit_module(project, store.unit(units["lem:double-even"]["id"]))]
+    store.close()
+    # the adopted package's files are neither copied nor changed (only its .lake build outputs)
+    assert tree_digest(package) == before
+    assert not (project.paths.lean / "Tiny").exists()
+
+
+def test_drift_report(fake_lake, tmp_path, package, capsys):
+    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                 "--lean-project", str(package), "--json"]) == 0
+    capsys.readouterr()
+    code, out = run(capsys, "drift", str(tmp_path / "p"))
+    assert code == 3
+    found = {(d["label"], d["kind"]) for d in out["drift"]}
+    assert found == {
+        ("lem:double-self", "leanok-sorry"),   # \leanok on a proof that is `sorry`
+        ("lem:mul-zero", "leanok-sorry"),      # \leanok on a proof resting on a user axiom
+        ("thm:quadruple", "unknown-name"),     # \lean name that does not exist
+        ("thm:quadruple", "leanok-missing"),   # ... marked \leanok anyway
+        ("lem:add-zero", "proved-unmarked"),   # proved, no \leanok
+        ("lem:double-even", "uses-missing"),   # its Lean statement uses Tiny.double; no \uses{def:double}
+    }
+    assert out["counts"]["leanok-sorry"] == 2
+
+
+def test_drift_follows_the_package_not_the_blueprint(fake_lake, tmp_path, package, capsys):
+    """Fixing the Lean (proving double_self) changes the decision and clears its drift, with
+    the blueprint unchanged: the compiled environment decides."""
+    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                 "--lean-project", str(package), "--json"]) == 0
+    capsys.readouterr()
+    more = package / "Tiny" / "More.lean"
+    more.write_text(more.read_text().replace(
+        "theorem Tiny.double_self (n : Nat) : Tiny.double n = n + n := by\n  sorry",
+        "theorem Tiny.double_self (n : Nat) : Tiny.double n = n + n := rfl"))
+    code, out = run(capsys, "drift", str(tmp_path / "p"))
+    assert ("lem:double-self", "leanok-sorry") not in {(d["label"], d["kind"]) for d in out["drift"]}
+    code, out = run(capsys, "adopt", str(tmp_path / "p"))
+    assert code == 0, out
+    assert out["counts"] == {"adopted": 4, "candidate": 2, "pipeline": 2}
+
+
+def _rec(**kw) -> InspectedDeclaration:
+    return InspectedDeclaration(**{"name": "X.t", "kind": "theorem", "module": "X", "type_repr": "t", **kw})
+
+
+@pytest.mark.parametrize("rec, outcome", [
+    (_rec(axioms=["propext"]), Outcome.ADOPTED),
+    (_rec(sorry_direct=True, axioms=["sorryAx"]), Outcome.CANDIDATE),         # sorry in its own proof
+    (_rec(axioms=["sorryAx", "propext"]), Outcome.CANDIDATE),                  # sorry in its closure
+    (_rec(axioms=["X.t._native.native_decide.ax_1_1"]), Outcome.CANDIDATE),   # native_decide
+    (_rec(axioms=["X.magic"]), Outcome.CANDIDATE),                             # a user axiom
+    (_rec(axioms=["Lean.ofReduceBool"]), Outcome.CANDIDATE),
+    (_rec(safety="unsafe"), Outcome.PIPELINE),                                 # refused by the gate's policy
+    (_rec(implemented_by="X.fast"), Outcome.PIPELINE),
+    (_rec(sorry_in_type=True, axioms=["sorryAx"]), Outcome.PIPELINE),          # the statement itself is sorry
+    (InspectedDeclaration(name="X.t", found=False), Outcome.PIPELINE),
+    (None, Outcome.PIPELINE),
+])
+@pytest.mark.parametrize("leanok", [False, True])
+def test_decision_reads_the_evidence_never_leanok(rec, outcome, leanok):
+    marks = UnitMarks(unit="u", lean_names=["X.t"], leanok_statement=leanok, leanok_proof=leanok, has_proof=True)
+    lookups = {"X.t": rec} if rec is not None else {}
+    assert decide(marks, lookups, ALLOW).outcome is outcome
+
+
+def test_a_unit_is_adopted_only_when_all_its_names_are_proved():
+    marks = UnitMarks(unit="u", lean_names=["X.a", "X.b"], leanok_proof=True, has_proof=True)
+    good = _rec(name="X.a")
+    assert decide(marks, {"X.a": good, "X.b": _rec(name="X.b")}, ALLOW).outcome is Outcome.ADOPTED
+    assert decide(marks, {"X.a": good, "X.b": _rec(name="X.b", axioms=["sorryAx"])}, ALLOW).outcome is Outcome.CANDIDATE
+    assert decide(marks, {"X.a": good}, ALLOW).outcome is Outcome.PIPELINE
+
+
+def test_estimate_from_marks_alone():
+    m = UnitMarks
+    assert outcome_from_marks(m(unit="u", lean_names=["a"], leanok_statement=True, leanok_proof=True, has_proof=True)) \
+        is Outcome.ADOPTED
+    assert outcome_from_marks(m(unit="u", lean_names=["a"], leanok_statement=True, has_proof=False)) is Outcome.ADOPTED
+    assert outcome_from_marks(m(unit="u", lean_names=["a"], leanok_statement=True, has_proof=True)) is Outcome.CANDIDATE
+    assert outcome_from_marks(m(unit="u", lean_names=["a"], has_proof=True)) is Outcome.PIPELINE
+    assert outcome_from_marks(m(unit="u", leanok_statement=True, leanok_proof=True)) is Outcome.PIPELINE
+
+
+def test_without_a_toolchain_nothing_is_adopted_and_the_project_is_kept(no_lake, tmp_path, package, capsys):
+    code, out = run(capsys, "init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                    "--lean-project", str(package))
+    assert code == 0
+    assert out["adoption"]["adopted"] is False and "toolchain" in out["adoption"]["problem"].lower()
+    code, status = run(capsys, "status", str(tmp_path / "p"))
+    assert not any(u["adopted"] or u["status"] == "complete" for u in status["units"])  # \leanok alone adopts nothing
+    code, out = run(capsys, "adopt", str(tmp_path / "p"))
+    assert code == 3 and "fyan adopt" in (out.get("hint") or "")
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda d: None, "no such folder"),
+    (lambda d: d.mkdir(), "no lakefile"),
+    (lambda d: (d.mkdir(), (d / "lakefile.toml").write_text("name = \"x\"\n")), "no lean_lib"),
+    (lambda d: (d.mkdir(), (d / "lakefile.toml").write_text("name = [\n")), "not valid TOML"),
+    (lambda d: (d.mkdir(), (d / "lakefile.toml").write_text("name = \"x\"\n[[lean_lib]]\nname = \"X\"\n"),
+                (d / "X.lean").write_text("")), "no lean-toolchain"),
+])
+def test_a_folder_that_is_no_lake_package_creates_nothing(tmp_path, capsys, make, says):
+    make(tmp_path / "pkg")
+    code, out = run(capsys, "init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                    "--lean-project", str(tmp_path / "pkg"))
+    assert code == 4 and says in out["error"] and out.get("hint")
+    assert not (tmp_path / "p").exists()
+
+
+def test_adopt_refuses_another_package(fake_lake, tmp_path, package, capsys):
+    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                 "--lean-project", str(package), "--json"]) == 0
+    other = tmp_path / "other"
+    shutil.copytree(package, other)
+    capsys.readouterr()
+    code, out = run(capsys, "adopt", str(tmp_path / "p"), "--lean-project", str(other))
+    assert code == 4 and "already adopts" in out["error"]
+
+
+@pytest.mark.lean
+def test_real_lean_adoption(tmp_path, package, capsys):
+    """With a real toolchain (`lake` on PATH, the package's pin leanprover/lean4:v4.31.0
+    installed): the same three outcomes, decided by the compiled trusted inspector."""
+    if shutil.which("lake") is None:
+        pytest.skip("no Lean toolchain (`lake`) on PATH: the real-Lean adoption test needs one")
+    code, out = run(capsys, "init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                    "--lean-project", str(package))
+    assert code == 0 and out["adoption"]["counts"] == {"adopted": 3, "candidate": 3, "pipeline": 2}
