@@ -788,6 +788,8 @@ def cmd_export(args: argparse.Namespace) -> CommandResult:
     from fyan.specifier.blueprint import export_blueprint
 
     project = Project.open(args.dir)
+    if args.format == "patch":
+        return _export_patch(project, args)
     report = export_blueprint(project, Path(args.out) if args.out else None)
     out = Path(report.out)
     if out.parts[-2:] == ("blueprint", "src"):
@@ -802,6 +804,23 @@ def cmd_export(args: argparse.Namespace) -> CommandResult:
         f"proof(s) marked \\leanok, {report.lean_declarations} \\lean declaration(s)"
         + f"\n{render_hint}"
     )
+    return CommandResult(ExitCode.OK, report.model_dump(), text)
+
+
+def _export_patch(project, args: argparse.Namespace) -> CommandResult:
+    from fyan.adopt.patch import export_patch
+    from fyan.state.store import Store
+
+    store = Store(project.paths.db)
+    try:
+        report = export_patch(project, store, Path(args.out) if args.out else None)
+    finally:
+        store.close()
+    text = (f"Wrote {report.out}: {len(report.new_modules)} new module(s) for {report.package}"
+            + (f" ({', '.join(report.new_modules)})" if report.new_modules else "")
+            + f"; blueprint: {report.units_marked} statement/proof block(s) marked as the gate verified them, "
+            f"{report.units_unmarked} \\leanok removed where it did not ({', '.join(report.blueprint_files) or 'no file'})"
+            + f"\nReview, then apply in the package: cd {_quote(report.package)} && git apply {_quote(report.out)}")
     return CommandResult(ExitCode.OK, report.model_dump(), text)
 
 
@@ -963,9 +982,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="write the project's units and DAG in another format (blueprint: leanblueprint TeX)",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("format", choices=["blueprint"], help="blueprint: a leanblueprint source (content.tex, macros, web.tex)")
+    p.add_argument("format", choices=["blueprint", "patch"],
+                   help="blueprint: a leanblueprint source (content.tex, macros, web.tex); patch: the proofs and new "
+                   "declarations as a patch to the adopted Lake package, with its blueprint's \\lean and \\leanok set to "
+                   "what the gate verified")
     p.add_argument("dir", help="project folder")
-    p.add_argument("--out", help="output folder (default: <project>/blueprint/src)")
+    p.add_argument("--out", help="output folder (default: <project>/blueprint/src); for patch the file "
+                   "(default: <project>/export/adoption.patch)")
     p.add_argument("--json", action="store_true", help="print a JSON result")
     return parser
 

@@ -232,3 +232,79 @@ def test_real_lean_adoption(tmp_path, package, capsys):
     code, out = run(capsys, "init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
                     "--lean-project", str(package))
     assert code == 0 and out["adoption"]["counts"] == {"adopted": 3, "candidate": 3, "pipeline": 2}
+
+
+def _close_by_gate(project: Project, unit_id: str, decl: str, basic: str) -> None:
+    """Run a unit's five stages through the gateway with passing checks: a stand-in for the
+    model stages and the completion gate (which need a model and Lean); the audit check freezes
+    ``decl`` and the prove stage leaves ``basic`` as the unit's proof module."""
+    from fyan.state.gateway import CheckOutcome, FreezeSpec, Gateway
+    from fyan.state.gateway import STAGE_OUTPUTS
+    from fyan.state.models import RunStatus, Stage
+
+    def passing(ctx):
+        if ctx.run.stage is Stage.AUDIT:
+            return CheckOutcome(True, "ok", freezes=[FreezeSpec(decl=decl, normalized_signature=decl,
+                                                                signature_hash="sha256:x", bound_inputs={})])
+        return CheckOutcome(True, "ok (test stand-in)")
+
+    gw = Gateway(project, {s: passing for s in Stage})
+    try:
+        for stage in Stage:
+            run = gw.begin(unit_id, stage, 3)
+            for rel in STAGE_OUTPUTS[stage]:
+                path = project.paths.root / run.attempt_dir / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(basic if rel == "Basic.lean" else f"{rel}\n")
+            assert gw.finish(run).status is RunStatus.SUCCEEDED
+    finally:
+        gw.close()
+
+
+def test_export_patch_writes_back_proofs_and_blueprint_marks(fake_lake, tmp_path, package, capsys):
+    if shutil.which("git") is None:
+        pytest.skip("git is needed to apply the patch")
+    import subprocess
+
+    shutil.copytree(DATA / "blueprint", package / "blueprint")  # the usual layout: blueprint/src in the package
+    subprocess.run(["git", "init", "-q"], cwd=package, check=True)
+    assert main(["init", str(tmp_path / "p"), "--source", str(package / "blueprint/src/content.tex"),
+                 "--lean-project", str(package), "--json"]) == 0
+    capsys.readouterr()
+    project = Project.open(tmp_path / "p")
+    store = Store(project.paths.db)
+    quad = next(u for u in store.units() if u.label == "thm:quadruple")
+    from fyan.lean.package import unit_namespace
+
+    ns = unit_namespace(project, quad)
+    basic = (f"import Tiny.Basic\n\nnamespace {ns}\n\ntheorem quadruple_eq (n : Nat) : "
+             f"Tiny.double (Tiny.double n) = 4 * n := by\n  simp [Tiny.double]\n  omega\n\nend {ns}\n")
+    _close_by_gate(project, quad.id, f"{ns}.quadruple_eq", basic)
+    store.close()
+    before = tree_digest(package)
+
+    code, out = run(capsys, "export", "patch", str(tmp_path / "p"))
+    assert code == 0, out
+    assert out["new_modules"] == [f"Tiny.Fyan.{quad.module}"]
+    assert out["blueprint_files"] == ["blueprint/src/content.tex"]
+    assert tree_digest(package) == before  # exporting changes nothing in the package
+    applied = subprocess.run(["git", "apply", out["out"]], cwd=package, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert (package / "Tiny" / "Fyan" / f"{quad.module}.lean").read_text().startswith("import Tiny.Basic")
+    assert f"import Tiny.Fyan.{quad.module}" in (package / "Tiny.lean").read_text()
+
+    # the patched package and blueprint agree: a fresh adoption finds only the \uses drift left
+    assert main(["init", str(tmp_path / "q"), "--source", str(package / "blueprint/src/content.tex"),
+                 "--lean-project", str(package), "--json"]) == 0
+    capsys.readouterr()
+    code, drift = run(capsys, "drift", str(tmp_path / "q"))
+    assert {(d["label"], d["kind"]) for d in drift["drift"]} == {("lem:double-even", "uses-missing")}
+    code, out = run(capsys, "adopt", str(tmp_path / "q"))
+    assert out["counts"] == {"adopted": 4, "candidate": 3, "pipeline": 1}
+
+
+def test_export_patch_needs_an_adopted_package(tmp_path, capsys):
+    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"), "--json"]) == 0
+    capsys.readouterr()
+    code, out = run(capsys, "export", "patch", str(tmp_path / "p"))
+    assert code == 4 and "adopts no Lake package" in out["error"] and "fyan adopt" in out["hint"]
