@@ -308,3 +308,39 @@ def test_export_patch_needs_an_adopted_package(tmp_path, capsys):
     capsys.readouterr()
     code, out = run(capsys, "export", "patch", str(tmp_path / "p"))
     assert code == 4 and "adopts no Lake package" in out["error"] and "fyan adopt" in out["hint"]
+
+
+def test_agents_see_adopted_upstream_declarations_and_the_candidate_statement(fake_lake, tmp_path, package, capsys):
+    """What reaches the model: a dependent's upstream lists the adopted declarations (name, type,
+    module) instead of a Fyan namespace; a candidate unit's plan request carries the existing
+    statement it must state exactly."""
+    from fyan.agents.stages import UnitContext, plan
+    from fyan.state.models import RunStatus, Stage, StageRun
+
+    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                 "--lean-project", str(package), "--json"]) == 0
+    capsys.readouterr()
+    project = Project.open(tmp_path / "p")
+    store = Store(project.paths.db)
+    units = {u.label: u for u in store.units()}
+    run = StageRun(id=1, unit="x", stage=Stage.PLAN, attempt=1, status=RunStatus.RUNNING, started_at=0.0,
+                   attempt_dir=".fyan/attempts/x")
+    up = UnitContext(project, store, units["thm:quadruple"], run).upstream()
+    assert "Tiny.double_eq : " in up and "(module Tiny.Basic)" in up and "proved in the adopted Lake package" in up
+
+    class Capture(Exception):
+        pass
+
+    class Session:
+        def ask_json(self, name, values, *a, **k):
+            self.values = values
+            raise Capture
+
+    s = Session()
+    with pytest.raises(Capture):
+        plan(s, UnitContext(project, store, units["lem:double-self"], run))
+    assert "Tiny.double_self : " in s.values["problem"] and "uses sorry" in s.values["problem"]
+    with pytest.raises(Capture):
+        plan(s, UnitContext(project, store, units["cor:even-plus"], run))
+    assert "adopted Lake package" not in s.values["problem"]
+    store.close()
