@@ -344,3 +344,21 @@ def test_agents_see_adopted_upstream_declarations_and_the_candidate_statement(fa
         plan(s, UnitContext(project, store, units["cor:even-plus"], run))
     assert "adopted Lake package" not in s.values["problem"]
     store.close()
+
+
+def test_pfr_adoption_counts_script():
+    """The script's outcomes partition PFR's units, and only units with a \\lean name can be
+    adopted or candidates (the figures themselves are printed, not asserted)."""
+    import re
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "scripts/pfr_adoption_counts.py")], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    units = int(re.search(r"theorem units: (\d+)", proc.stdout)[1])
+    with_lean = int(re.search(r"units with a \\lean name: (\d+)", proc.stdout)[1])
+    got = {o: int(re.search(rf"^\s+{o}\s+(\d+)$", proc.stdout, re.M)[1]) for o in ("adopted", "candidate", "pipeline")}
+    assert sum(got.values()) == units > 200
+    assert got["adopted"] + got["candidate"] <= with_lean < units
