@@ -234,31 +234,60 @@ def test_real_lean_adoption(tmp_path, package, capsys):
     assert code == 0 and out["adoption"]["counts"] == {"adopted": 3, "candidate": 3, "pipeline": 2}
 
 
-def _close_by_gate(project: Project, unit_id: str, decl: str, basic: str) -> None:
-    """Run a unit's five stages through the gateway with passing checks: a stand-in for the
-    model stages and the completion gate (which need a model and Lean); the audit check freezes
-    ``decl`` and the prove stage leaves ``basic`` as the unit's proof module."""
-    from fyan.state.gateway import CheckOutcome, FreezeSpec, Gateway
-    from fyan.state.gateway import STAGE_OUTPUTS
-    from fyan.state.models import RunStatus, Stage
+def _close_by_gate(project: Project, unit_id: str, name: str, statement: str, proof: str) -> None:
+    """Run a unit's stages through the gateway: the model stages are stood in for by checks that
+    accept the given Lean (``tests/gate_harness.py``; the audit freezes ``name`` with the real
+    ``freeze_specs``), the gate stage is the real completion gate (``check_gate``) on the Lake
+    and inspector doubles."""
+    from fyan.gates.stages import check_gate
+    from fyan.state.gateway import Gateway
+    from fyan.state.models import Stage
+    from tests.gate_harness import _accept, _audit, _drive
 
-    def passing(ctx):
-        if ctx.run.stage is Stage.AUDIT:
-            return CheckOutcome(True, "ok", freezes=[FreezeSpec(decl=decl, normalized_signature=decl,
-                                                                signature_hash="sha256:x", bound_inputs={})])
-        return CheckOutcome(True, "ok (test stand-in)")
-
-    gw = Gateway(project, {s: passing for s in Stage})
+    checks = {Stage.REASON: _accept, Stage.PLAN: _accept, Stage.PROVE: _accept, Stage.GATE: check_gate,
+              Stage.AUDIT: _audit({unit_id: ([name], [])}, set())}
+    gw = Gateway(project, checks)
     try:
-        for stage in Stage:
-            run = gw.begin(unit_id, stage, 3)
-            for rel in STAGE_OUTPUTS[stage]:
-                path = project.paths.root / run.attempt_dir / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(basic if rel == "Basic.lean" else f"{rel}\n")
-            assert gw.finish(run).status is RunStatus.SUCCEEDED
+        _drive(project, gw, unit_id, statement, proof, list(Stage))
     finally:
         gw.close()
+
+
+QUAD = "theorem quadruple_eq (n : Nat) : Tiny.double (Tiny.double n) = 4 * n := by\n"
+
+
+def test_a_new_unit_imports_the_adopted_modules_and_passes_the_gate(fake_lake, tmp_path, package, capsys):
+    """thm:quadruple is not in the package: its new module imports the adopted Tiny.Basic (the
+    project's Lake package requires the adopted one) and the real completion gate passes on it."""
+    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                 "--lean-project", str(package), "--json"]) == 0
+    capsys.readouterr()
+    project = Project.open(tmp_path / "p")
+    store = Store(project.paths.db)
+    quad = next(u for u in store.units() if u.label == "thm:quadruple")
+    store.close()
+    _close_by_gate(project, quad.id, "quadruple_eq", QUAD + "  sorry", QUAD + "  simp [Tiny.double]\n  omega")
+    code, status = run(capsys, "status", str(tmp_path / "p"))
+    row = by_label(status)["thm:quadruple"]
+    assert row["status"] == "complete" and row["adopted"] is False
+    basic = (project.paths.unit(quad.id) / "Basic.lean").read_text()
+    assert basic.startswith("import Tiny.Basic\n")
+    builds = [c for c in fake_lake.calls() if c["argv"][:1] == ["build"] and ".fyan/gate" in c["cwd"]]
+    assert builds, "the gate built the unit"
+
+
+def test_the_gate_still_refuses_sorry_in_a_unit_importing_adopted_modules(fake_lake, tmp_path, package, capsys):
+    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                 "--lean-project", str(package), "--json"]) == 0
+    capsys.readouterr()
+    project = Project.open(tmp_path / "p")
+    store = Store(project.paths.db)
+    quad = next(u for u in store.units() if u.label == "thm:quadruple")
+    store.close()
+    with pytest.raises(AssertionError, match="gate"):
+        _close_by_gate(project, quad.id, "quadruple_eq", QUAD + "  sorry", QUAD + "  sorry")
+    code, status = run(capsys, "status", str(tmp_path / "p"))
+    assert by_label(status)["thm:quadruple"]["status"] != "complete"
 
 
 def test_export_patch_writes_back_proofs_and_blueprint_marks(fake_lake, tmp_path, package, capsys):
@@ -277,10 +306,8 @@ def test_export_patch_writes_back_proofs_and_blueprint_marks(fake_lake, tmp_path
     from fyan.lean.package import unit_namespace
 
     ns = unit_namespace(project, quad)
-    basic = (f"import Tiny.Basic\n\nnamespace {ns}\n\ntheorem quadruple_eq (n : Nat) : "
-             f"Tiny.double (Tiny.double n) = 4 * n := by\n  simp [Tiny.double]\n  omega\n\nend {ns}\n")
-    _close_by_gate(project, quad.id, f"{ns}.quadruple_eq", basic)
     store.close()
+    _close_by_gate(project, quad.id, "quadruple_eq", QUAD + "  sorry", QUAD + "  simp [Tiny.double]\n  omega")
     before = tree_digest(package)
 
     code, out = run(capsys, "export", "patch", str(tmp_path / "p"))
