@@ -389,3 +389,33 @@ def test_pfr_adoption_counts_script():
     got = {o: int(re.search(rf"^\s+{o}\s+(\d+)$", proc.stdout, re.M)[1]) for o in ("adopted", "candidate", "pipeline")}
     assert sum(got.values()) == units > 200
     assert got["adopted"] + got["candidate"] <= with_lean < units
+
+
+def test_adopt_later_writes_the_package_into_fyan_toml(fake_lake, tmp_path, package, capsys):
+    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"), "--json"]) == 0
+    capsys.readouterr()
+    code, out = run(capsys, "adopt", str(tmp_path / "p"), "--lean-project", str(package))
+    assert code == 0, out
+    assert out["counts"] == {"adopted": 3, "candidate": 3, "pipeline": 2}
+    project = Project.open(tmp_path / "p")
+    assert Path(project.config.adopt.package) == package.resolve() and project.config.adopt.package_name == "tiny"
+    assert f'path = "{package.resolve()}"' in (project.paths.lean / "lakefile.toml").read_text()
+
+
+@pytest.mark.parametrize("lakefile, name, libs", [
+    ('import Lake\nopen Lake DSL\n\npackage «pfr» where\n  leanOptions := #[]\n\n@[default_target]\nlean_lib «PFR» where\n',
+     "pfr", ["PFR"]),
+    ("import Lake\nopen Lake DSL\npackage tiny\nlean_lib Tiny\nlean_lib Extra -- more\n", "tiny", ["Tiny", "Extra"]),
+])
+def test_lakefile_lean_is_read_without_running_it(tmp_path, lakefile, name, libs):
+    from fyan.adopt.package import read_package
+
+    (tmp_path / "lakefile.lean").write_text(lakefile)
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.31.0\n")
+    for lib in libs:
+        (tmp_path / lib).mkdir()
+        (tmp_path / lib / "A.lean").write_text("")
+    (tmp_path / f"{libs[0]}.lean").write_text("")
+    pkg = read_package(tmp_path)
+    assert (pkg.name, pkg.libs) == (name, libs)
+    assert pkg.modules == [libs[0], f"{libs[0]}.A", *[f"{lib}.A" for lib in libs[1:]]]
