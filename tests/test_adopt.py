@@ -419,3 +419,40 @@ def test_lakefile_lean_is_read_without_running_it(tmp_path, lakefile, name, libs
     pkg = read_package(tmp_path)
     assert (pkg.name, pkg.libs) == (name, libs)
     assert pkg.modules == [libs[0], f"{libs[0]}.A", *[f"{lib}.A" for lib in libs[1:]]]
+
+
+def test_a_candidate_freezes_only_the_existing_statement(fake_lake, tmp_path, package, capsys):
+    """The freeze of a candidate unit must have the existing declaration's elaborated type. The
+    inspector double's type hash covers the declaration's name too (the real one hashes the type
+    only), so the scenario gives both declarations their hashes, as the real inspector would for
+    the same type (and for another)."""
+    from fyan.adopt.candidate import candidate_mismatch
+    from fyan.lean import declarations
+    from fyan.lean.package import render_unit_file, unit_namespace
+    from fyan.lean.signatures import freeze_specs
+
+    fake_lake.scenario({"inspect": {"Tiny.double_self": {"type_hash": "sha256:T"}}})
+    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                 "--lean-project", str(package), "--json"]) == 0
+    capsys.readouterr()
+    project = Project.open(tmp_path / "p")
+    store = Store(project.paths.db)
+    units = {u.label: u for u in store.units()}
+    unit = units["lem:double-self"]
+    assert store.adoptions()[unit.id].outcome == "candidate"
+    ns = unit_namespace(project, unit)
+    stmt = render_unit_file(project, store, unit, "theorem double_self (n : Nat) : Tiny.double n = n + n := by\n"
+                            "  sorry", "Statement")
+    decls = {f"{ns}.double_self": declarations.find(declarations.scan(stmt), f"{ns}.double_self")}
+    for mine, verdict in (("sha256:T", None), ("sha256:U", "elaborated types differ")):
+        fake_lake.scenario({"inspect": {"Tiny.double_self": {"type_hash": "sha256:T"},
+                                        f"{ns}.double_self": {"type_hash": mine}}})
+        specs, note, _ = freeze_specs(project, store, unit, stmt, decls, tmp_path / f"log-{mine[-1]}")
+        assert [s.type_hash for s in specs] == [mine], note
+        problem = candidate_mismatch(store, unit.id, specs)
+        assert problem is None if verdict is None else verdict in problem and "Tiny.double_self" in problem
+    untyped = [s.model_copy(update={"type_hash": None}) for s in specs]
+    assert "install Lean" in candidate_mismatch(store, unit.id, untyped)
+    assert candidate_mismatch(store, units["cor:even-plus"].id, untyped) is None  # not a candidate
+    assert candidate_mismatch(store, units["thm:quadruple"].id, untyped) is None  # pipeline
+    store.close()
