@@ -308,17 +308,28 @@ def test_export_patch_writes_back_proofs_and_blueprint_marks(fake_lake, tmp_path
     ns = unit_namespace(project, quad)
     store.close()
     _close_by_gate(project, quad.id, "quadruple_eq", QUAD + "  sorry", QUAD + "  simp [Tiny.double]\n  omega")
+    # a candidate (its declaration existed with `sorry`) closed by the gate is proved in place
+    store = Store(project.paths.db)
+    selfu = next(u for u in store.units() if u.label == "lem:double-self")
+    store.close()
+    same = "theorem double_self (n : Nat) : Tiny.double n = n + n := "
+    _close_by_gate(project, selfu.id, "double_self", same + "by\n  sorry", same + "rfl")
     before = tree_digest(package)
 
     code, out = run(capsys, "export", "patch", str(tmp_path / "p"))
     assert code == 0, out
-    assert out["new_modules"] == [f"Tiny.Fyan.{quad.module}"]
+    assert out["new_modules"] == [f"Tiny.Fyan.{selfu.module}", f"Tiny.Fyan.{quad.module}"]
+    assert out["proved_in_place"] == ["Tiny.double_self"] and out["not_proved_in_place"] == []
     assert out["blueprint_files"] == ["blueprint/src/content.tex"]
     assert tree_digest(package) == before  # exporting changes nothing in the package
     applied = subprocess.run(["git", "apply", out["out"]], cwd=package, capture_output=True, text=True)
     assert applied.returncode == 0, applied.stderr
     assert (package / "Tiny" / "Fyan" / f"{quad.module}.lean").read_text().startswith("import Tiny.Basic")
     assert f"import Tiny.Fyan.{quad.module}" in (package / "Tiny.lean").read_text()
+    more = (package / "Tiny" / "More.lean").read_text()
+    assert more.startswith(f"import Tiny.Basic\nimport Tiny.Fyan.{selfu.module}\n")
+    assert f"| exact {unit_namespace(project, selfu)}.double_self" in more
+    assert "theorem Tiny.double_even (n : Nat) : ∃ k, Tiny.double n = 2 * k := by\n  sorry" in more  # untouched
 
     # the patched package and blueprint agree: a fresh adoption finds only the \uses drift left
     assert main(["init", str(tmp_path / "q"), "--source", str(package / "blueprint/src/content.tex"),
@@ -327,7 +338,7 @@ def test_export_patch_writes_back_proofs_and_blueprint_marks(fake_lake, tmp_path
     code, drift = run(capsys, "drift", str(tmp_path / "q"))
     assert {(d["label"], d["kind"]) for d in drift["drift"]} == {("lem:double-even", "uses-missing")}
     code, out = run(capsys, "adopt", str(tmp_path / "q"))
-    assert out["counts"] == {"adopted": 4, "candidate": 3, "pipeline": 1}
+    assert out["counts"] == {"adopted": 5, "candidate": 2, "pipeline": 1}
 
 
 def test_export_patch_needs_an_adopted_package(tmp_path, capsys):

@@ -7,7 +7,11 @@ folder) that a maintainer can review:
   ``units/<unit>/Basic.lean`` becomes a new file ``<Lib>/Fyan/<Module>.lean`` of the package's
   first library ``<Lib>``, with Fyan's imports of other Fyan units rewritten to those new
   modules (imports of the package's own modules stay), and the library's root module
-  ``<Lib>.lean`` imports them. Existing files are never rewritten otherwise.
+  ``<Lib>.lean`` imports them. A *candidate* unit (its declaration existed with ``sorry``) is
+  also proved in place: the existing declaration's proof becomes ``by first | exact <copy> |
+  apply <copy>`` (the copy has the same elaborated type: ``fyan.adopt.candidate``) and its file
+  imports the new module, unless that would make an import cycle (then it is listed in
+  ``not_proved_in_place``). Existing files are not rewritten otherwise.
 * **Blueprint** — each unit's first statement in the blueprint source gets the ``\\lean`` and
   ``\\leanok`` the gate verified: a complete unit (adopted, or closed by the gate) has
   ``\\lean{<its declarations>}`` and ``\\leanok`` on its statement and proof; an incomplete
@@ -48,6 +52,8 @@ class PatchReport(BaseModel):
     blueprint_base: str
     units_marked: int
     units_unmarked: int
+    proved_in_place: list[str] = []
+    not_proved_in_place: list[str] = []
 
 
 def _diff(rel: str, old: str | None, new: str) -> str:
@@ -129,15 +135,19 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
     renamed = {f"{fyan_lib}.{u.module}.Basic": f"{lib}.Fyan.{u.module}" for u in closed}
     new_modules = []
     for u in closed:
-        text = (project.paths.unit(u.id) / "Basic.lean").read_text(encoding="utf-8")
-        text = re.sub(r"(?m)^import\s+(\S+)", lambda m: f"import {renamed.get(m.group(1), m.group(1))}", text)
         module = renamed[f"{fyan_lib}.{u.module}.Basic"]
+        text = re.sub(r"(?m)^import\s+(\S+)", lambda m: f"import {renamed.get(m.group(1), m.group(1))}",
+                      (project.paths.unit(u.id) / "Basic.lean").read_text(encoding="utf-8"))
         rel = "/".join(module.split(".")) + ".lean"
         if (pkg.folder / rel).exists():
             raise ProjectError(f"{pkg.folder / rel} exists already: the patch would overwrite it",
                                hint="rename or remove that file in the package, then export again")
         parts.append(_diff(rel, None, text))
         new_modules.append(module)
+    texts = {renamed[f"{fyan_lib}.{u.module}.Basic"]: re.sub(
+        r"(?m)^import\s+(\S+)", lambda m: f"import {renamed.get(m.group(1), m.group(1))}",
+        (project.paths.unit(u.id) / "Basic.lean").read_text(encoding="utf-8")) for u in closed}
+    wired, not_wired = _wire_candidates(project, store, pkg.folder, closed, adoptions, renamed, fyan_lib, texts, parts)
     root = pkg.folder / f"{lib}.lean"
     if new_modules and root.is_file():
         old = root.read_text(encoding="utf-8")
@@ -153,6 +163,7 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
         complete = view.status is UnitStatus.COMPLETE
         if complete:
             decls = list(dict.fromkeys(f.decl for f in store.freezes(u.id) if f.role in ("root", "bridge")))
+            decls = wired.get(u.id, decls)  # a candidate proved in place keeps its existing name
             new_stmt = _set_marks(stmt.body, decls or None, True)
             new_proof = _set_marks(stmt.proof.body, None, True) if stmt.proof else None
         else:
@@ -186,4 +197,100 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
     out.write_text(header + "".join(parts), encoding="utf-8")
     return PatchReport(out=str(out), package=str(pkg.folder), new_modules=new_modules, blueprint_files=files,
                        blueprint_base=str(base_dir or "the source folder of `fyan init`"),
-                       units_marked=marked, units_unmarked=unmarked)
+                       units_marked=marked, units_unmarked=unmarked, proved_in_place=sorted(n for v in wired.values()
+                                                                                              for n in v),
+                       not_proved_in_place=not_wired)
+
+
+def _imports(text: str) -> list[str]:
+    return re.findall(r"(?m)^import\s+(\S+)", text)
+
+
+def _reaches(start: list[str], target: str, package: Path, texts: dict[str, str]) -> bool:
+    """Does importing ``start`` (transitively, through the package's sources and the new
+    modules ``texts``) import ``target``?"""
+    seen, todo = set(), list(start)
+    while todo:
+        m = todo.pop()
+        if m == target:
+            return True
+        if m in seen:
+            continue
+        seen.add(m)
+        if m in texts:
+            todo += _imports(texts[m])
+        else:
+            path = package / ("/".join(m.split(".")) + ".lean")
+            if path.is_file():
+                todo += _imports(path.read_text(encoding="utf-8", errors="replace"))
+    return False
+
+
+def _body_start(span: str) -> int:
+    """Offset of the top-level ``:=`` of a declaration's text (-1 if none)."""
+    depth = 0
+    for i, ch in enumerate(span):
+        if ch in "([{⦃⟨":
+            depth += 1
+        elif ch in ")]}⦄⟩":
+            depth -= 1
+        elif depth == 0 and span.startswith(":=", i):
+            return i
+    return -1
+
+
+def _wire_candidates(project: Project, store: Store, package: Path, closed, adoptions, renamed: dict[str, str],
+                     fyan_lib: str, texts: dict[str, str], parts: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """For each candidate unit Fyan's gate closed: replace the unfinished proof of its existing
+    declaration by the proved copy (same elaborated type, checked at its audit:
+    ``fyan.adopt.candidate``) — ``by first | exact <copy> | apply <copy>`` — and import the
+    copy's new module there. Skipped (listed with the reason) when the unit has several
+    declarations, the declaration's source is not found, or the import would make a cycle.
+    Returns (unit id -> the existing names now proved, the skipped ones)."""
+    from fyan.lean import declarations
+
+    wired: dict[str, list[str]] = {}
+    skipped: list[str] = []
+    edits: dict[Path, str] = {}
+    for u in closed:
+        record = adoptions.get(u.id)
+        if record is None or record.outcome != "candidate":
+            continue
+        existing = [d for d in record.evidence.get("decls", []) if d.get("found")]
+        roots = [f.decl for f in store.freezes(u.id) if f.role == "root"]
+        if len(existing) != 1 or len(roots) != 1:
+            skipped.append(f"{u.id}: {len(existing)} existing declaration(s), {len(roots)} root(s): left as new module")
+            continue
+        name, module = existing[0]["name"], existing[0].get("module") or ""
+        new_module = renamed[f"{fyan_lib}.{u.module}.Basic"]
+        path = package / ("/".join(module.split(".")) + ".lean")
+        if "." not in module:  # a library's root module: its imports are the patch's to extend already
+            skipped.append(f"{u.id}: {name} is in the root module {module}: left as new module")
+            continue
+        if not path.is_file() or _reaches(_imports(texts[new_module]), module, package, texts):
+            skipped.append(f"{u.id}: {name} " + ("has no source file" if not path.is_file() else
+                                                  f"cannot import {new_module} (import cycle)"))
+            continue
+        text = edits.get(path) or path.read_text(encoding="utf-8")
+        decl = declarations.find(declarations.scan(text), name)
+        lines = text.split("\n")
+        if decl is None:
+            skipped.append(f"{u.id}: {name} not found in {path.name}")
+            continue
+        head = sum(len(x) + 1 for x in lines[: decl.line_start - 1])
+        end = sum(len(x) + 1 for x in lines[: decl.line_end]) - 1
+        at = _body_start(text[head:end])
+        if at < 0:
+            skipped.append(f"{u.id}: no := in {name}")
+            continue
+        copy = roots[0]
+        text = text[: head + at] + f":= by\n  first\n  | exact {copy}\n  | apply {copy}" + text[end:]
+        imports = list(re.finditer(r"(?m)^import\s+\S+[ \t]*$", text))
+        pos = imports[-1].end() if imports else 0
+        text = text[:pos] + ("\n" if imports else "") + f"import {new_module}" + ("" if imports else "\n") + text[pos:]
+        edits[path] = text
+        wired[u.id] = [name]
+    for path, text in edits.items():
+        rel = path.relative_to(package).as_posix()
+        parts.append(_diff(rel, path.read_text(encoding="utf-8"), text))
+    return wired, skipped
