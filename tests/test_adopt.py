@@ -467,3 +467,24 @@ def test_a_candidate_freezes_only_the_existing_statement(fake_lake, tmp_path, pa
     assert candidate_mismatch(store, units["cor:even-plus"].id, untyped) is None  # not a candidate
     assert candidate_mismatch(store, units["thm:quadruple"].id, untyped) is None  # pipeline
     store.close()
+
+
+def test_verify_reinspects_adopted_units(fake_lake, tmp_path, package, capsys):
+    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                 "--lean-project", str(package), "--json"]) == 0
+    capsys.readouterr()
+    code, out = run(capsys, "verify", str(tmp_path / "p"))
+    assert code == 0 and len(out["units"]) == 3 and all(u["reproduced"] for u in out["units"])
+    basic = package / "Tiny" / "Basic.lean"
+    basic.write_text(basic.read_text()
+                     .replace("theorem Tiny.add_zero' (n : Nat) : n + 0 = n := rfl",
+                              "theorem Tiny.add_zero' (n : Nat) : n + 0 = n := by\n  sorry")
+                     .replace("Tiny.double n = 2 * n := by", "Tiny.double n = n * 2 := by"))
+    code, out = run(capsys, "verify", str(tmp_path / "p"))
+    assert code == 3
+    status = {u["unit"]: u for u in out["units"]}
+    labels = {u.id: u.label for u in Store(Project.open(tmp_path / "p").paths.db).units()}
+    by = {labels[k]: v for k, v in status.items()}
+    assert by["def:double"]["reproduced"] is True
+    assert by["lem:add-zero"]["reproduced"] is False and "uses sorry" in by["lem:add-zero"]["reason"]
+    assert by["lem:double-eq"]["reproduced"] is False and "statement changed" in by["lem:double-eq"]["reason"]

@@ -166,3 +166,32 @@ def drift_report(project: Project, store: Store, package: Path | str | None = No
     evidence_by_name: dict[str, DeclEvidence] = {n: evidence(n, ev.lookups.get(n), allow) for n in names}
     found = drift(marks, evidence_by_name)
     return DriftReport(package=str(pkg.folder), drift=found, counts=counts(found))
+
+
+def reverify_adoptions(project: Project, store: Store, units: list[str], log_dir: Path) -> dict[str, tuple[bool, str]]:
+    """For ``fyan verify``: re-inspect the adopted package now and, for each unit of ``units``
+    (complete by adoption), whether its adoption still holds — every declaration still declared,
+    sorry-free, with allowed axioms (``fyan.adopt.decide``), and its elaborated statement the one
+    frozen at adoption (``statement_hash``). Unit id -> (holds, reason). Records nothing. When
+    nothing can be inspected every unit is (False, why)."""
+    if not units:
+        return {}
+    try:
+        pkg = read_package(project.config.adopt.package)
+        marks = project_marks(project, store)
+        names = sorted({n for u in units for n in marks[u].lean_names})
+        ev = inspect_package(project, pkg, names, log_dir)
+    except FyanError as e:
+        return {u: (False, f"the adopted package cannot be inspected: {e.message}") for u in units}
+    allow = list(project.config.lean.axiom_allowlist)
+    out: dict[str, tuple[bool, str]] = {}
+    for u in units:
+        d = decide_all({u: marks[u]}, ev.lookups, allow)[u]
+        if d.outcome is not Outcome.ADOPTED:
+            out[u] = (False, f"no longer adoptable: {d.reason}")
+            continue
+        frozen = {f.decl: f.signature_hash for f in store.freezes(u) if f.run_id == 0}
+        changed = [e.name for e in d.decls if frozen.get(e.name) != (e.statement_hash or e.type_hash or "")]
+        out[u] = (False, f"statement changed since adoption: {', '.join(changed)}") if changed else \
+            (True, "the adoption holds: declared, sorry-free, axioms allowed, statement as frozen")
+    return out
