@@ -240,6 +240,10 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
                 except OSError:
                     pass
     adoption = _init_adopt(target) if package is not None and report is not None else None
+    if package is not None and report is None:  # --no-ingest: nothing to adopt for yet
+        adoption = ({"adopted": False, "problem": "not ingested yet"},
+                    f"Adoption of {package.folder} waits for the units: after the first `fyan run` ingests the "
+                    f"source, run `fyan adopt {_quote(target)}` (before any attempt starts)")
     result = _init_result(args, target, catalogue, report)
     if adoption is not None:
         payload, text = adoption

@@ -488,3 +488,45 @@ def test_verify_reinspects_adopted_units(fake_lake, tmp_path, package, capsys):
     assert by["def:double"]["reproduced"] is True
     assert by["lem:add-zero"]["reproduced"] is False and "uses sorry" in by["lem:add-zero"]["reason"]
     assert by["lem:double-eq"]["reproduced"] is False and "statement changed" in by["lem:double-eq"]["reason"]
+
+
+def test_a_unit_complete_by_adoption_reaches_executor_nodes_as_an_interface(tmp_path):
+    """The run loop through the executor's boundary (local backend; model stages and checks are
+    the doubles of tests/test_orchestrator.py): def-a is recorded as adopted through the gateway
+    (the decision itself is tested above), never runs, and its dependents run on a node whose
+    copy of the state knows it is complete."""
+    from fyan.executor import Executor
+    from fyan.executor.core import LocalBackend
+    from fyan.executor.worker import Runtime
+    from fyan.orchestrator.engine import Engine
+    from fyan.state.gateway import AdoptionSpec, FreezeSpec
+    from tests.helpers import ingested
+    from tests.test_orchestrator import AGENTS, PASS, no_model
+
+    project, gw = ingested(tmp_path / "p", checks=PASS, extra_toml="[agents]\npost_completion = false\n")
+    gw.record_adoptions([AdoptionSpec(
+        unit="def-a", outcome="adopted", package=str(tmp_path / "pkg"), reason="test",
+        decls=[{"name": "Pkg.nice", "found": True, "module": "Pkg.Basic", "type_pp": "Int → Prop"}],
+        freezes=[FreezeSpec(decl="Pkg.nice", normalized_signature="Int → Prop", signature_hash="sha256:n",
+                            bound_inputs={})])], evidence={"inspector_sha256": "x"})
+    backend = LocalBackend(project, Runtime(agents=AGENTS, providers=no_model))
+    summary = Engine(project, gw, agents=AGENTS, providers=no_model, executor=Executor(project, gw, backend)).run()
+    assert summary.counts == {"complete": 3}
+    assert gw.store.runs("def-a") == [] and gw.store.runs("lem-b")
+    views = gw.store.views(3)
+    assert views["def-a"].adopted and not views["lem-b"].adopted
+    mirror = project.paths.state / "executor" / "projects" / gw.project_id
+    assert (mirror / "units" / "def-a" / "adoption.json").is_file()
+    replica = Store(mirror / ".fyan" / "state.db")
+    assert replica.adopted() == {"def-a"}
+    replica.close()
+    gw.close()
+
+
+def test_init_without_ingest_says_when_to_adopt(tmp_path, package, capsys):
+    code, out = run(capsys, "init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                    "--lean-project", str(package), "--no-ingest")
+    assert code == 0 and out["adoption"] == {"adopted": False, "problem": "not ingested yet"}
+    assert Project.open(tmp_path / "p").config.adopt.package == str(package.resolve())
+    code, out = run(capsys, "adopt", str(tmp_path / "p"))
+    assert code == 4 and "not been ingested" in out["error"]
