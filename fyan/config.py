@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from fyan.errors import ConfigError
@@ -266,7 +266,8 @@ class AdoptSection(_Section):
     """An existing Lake package the project adopts (issue 16, ``fyan adopt``)."""
 
     package: str = Field(default="", description="Folder of the adopted Lake package (absolute; \"\" = none). "
-                         "Its files are never changed; the project's package requires it.")
+                         "Its files are never changed; the project's package requires it, and confined Lean builds "
+                         "may read it (added to [lean] sandbox_readable).")
     package_name: str = Field(default="", description="Its Lake package name (from its lakefile).")
 
 
@@ -369,6 +370,15 @@ class FyanConfig(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # environment wins over the file (passed as init kwargs); no dotenv, no secrets dir
         return (env_settings, init_settings)
+
+    @model_validator(mode="after")
+    def _adopted_package_readable(self) -> FyanConfig:
+        """Confined Lean builds must read the adopted Lake package (``[adopt] package``, required by
+        the project's package; the sandbox hides the home folder it usually lives in): it is added
+        to ``[lean] sandbox_readable`` (read-only)."""
+        if self.adopt.package and self.adopt.package not in self.lean.sandbox_readable:
+            self.lean.sandbox_readable = [*self.lean.sandbox_readable, self.adopt.package]
+        return self
 
     @property
     def lean_lib(self) -> str:

@@ -411,6 +411,13 @@ def test_adopt_later_writes_the_package_into_fyan_toml(fake_lake, tmp_path, pack
     project = Project.open(tmp_path / "p")
     assert Path(project.config.adopt.package) == package.resolve() and project.config.adopt.package_name == "tiny"
     assert f'path = "{package.resolve()}"' in (project.paths.lean / "lakefile.toml").read_text()
+    # confined Lean builds read the adopted package (the sandbox hides the home folder it lives in)
+    assert str(package.resolve()) in project.config.lean.sandbox_readable
+    from fyan.lean.runner import project_confinement
+    from fyan.lean.toolchain import discover
+
+    tc = discover(project.config.lean).toolchain
+    assert package.resolve() in project_confinement(project.paths.root, [tmp_path / "ws"], toolchain=tc).read_only
 
 
 @pytest.mark.parametrize("lakefile, name, libs", [
