@@ -109,7 +109,7 @@ def decide(marks: UnitMarks, lookups: Mapping[str, InspectedDeclaration], allow:
     why = [f"{d.name} uses sorry" for d in decls if d.uses_sorry]
     why += [f"{d.name} uses {a}" for d in decls for a in d.refused_axioms]
     return Decision(unit=marks.unit, outcome=Outcome.CANDIDATE, decls=decls,
-                    reason="existing statement is the candidate; " + "; ".join(why))
+                    reason="; ".join(why))
 
 
 def decide_all(marks: Mapping[str, UnitMarks], lookups: Mapping[str, InspectedDeclaration],
