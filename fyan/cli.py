@@ -161,6 +161,11 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
     from fyan.state.gateway import Gateway
 
     _check_init_model_args(args)
+    package = None
+    if args.lean_project:  # a folder that is no Lake package fails before anything is created
+        from fyan.adopt.package import read_package
+
+        package = read_package(args.lean_project)
     target = Path(args.dir)
     source = Path(args.source)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -195,6 +200,9 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
             if args.tolerant:
                 keys.append("tolerant = true")
             intake = "[intake]\n" + "\n".join(keys) + "\n\n" if keys else ""
+            if package is not None:
+                intake += (f"[adopt]\npackage = {_toml_str(str(package.folder))}\n"
+                           f"package_name = {_toml_str(package.name)}\n\n")
             (tmp / "fyan.toml").write_text(
                 FYAN_TOML.format(name=_toml_str(name), source=_toml_str(f"source/{catalogue.main_file}"),
                                  intake=intake, agents=_agents_toml(args)),
@@ -231,7 +239,55 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
                     folder.rmdir()
                 except OSError:
                     pass
-    return _init_result(args, target, catalogue, report)
+    adoption = _init_adopt(target) if package is not None and report is not None else None
+    if package is not None and report is None:  # --no-ingest: nothing to adopt for yet
+        adoption = ({"adopted": False, "problem": "not ingested yet"},
+                    f"Adoption of {package.folder} waits for the units: after the first `fyan run` ingests the "
+                    f"source, run `fyan adopt {_quote(target)}` (before any attempt starts)")
+    result = _init_result(args, target, catalogue, report)
+    if adoption is not None:
+        payload, text = adoption
+        result.payload["adoption"] = payload
+        result.text = result.text.rstrip("\n") + "\n" + text
+    return result
+
+
+def _init_adopt(target: Path) -> tuple[dict, str]:
+    """Adopt the ``[adopt] package`` of the project just created (``fyan.adopt.run.adopt``).
+    No toolchain or a failed build does not undo the project: its units stay in the pipeline
+    and the text says how to adopt later."""
+    from fyan.adopt.run import AdoptionUnavailable, adopt
+    from fyan.project import Project
+    from fyan.state.gateway import Gateway
+
+    project = Project.open(target)
+    gateway = Gateway(project)
+    try:
+        report = adopt(project, gateway)
+    except AdoptionUnavailable as e:
+        return ({"adopted": False, "problem": e.message},
+                f"Adoption of {project.config.adopt.package} not done: {e.message}\n  {e.hint or ''}".rstrip())
+    finally:
+        gateway.close()
+    return report.model_dump(mode="json"), _adoption_text(report)
+
+
+def _adoption_text(report) -> str:
+    c = report.counts
+    lines = [f"Adopted {report.package}: {c['adopted']} unit(s) complete by adoption, {c['candidate']} with an "
+             f"existing statement to prove (candidate), {c['pipeline']} through the full pipeline"]
+    lines.append(_drift_text(report.drift, report.drift_counts))
+    return "\n".join(lines)
+
+
+def _drift_text(found, tally) -> str:
+    if not found:
+        return "Drift: none (the blueprint's \\lean and \\leanok match the compiled environment)"
+    lines = ["Drift: " + ", ".join(f"{n} {k}" for k, n in tally.items() if n)]
+    lines += [f"  {d.label or d.unit}: {d.kind}: {d.detail}" for d in found[:40]]
+    if len(found) > 40:
+        lines.append(f"  ... {len(found) - 40} more (--json lists them all)")
+    return "\n".join(lines)
 
 
 def _init_result(args: argparse.Namespace, target: Path, catalogue, report) -> CommandResult:
@@ -528,10 +584,13 @@ def _status_text(status, cost: dict | None, folder: str) -> str:
     from fyan.terminal import render, table
 
     units = status.units
-    rows = [[u["id"], str(u["layer"]), u["kind"], u["status"], u["stage"] or "-", u["short_reason"]]
+    rows = [[u["id"], str(u["layer"]), u["kind"], "adopted" if u.get("adopted") else u["status"], u["stage"] or "-",
+             u["short_reason"]]
             for u in sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9),
                                                   u["short_reason"].startswith("waits on "), u["layer"]))]
-    title = f"{status.project}: " + ", ".join(f"{n} {k}" for k, n in sorted(status.counts.items()))
+    adopted = sum(bool(u.get("adopted")) for u in units)
+    title = f"{status.project}: " + ", ".join(f"{n} {k}" + (f" ({adopted} by adoption)" if k == "complete" and adopted
+                                                             else "") for k, n in sorted(status.counts.items()))
     parts: list[Any] = [table(title, ("unit", "layer", "kind", "status", "stage", "reason"), rows)]
     if cost:
         for key, name in (("by_stage", "stage"), ("by_unit", "unit")):
@@ -657,6 +716,75 @@ def cmd_audit(args: argparse.Namespace) -> CommandResult:
     return CommandResult(ExitCode.OK if certified else ExitCode.INCOMPLETE, payload, text)
 
 
+# -- adopt, drift ----------------------------------------------------------------------------
+
+def _adopt_config(project, folder: str | None):
+    """Write ``[adopt]`` into the project's fyan.toml when it has none (``folder`` given); the
+    project re-opened. Raises ``ProjectError`` when it adopts another package already."""
+    from fyan.adopt.package import read_package
+    from fyan.project import Project
+
+    if not folder:
+        return project
+    pkg = read_package(folder)
+    current = project.config.adopt.package
+    if current:
+        if Path(current).resolve() != pkg.folder:
+            raise ProjectError(f"{project.paths.root} already adopts {current}, not {pkg.folder}",
+                               hint="one project adopts one Lake package; start a new project for another")
+        return project
+    path = project.paths.config
+    text = path.read_text(encoding="utf-8")
+    if "[adopt]" in text:
+        raise ProjectError(f"{path}: has an [adopt] section without a package",
+                           hint="set package = \"<folder>\" in it, or remove the section")
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(text.rstrip("\n") + f"\n\n[adopt]\npackage = {_toml_str(str(pkg.folder))}\n"
+                   f"package_name = {_toml_str(pkg.name)}\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return Project.open(project.paths.root)
+
+
+def cmd_adopt(args: argparse.Namespace) -> CommandResult:
+    from fyan.adopt.run import adopt
+    from fyan.orchestrator.lock import ProjectLock
+    from fyan.project import Project
+    from fyan.state.gateway import Gateway
+
+    project = Project.open(args.dir)
+    with ProjectLock(project.paths.lock):
+        if args.lean_project:
+            from fyan.adopt.package import read_package
+
+            read_package(args.lean_project)  # bad input fails before fyan.toml changes
+        gateway = Gateway(project)
+        try:
+            from fyan.adopt.run import project_marks
+
+            project_marks(project, gateway.store)  # ingested? (before fyan.toml changes)
+            project = _adopt_config(project, args.lean_project)
+            gateway.project = project
+            report = adopt(project, gateway)
+        finally:
+            gateway.close()
+    return CommandResult(ExitCode.OK, report.model_dump(mode="json"), _adoption_text(report))
+
+
+def cmd_drift(args: argparse.Namespace) -> CommandResult:
+    from fyan.adopt.run import drift_report
+    from fyan.project import Project
+    from fyan.state.store import Store
+
+    project = Project.open(args.dir)
+    store = Store(project.paths.db)
+    try:
+        report = drift_report(project, store, args.lean_project)
+    finally:
+        store.close()
+    return CommandResult(ExitCode.INCOMPLETE if report.drift else ExitCode.OK, report.model_dump(mode="json"),
+                         f"Blueprint of {project.name} against {report.package}:\n" + _drift_text(report.drift, report.counts))
+
+
 # -- export ----------------------------------------------------------------------------------
 
 def cmd_export(args: argparse.Namespace) -> CommandResult:
@@ -664,6 +792,8 @@ def cmd_export(args: argparse.Namespace) -> CommandResult:
     from fyan.specifier.blueprint import export_blueprint
 
     project = Project.open(args.dir)
+    if args.format == "patch":
+        return _export_patch(project, args)
     report = export_blueprint(project, Path(args.out) if args.out else None)
     out = Path(report.out)
     if out.parts[-2:] == ("blueprint", "src"):
@@ -681,6 +811,23 @@ def cmd_export(args: argparse.Namespace) -> CommandResult:
     return CommandResult(ExitCode.OK, report.model_dump(), text)
 
 
+def _export_patch(project, args: argparse.Namespace) -> CommandResult:
+    from fyan.adopt.patch import export_patch
+    from fyan.state.store import Store
+
+    store = Store(project.paths.db)
+    try:
+        report = export_patch(project, store, Path(args.out) if args.out else None)
+    finally:
+        store.close()
+    text = (f"Wrote {report.out}: {len(report.new_modules)} new module(s) for {report.package}"
+            + (f" ({', '.join(report.new_modules)})" if report.new_modules else "")
+            + f"; blueprint: {report.units_marked} statement/proof block(s) marked as the gate verified them, "
+            f"{report.units_unmarked} \\leanok removed where it did not ({', '.join(report.blueprint_files) or 'no file'})"
+            + f"\nReview, then apply in the package: cd {_quote(report.package)} && git apply {_quote(report.out)}")
+    return CommandResult(ExitCode.OK, report.model_dump(), text)
+
+
 # -- wiring ----------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
@@ -693,6 +840,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "shadow": cmd_shadow,
     "audit": cmd_audit,
     "export": cmd_export,
+    "adopt": cmd_adopt,
+    "drift": cmd_drift,
     "resume": cmd_resume,
     "daemon": cmd_daemon,
     "dashboard": cmd_dashboard,
@@ -741,7 +890,26 @@ def build_parser() -> argparse.ArgumentParser:
                    + "; needed with every provider but command")
     g.add_argument("--base-url", help="endpoint of an OpenAI-compatible server, e.g. http://localhost:8000/v1")
     g.add_argument("--command", dest="agent_command", help='the coding-agent CLI, as you would type it, e.g. "my-agent --print"')
+    p.add_argument("--lean-project", metavar="FOLDER",
+                   help="an existing Lake package (a leanblueprint project's) to adopt: its declarations named by "
+                   "\\lean{...} are looked up in its compiled environment by the trusted inspector; proved ones make "
+                   "their units complete by adoption, ones with sorry become the statements to prove; its files are "
+                   "never changed (written to [adopt] package)")
     p.add_argument("--json", action="store_true", help="print a JSON result")
+
+    p = sub.add_parser("adopt", help="adopt an existing Lake package: units whose \\lean declarations are proved in "
+                       "its compiled environment become complete by adoption",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--lean-project", metavar="FOLDER", help="the Lake package (default: [adopt] package of fyan.toml)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("drift", help="compare the blueprint's \\lean, \\leanok and \\uses with the adopted package's "
+                       "compiled environment (exit 3 when they disagree)",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--lean-project", metavar="FOLDER", help="the Lake package (default: [adopt] package of fyan.toml)")
+    p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("run", help="run every stage of every unit to quiescence (foreground, resumable)",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -818,9 +986,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="write the project's units and DAG in another format (blueprint: leanblueprint TeX)",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("format", choices=["blueprint"], help="blueprint: a leanblueprint source (content.tex, macros, web.tex)")
+    p.add_argument("format", choices=["blueprint", "patch"],
+                   help="blueprint: a leanblueprint source (content.tex, macros, web.tex); patch: the proofs and new "
+                   "declarations as a patch to the adopted Lake package, with its blueprint's \\lean and \\leanok set to "
+                   "what the gate verified")
     p.add_argument("dir", help="project folder")
-    p.add_argument("--out", help="output folder (default: <project>/blueprint/src)")
+    p.add_argument("--out", help="output folder (default: <project>/blueprint/src); for patch the file "
+                   "(default: <project>/export/adoption.patch)")
     p.add_argument("--json", action="store_true", help="print a JSON result")
     return parser
 

@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from fyan.errors import ConfigError
@@ -262,6 +262,15 @@ class LeanSection(_Section):
         return value
 
 
+class AdoptSection(_Section):
+    """An existing Lake package the project adopts (issue 16, ``fyan adopt``)."""
+
+    package: str = Field(default="", description="Folder of the adopted Lake package (absolute; \"\" = none). "
+                         "Its files are never changed; the project's package requires it, and confined Lean builds "
+                         "may read it (added to [lean] sandbox_readable).")
+    package_name: str = Field(default="", description="Its Lake package name (from its lakefile).")
+
+
 class AuditSection(_Section):
     threshold: int = Field(default=2, ge=0, le=3, description="Minimum grade that freezes a statement.")
     grade1_policy: Literal["repair", "bridge"] = Field(
@@ -344,6 +353,7 @@ class FyanConfig(BaseSettings):
     agents: AgentsSection = AgentsSection()
     lean: LeanSection = LeanSection()
     audit: AuditSection = AuditSection()
+    adopt: AdoptSection = AdoptSection()
     scheduler: SchedulerSection = SchedulerSection()
     stagnation: StagnationSection = StagnationSection()
     dashboard: DashboardSection = DashboardSection()
@@ -360,6 +370,15 @@ class FyanConfig(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # environment wins over the file (passed as init kwargs); no dotenv, no secrets dir
         return (env_settings, init_settings)
+
+    @model_validator(mode="after")
+    def _adopted_package_readable(self) -> FyanConfig:
+        """Confined Lean builds must read the adopted Lake package (``[adopt] package``, required by
+        the project's package; the sandbox hides the home folder it usually lives in): it is added
+        to ``[lean] sandbox_readable`` (read-only)."""
+        if self.adopt.package and self.adopt.package not in self.lean.sandbox_readable:
+            self.lean.sandbox_readable = [*self.lean.sandbox_readable, self.adopt.package]
+        return self
 
     @property
     def lean_lib(self) -> str:

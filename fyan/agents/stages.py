@@ -87,10 +87,20 @@ class UnitContext:
 
     def upstream(self) -> str:
         parts = []
+        adoptions = self.store.adoptions()
         for dep in upstream(self.store, self.unit.id):
             problem = (self.project.paths.unit(dep.id) / "problem.tex")
             text = problem.read_text(encoding="utf-8") if problem.is_file() else ""
             block = provenance_block(text) or ""
+            adopted = adoptions.get(dep.id)
+            if adopted is not None and adopted.outcome == "adopted":  # proved in the adopted package: use it as is
+                lean = [f"    {x.get('name')} : {x.get('type_pp') or '?'}   (module {x.get('module')})"
+                        for x in adopted.evidence.get("decls", [])]
+                parts.append(
+                    f"- `{dep.id}` ({dep.kind}), proved in the adopted Lake package (imported):\n"
+                    + "\n".join("    " + line for line in text.replace(block, "").strip().splitlines())
+                    + "\n  Lean (existing, proved):\n" + "\n".join(lean))
+                continue
             lean = [f"    {f.normalized_signature}" for f in self.store.freezes(dep.id)]
             parts.append(
                 f"- `{dep.id}` ({dep.kind}), Lean namespace `{unit_namespace(self.project, dep)}`:\n"
@@ -164,8 +174,15 @@ def plan(s: StageSession, u: UnitContext) -> None:
         return [f"lemma_dag.nodes: {problem}. Cite only declarations that exist (upstream units' names as listed, "
                 "Lean core, imported libraries), or add the lemma as a node of the DAG and prove it"]
 
+    problem = u.statement_tex
+    adoption = u.store.adoptions().get(u.unit.id)
+    if adoption is not None and adoption.outcome == "candidate":  # the humans' statement is the candidate
+        problem += ("\n\nThe adopted Lake package already states this (its proof is unfinished: " + adoption.reason
+                    + "). State the Lean statement exactly as this existing declaration does, so the audit compares it "
+                    "with the text above:\n" + "\n".join(f"    {x.get('name')} : {x.get('type_pp') or '?'}   (module "
+                                                          f"{x.get('module')})" for x in adoption.evidence.get("decls", [])))
     reply = s.ask_json("plan", {
-        "unit": u.unit.id, "kind": u.unit.kind, "namespace": u.namespace, "problem": u.statement_tex,
+        "unit": u.unit.id, "kind": u.unit.kind, "namespace": u.namespace, "problem": problem,
         "proof": (u.read("proof.md") or "").replace(u.provenance, "").strip(),
         "upstream": u.upstream(), "repair": _repair_request(u), "guidance": u.guidance(),
     }, PlanReply, check=names)

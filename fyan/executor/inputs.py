@@ -28,7 +28,7 @@ from fyan.state.store import Store
 #: Files of ``lean/`` a task gets (the Lake package's configuration; modules come with interfaces)
 PACKAGE_FILES = ("lakefile.toml", "lakefile.lean", "lean-toolchain", "lake-manifest.json")
 #: Files of an upstream unit its dependents read (statement, proof module)
-INTERFACE_FILES = ("problem.tex", "Basic.lean")
+INTERFACE_FILES = ("problem.tex", "Basic.lean", "adoption.json")
 #: ``meta`` rows a task gets (the session start decides which environment failures still block)
 TASK_META = ("schema_version", "project_id", "session_started", "session_scoped", "head_token")
 
@@ -92,6 +92,8 @@ class InputBuilder:
         """(unit, version) of ``unit``'s current interface, put into the blob store if new.
         Raises ``ValueError`` when the unit is not complete (no gate run succeeded)."""
         version = self.store.completion(unit)
+        if version is None:
+            version = self.store.adoption_version(unit)
         if version is None:
             raise ValueError(f"{unit} is not complete: it has no interface")
         with self._lock:

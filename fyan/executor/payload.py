@@ -49,7 +49,8 @@ class UnitData(BaseModel):
     dependencies (unit, version), which the node resolves recursively."""
 
     unit: str
-    version: int = Field(description="id of the completing gate run; 0 for the unit under work")
+    version: int = Field(description="id of the completing gate run; 0 for the unit under work; negative for a unit "
+                         "complete by adoption (Store.adoption_version)")
     rows: dict[str, list[dict[str, Any]]]
     files: dict[str, bytes]
     deps: list[tuple[str, int]] = Field(default_factory=list)

@@ -278,6 +278,11 @@ def check_audit(ctx: CheckContext) -> CheckOutcome:
     if unaudited:
         return CheckOutcome(False, "the statement cannot be frozen: " + "; ".join(unaudited), derived=derived,
                             rewind_to=Stage.PLAN, event_data=event)
+    from fyan.adopt.candidate import candidate_mismatch
+
+    mismatch = candidate_mismatch(ctx.store, ctx.unit.id, freezes)  # an adopted candidate statement (issue 16)
+    if mismatch:
+        return CheckOutcome(False, mismatch, derived=derived, rewind_to=Stage.PLAN, event_data=event)
     roots = ", ".join(n.split(".")[-1] for n in side.decls)
     if result.routing == "bridge" and result.bridge is not None:
         freezes = [f.model_copy(update={"role": "bridge"}) if f.decl == result.bridge.name else f for f in freezes]

@@ -7,7 +7,10 @@ does not trust the record: ``verify_project`` runs the gate again for each compl
 fresh gate workspace (``fyan.lean.trusted``), from the recorded, hash-checked artifacts, with the
 trusted inspector, and lists every unit whose completion does not reproduce, with the failing
 checks. It writes nothing to the store (it decides nothing): logs and reports go to
-``.fyan/logs/verify/<time>/<unit>/``. Issue 11 ("fyan verify").
+``.fyan/logs/verify/<time>/<unit>/``. Issue 11 ("fyan verify"). A unit complete by adoption
+(issue 16) has no gate run: the adopted package is built and inspected again
+(``fyan.adopt.run.reverify_adoptions``) and the unit is listed when its declaration is no longer
+proved or its statement is no longer the one frozen at adoption.
 """
 
 from __future__ import annotations
@@ -55,7 +58,10 @@ def verify_project(project: Project, store: Store, *, only: set[str] | None = No
     failing gate: a unit that does not pass again is listed with the failing checks."""
     start = time.monotonic()
     views = store.views(project.config.scheduler.attempts_per_stage)
-    complete = [v.unit for v in views.values() if v.status is UnitStatus.COMPLETE]
+    # units complete by adoption have no gate run to repeat: their package is inspected again
+    adopted = [v.unit.id for v in views.values() if v.status is UnitStatus.COMPLETE and v.adopted
+               and (only is None or v.unit.id in only)]
+    complete = [v.unit for v in views.values() if v.status is UnitStatus.COMPLETE and not v.adopted]
     complete.sort(key=lambda u: (u.layer, u.order))
     if only is not None:
         complete = [u for u in complete if u.id in only]
@@ -74,6 +80,13 @@ def verify_project(project: Project, store: Store, *, only: set[str] | None = No
         results.append(entry)
         if on_unit is not None:
             on_unit(entry, report)
+    if adopted:
+        from fyan.adopt.run import reverify_adoptions
+
+        log_dir = root / "adoption"
+        for uid, (holds, why) in reverify_adoptions(project, store, adopted, log_dir).items():
+            results.append(UnitVerification(unit=uid, reproduced=holds, reason=why, log_dir=project.paths.rel(log_dir)
+                                            if log_dir.exists() else ""))
     return Verification(project=project.name, units=results, log_dir=project.paths.rel(root) if results else "",
                         elapsed_s=round(time.monotonic() - start, 3))
 

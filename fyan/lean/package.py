@@ -13,6 +13,7 @@ write imports (the ``import`` lint rejects them).
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from string import Template
@@ -49,7 +50,17 @@ def unit_imports(project: Project, store: Store, unit: UnitRecord) -> list[str]:
     """The modules Fyan makes ``unit``'s files import: its direct upstream units' modules, then
     ``[lean] extra_imports`` (what the inspector expects the compiled module to import)."""
     direct = {d.depends_on for d in store.deps(unit.id)}
-    return [unit_module(project, d) for d in upstream(store, unit.id) if d.id in direct] + list(project.config.lean.extra_imports)
+    adopted = store.adoptions()
+    out: list[str] = []
+    for d in upstream(store, unit.id):
+        if d.id not in direct:
+            continue
+        record = adopted.get(d.id)
+        if record is not None and record.outcome == "adopted":  # its declarations' modules in the adopted package
+            out += [m for x in record.evidence.get("decls", []) if (m := x.get("module")) and m not in out]
+        else:
+            out.append(unit_module(project, d))
+    return out + list(project.config.lean.extra_imports)
 
 
 def render_unit_file(project: Project, store: Store, unit: UnitRecord, body: str, part: str) -> str:
@@ -91,10 +102,37 @@ def write_package_config(project: Project, folder: Path) -> None:
     """Write ``lakefile.toml`` and ``lean-toolchain`` for the project's library into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     lib = project.config.lean_lib
-    (folder / "lakefile.toml").write_text(_template("lakefile.toml", lib=lib), encoding="utf-8")
+    (folder / "lakefile.toml").write_text(_template("lakefile.toml", lib=lib) + require_block(project), encoding="utf-8")
     (folder / "lean-toolchain").write_text(
         _template("lean-toolchain", toolchain=project.config.lean.toolchain), encoding="utf-8"
     )
+
+
+def require_block(project: Project) -> str:
+    """The ``[[require]]`` of the adopted Lake package (``[adopt] package``; Lake's TOML form of a
+    local dependency: ``name`` and ``path``), or "" when the project adopts none. Its files are
+    used in place, never copied or reformatted."""
+    a = project.config.adopt
+    if not a.package:
+        return ""
+    return f'\n[[require]]\nname = {json.dumps(a.package_name)}\npath = {json.dumps(a.package)}\n'
+
+
+def require_adopted(project: Project) -> bool:
+    """Add ``require_block`` to ``lean/lakefile.toml`` when it is not there yet (a lakefile a
+    user edited keeps everything else); True when the file changed."""
+    block = require_block(project)
+    path = project.paths.lean / "lakefile.toml"
+    if not block:
+        return False
+    if not path.is_file():
+        write_package_config(project, project.paths.lean)
+        return True
+    text = path.read_text(encoding="utf-8")
+    if block.strip() in text:
+        return False
+    path.write_text(text.rstrip("\n") + "\n" + block, encoding="utf-8")
+    return True
 
 
 def init_package(project: Project) -> None:

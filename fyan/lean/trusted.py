@@ -162,6 +162,8 @@ def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, b
                 f"the project's Lake package has no {name} ({project.paths.rel(pkg / name)}); restore it "
                 "(it is written from lake-template/ when the project is created)")
     deps = upstream(store, unit.id) if include_upstream else []
+    adopted = store.adopted()  # complete by adoption: their modules come from the required adopted package
+    deps = [d for d in deps if d.id not in adopted]
     sources = {unit_module(project, d): recorded_bytes(project, store, d.id, "Basic.lean") for d in deps}
     try:
         remove_tree(root)

@@ -41,11 +41,13 @@ class Ledger:
         session_start: float = 0.0,
         resets: dict[str, int] | None = None,
         scoped: dict[str, float] | None = None,
+        adopted: set[str] | None = None,
     ) -> None:
         self.attempts_per_stage = attempts_per_stage
         self.session_start = session_start
         self.scoped = dict(scoped or {})
         self.resets = dict(resets or {})
+        self.adopted = set(adopted or ())
         self.units: dict[str, UnitRecord] = {u.id: u for u in units}
         self.depends: dict[str, list[str]] = {u.id: [] for u in units}
         self.dependents: dict[str, list[str]] = {u.id: [] for u in units}
@@ -79,7 +81,7 @@ class Ledger:
     def load(cls, store: Store, attempts_per_stage: int) -> Ledger:
         """Read everything from ``store`` (the truth) once."""
         return cls(store.units(), [(d.unit, d.depends_on) for d in store.deps()], store.runs(), attempts_per_stage,
-                   store.session_start(), store.budget_resets(), store.session_scoped())
+                   store.session_start(), store.budget_resets(), store.session_scoped(), store.adopted())
 
     def new_session(self, store: Store) -> None:
         """A run session started (``Gateway.start_session``): re-read its start times from
@@ -131,7 +133,7 @@ class Ledger:
     def _derive(self, uid: str) -> UnitView:
         self.changes += 1
         p = progress(self.runs[uid], self.attempts_per_stage, max(self.session_start, self.scoped.get(uid, 0.0)),
-                     self.resets.get(uid, 0))
+                     self.resets.get(uid, 0), uid in self.adopted)
         self.progress[uid] = p
         view = unit_view(self.units[uid], p, self.depends[uid], self.views)
         self.views[uid] = view

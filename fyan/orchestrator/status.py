@@ -187,8 +187,15 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             g.roots.append(uid)
             if v.next_stage is not None and v.next_stage.value not in g.stages:
                 g.stages.append(v.next_stage.value)
+    adoptions = store.adoptions()
     for uid, v in views.items():
         st, reason, short = v.status.value, v.reason, v.reason or ""
+        adoption = adoptions.get(uid)
+        if v.adopted and adoption is not None:
+            decls = ", ".join(x.get("name", "?") for x in adoption.evidence.get("decls", []))
+            reason = short = f"adopted: {decls} (complete by adoption, not closed by Fyan's gate)"
+        elif adoption is not None and adoption.outcome == "candidate" and v.status is not UnitStatus.COMPLETE:
+            short = (short + "; " if short else "") + "existing statement to prove: " + adoption.reason
         if v.status is UnitStatus.RUNNING and not run["alive"]:
             st, reason, short = "interrupted", INTERRUPTED_REASON, INTERRUPTED_REASON
         elif v.status is UnitStatus.BLOCKED:
@@ -206,6 +213,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             "provenance": v.unit.provenance, "status": st, "stage": v.next_stage.value if v.next_stage else None,
             "reason": reason, "short_reason": short, "depends_on": v.depends_on, "attempts": v.attempts,
             "after_completion": post.get(uid, {}), "stale": status.stale.get(uid),
+            "adopted": v.adopted, "adoption": adoption.outcome if adoption is not None else None,
         })
         status.counts[st] = status.counts.get(st, 0) + 1
     status.blocked = sorted(groups.values(), key=lambda g: -g.total)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from fyan.errors import TransitionError
 from fyan.project import Project
@@ -93,6 +93,17 @@ class FreezeSpec(BaseModel):
     signature_hash: str
     type_hash: str | None = None
     bound_inputs: dict[str, str]
+
+
+class AdoptionSpec(BaseModel):
+    """One unit's adoption decision as the gateway records it (``record_adoptions``)."""
+
+    unit: str
+    outcome: str = Field(pattern=r"^(adopted|candidate|pipeline)$")
+    package: str
+    reason: str
+    decls: list[dict[str, Any]] = Field(default_factory=list, description="per \\lean name: the inspector's evidence")
+    freezes: list[FreezeSpec] = Field(default_factory=list)
 
 
 @dataclass
@@ -340,6 +351,9 @@ class Gateway:
         own = states[unit_id]
         if own.running is not None:
             raise TransitionError(f"{unit_id}: {own.running.stage.value} is already running (run {own.running.id})")
+        if manual and own.adopted:
+            raise TransitionError(f"{unit_id}: complete by adoption; its proof lives in the adopted Lake package",
+                                  hint="edit it there, then run `fyan adopt` again")
         if manual:
             if stage is not Stage.PROVE:
                 raise TransitionError(f"{unit_id}: only the proof (prove stage) can be edited by hand, not {stage.value}")
@@ -378,8 +392,10 @@ class Gateway:
         session = float(start[0]) if start else 0.0
         row = c.execute("SELECT value FROM meta WHERE key = 'session_scoped'").fetchone()
         scoped = json.loads(row[0]) if row else {}
+        adopted = {r[0] for r in c.execute(
+            f"SELECT unit FROM adoptions WHERE outcome = 'adopted' AND unit IN ({marks})", units)}
         return {u: progress(by_unit[u], attempts_per_stage, max(session, float(scoped.get(u, 0.0))),
-                            int(resets.get(u) or 0)) for u in units}
+                            int(resets.get(u) or 0), u in adopted) for u in units}
 
     def _open_run(self, c: sqlite3.Connection, unit_id: str, stage: Stage, event: str, data: dict) -> StageRun:
         attempt = 1 + c.execute(
@@ -398,6 +414,56 @@ class Gateway:
             id=run_id, unit=unit_id, stage=stage, attempt=attempt, status=RunStatus.RUNNING,
             started_at=now, attempt_dir=attempt_dir,
         )
+
+    # -- adoption ----------------------------------------------------------------------------
+    def record_adoptions(self, decisions: list[AdoptionSpec], *, evidence: Mapping[str, Any] | None = None) -> int:
+        """Record adoption decisions (``fyan.adopt``) in one transaction; returns how many.
+
+        Each ``AdoptionSpec`` replaces the unit's earlier decision. For outcome ``adopted`` the
+        unit becomes complete by adoption (``lifecycle``) and its declarations are frozen
+        (``freezes`` rows with ``run_id`` 0: frozen at adoption, no stage run); for
+        ``candidate`` the existing declaration is frozen as the candidate statement
+        (role ``candidate``), for ``pipeline`` any freeze of an earlier adoption is retired.
+        ``units/<unit>/adoption.json`` (the decision and the inspector's evidence) is published
+        like every artifact (staged, committed with its hash, renamed). ``evidence``: facts
+        common to every decision (the inspector's report path and SHA-256, the package).
+
+        Raises ``TransitionError`` when a unit is unknown or has a stage attempt running.
+        """
+        common = dict(evidence or {})
+        files = {d.unit: {"adoption.json": (json.dumps({**d.model_dump(mode="json"), "inspection": common},
+                                                       indent=2, sort_keys=True) + "\n").encode()}
+                 for d in decisions}
+        with self._lock:
+            for d in decisions:
+                self._stage_files(d.unit, "adopt", files[d.unit])
+            with self._finishing(), self._tx() as c:
+                now = time.time()
+                for d in decisions:
+                    if c.execute("SELECT 1 FROM units WHERE id = ?", (d.unit,)).fetchone() is None:
+                        raise TransitionError(f"unknown unit {d.unit!r}")
+                    if c.execute("SELECT 1 FROM stage_runs WHERE unit = ? AND status = 'running'",
+                                 (d.unit,)).fetchone():
+                        raise TransitionError(f"{d.unit}: a stage attempt is running; adopt when it ended",
+                                              hint="stop the run (Ctrl-C or `fyan daemon stop`), then adopt again")
+                    c.execute("UPDATE freezes SET active = 0 WHERE unit = ? AND run_id = 0", (d.unit,))
+                    c.execute("INSERT OR REPLACE INTO adoptions VALUES (?,?,?,?,?,?)",
+                              (d.unit, d.outcome, d.package, d.reason,
+                               json.dumps({**common, "decls": d.decls}, sort_keys=True), now))
+                    role = {"adopted": "root", "candidate": "candidate"}.get(d.outcome)
+                    if role:
+                        for f in d.freezes:
+                            c.execute(
+                                "INSERT INTO freezes (unit, run_id, decl, role, normalized_signature, signature_hash, "
+                                "type_hash, bound_inputs, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                                (d.unit, 0, f.decl, role, f.normalized_signature, f.signature_hash, f.type_hash,
+                                 json.dumps(f.bound_inputs, sort_keys=True), now))
+                    self._insert_artifacts(c, d.unit, None, files[d.unit], ("adoption.json",))
+                    self._event(c, "adopted", d.unit, None, {"outcome": d.outcome, "reason": d.reason})
+            for d in decisions:
+                self._publish(d.unit, "adopt", files[d.unit])
+            self.tidy()
+        return len(decisions)
 
     def record_manual_attempt(
         self, unit_id: str, files: Mapping[str, bytes], attempts_per_stage: int, *, note: str = "hand edit"

@@ -17,6 +17,9 @@ Status is never stored (DESIGN.md §8: computed from the store, never stored twi
 * a succeeded ``prove`` run recorded when the unit is already at the gate or complete (a
   hand-edited proof taken in by ``Gateway.record_manual_attempt``) sends the unit back to the
   gate: the gate re-runs on the new proof. A success also clears a block;
+* a unit **adopted** from an existing Lake package (``fyan.adopt``: its declarations were found
+  declared, sorry-free and with allowed axioms by the trusted inspector) is complete whatever
+  its runs, and its view says ``adopted`` (distinct from closed by Fyan's gate);
 * human guidance resets the attempt budget: failures of runs up to ``reset_after`` (the last
   run id when the advice was recorded) no longer count (environment failures still block for
   their session).
@@ -52,17 +55,24 @@ class Progress:
     blocked_reason: str | None = None
     last_failure: StageRun | None = None
     attempts: Counter = field(default_factory=Counter)
+    adopted: bool = False
 
 
 def progress(
-    runs: list[StageRun], attempts_per_stage: int, session_start: float = 0.0, reset_after: int = 0
+    runs: list[StageRun], attempts_per_stage: int, session_start: float = 0.0, reset_after: int = 0,
+    adopted: bool = False,
 ) -> Progress:
     """Replay ``runs`` (one unit's, in id order) through the rules of the module docstring.
 
     ``session_start`` (POSIX seconds) is when the current run session began; ``reset_after``
-    is the run id up to which failures no longer count against the budget (0: none).
+    is the run id up to which failures no longer count against the budget (0: none);
+    ``adopted``: the unit is complete by adoption (its runs are then only counted).
     """
     p = Progress()
+    if adopted:
+        p.next_stage, p.complete, p.adopted = None, True, True
+        p.attempts.update(r.stage.value for r in runs)
+        return p
     failures: Counter = Counter()
     for r in runs:
         p.attempts[r.stage.value] += 1
@@ -111,11 +121,12 @@ def unit_view(
     record: UnitRecord, p: Progress, depends_on: list[str], dep_views: Mapping[str, UnitView]
 ) -> UnitView:
     """The view of one unit from its own progress and its dependencies' views."""
-    base = dict(unit=record, next_stage=p.next_stage, depends_on=depends_on, attempts=dict(p.attempts))
+    base = dict(unit=record, next_stage=p.next_stage, depends_on=depends_on, attempts=dict(p.attempts),
+                adopted=p.adopted)
     if p.running is not None:
         return UnitView(status=UnitStatus.RUNNING, reason=f"{p.running.stage.value} running", **base)
     if p.complete:
-        return UnitView(status=UnitStatus.COMPLETE, **base)
+        return UnitView(status=UnitStatus.COMPLETE, reason="adopted" if p.adopted else None, **base)
     if p.blocked_reason is not None:
         return UnitView(status=UnitStatus.BLOCKED, reason=p.blocked_reason, **base)
     blocked = [d for d in depends_on if dep_views[d].status is UnitStatus.BLOCKED]
@@ -141,11 +152,13 @@ def unit_views(
     session_start: float = 0.0,
     resets: Mapping[str, int] | None = None,
     scoped: Mapping[str, float] | None = None,
+    adopted: set[str] | frozenset[str] = frozenset(),
 ) -> dict[str, UnitView]:
     """Status of every unit, dependencies included (module docstring), keyed by unit id.
 
     ``resets`` maps a unit id to its ``reset_after`` run id (see ``progress``); ``scoped`` a
-    unit id to the start of a later session restricted to some units (POSIX seconds)."""
+    unit id to the start of a later session restricted to some units (POSIX seconds);
+    ``adopted``: the ids of units complete by adoption."""
     resets = resets or {}
     scoped = scoped or {}
     by_unit: dict[str, list[StageRun]] = {u.id: [] for u in units}
@@ -161,6 +174,7 @@ def unit_views(
     views: dict[str, UnitView] = {}
     record = {u.id: u for u in units}
     for uid in reversed(list(nx.topological_sort(g))):
-        p = progress(by_unit[uid], attempts_per_stage, max(session_start, scoped.get(uid, 0.0)), resets.get(uid, 0))
+        p = progress(by_unit[uid], attempts_per_stage, max(session_start, scoped.get(uid, 0.0)), resets.get(uid, 0),
+                     uid in adopted)
         views[uid] = unit_view(record[uid], p, depends[uid], views)
     return {u.id: views[u.id] for u in units}

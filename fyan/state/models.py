@@ -155,6 +155,20 @@ class ModelCallRecord(ModelCall):
     run_id: int | None
 
 
+class AdoptionRecord(BaseModel):
+    """The adoption decision of one unit (``fyan.adopt.decide``): ``outcome`` adopted (complete
+    by adoption), candidate (the existing statement is the candidate statement) or pipeline;
+    ``evidence``: the trusted inspector's report (path, SHA-256 of the executable) and, per
+    ``\\lean`` name, what it found."""
+
+    unit: str
+    outcome: str = Field(description="adopted | candidate | pipeline")
+    package: str = Field(description="the adopted Lake package's folder (absolute)")
+    reason: str
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    created_at: float
+
+
 class PostRun(BaseModel):
     """A post-completion task (``curate``: the Curator; ``review``: the Auditor) for a complete
     unit. Kept apart from ``StageRun`` on purpose: the lifecycle rules never read these rows,
@@ -181,3 +195,5 @@ class UnitView(BaseModel):
     reason: str | None = None
     depends_on: list[str] = Field(default_factory=list)
     attempts: dict[str, int] = Field(default_factory=dict, description="stage -> attempts so far")
+    adopted: bool = Field(default=False, description="complete by adoption of an existing declaration (fyan.adopt), "
+                          "not closed by Fyan's gate")

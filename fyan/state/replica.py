@@ -20,7 +20,7 @@ from fyan.state.store import SCHEMA, immediate_transaction
 
 #: tables holding one unit's rows, and the column naming the unit
 UNIT_TABLES = {"units": "id", "unit_deps": "unit", "freezes": "unit", "artifacts": "unit", "stage_runs": "unit",
-               "events": "unit"}
+               "events": "unit", "adoptions": "unit"}
 
 
 

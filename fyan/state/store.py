@@ -19,6 +19,7 @@ from typing import Any
 from fyan.errors import ProjectError
 from fyan.state.lifecycle import unit_views
 from fyan.state.models import (
+    AdoptionRecord,
     ArtifactRecord,
     DependencyRecord,
     EventRecord,
@@ -74,6 +75,10 @@ CREATE TABLE IF NOT EXISTS model_calls (
     provider TEXT NOT NULL, model TEXT NOT NULL, request_key TEXT NOT NULL,
     tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, cost REAL NOT NULL,
     latency_s REAL NOT NULL, cache_hit INTEGER NOT NULL, replay INTEGER NOT NULL, ts REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS adoptions (
+    unit TEXT PRIMARY KEY REFERENCES units(id), outcome TEXT NOT NULL, package TEXT NOT NULL,
+    reason TEXT NOT NULL, evidence TEXT NOT NULL, created_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS post_runs (
     id INTEGER PRIMARY KEY, unit TEXT NOT NULL REFERENCES units(id), task TEXT NOT NULL,
@@ -255,6 +260,22 @@ class Store:
         except sqlite3.OperationalError:
             return []
 
+    def adoptions(self) -> dict[str, AdoptionRecord]:
+        """Unit id -> its adoption decision (``fyan.adopt``); empty when nothing was adopted or
+        the database predates the table."""
+        try:
+            rows = self._rows("SELECT * FROM adoptions ORDER BY unit")
+        except sqlite3.OperationalError:
+            return {}
+        return {r["unit"]: AdoptionRecord(**{**dict(r), "evidence": json.loads(r["evidence"])}) for r in rows}
+
+    def adopted(self) -> set[str]:
+        """Ids of the units complete by adoption (outcome ``adopted``)."""
+        try:
+            return {r["unit"] for r in self._rows("SELECT unit FROM adoptions WHERE outcome = 'adopted'")}
+        except sqlite3.OperationalError:
+            return set()
+
     def session_start(self) -> float:
         """When the current run session began (POSIX seconds; 0 before the first run)."""
         value = self.meta("session_started")
@@ -293,6 +314,10 @@ class Store:
                 "SELECT * FROM artifacts WHERE id IN (SELECT MAX(id) FROM artifacts WHERE unit = ? GROUP BY kind)",
                 (unit,))],
         }
+        try:  # complete by adoption: a worker must see it to start a dependent's stage
+            out["adoptions"] = [dict(r) for r in q("SELECT * FROM adoptions WHERE unit = ?", (unit,))]
+        except sqlite3.OperationalError:
+            pass
         if history:
             out["stage_runs"] = [dict(r) for r in q("SELECT * FROM stage_runs WHERE unit = ? ORDER BY id", (unit,))]
             out["events"] = [dict(r) for r in q(
@@ -305,6 +330,17 @@ class Store:
                           (unit,))
         return rows[0]["id"] if rows else None
 
+    def adoption_version(self, unit: str) -> int | None:
+        """For a unit complete by adoption, a version of its adoption for interface keys
+        (``fyan.executor.inputs``): minus the row id of its adoption record (a new adoption gets
+        a new one; negative so it never equals a gate run id, and 0 stays "the unit under work");
+        None when the unit is not adopted."""
+        try:
+            rows = self._rows("SELECT rowid FROM adoptions WHERE unit = ? AND outcome = 'adopted'", (unit,))
+        except sqlite3.OperationalError:
+            return None
+        return -int(rows[0][0]) if rows else None
+
     def meta_all(self) -> dict[str, str]:
         """Every ``meta`` row (schema version, session start, intake facts)."""
         return {r["key"]: r["value"] for r in self._rows("SELECT key, value FROM meta")}
@@ -312,4 +348,4 @@ class Store:
     def views(self, attempts_per_stage: int) -> dict[str, UnitView]:
         """Every unit with its computed status (see ``fyan.state.lifecycle``)."""
         return unit_views(self.units(), self.deps(), self.runs(), attempts_per_stage, self.session_start(),
-                          self.budget_resets(), self.session_scoped())
+                          self.budget_resets(), self.session_scoped(), self.adopted())

@@ -85,9 +85,22 @@ def parse(argv: list[str]) -> dict:
     return opts
 
 
+def required_build_dirs() -> list[str]:
+    """Build folders of the packages ``lakefile.toml`` requires by ``path``: ``lake env`` puts them
+    on the search path, as for the real inspector."""
+    try:
+        import tomllib
+
+        data = tomllib.loads(Path("lakefile.toml").read_text())
+    except (OSError, ValueError):
+        return []
+    return [str(Path(r["path"]) / ".lake/build/lib/lean") for r in data.get("require", [])
+            if isinstance(r, dict) and r.get("path")]
+
+
 def find_olean(module: str, search_path: list[str]) -> Path | None:
     rel = Path(*module.split(".")).with_suffix(".olean")
-    for d in [*search_path, ".lake/build/lib/lean"]:
+    for d in [*search_path, ".lake/build/lib/lean", *required_build_dirs()]:
         if (Path(d) / rel).is_file():
             return Path(d) / rel
     return None

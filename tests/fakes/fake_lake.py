@@ -6,7 +6,8 @@ checker, comparator), printing output in the formats real Lake and Lean print
 (``shared/lean-samples/``: ``✔ [n/m] Built X (t)`` progress lines, ``warning: F:L:C:
 declaration uses `sorry``` messages, ``Build completed successfully (N jobs).``).
 
-``lake build`` "compiles" each module (and, first, the workspace modules it imports) into a
+``lake build`` "compiles" each module (and, first, the workspace modules it imports, and those of
+a package ``lakefile.toml`` requires by ``path``, in that package's folder) into a
 stand-in ``.olean`` under ``.lake/build/lib/lean`` (JSON with the module's source) and a
 ``.trace`` (the source's SHA-256); like Lake, an output whose trace matches the source is
 **reused**, not rebuilt ("Replayed"), so a planted output is trusted where a real Lake would
@@ -84,20 +85,42 @@ def olean_of(module: str) -> Path:
     return Path(".lake/build/lib/lean") / Path(*module.split(".")).with_suffix(".olean")
 
 
+def required_roots() -> list[Path]:
+    """Folders of the packages the workspace's ``lakefile.toml`` requires by ``path`` (Lake builds
+    such a dependency in its own folder, ``<path>/.lake/build``)."""
+    try:
+        import tomllib
+
+        data = tomllib.loads(Path("lakefile.toml").read_text())
+    except (OSError, ValueError):
+        return []
+    return [Path(r["path"]) for r in data.get("require", []) if isinstance(r, dict) and r.get("path")]
+
+
+def root_of(module: str) -> Path | None:
+    """The package folder holding ``module``'s source: the workspace, else a required package."""
+    for root in [Path("."), *required_roots()]:
+        if (root / module_file(module)).is_file():
+            return root
+    return None
+
+
 def compile_module(module: str, sc: dict, done: dict[str, str]) -> bool:
-    """Build ``module`` and the workspace modules it imports (imports first); ``done``: module
-    -> verb used. False when a module's source is missing."""
+    """Build ``module`` and the modules it imports (imports first), of the workspace or of a
+    package it requires by path (built in that package's folder, as Lake does); ``done``:
+    module -> verb used. False when a module's source is missing."""
     if module in done:
         return True
-    path = module_file(module)
-    if not path.is_file():
+    root = root_of(module)
+    if root is None:
         return False
+    path = root / module_file(module)
     text = path.read_text()
     for dep in imports_of(text):
-        if module_file(dep).is_file() and not compile_module(dep, sc, done):
+        if root_of(dep) is not None and not compile_module(dep, sc, done):
             return False
     digest = hashlib.sha256(text.encode()).hexdigest()
-    olean, trace = olean_of(module), olean_of(module).with_suffix(".trace")
+    olean, trace = root / olean_of(module), (root / olean_of(module)).with_suffix(".trace")
     if olean.is_file() and trace.is_file() and trace.read_text() == digest:
         done[module] = "Replayed"  # Lake trusts an up-to-date output
         return True
@@ -129,7 +152,7 @@ def build(modules: list[str], sc: dict) -> int:
             return 1
     total = len(done)
     for i, (module, verb) in enumerate(done.items(), start=1):
-        path = module_file(module)
+        path = root_of(module) / module_file(module)
         text = path.read_text()
         warnings = []
         if verb == "Built" and sc.get("sorry_warnings", True) and "set_option warn.sorry false" not in text:

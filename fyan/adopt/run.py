@@ -1,0 +1,197 @@
+"""Adoption of an existing Lake package by a project, and the drift report (issue 16).
+
+``inspect_package`` builds the package's modules (``lake build``, in the package: only its
+``.lake/`` build outputs are written) and runs Fyan's trusted inspector
+(``fyan.lean.inspector.run_inspector``: ``--import`` every module, ``--name`` every
+``\\lean`` name of the blueprint) on the compiled environment. ``adopt`` turns the inspector's
+report into one ``Decision`` per unit (``fyan.adopt.decide``) and records them through the
+gateway (``Gateway.record_adoptions``; the gateway is the only writer of state), then the
+project's Lake package requires the adopted one (``fyan.lean.package.require_adopted``).
+``drift_report`` compares the blueprint's marks with the same evidence (``fyan.adopt.drift``).
+
+Nothing is decided from the blueprint's ``\\leanok``: without a toolchain, a failed build or
+a failed inspection there is no decision at all (``AdoptionUnavailable``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from fyan.adopt.decide import DeclEvidence, Decision, Outcome, decide_all, evidence
+from fyan.adopt.drift import Drift, counts, drift
+from fyan.adopt.marks import UnitMarks, unit_marks
+from fyan.adopt.package import LakePackage, read_package
+from fyan.errors import ExitCode, FyanError, ProjectError
+from fyan.intake.catalogue import Catalogue
+from fyan.lean.inspector import InspectedDeclaration, ensure_inspector, run_inspector
+from fyan.lean.lake import lake_build
+from fyan.lean.runner import Confinement
+from fyan.lean.toolchain import discover
+from fyan.project import Project
+from fyan.state.gateway import AdoptionSpec, FreezeSpec, Gateway
+from fyan.state.store import Store
+
+
+class AdoptionUnavailable(FyanError):
+    """The compiled environment cannot be inspected here (no toolchain, a failed build, no
+    inspector): nothing is adopted, nothing is lost; the message says what to do."""
+
+    exit_code = ExitCode.INCOMPLETE
+
+
+class PackageEvidence(BaseModel):
+    """The inspector's lookups (``\\lean`` name -> record) and how they were obtained."""
+
+    lookups: dict[str, InspectedDeclaration]
+    facts: dict[str, Any] = Field(default_factory=dict)
+
+
+class AdoptionReport(BaseModel):
+    package: str
+    decisions: list[Decision]
+    counts: dict[str, int]
+    drift: list[Drift]
+    drift_counts: dict[str, int]
+
+
+class DriftReport(BaseModel):
+    package: str
+    drift: list[Drift]
+    counts: dict[str, int]
+
+
+def project_marks(project: Project, store: Store) -> dict[str, UnitMarks]:
+    """The blueprint marks of every unit of an ingested project (``ProjectError`` otherwise)."""
+    raw = store.meta("catalogue") if store.exists else None
+    if raw is None:
+        raise ProjectError(f"{project.paths.root}: the project has not been ingested yet",
+                           hint=f"run `fyan run {project.paths.root}` first (it ingests the source), then adopt")
+    return unit_marks(store.units(), Catalogue.model_validate_json(raw))
+
+
+def inspect_package(project: Project, pkg: LakePackage, names: list[str], out_dir: Path) -> PackageEvidence:
+    """Build ``pkg`` and look ``names`` up in its compiled environment with the trusted inspector;
+    logs and the report go to ``out_dir``. Raises ``AdoptionUnavailable`` when no toolchain is
+    found, the build fails, the inspector cannot be had or gives no report."""
+    cfg = project.config.lean
+    out_dir.mkdir(parents=True, exist_ok=True)
+    found = discover(cfg, cwd=pkg.folder)
+    if found.toolchain is None:
+        raise AdoptionUnavailable(f"cannot inspect {pkg.folder}: {found.problem}",
+                                  hint="adoption decides from the compiled package only; install Lean, then "
+                                  f"`fyan adopt {project.paths.root} --lean-project {pkg.folder}`")
+    tc = found.toolchain
+    (pkg.folder / ".lake").mkdir(exist_ok=True)  # the build outputs: the only place adoption writes in the package
+    build = lake_build(tc, pkg.folder, list(pkg.modules), cfg, out_dir, name="build",
+                       confinement=Confinement(writable=(pkg.folder / ".lake", out_dir)))
+    if not build.ok:
+        raise AdoptionUnavailable(f"`lake build` of {pkg.folder} failed: {build.reason} (log {build.log_file})",
+                                  hint="fix the package's build (adoption needs its .olean files), then adopt again")
+    inspector, why = ensure_inspector(tc, pkg.pin, cfg, log_dir=out_dir)
+    if inspector is None:
+        raise AdoptionUnavailable(f"no trusted inspector for {pkg.pin}: {why}")
+    result = run_inspector(inspector, tc, pkg.folder, config=cfg, out_dir=out_dir, name="inspect",
+                           names=names, imports=list(pkg.modules),
+                           confinement=Confinement(writable=(out_dir, pkg.folder / ".lake")))
+    if not result.ok or result.report is None:
+        raise AdoptionUnavailable(f"the trusted inspector gave no evidence on {pkg.folder}: {result.problem}",
+                                  hint=f"see {out_dir}/inspect.log")
+    facts = {"package": str(pkg.folder), "package_name": pkg.name, "pin": pkg.pin, "toolchain": tc.version,
+             "modules": len(pkg.modules), "build": build.evidence(), **result.evidence(),
+             "inspected_at": time.time()}
+    return PackageEvidence(lookups=result.report.records, facts=facts)
+
+
+def _freezes(d: Decision, toolchain: str) -> list[FreezeSpec]:
+    out = []
+    for e in d.decls:
+        bound = {"lean:@toolchain": toolchain, **{f"lean:{k}": v for k, v in e.local_digests.items()}}
+        out.append(FreezeSpec(decl=e.name, normalized_signature=e.type_pp or e.name,
+                              signature_hash=e.statement_hash or e.type_hash or "", type_hash=e.type_hash,
+                              bound_inputs=bound))
+    return out
+
+
+def adopt(project: Project, gateway: Gateway, package: Path | str | None = None) -> AdoptionReport:
+    """Adopt the Lake package at ``package`` (default ``[adopt] package``) for every unit of the
+    ingested project: inspect, decide, record (module docstring). Raises ``InputError`` for a
+    folder that is not a Lake package, ``ProjectError`` before ingestion or when ``package`` is
+    not the one in ``[adopt] package``, ``AdoptionUnavailable`` when nothing can be inspected,
+    ``TransitionError`` when a unit is running."""
+    folder = package or project.config.adopt.package
+    if not folder:
+        raise ProjectError(f"{project.paths.root}: no Lake package to adopt",
+                           hint="give --lean-project <folder of the package>")
+    pkg = read_package(folder)
+    if project.config.adopt.package and Path(project.config.adopt.package).resolve() != pkg.folder:
+        raise ProjectError(f"{project.paths.root} already adopts {project.config.adopt.package}, not {pkg.folder}",
+                           hint="one project adopts one Lake package; start a new project for another")
+    store = gateway.store
+    marks = project_marks(project, store)
+    names = sorted({n for m in marks.values() for n in m.lean_names})
+    ev = inspect_package(project, pkg, names, project.paths.state / "adopt" / time.strftime("%Y%m%d-%H%M%S"))
+    allow = list(project.config.lean.axiom_allowlist)
+    decisions = decide_all(marks, ev.lookups, allow)
+    specs = [AdoptionSpec(unit=d.unit, outcome=d.outcome.value, package=str(pkg.folder), reason=d.reason,
+                          decls=[x.model_dump(mode="json") for x in d.decls],
+                          freezes=_freezes(d, str(ev.facts.get("toolchain", ""))) if d.outcome is Outcome.ADOPTED else [])
+             for d in decisions.values()]
+    gateway.record_adoptions(specs, evidence=ev.facts)
+    from fyan.lean.package import require_adopted
+
+    if project.config.adopt.package:
+        require_adopted(project)
+    found = drift(marks, {n: evidence(n, ev.lookups.get(n), allow) for n in names})
+    return AdoptionReport(package=str(pkg.folder), decisions=list(decisions.values()),
+                          counts={o.value: sum(d.outcome is o for d in decisions.values()) for o in Outcome},
+                          drift=found, drift_counts=counts(found))
+
+
+def drift_report(project: Project, store: Store, package: Path | str | None = None) -> DriftReport:
+    """The drift report of the project's blueprint against the package's compiled environment,
+    inspected now (``inspect_package``; same errors as ``adopt``). Records nothing."""
+    folder = package or project.config.adopt.package
+    if not folder:
+        raise ProjectError(f"{project.paths.root}: no Lake package to compare with",
+                           hint="give --lean-project <folder of the package>")
+    pkg = read_package(folder)
+    marks = project_marks(project, store)
+    names = sorted({n for m in marks.values() for n in m.lean_names})
+    ev = inspect_package(project, pkg, names, project.paths.state / "drift" / time.strftime("%Y%m%d-%H%M%S"))
+    allow = list(project.config.lean.axiom_allowlist)
+    evidence_by_name: dict[str, DeclEvidence] = {n: evidence(n, ev.lookups.get(n), allow) for n in names}
+    found = drift(marks, evidence_by_name)
+    return DriftReport(package=str(pkg.folder), drift=found, counts=counts(found))
+
+
+def reverify_adoptions(project: Project, store: Store, units: list[str], log_dir: Path) -> dict[str, tuple[bool, str]]:
+    """For ``fyan verify``: re-inspect the adopted package now and, for each unit of ``units``
+    (complete by adoption), whether its adoption still holds — every declaration still declared,
+    sorry-free, with allowed axioms (``fyan.adopt.decide``), and its elaborated statement the one
+    frozen at adoption (``statement_hash``). Unit id -> (holds, reason). Records nothing. When
+    nothing can be inspected every unit is (False, why)."""
+    if not units:
+        return {}
+    try:
+        pkg = read_package(project.config.adopt.package)
+        marks = project_marks(project, store)
+        names = sorted({n for u in units for n in marks[u].lean_names})
+        ev = inspect_package(project, pkg, names, log_dir)
+    except FyanError as e:
+        return {u: (False, f"the adopted package cannot be inspected: {e.message}") for u in units}
+    allow = list(project.config.lean.axiom_allowlist)
+    out: dict[str, tuple[bool, str]] = {}
+    for u in units:
+        d = decide_all({u: marks[u]}, ev.lookups, allow)[u]
+        if d.outcome is not Outcome.ADOPTED:
+            out[u] = (False, f"no longer adoptable: {d.reason}")
+            continue
+        frozen = {f.decl: f.signature_hash for f in store.freezes(u) if f.run_id == 0}
+        changed = [e.name for e in d.decls if frozen.get(e.name) != (e.statement_hash or e.type_hash or "")]
+        out[u] = (False, f"statement changed since adoption: {', '.join(changed)}") if changed else \
+            (True, "the adoption holds: declared, sorry-free, axioms allowed, statement as frozen")
+    return out

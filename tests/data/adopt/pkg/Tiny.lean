@@ -1,0 +1,2 @@
+import Tiny.Basic
+import Tiny.More
