@@ -489,6 +489,12 @@ def test_outputs_planted_in_the_agents_workspace_are_never_used(fake_lake, tmp_p
     src = ws / "Cheats" / "ThmRoot" / "Basic.lean"
     src.parent.mkdir(parents=True, exist_ok=True)
     src.write_text(s.basic.read_text())
+    up = ws / "Cheats" / "DefDouble" / "Basic.lean"  # the upstream unit it imports
+    up.parent.mkdir(parents=True, exist_ok=True)
+    up.write_bytes((s.project.paths.unit("def-double") / "Basic.lean").read_bytes())
+    up_olean = ws / ".lake" / "build" / "lib" / "lean" / "Cheats" / "DefDouble" / "Basic.olean"
+    up_olean.parent.mkdir(parents=True, exist_ok=True)
+    up_olean.write_text(json.dumps({"fake_olean": 1, "module": "Cheats.DefDouble.Basic", "source": up.read_text()}))
     olean = ws / ".lake" / "build" / "lib" / "lean" / "Cheats" / "ThmRoot" / "Basic.olean"
     olean.parent.mkdir(parents=True, exist_ok=True)
     honest_text = s.basic.read_text().replace("by\n  sorry", "⟨n, rfl⟩")

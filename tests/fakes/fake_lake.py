@@ -6,11 +6,20 @@ checker, comparator), printing output in the formats real Lake and Lean print
 (``shared/lean-samples/``: ``✔ [n/m] Built X (t)`` progress lines, ``warning: F:L:C:
 declaration uses `sorry``` messages, ``Build completed successfully (N jobs).``).
 
-``lake build`` "compiles" each module (and, first, the workspace modules it imports) into a
-stand-in ``.olean`` under ``.lake/build/lib/lean`` (JSON with the module's source) and a
-``.trace`` (the source's SHA-256); like Lake, an output whose trace matches the source is
-**reused**, not rebuilt ("Replayed"), so a planted output is trusted where a real Lake would
-trust it. ``lake build fyan-inspector`` (in a folder with ``FyanInspector.lean``) writes a shim
+``lake build`` follows Lake's rebuild rule for the modules it stands in for: a module owned by
+the package in the working folder (a ``lean_lib`` root of its ``lakefile.toml`` is a prefix of
+it; every module with a source when there is no lakefile) is compiled, imports first, into a
+stand-in ``.olean`` under that package's ``.lake/build/lib/lean`` (JSON with the module's
+source; a ``.trace`` with its SHA-256 beside it) when that ``.olean`` is missing or older than
+its source or than any import's ``.olean``; otherwise it is **reused**, not rebuilt
+("Replayed"), so a planted output is trusted where a real Lake would trust it. An import no
+local library owns is read from the search path (this package's build folder, then each
+``.lake/packages/*``'s) and never rebuilt; a missing one fails as Lean does (``object file …
+of module … does not exist``). Toolchain and Mathlib imports (``Init``, ``Mathlib``, …) are not
+modelled. The log prints ``✔ [i/n] Built M (t)`` lines as real Lake does
+(``tests/fixtures/lean-samples/``). What it does not model: Lake's trace hashes (it decides by
+modification time only), job parallelism, ``.ilean``/``.c`` outputs, and what compiling costs.
+Each compilation is appended to ``FAKE_LAKE_COMPILES`` when set (module, package folder). ``lake build fyan-inspector`` (in a folder with ``FyanInspector.lean``) writes a shim
 at ``.lake/build/bin/fyan-inspector`` that runs ``tests/fakes/fake_inspector.py``, the double of
 the trusted inspector (its docstring says what it emulates: notably any ``sorry``/``admit`` in
 a candidate is ``sorryAx``, unless a scenario says otherwise).
@@ -80,32 +89,94 @@ def imports_of(text: str) -> list[str]:
     return re.findall(r"(?m)^import\s+(\S+)", text)
 
 
-def olean_of(module: str) -> Path:
-    return Path(".lake/build/lib/lean") / Path(*module.split(".")).with_suffix(".olean")
+BUILD_LIB = Path(".lake/build/lib/lean")
 
 
-def compile_module(module: str, sc: dict, done: dict[str, str]) -> bool:
-    """Build ``module`` and the workspace modules it imports (imports first); ``done``: module
-    -> verb used. False when a module's source is missing."""
+def olean_of(module: str, package: Path = Path(".")) -> Path:
+    return package / BUILD_LIB / Path(*module.split(".")).with_suffix(".olean")
+
+
+def lib_roots(package: Path = Path(".")) -> list[str] | None:
+    """The module roots of the package's ``lean_lib`` targets (``roots``, default the library's
+    name), as Lake reads them from ``lakefile.toml``; None without a lakefile (the double then
+    owns every module it finds a source for)."""
+    lakefile = package / "lakefile.toml"
+    if not lakefile.is_file():
+        return None
+    import tomllib
+
+    data = tomllib.loads(lakefile.read_text())
+    return [r for lib in data.get("lean_lib", []) for r in lib.get("roots", [lib["name"]])]
+
+
+def owned(module: str, roots: list[str] | None) -> bool:
+    """Whether a library of this package owns ``module`` (a root is a prefix of it, Lake's
+    ``LeanLib.isLocalModule``)."""
+    if roots is None:
+        return module_file(module).is_file()
+    return any(module == r or module.startswith(r + ".") for r in roots)
+
+
+def search_path() -> list[Path]:
+    """Where ``lean`` looks for the ``.olean`` of a module no local library owns: this
+    package's build folder, then each dependency's (``.lake/packages/*``), as ``LEAN_PATH``."""
+    out = [BUILD_LIB]
+    packages = Path(".lake/packages")
+    if packages.is_dir():
+        out += [p / BUILD_LIB for p in sorted(packages.iterdir())]
+    return out
+
+
+class BuildError(Exception):
+    pass
+
+
+def compile_module(module: str, sc: dict, done: dict[str, str], roots: list[str] | None = None) -> int:
+    """Bring ``module`` up to date with Lake's rebuild rule, imports first; returns its
+    ``.olean``'s modification time (ns). ``done``: module -> verb (``Built``/``Replayed``).
+
+    A module owned by this package is recompiled when its ``.olean`` is missing or older than
+    its source or than any import's ``.olean``; the output lands in this package's
+    ``.lake/build/lib/lean``. An import no local library owns must already be compiled
+    somewhere on the search path (``search_path``); it is read, never rebuilt. Raises
+    ``BuildError`` with Lake's/Lean's message otherwise."""
     if module in done:
-        return True
+        return olean_of(module).stat().st_mtime_ns
     path = module_file(module)
     if not path.is_file():
-        return False
+        raise BuildError(f"error: no such file or directory (error code: 2)\n  file: ./{path.as_posix()}")
     text = path.read_text()
+    newest = path.stat().st_mtime_ns
     for dep in imports_of(text):
-        if module_file(dep).is_file() and not compile_module(dep, sc, done):
-            return False
-    digest = hashlib.sha256(text.encode()).hexdigest()
+        if owned(dep, roots) and module_file(dep).is_file():
+            newest = max(newest, compile_module(dep, sc, done, roots))
+            continue
+        if dep.split(".")[0] in ("Init", "Mathlib", "Std", "Lean", "Batteries", "Aesop", "Qq"):
+            continue  # the toolchain's and Mathlib's modules: not modelled
+        found = next((d / olean_of(dep) for d in search_path() if (d / olean_of(dep)).is_file()), None)
+        if found is None:
+            raise BuildError(f"error: {path.as_posix()}:1:0: object file {olean_of(dep).as_posix()} "
+                             f"of module {dep} does not exist")
+        newest = max(newest, found.stat().st_mtime_ns)
     olean, trace = olean_of(module), olean_of(module).with_suffix(".trace")
-    if olean.is_file() and trace.is_file() and trace.read_text() == digest:
+    if olean.is_file() and olean.stat().st_mtime_ns >= newest:
         done[module] = "Replayed"  # Lake trusts an up-to-date output
-        return True
+        return olean.stat().st_mtime_ns
     olean.parent.mkdir(parents=True, exist_ok=True)
     olean.write_text(json.dumps({"fake_olean": 1, "module": module, "source": text}))
-    trace.write_text(digest)
+    trace.write_text(hashlib.sha256(text.encode()).hexdigest())
     done[module] = "Built"
-    return True
+    compiled = os.environ.get("FAKE_LAKE_COMPILES")
+    if compiled:  # one line per module compilation, for tests and scripts/bench_builds.py
+        try:
+            with open(compiled, "a") as fh:
+                fh.write(json.dumps({"module": module, "package": os.getcwd()}) + "\n")
+        except OSError:
+            pass
+    mtime = max(olean.stat().st_mtime_ns, newest)
+    if mtime != olean.stat().st_mtime_ns:  # a clock behind a source written "in the future"
+        os.utime(olean, ns=(mtime, mtime))
+    return mtime
 
 
 def build(modules: list[str], sc: dict) -> int:
@@ -116,16 +187,30 @@ def build(modules: list[str], sc: dict) -> int:
     if sc.get("build_hook") and (not sc.get("build_only") or set(modules) & set(sc["build_only"])):
         subprocess.run([sc["build_hook"]], check=False)
     done: dict[str, str] = {}
+    roots = lib_roots()
     if "output" in spec:  # the given output; the modules are still compiled when it says success
         if int(spec.get("exit", 0)) == 0:
-            for module in modules:
-                compile_module(module, sc, done)
+            try:
+                for module in modules:
+                    compile_module(module, sc, done, roots)
+            except BuildError:
+                pass
         module = modules[-1]
         print(spec["output"].replace("@MODULE@", module).replace("@FILE@", module_file(module).as_posix()))
         return int(spec.get("exit", 0))
     for module in modules:
-        if not compile_module(module, sc, done):
+        if roots is not None and not owned(module, roots):
+            print(f"error: unknown target '{module}'")
+            return 1
+        if not module_file(module).is_file() and roots is None:
             print(f"error: unknown module '{module}'")
+            return 1
+        try:
+            compile_module(module, sc, done, roots)
+        except BuildError as e:
+            print(f"✖ [{len(done) + 1}/{len(done) + 1}] Building {module}")
+            print(e)
+            print("error: build failed")
             return 1
     total = len(done)
     for i, (module, verb) in enumerate(done.items(), start=1):
