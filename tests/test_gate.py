@@ -568,7 +568,11 @@ def test_an_instance_of_the_unit_itself_cannot_change_what_its_statement_means(h
     ("echo 'package forged' > lakefile.lean", "lakefile.lean was created at the top of the workspace"),
     ("echo 'name = \"forged\"' > lakefile.toml", "lakefile.toml was changed or removed"),
     ("rm .lake/packages && mkdir .lake/packages", ".lake/packages was changed or removed"),
-    ("echo x > Cheats/DefDouble/Basic.lean", "Cheats/DefDouble/Basic.lean was changed or removed"),
+    # the upstream unit is read compiled (issue 15): its recorded .olean, never rebuilt here
+    ("echo x > .lake/build/lib/lean/Cheats/DefDouble/Basic.olean",
+     ".lake/build/lib/lean/Cheats/DefDouble/Basic.olean was changed or removed"),
+    ("rm .lake/build/lib/lean/Cheats/DefDouble/Basic.olean",
+     ".lake/build/lib/lean/Cheats/DefDouble/Basic.olean was changed or removed"),
 ])
 def test_compile_time_code_that_tampers_with_the_gate_workspace_fails_the_build(honest, fake_lake, plant, fragment):
     """Attack review: code that runs while the candidate compiles (a lint evasion) could plant an

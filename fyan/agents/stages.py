@@ -249,7 +249,7 @@ def prove(s: StageSession, u: UnitContext) -> None:
 def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str], current: str) -> tuple[str, str, bool]:
     """One command-agent iteration: the agent edits Basic.lean in the unit workspace; its
     change is the candidate (the model-written part, re-rendered by Fyan)."""
-    ws = prepare_workspace(u.project, u.unit, {"Basic": current})
+    ws = prepare_workspace(u.project, u.unit, {"Basic": current}, store=u.store)
     rel = ws.module_file(unit_module(u.project, u.unit, "Basic")).relative_to(ws.root).as_posix()
     response = s.ask("prove_agent", {**values, "file": rel}, workspace=ws.root)
     changed = response.files.get(rel)
@@ -282,7 +282,7 @@ def review_candidate(u: UnitContext, text: str, lake: Path | None, iteration: in
 def _compile_feedback(u: UnitContext, text: str, lake: Path, iteration: int) -> str | None:
     """Build the candidate; None when it compiles without errors or sorry, else the diagnostics."""
     cfg = u.project.config.lean
-    ws = prepare_workspace(u.project, u.unit, {"Basic": text})
+    ws = prepare_workspace(u.project, u.unit, {"Basic": text}, store=u.store)
     module = unit_module(u.project, u.unit, "Basic")
     proc = run_process([str(lake), "build", module], cwd=ws.root, timeout_s=cfg.build_timeout, memory_mb=cfg.memory_limit_mb,
                        sandbox=cfg.sandbox, confinement=project_confinement(

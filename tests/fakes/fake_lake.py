@@ -153,7 +153,8 @@ def compile_module(module: str, sc: dict, done: dict[str, str], roots: list[str]
             continue
         if dep.split(".")[0] in ("Init", "Mathlib", "Std", "Lean", "Batteries", "Aesop", "Qq"):
             continue  # the toolchain's and Mathlib's modules: not modelled
-        found = next((d / olean_of(dep) for d in search_path() if (d / olean_of(dep)).is_file()), None)
+        rel = Path(*dep.split(".")).with_suffix(".olean")
+        found = next((d / rel for d in search_path() if (d / rel).is_file()), None)
         if found is None:
             raise BuildError(f"error: {path.as_posix()}:1:0: object file {olean_of(dep).as_posix()} "
                              f"of module {dep} does not exist")
