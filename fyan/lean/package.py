@@ -134,11 +134,12 @@ def workspace_lakefile(text: str, lib: str, roots: list[str]) -> str:
     value = "roots = [" + ", ".join(f'"{r}"' for r in roots) + "]"
     blocks = re.split(r"(?m)^(?=\[)", text)
     for i, block in enumerate(blocks):
-        if block.startswith("[[lean_lib]]") and re.search(rf'(?m)^name\s*=\s*"{re.escape(lib)}"\s*$', block):
+        if block.startswith("[[lean_lib]]") and re.search(rf'(?m)^name[ \t]*=[ \t]*"{re.escape(lib)}"[ \t]*$', block):
             if re.search(r"(?m)^roots\s*=", block):
-                block = re.sub(r"(?m)^roots\s*=.*$", value, block)
+                block = re.sub(r"(?m)^roots[ \t]*=.*$", lambda m: value, block)
             else:
-                block = re.sub(rf'(?m)^(name\s*=\s*"{re.escape(lib)}"\s*)$', rf"\1\n{value}", block, count=1)
+                block = re.sub(rf'(?m)^(name[ \t]*=[ \t]*"{re.escape(lib)}"[ \t]*)$', lambda m: f"{m.group(1)}\n{value}", block,
+                           count=1)
             blocks[i] = block
             return "".join(blocks)
     raise LakefileError(f'the project\'s lakefile.toml has no [[lean_lib]] with name = "{lib}"; restore it '
