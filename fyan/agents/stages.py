@@ -288,7 +288,7 @@ def _compile_feedback(u: UnitContext, text: str, lake: Path, iteration: int) -> 
                        sandbox=cfg.sandbox, confinement=project_confinement(
                            u.project.paths.root, [ws.root], lake=lake,
                            extra_readable=[Path(p).expanduser() for p in cfg.sandbox_readable]),
-                       log_path=u.attempt_dir / f"iteration-{iteration}-build.log")
+                       log_path=u.attempt_dir / f"iteration-{iteration}-build.log", lean_kind="build")
     log = parse_lake_output(proc.output)
     rel = ws.module_file(module).relative_to(ws.root).as_posix()
     problems = [d for d in log.in_files({rel}) if d.severity == "error" or d.is_sorry]

@@ -573,7 +573,8 @@ class _Gate:
                      required=True, checker=str(checker))
             return
         proc = lake_env(tc, self.ws.root, [str(checker), self.module], self.project.config.lean, self.log_dir,
-                        "kernel-replay", confinement=self.ws.confinement(tc, readable=[checker.parent]))
+                        "kernel-replay", confinement=self.ws.confinement(tc, readable=[checker.parent]),
+                        kind="kernel_replay")
         ok = proc.ok
         out = [line.strip() for line in proc.output.splitlines() if line.strip()]
         tail = [next((line for line in out if "error" in line or "exception" in line), out[0] if out else "no output")]
@@ -602,7 +603,8 @@ class _Gate:
         path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         proc = lake_env(tc, self.ws.root, [str(comparator), str(path.resolve())], self.project.config.lean,
                         self.log_dir, "comparator",
-                        confinement=self.ws.confinement(tc, more_writable=[self.log_dir], readable=[comparator.parent]))
+                        confinement=self.ws.confinement(tc, more_writable=[self.log_dir], readable=[comparator.parent]),
+                        kind="comparator")
         out = [line.strip() for line in proc.output.splitlines() if line.strip()]
         self.put("comparator", proc.ok, f"comparator accepts {self.module} against the audited statement" if proc.ok
                  else f"comparator rejects {self.module} ({proc.describe()}): {(out[-1] if out else 'no output')[:200]}",

@@ -75,6 +75,10 @@ CREATE TABLE IF NOT EXISTS model_calls (
     tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, cost REAL NOT NULL,
     latency_s REAL NOT NULL, cache_hit INTEGER NOT NULL, replay INTEGER NOT NULL, ts REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS lean_peaks (
+    unit TEXT NOT NULL, kind TEXT NOT NULL, peak_mb INTEGER NOT NULL, updated_at REAL NOT NULL,
+    PRIMARY KEY (unit, kind)
+);
 CREATE TABLE IF NOT EXISTS post_runs (
     id INTEGER PRIMARY KEY, unit TEXT NOT NULL REFERENCES units(id), task TEXT NOT NULL,
     gate_run_id INTEGER NOT NULL, status TEXT NOT NULL, started_at REAL NOT NULL,
@@ -304,6 +308,11 @@ class Store:
         rows = self._rows("SELECT MAX(id) AS id FROM stage_runs WHERE unit = ? AND stage = 'gate' AND status = 'succeeded'",
                           (unit,))
         return rows[0]["id"] if rows else None
+
+    def lean_peaks(self) -> dict[tuple[str, str], int]:
+        """(unit, process kind) → the largest peak resident memory (MiB) recorded for a Lean
+        process of that kind for that unit (``fyan.lean.admission``)."""
+        return {(r["unit"], r["kind"]): r["peak_mb"] for r in self._rows("SELECT unit, kind, peak_mb FROM lean_peaks")}
 
     def meta_all(self) -> dict[str, str]:
         """Every ``meta`` row (schema version, session start, intake facts)."""
