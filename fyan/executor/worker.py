@@ -162,6 +162,7 @@ def _execute(payload: bytes, runtime: Runtime | None, site: Site, fetch: Fetch) 
                            error_kind="environment", error_type="MirrorError")
         timings["inputs_s"] = time.monotonic() - t0
         try:
+            admission.configure_once(config.lean)  # a worker process: its task's [lean] settings
             with admission.for_unit(run.unit):  # its Lean processes are admitted by memory as this unit's
                 return _run(spec, run, config, mirror, attempt_dir, prompts, cassette, runtime, site, timings, t0)
         finally:

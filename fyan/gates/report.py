@@ -54,7 +54,7 @@ class GateReport(BaseModel):
     #: a passing gate's compiled module (``fyan.lean.trusted.module_outputs``: ``Basic.olean``
     #: as its build wrote it and ``Basic.olean.json``, base64): the gateway records them under
     #: ``units/<unit>/`` and dependents read the ``.olean`` instead of compiling the unit again
-    #: (issue 15); not written to ``report.json``, which shows the ``.olean``'s SHA-256
+    #: (issue 15); neither is written to ``report.json`` (the artifacts record the SHA-256)
     module_outputs_b64: dict[str, str] | None = None
     module_olean_sha256: str | None = None
 
@@ -72,7 +72,7 @@ class GateReport(BaseModel):
 
 
 def report_json(report: GateReport) -> bytes:
-    return json.dumps(report.model_dump(mode="json", exclude={"module_outputs_b64"}), indent=2, sort_keys=False).encode("utf-8") + b"\n"
+    return json.dumps(report.model_dump(mode="json", exclude={"module_outputs_b64", "module_olean_sha256"}), indent=2, sort_keys=False).encode("utf-8") + b"\n"
 
 
 def report_text(report: GateReport) -> str:

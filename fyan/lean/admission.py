@@ -97,6 +97,8 @@ class Admission:
         self._queue: list[Ticket] = []
         self.peak_admitted_mb = 0
         self.peak_running = 0
+        #: set by ``configure`` (the defaults are in force until then)
+        self.configured = False
 
     def cost(self, kind: str, unit: str | None) -> int:
         """What a process of ``kind`` for ``unit`` is charged, MiB."""
@@ -191,8 +193,18 @@ def configure(config, *, peaks: dict[tuple[str, str], int] | None = None,
         adm.peaks = dict(peaks or {})
         adm.recorder = recorder
         adm.peak_admitted_mb = adm.peak_running = 0
+        adm.configured = True
         adm._cond.notify_all()
     return adm
+
+
+def configure_once(config) -> Admission:
+    """``configure`` with ``config`` unless this process's admission was configured already
+    (by the engine, with its recorder): what a worker process does with its task's
+    configuration."""
+    if not _current.configured:
+        configure(config)
+    return _current
 
 
 def peak_admitted_mb() -> int:
