@@ -71,8 +71,9 @@ def fake_toolchain(folder: Path) -> Path:
 
 
 class LeanMeter:
-    """Counts Lean processes running at once (every ``lake`` call Fyan makes goes through
-    ``fyan.lean.lake.run_process``), each at ``memory_limit_mb``."""
+    """Counts Lean processes running at once (each ``lake`` process Fyan starts runs inside
+    ``fyan.lean.runner.ProcessGroup.collect``, after any wait for memory), each at
+    ``memory_limit_mb``."""
 
     def __init__(self, cost_mb: int) -> None:
         self.cost_mb = cost_mb
@@ -95,7 +96,7 @@ class LeanMeter:
 
 
 def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict:
-    import fyan.lean.lake as lake_mod
+    import fyan.lean.runner as runner
     from fyan.gates.stages import CheckOutcome
     from fyan.lean import trusted
     from fyan.lean.lake import lake_build
@@ -119,8 +120,8 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
     assert disc.toolchain is not None, disc.problem
     tc = disc.toolchain
     meter = LeanMeter(cfg.memory_limit_mb)
-    original = lake_mod.run_process
-    lake_mod.run_process = meter.wrap(original)
+    original = runner.ProcessGroup.collect
+    runner.ProcessGroup.collect = meter.wrap(original)
     if admission is not None:
         admission.configure(cfg)
     failures = {unit_id(i): min(3, int(rng.expovariate(1 / args.failed))) if args.failed else 0 for i in deps}
@@ -204,7 +205,7 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
                 done.add(running.pop(f))
     elapsed = time.monotonic() - start
     gw.close()
-    lake_mod.run_process = original
+    runner.ProcessGroup.collect = original
     compiles = [json.loads(line) for line in Path(os.environ["FAKE_LAKE_COMPILES"]).read_text().splitlines()]
     os.environ["FAKE_LAKE_COMPILES"] = str(work / f"compiles-{name}-next.jsonl")
     places = Counter()

@@ -109,20 +109,22 @@ def test_the_unit_comes_from_the_context_and_the_budget_from_the_configuration()
 
 
 def test_a_lean_process_is_measured_and_its_peak_recorded(tmp_path):
-    """The peak resident memory comes from wait4 (the process and what it waited for)."""
+    """The peak resident memory comes from wait4 (the process and what it waited for). It
+    includes the forked child's pages before exec (Fyan's own size), so the allocation here is
+    well above that."""
     seen = []
     admission.configure(LeanSection(memory_budget_mb=100000), recorder=lambda *a: seen.append(a))
     try:
-        grow = "b = bytearray(80 * 2**20); b[::4096] = b'x' * len(b[::4096]); print('ok')"
+        grow = "b = bytearray(768 * 2**20); b[::4096] = b'x' * len(b[::4096]); print('ok')"
         with admission.for_unit("u1"):
             proc = run_process([sys.executable, "-c", grow], cwd=tmp_path, timeout_s=60, sandbox="off",
                                lean_kind="build")
-        assert proc.ok and proc.peak_rss_mb is not None and proc.peak_rss_mb >= 80
+        assert proc.ok and proc.peak_rss_mb is not None and proc.peak_rss_mb >= 768
         assert proc.admission_wait_s is not None
-        assert seen and seen[0][:2] == ("u1", "build") and seen[0][2] >= 80
+        assert seen and seen[0][:2] == ("u1", "build") and seen[0][2] >= 768
         small = run_process([sys.executable, "-c", "print(1)"], cwd=tmp_path, timeout_s=60, sandbox="off")
-        assert small.peak_rss_mb is not None and small.peak_rss_mb < 80 and small.admission_wait_s is None
-        assert len(seen) == 1  # not a Lean process: not recorded
+        assert small.peak_rss_mb is not None and small.peak_rss_mb < proc.peak_rss_mb - 256
+        assert small.admission_wait_s is None and len(seen) == 1  # not a Lean process: not recorded
     finally:
         admission.configure(LeanSection())
 

@@ -77,7 +77,9 @@ class ProcessResult(BaseModel):
     refused: bool = Field(default=False, description="Not run because [lean] sandbox = require and bwrap is unusable")
     note: str | None = Field(default=None, description="Sandbox, timeout, memory or refusal notes for the report")
     peak_rss_mb: float | None = Field(default=None, description="Peak resident memory of the command and the "
-                                      "processes it waited for, MiB (wait4's ru_maxrss); None when not measured")
+                                      "processes it waited for, MiB (wait4's ru_maxrss; it includes the forked "
+                                      "child's pages before exec, i.e. at least Fyan's own size); None when not "
+                                      "measured")
     admission_wait_s: float | None = Field(default=None, description="Seconds a Lean process waited for memory "
                                            "([lean] memory_budget_mb)")
 
