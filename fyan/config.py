@@ -200,6 +200,12 @@ class LeanSection(_Section):
     )
     build_timeout: float = Field(default=900.0, gt=0, description="Seconds per `lake` call.")
     memory_limit_mb: int = Field(default=8192, gt=0, description="Address-space limit per build, MiB.")
+    memory_budget_mb: int | None = Field(
+        default=None, gt=0,
+        description="MiB that Lean processes (builds, inspector, kernel replay, shadow compiles) may use together; "
+        "each is charged the peak memory recorded for its kind and unit, else memory_limit_mb; one larger than the "
+        "budget runs alone. Unset: 75% of this machine's RAM. Separate from [scheduler] parallelism (agent slots).",
+    )
     sandbox: Literal["require", "auto", "off"] = Field(
         default="require",
         description="How model-written code (Lean builds of candidates, command agents) is confined: "

@@ -46,6 +46,16 @@ def _clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def lean_waiting_text(lean: dict) -> str:
+    """``2 Lean process(es) wait for memory (build u1, inspector u2; 12288 of 16384 MiB in use)``
+    for a ``LiveState.lean`` snapshot."""
+    waiting = lean.get("waiting", [])
+    who = ", ".join(" ".join(x for x in (w["kind"], w.get("unit") or "") if x) for w in waiting[:3])
+    more = ", ..." if len(waiting) > 3 else ""
+    return (f"{len(waiting)} Lean process(es) wait for memory ({who}{more}; "
+            f"{lean.get('used_mb', 0)} of {lean.get('budget_mb', 0)} MiB in use)")
+
+
 def heartbeat_text(live: LiveState, now: float | None = None) -> str:
     """One line: jobs in flight with elapsed time, unit counts, elapsed run time, outages."""
     now = time.time() if now is None else now
@@ -61,6 +71,8 @@ def heartbeat_text(live: LiveState, now: float | None = None) -> str:
                      + "".join(f", {n} {k}" for k, n in sorted(live.counts.items()) if k != "complete"))
     if live.waiting:
         parts.append(f"{live.waiting} unit(s) wait for their provider")
+    if live.lean_waiting:
+        parts.append(lean_waiting_text(live.lean))
     for o in live.outages:
         parts.append(o.describe(now))
     if live.started:

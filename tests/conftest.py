@@ -50,12 +50,19 @@ class FakeLake:
         self.path = tmp / "lake"
         self.log = tmp / "calls.jsonl"
         self.scenario_file = tmp / "scenario.json"
+        self.compiles_file = tmp / "compiles.jsonl"
         self.path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests/fakes/fake_lake.py"}" "$@"\n')
         self.path.chmod(0o755)
 
     def scenario(self, data: dict) -> None:
         self.scenario_file.write_text(json.dumps(data))
         os.environ["FAKE_LAKE_SCENARIO"] = str(self.scenario_file)
+
+    def compiles(self) -> list[dict]:
+        """Every module compilation the double made: ``{"module", "package"}`` (package folder)."""
+        if not self.compiles_file.exists():
+            return []
+        return [json.loads(line) for line in self.compiles_file.read_text().splitlines()]
 
     def calls(self) -> list[dict]:
         if not self.log.exists():
@@ -68,6 +75,7 @@ def fake_lake(tmp_path_factory, monkeypatch) -> FakeLake:
     fake = FakeLake(tmp_path_factory.mktemp("fake-lake"))
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
     monkeypatch.setenv("FAKE_LAKE_LOG", str(fake.log))
+    monkeypatch.setenv("FAKE_LAKE_COMPILES", str(fake.compiles_file))
     # the double is not untrusted code, and it writes its call log outside the workspace, which
     # the bubblewrap sandbox makes read-only: run it unsandboxed (as
     # scripts/build_example_cassette.py does; tests/test_sandbox.py exercises the sandbox itself)

@@ -59,6 +59,16 @@ def test_example_completes_in_dependency_order_with_a_clean_toolchain(example, f
     for u in store.units():
         assert f"import TasteNumberTheory.{u.module}.Basic" in root
         assert (example / "lean" / "TasteNumberTheory" / u.module / "Basic.lean").is_file()
+        # ... compiled once, by its gate (issue 15): the recorded .olean, read-only in the package
+        olean = example / "lean" / ".lake" / "build" / "lib" / "lean" / "TasteNumberTheory" / u.module / "Basic.olean"
+        assert olean.read_bytes() == (example / "units" / u.id / "Basic.olean").read_bytes()
+        assert olean.stat().st_mode & 0o222 == 0
+    # every gate (and freeze) workspace compiled its own unit's modules only, never an upstream unit
+    modules = {u.id: f"TasteNumberTheory.{u.module}." for u in store.units()}
+    gate_compiles = [(c["package"].split("/.fyan/gate/")[1].split("/")[0], c["module"]) for c in fake_lake.compiles()
+                     if "/.fyan/gate/" in c["package"]]
+    assert gate_compiles and all(m.startswith(modules[unit]) for unit, m in gate_compiles), \
+        [(u, m) for u, m in gate_compiles if not m.startswith(modules[u])]
     downstream = (example / "units" / "theorem-8" / "Basic.lean").read_text()
     assert "import TasteNumberTheory.Definition1.Basic" in downstream
     assert "import TasteNumberTheory.DefDivides.Basic" in downstream

@@ -489,6 +489,12 @@ def test_outputs_planted_in_the_agents_workspace_are_never_used(fake_lake, tmp_p
     src = ws / "Cheats" / "ThmRoot" / "Basic.lean"
     src.parent.mkdir(parents=True, exist_ok=True)
     src.write_text(s.basic.read_text())
+    up = ws / "Cheats" / "DefDouble" / "Basic.lean"  # the upstream unit it imports
+    up.parent.mkdir(parents=True, exist_ok=True)
+    up.write_bytes((s.project.paths.unit("def-double") / "Basic.lean").read_bytes())
+    up_olean = ws / ".lake" / "build" / "lib" / "lean" / "Cheats" / "DefDouble" / "Basic.olean"
+    up_olean.parent.mkdir(parents=True, exist_ok=True)
+    up_olean.write_text(json.dumps({"fake_olean": 1, "module": "Cheats.DefDouble.Basic", "source": up.read_text()}))
     olean = ws / ".lake" / "build" / "lib" / "lean" / "Cheats" / "ThmRoot" / "Basic.olean"
     olean.parent.mkdir(parents=True, exist_ok=True)
     honest_text = s.basic.read_text().replace("by\n  sorry", "⟨n, rfl⟩")
@@ -562,7 +568,11 @@ def test_an_instance_of_the_unit_itself_cannot_change_what_its_statement_means(h
     ("echo 'package forged' > lakefile.lean", "lakefile.lean was created at the top of the workspace"),
     ("echo 'name = \"forged\"' > lakefile.toml", "lakefile.toml was changed or removed"),
     ("rm .lake/packages && mkdir .lake/packages", ".lake/packages was changed or removed"),
-    ("echo x > Cheats/DefDouble/Basic.lean", "Cheats/DefDouble/Basic.lean was changed or removed"),
+    # the upstream unit is read compiled (issue 15): its recorded .olean, never rebuilt here
+    ("echo x > .lake/build/lib/lean/Cheats/DefDouble/Basic.olean",
+     ".lake/build/lib/lean/Cheats/DefDouble/Basic.olean was changed or removed"),
+    ("rm .lake/build/lib/lean/Cheats/DefDouble/Basic.olean",
+     ".lake/build/lib/lean/Cheats/DefDouble/Basic.olean was changed or removed"),
 ])
 def test_compile_time_code_that_tampers_with_the_gate_workspace_fails_the_build(honest, fake_lake, plant, fragment):
     """Attack review: code that runs while the candidate compiles (a lint evasion) could plant an

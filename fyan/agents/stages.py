@@ -266,7 +266,7 @@ def prove(s: StageSession, u: UnitContext) -> None:
 def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str], current: str) -> tuple[str, str, bool]:
     """One command-agent iteration: the agent edits Basic.lean in the unit workspace; its
     change is the candidate (the model-written part, re-rendered by Fyan)."""
-    ws = prepare_workspace(u.project, u.unit, {"Basic": current})
+    ws = prepare_workspace(u.project, u.unit, {"Basic": current}, store=u.store)
     rel = ws.module_file(unit_module(u.project, u.unit, "Basic")).relative_to(ws.root).as_posix()
     response = s.ask("prove_agent", {**values, "file": rel}, workspace=ws.root)
     changed = response.files.get(rel)
@@ -299,13 +299,13 @@ def review_candidate(u: UnitContext, text: str, lake: Path | None, iteration: in
 def _compile_feedback(u: UnitContext, text: str, lake: Path, iteration: int) -> str | None:
     """Build the candidate; None when it compiles without errors or sorry, else the diagnostics."""
     cfg = u.project.config.lean
-    ws = prepare_workspace(u.project, u.unit, {"Basic": text})
+    ws = prepare_workspace(u.project, u.unit, {"Basic": text}, store=u.store)
     module = unit_module(u.project, u.unit, "Basic")
     proc = run_process([str(lake), "build", module], cwd=ws.root, timeout_s=cfg.build_timeout, memory_mb=cfg.memory_limit_mb,
                        sandbox=cfg.sandbox, confinement=project_confinement(
                            u.project.paths.root, [ws.root], lake=lake,
                            extra_readable=[Path(p).expanduser() for p in cfg.sandbox_readable]),
-                       log_path=u.attempt_dir / f"iteration-{iteration}-build.log")
+                       log_path=u.attempt_dir / f"iteration-{iteration}-build.log", lean_kind="build")
     log = parse_lake_output(proc.output)
     rel = ws.module_file(module).relative_to(ws.root).as_posix()
     problems = [d for d in log.in_files({rel}) if d.severity == "error" or d.is_sorry]

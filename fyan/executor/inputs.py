@@ -27,8 +27,10 @@ from fyan.state.store import Store
 
 #: Files of ``lean/`` a task gets (the Lake package's configuration; modules come with interfaces)
 PACKAGE_FILES = ("lakefile.toml", "lakefile.lean", "lean-toolchain", "lake-manifest.json")
-#: Files of an upstream unit its dependents read (statement, proof module)
-INTERFACE_FILES = ("problem.tex", "Basic.lean", "adoption.json")
+#: Files of an upstream unit its dependents read (statement, proof module, its adoption record,
+#: and the module as the gate that completed the unit compiled it: dependents read it instead of
+#: compiling it again)
+INTERFACE_FILES = ("problem.tex", "Basic.lean", "adoption.json", "Basic.olean", "Basic.olean.json")
 #: ``meta`` rows a task gets (the session start decides which environment failures still block)
 TASK_META = ("schema_version", "project_id", "session_started", "session_scoped", "head_token")
 

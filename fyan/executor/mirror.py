@@ -20,9 +20,12 @@ the head, which only takes the task's result.
   and rows, so two tasks of the same unit — a task the head gave up on and its successor —
   never interleave.
 
-Issue 15 seam: a node keeping one Mathlib per toolchain pin is ``Site.lake_packages``; a cache
-of upstream build outputs keyed by module content can hang off ``Mirror.ensure_interface``,
-which sees every upstream module a node receives, with its hash.
+Compiled upstream modules (issue 15): an interface carries the ``.olean`` the gate that
+completed the unit compiled (``units/<unit>/Basic.olean``, with its recorded SHA-256), and the
+mirror puts it into its ``lean/.lake/build/lib/lean`` (read-only), so a node compiles no
+upstream unit: it keeps each one as long as the interface version (the completing gate run,
+hence the module's content) stays, and the gate checks each against its recorded hash. A node
+keeping one Mathlib per toolchain pin is ``Site.lake_packages``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import msgpack
 
 from fyan.executor.inputs import safe_join
 from fyan.executor.payload import PayloadError, TaskSpec, UnitData, decode_unit, interface_key
+from fyan.lean.package import olean_path, place_output
 from fyan.state.replica import Replica, ReplicaError
 from fyan.state.store import Store
 
@@ -202,10 +206,18 @@ class Mirror:
                 p.unlink(missing_ok=True)
                 _written.pop(p, None)
         _listed[key] = wanted
-        if data.version == 0 and data.rows.get("units"):
+        if not data.rows.get("units"):
+            return
+        module = f"{lib}.{data.rows['units'][0]['module']}.Basic"
+        output = olean_path(self.root / "lean", module)
+        olean = data.files.get(f"units/{data.unit}/Basic.olean")
+        if data.version == 0:
             module_dir = self.root / "lean" / lib / str(data.rows["units"][0]["module"])
             if module_dir.is_dir():
                 shutil.rmtree(module_dir)
+            output.unlink(missing_ok=True)
+        elif olean is not None:  # an upstream unit's compiled module: the node's cache of it
+            place_output(output, olean)
 
     # -- interfaces --------------------------------------------------------------------------
     def ensure_interface(self, project_id: str, unit: str, version: int, fetch: Fetch, lib: str) -> None:

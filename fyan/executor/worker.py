@@ -37,6 +37,7 @@ from fyan.executor.mirror import Fetch, Mirror, MirrorError, Site, prompts_folde
 from fyan.executor.payload import (
     ModelCall, PayloadError, TaskResult, TaskSpec, decode_spec, encode_result, inputs_digest,
 )
+from fyan.lean import admission
 from fyan.state.models import Stage, StageRun
 
 #: Name of the file a recording provider appends to inside the attempt folder (returned to the
@@ -161,7 +162,9 @@ def _execute(payload: bytes, runtime: Runtime | None, site: Site, fetch: Fetch) 
                            error_kind="environment", error_type="MirrorError")
         timings["inputs_s"] = time.monotonic() - t0
         try:
-            return _run(spec, run, config, mirror, attempt_dir, prompts, cassette, runtime, site, timings, t0)
+            admission.configure_once(config.lean)  # a worker process: its task's [lean] settings
+            with admission.for_unit(run.unit):  # its Lean processes are admitted by memory as this unit's
+                return _run(spec, run, config, mirror, attempt_dir, prompts, cassette, runtime, site, timings, t0)
         finally:
             shutil.rmtree(attempt_dir, ignore_errors=True)
 

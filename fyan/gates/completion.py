@@ -53,7 +53,9 @@ pass. Gate runs of one unit are serialized by a lock (``GateLock``), so ``fyan g
 
 from __future__ import annotations
 
+import base64
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -161,6 +163,8 @@ class _Gate:
         self.results: dict[str, CheckResult] = {}
         self.module = unit_module(project, unit)
         self.ws: trusted.GateWorkspace | None = None
+        #: the candidate module's compiled output right after its build (issue 15)
+        self.outputs: dict[str, bytes] = {}
         self.build: BuildResult | None = None
         self.inspector: InspectorBuild | None = None
         self.inspection: Inspection | None = None
@@ -245,18 +249,29 @@ class _Gate:
             checks += shadow_checks(self.project, self.unit, source, roots, self.discovery, self.log_dir,
                                     built=self.results["build"].passed,
                                     workspace=self.ws.root if self.ws is not None else None, inspector=self.inspector)
+            passed = all(c.passed for c in checks if c.required)
+            olean = self._checked_output() if passed else {}
         finally:
             if self.ws is not None:
                 self.ws.remove()
         tc = self.discovery.toolchain
         return GateReport(
-            unit=self.unit.id, passed=all(c.passed for c in checks if c.required), roots=roots, checks=checks,
+            unit=self.unit.id, passed=passed, roots=roots, checks=checks, **olean,
             toolchain=tc.version if tc else None, toolchain_pin=self.pin, sandbox=sandbox_statement(self.project),
             inspector=(f"{self.inspector.executable} (sha256 {self.inspector.sha256[:16]}…; {self.inspector.note})"
                        if self.inspector is not None else None),
             workspace=self.rel(self.ws.root) if self.ws is not None else None,
             log_dir=self.rel(self.log_dir), environment_problem=self.environment, created_at=time.time(),
         )
+
+    def _checked_output(self) -> dict[str, Any]:
+        """The compiled module a passing gate hands over (``GateReport.module_outputs_b64``):
+        what ``trusted.module_outputs`` read right after the build, only when the inspector and
+        the kernel replay left the ``.olean`` as the build wrote it (they read that very file)."""
+        if not self.outputs or self.ws is None or trusted.module_outputs(self.ws, self.module) != self.outputs:
+            return {}
+        return {"module_outputs_b64": {k: base64.b64encode(v).decode("ascii") for k, v in self.outputs.items()},
+                "module_olean_sha256": hashlib.sha256(self.outputs["Basic.olean"]).hexdigest()}
 
     # -- Lean evidence -----------------------------------------------------------------------
     def _fail_lean(self, reason: str, *, environment: bool, **evidence: Any) -> None:
@@ -338,6 +353,7 @@ class _Gate:
             if self.build.process.refused or self.build.configuration_error is not None:
                 self.environment = self.build.reason
             return
+        self.outputs = trusted.module_outputs(self.ws, self.module)
         names = list(dict.fromkeys(f.decl for f in freezes))
         self.inspection = trusted.inspect(self.ws, self.inspector, tc, cfg, self.log_dir, name="inspect",
                                           modules=[self.module], names=names, local_prefix=self.project.config.lean_lib)
@@ -557,7 +573,8 @@ class _Gate:
                      required=True, checker=str(checker))
             return
         proc = lake_env(tc, self.ws.root, [str(checker), self.module], self.project.config.lean, self.log_dir,
-                        "kernel-replay", confinement=self.ws.confinement(tc, readable=[checker.parent]))
+                        "kernel-replay", confinement=self.ws.confinement(tc, readable=[checker.parent]),
+                        kind="kernel_replay")
         ok = proc.ok
         out = [line.strip() for line in proc.output.splitlines() if line.strip()]
         tail = [next((line for line in out if "error" in line or "exception" in line), out[0] if out else "no output")]
@@ -586,7 +603,8 @@ class _Gate:
         path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         proc = lake_env(tc, self.ws.root, [str(comparator), str(path.resolve())], self.project.config.lean,
                         self.log_dir, "comparator",
-                        confinement=self.ws.confinement(tc, more_writable=[self.log_dir], readable=[comparator.parent]))
+                        confinement=self.ws.confinement(tc, more_writable=[self.log_dir], readable=[comparator.parent]),
+                        kind="comparator")
         out = [line.strip() for line in proc.output.splitlines() if line.strip()]
         self.put("comparator", proc.ok, f"comparator accepts {self.module} against the audited statement" if proc.ok
                  else f"comparator rejects {self.module} ({proc.describe()}): {(out[-1] if out else 'no output')[:200]}",

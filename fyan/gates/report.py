@@ -51,6 +51,12 @@ class GateReport(BaseModel):
     log_dir: str | None = None
     environment_problem: str | None = None
     created_at: float
+    #: a passing gate's compiled module (``fyan.lean.trusted.module_outputs``: ``Basic.olean``
+    #: as its build wrote it and ``Basic.olean.json``, base64): the gateway records them under
+    #: ``units/<unit>/`` and dependents read the ``.olean`` instead of compiling the unit again
+    #: (issue 15); neither is written to ``report.json`` (the artifacts record the SHA-256)
+    module_outputs_b64: dict[str, str] | None = None
+    module_olean_sha256: str | None = None
 
     def check(self, name: str) -> CheckResult:
         return next(c for c in self.checks if c.name == name)
@@ -66,7 +72,7 @@ class GateReport(BaseModel):
 
 
 def report_json(report: GateReport) -> bytes:
-    return json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=False).encode("utf-8") + b"\n"
+    return json.dumps(report.model_dump(mode="json", exclude={"module_outputs_b64", "module_olean_sha256"}), indent=2, sort_keys=False).encode("utf-8") + b"\n"
 
 
 def report_text(report: GateReport) -> str:

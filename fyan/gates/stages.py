@@ -29,6 +29,9 @@ derives (reports), statements to freeze, and where to go back to after a failure
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
 from pathlib import Path
 
 import networkx as nx
@@ -332,6 +335,11 @@ def gate_outcome(report: GateReport) -> CheckOutcome:
     Formalizer."""
     derived = {"gate/report.json": report_json(report)}
     if report.passed:
+        outputs = {k: base64.b64decode(v) for k, v in (report.module_outputs_b64 or {}).items()}
+        olean = outputs.get("Basic.olean")
+        if olean is not None and set(outputs) == {"Basic.olean", "Basic.olean.json"} \
+                and hashlib.sha256(olean).hexdigest() == report.module_olean_sha256:
+            derived.update(outputs)  # the module as the gate compiled it, recorded with its SHA-256
         return CheckOutcome(True, "completion gate passed", derived=derived)
     if report.toolchain is None:
         return CheckOutcome(False, report.environment_problem or TOOLCHAIN_MISSING, derived=derived,

@@ -335,7 +335,7 @@ def build_inspector(toolchain: Toolchain, pin: str, dest_root: Path, *, timeout_
         (scratch / "lean-toolchain").write_text(pin.strip() + "\n", encoding="utf-8")
         log = (log_dir or scratch) / "inspector-build.log"
         proc = run_process([str(toolchain.lake), "build", EXECUTABLE], cwd=scratch, timeout_s=timeout_s,
-                           memory_mb=memory_mb, sandbox="off", log_path=log)
+                           memory_mb=memory_mb, sandbox="off", log_path=log, lean_kind="inspector_build")
         exe = scratch / ".lake" / "build" / "bin" / EXECUTABLE
         if not proc.ok or not exe.is_file():
             tail = [line for line in proc.output.strip().splitlines() if line.strip()][-3:]
@@ -444,7 +444,8 @@ def run_inspector(
     if confinement is None:
         confinement = Confinement(writable=(out_dir, workspace))
     proc = run_process(argv, cwd=workspace, timeout_s=config.build_timeout, memory_mb=config.memory_limit_mb,
-                       sandbox=config.sandbox, confinement=confinement, log_path=out_dir / f"{name}.log")
+                       sandbox=config.sandbox, confinement=confinement, log_path=out_dir / f"{name}.log",
+                       lean_kind="inspector")
     rel = str(out)
     if proc.refused or proc.exit_code is None:
         return Inspection(problem=f"the inspector did not finish: {proc.describe()}", process=proc,

@@ -130,7 +130,7 @@ def lake_build(toolchain: Toolchain, workspace: Path, targets: list[str], config
     proc = run_process(
         [str(toolchain.lake), "build", *targets], cwd=workspace, timeout_s=config.build_timeout,
         memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace], confinement=confinement,
-        log_path=log_path,
+        log_path=log_path, lean_kind="build",
     )
     log = parse_lake_output(proc.output)
     ok, reason = _verdict(targets, proc, log)
@@ -142,11 +142,13 @@ def lake_build(toolchain: Toolchain, workspace: Path, targets: list[str], config
 
 
 def lake_env(toolchain: Toolchain, workspace: Path, args: list[str], config: LeanSection, artifacts_dir: Path,
-             name: str, stdin_text: str | None = None, confinement: Confinement | None = None) -> ProcessResult:
+             name: str, stdin_text: str | None = None, confinement: Confinement | None = None,
+             kind: str = "env") -> ProcessResult:
     """Run ``lake env <args>`` in ``workspace`` (e.g. a kernel checker on a module) under the
-    same limits and sandbox as builds."""
+    same limits, sandbox and memory admission as builds (``kind``: the process's kind for
+    ``fyan.lean.admission``, e.g. ``kernel_replay``)."""
     return run_process(
         [str(toolchain.lake), "env", *args], cwd=workspace, timeout_s=config.build_timeout,
         memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace], confinement=confinement,
-        stdin_text=stdin_text, log_path=artifacts_dir / f"{name}.log",
+        stdin_text=stdin_text, log_path=artifacts_dir / f"{name}.log", lean_kind=kind,
     )

@@ -4,6 +4,17 @@ Layout (``<Lib>`` from ``[project] lean_lib``, ``<Unit>`` the unit's module comp
 
     lean/lakefile.toml  lean/lean-toolchain  lean/<Lib>.lean (root: imports complete units)
     lean/<Lib>/<Unit>/Basic.lean   one per complete unit (copied from units/<unit>/Basic.lean)
+    lean/.lake/build/lib/lean/<Lib>/<Unit>/Basic.olean
+                                   its module as the completion gate compiled it (copied from
+                                   units/<unit>/Basic.olean, recorded with its SHA-256; read-only)
+
+Each complete unit is compiled once, by the completion gate's trusted build (issue 15): a
+workspace (an agent's or the gate's) reads the ``.olean`` of each upstream module it imports
+instead of compiling the upstream sources again. A workspace's ``lakefile.toml`` is the
+project's with the library's ``roots`` narrowed to the unit's own namespace
+(``workspace_lakefile``), so Lake owns, and builds, only the unit's modules there and takes
+every other ``<Lib>.…`` import from the search path (the workspace's ``.lake/build/lib/lean``),
+as it does for any module no library of the package owns (Lake: ``LeanLib.isLocalModule``).
 
 A unit file is written by code around the model's declarations: the imports (upstream units
 and ``[lean] extra_imports``), ``open`` of every upstream unit's namespace, and
@@ -14,6 +25,8 @@ write imports (the ``import`` lint rejects them).
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 from pathlib import Path
 from string import Template
@@ -92,6 +105,56 @@ def model_part(text: str) -> str:
     if start < 0 or end < start:
         return text
     return text[start + len(MODEL_BEGIN) : end].strip("\n")
+
+
+#: where Lake puts a package's compiled modules (relative to the package)
+BUILD_LIB = Path(".lake") / "build" / "lib" / "lean"
+
+
+def olean_path(package: Path, module: str) -> Path:
+    """``<package>/.lake/build/lib/lean/<A>/<B>/<C>.olean`` for module ``A.B.C``."""
+    return package.joinpath(BUILD_LIB, *module.split(".")).with_suffix(".olean")
+
+
+def place_output(path: Path, data: bytes) -> None:
+    """Write a compiled module read-only (0444) at ``path``, replacing what is there atomically;
+    a no-op when it already holds ``data``."""
+    try:
+        if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    tmp.write_bytes(data)
+    tmp.chmod(0o444)
+    tmp.replace(path)
+
+
+class LakefileError(Exception):
+    """The project's ``lakefile.toml`` has no ``[[lean_lib]]`` for the project's library, so a
+    workspace's library cannot be narrowed to one unit (the message says what to do)."""
+
+
+def workspace_lakefile(text: str, lib: str, roots: list[str]) -> str:
+    """The project's ``lakefile.toml`` ``text`` with the ``[[lean_lib]]`` named ``lib`` given
+    ``roots`` (module names: the unit's namespace, e.g. ``Lib.Unit``), replacing any ``roots``
+    it had. Lake then builds only modules under those roots in the workspace and reads every
+    other import from the search path. Raises ``LakefileError`` when there is no such table."""
+    value = "roots = [" + ", ".join(f'"{r}"' for r in roots) + "]"
+    blocks = re.split(r"(?m)^(?=\[)", text)
+    for i, block in enumerate(blocks):
+        if block.startswith("[[lean_lib]]") and re.search(rf'(?m)^name[ \t]*=[ \t]*"{re.escape(lib)}"[ \t]*$', block):
+            if re.search(r"(?m)^roots\s*=", block):
+                block = re.sub(r"(?m)^roots[ \t]*=.*$", lambda m: value, block)
+            else:
+                block = re.sub(rf'(?m)^(name[ \t]*=[ \t]*"{re.escape(lib)}"[ \t]*)$', lambda m: f"{m.group(1)}\n{value}", block,
+                           count=1)
+            blocks[i] = block
+            return "".join(blocks)
+    raise LakefileError(f'the project\'s lakefile.toml has no [[lean_lib]] with name = "{lib}"; restore it '
+                        "(lake-template/lakefile.toml) or add that table")
 
 
 def _template(name: str, **values: str) -> str:
@@ -179,14 +242,38 @@ def sync_package(project: Project, store: Store, complete: list[UnitRecord] | No
             tmp.write_bytes(data)
             tmp.replace(dest)
         modules.append(unit_module(project, record))
+        _place_unit_output(project, record)
     lib_dir = project.paths.lean / lib
     if lib_dir.is_dir():
         for child in lib_dir.iterdir():
             if child.is_dir() and child.name not in keep:
                 shutil.rmtree(child)
+    built = project.paths.lean / BUILD_LIB / lib
+    if built.is_dir():  # outputs of units that are no longer complete
+        for child in built.iterdir():
+            if child.is_dir() and child.name not in keep:
+                _remove_outputs(child)
     if project.paths.lean.is_dir():
         _write_root(project, modules)
     return modules
+
+
+def _place_unit_output(project: Project, unit: UnitRecord) -> None:
+    """Put the module the completion gate compiled (``units/<unit>/Basic.olean``, published by
+    the gateway with its recorded SHA-256) into the project package's outputs; remove a stale
+    one when the unit has none (completed before issue 15: dependents then build its source)."""
+    dest = olean_path(project.paths.lean, unit_module(project, unit))
+    src = project.paths.unit(unit.id) / "Basic.olean"
+    if src.is_file():
+        place_output(dest, src.read_bytes())
+    elif dest.exists():
+        dest.unlink()
+
+
+def _remove_outputs(folder: Path) -> None:
+    for dirpath, dirnames, _ in os.walk(folder):
+        os.chmod(dirpath, 0o755)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 #: root module path -> ((st_mtime_ns, st_size) of the file as last written here, its imports):
@@ -229,6 +316,7 @@ def add_unit_module(project: Project, unit: UnitRecord) -> str:
         tmp = dest.with_suffix(".tmp")
         tmp.write_bytes(data)
         tmp.replace(dest)
+    _place_unit_output(project, unit)
     root = project.paths.lean / f"{lib}.lean"
     imports = _root_imports(root, lib)
     if module in imports:

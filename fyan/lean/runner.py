@@ -38,6 +38,7 @@ command agent and SA-Pass; it never raises for a failing command.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -46,6 +47,7 @@ import signal
 import subprocess
 import threading
 import time
+from typing import Any
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -74,6 +76,12 @@ class ProcessResult(BaseModel):
     sandboxed: bool = False
     refused: bool = Field(default=False, description="Not run because [lean] sandbox = require and bwrap is unusable")
     note: str | None = Field(default=None, description="Sandbox, timeout, memory or refusal notes for the report")
+    peak_rss_mb: float | None = Field(default=None, description="Peak resident memory of the command and the "
+                                      "processes it waited for, MiB (wait4's ru_maxrss; it includes the forked "
+                                      "child's pages before exec, i.e. at least Fyan's own size); None when not "
+                                      "measured")
+    admission_wait_s: float | None = Field(default=None, description="Seconds a Lean process waited for memory "
+                                           "([lean] memory_budget_mb)")
 
     @property
     def ok(self) -> bool:
@@ -295,6 +303,8 @@ class ProcessGroup:
         self.stdin = stdin
         self.stderr = stderr
         self.proc: subprocess.Popen | None = None
+        #: peak resident memory of the command, MiB, once ``collect`` reaped it
+        self.peak_rss_mb: float | None = None
 
     def start(self) -> subprocess.Popen:
         """Start the command in a new session (raises ``OSError`` when it cannot start)."""
@@ -340,13 +350,26 @@ class ProcessGroup:
             threads.append(threading.Thread(target=feed, daemon=True))
         for t in threads:
             t.start()
-        timed_out = False
+        reaped: dict[str, Any] = {}
+
+        def reap() -> None:  # wait4, not waitpid: its resource usage gives the peak memory
+            try:
+                _, status, usage = os.wait4(proc.pid, 0)
+            except ChildProcessError:
+                return
+            reaped["status"], reaped["usage"] = status, usage
+
+        waiter = threading.Thread(target=reap, daemon=True)
+        waiter.start()
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            waiter.join(timeout=timeout_s)
+            timed_out = waiter.is_alive()
         finally:
             self.end()
+            waiter.join()
+            if "status" in reaped:
+                proc.returncode = os.waitstatus_to_exitcode(reaped["status"])
+                self.peak_rss_mb = round(reaped["usage"].ru_maxrss / 1024, 1)  # Linux: KiB
             proc.wait()
             for t in threads:
                 t.join(timeout=10)
@@ -365,6 +388,7 @@ def run_process(
     env: dict[str, str] | None = None,
     stdin_text: str | None = None,
     log_path: Path | None = None,
+    lean_kind: str | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd`` as the module docstring describes; never raises for a failing
     command (a missing executable or a missing ``cwd`` is ``exit_code=None`` with the reason in
@@ -372,7 +396,10 @@ def run_process(
 
     ``timeout_s`` in seconds, ``memory_mb`` in MiB (None: no limit), ``confinement`` what the
     sandbox lets the command see and write (default: write only ``writable``, itself defaulting
-    to ``cwd``), ``stdin_text`` fed on stdin (else stdin is ``/dev/null``).
+    to ``cwd``), ``stdin_text`` fed on stdin (else stdin is ``/dev/null``). ``lean_kind``
+    (``build``, ``inspector``, ``kernel_replay``, …) marks a Lean process: it waits for memory
+    (``fyan.lean.admission``; the wait is ``admission_wait_s``) and its peak memory is recorded
+    for its kind and unit.
     """
     if confinement is None:
         confinement = Confinement(writable=tuple(writable if writable is not None else [cwd]))
@@ -389,16 +416,26 @@ def run_process(
         run_env["TMPDIR"] = str(sandbox_tmpdir(confinement.writable))
     group = ProcessGroup(wrapped.argv, cwd=Path(cwd), env=run_env, memory_mb=memory_mb,
                          stdin=subprocess.PIPE if stdin_text is not None else None)
-    start = time.monotonic()
-    try:
-        proc = group.start()
-    except OSError as e:
-        return _finish(ProcessResult(
-            argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0, sandboxed=sandboxed,
-            note=f"could not start {argv[0]}: {e.strerror or e}",
-        ), log_path)
-    out, _, timed_out = group.collect(stdin_text.encode() if stdin_text is not None else None, timeout_s)
-    duration = time.monotonic() - start
+    waited = None
+    with contextlib.ExitStack() as admitted:
+        if lean_kind is not None:  # a Lean process: admitted by memory (fyan.lean.admission)
+            from fyan.lean import admission
+
+            asked = time.monotonic()
+            ticket = admitted.enter_context(admission.current().admit(lean_kind))
+            waited = round(time.monotonic() - asked, 3)
+        start = time.monotonic()
+        try:
+            proc = group.start()
+        except OSError as e:
+            return _finish(ProcessResult(
+                argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0, sandboxed=sandboxed,
+                note=f"could not start {argv[0]}: {e.strerror or e}", admission_wait_s=waited,
+            ), log_path)
+        out, _, timed_out = group.collect(stdin_text.encode() if stdin_text is not None else None, timeout_s)
+        duration = time.monotonic() - start
+        if lean_kind is not None:
+            admission.current().record(lean_kind, ticket.unit, group.peak_rss_mb)
     text = out.decode("utf-8", errors="replace")
     code = None if timed_out else proc.returncode
     memory = bool(memory_mb) and code not in (0, None) and any(m in text for m in MEMORY_MARKERS)
@@ -409,6 +446,7 @@ def run_process(
     return _finish(ProcessResult(
         argv=argv, cwd=str(cwd), exit_code=code, duration_s=round(duration, 3), output=text,
         timed_out=timed_out, memory_exceeded=memory, sandboxed=sandboxed, note=note,
+        peak_rss_mb=group.peak_rss_mb, admission_wait_s=waited,
     ), log_path)
 
 

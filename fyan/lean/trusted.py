@@ -10,26 +10,32 @@ of an audited statement, the scaffold's compile check, name look-ups — therefo
   earlier run or of an agent is reused), under ``.fyan/`` where confined processes cannot
   write;
 * filled only with **recorded, hash-checked** files (``recorded_bytes``): the unit's own files
-  as recorded by the gateway, every upstream unit's ``Basic.lean`` from its recorded artifact;
-  the project's ``lakefile.toml`` and ``lean-toolchain`` from the project's Lake package
-  (``lean/``, out of reach of confined processes); Lake packages (Mathlib) are linked read-only
-  from the project package;
-* built in **two phases** (``build``): first what the gate trusts (the upstream units, the
-  audited ``Statement.lean`` when it is the reference), then the candidate's module, with every
-  file already in the workspace (sources, configuration, earlier outputs) bound read-only in the
-  sandbox, so compile-time code of the candidate cannot rewrite an upstream ``.olean`` the
-  inspector and the kernel checker then read; after the build, anything it changed beyond its
-  own outputs — a moved packages link, a new ``lakefile.lean``, an ``.olean`` that would shadow
-  ``Init`` or ``Mathlib`` on the search path — fails the build (``changes_outside_outputs``).
+  as recorded by the gateway; for every upstream unit the ``.olean`` this gate's trusted build
+  compiled when that unit completed (``units/<unit>/Basic.olean``, recorded with its SHA-256 by
+  the gate run that completed it; ``module_outputs`` hands it to the gateway), placed in the
+  workspace's ``.lake/build/lib/lean`` — each complete unit is compiled once (issue 15) — or,
+  for a unit completed before outputs were recorded, its recorded ``Basic.lean`` to build
+  again; the project's ``lakefile.toml`` (its library narrowed to the unit's namespace and
+  those rebuilt upstream units: ``fyan.lean.package.workspace_lakefile``) and
+  ``lean-toolchain`` from the project's Lake package (``lean/``, out of reach of confined
+  processes); Lake packages (Mathlib) are linked read-only from the project package;
+* built in **two phases** (``build``): first what the gate trusts (upstream units it must
+  rebuild, the audited ``Statement.lean`` when it is the reference), then the candidate's
+  module, with every file already in the workspace (sources, configuration, upstream and
+  earlier outputs) bound read-only in the sandbox, so compile-time code of the candidate cannot
+  rewrite an upstream ``.olean`` the inspector and the kernel checker then read; after the
+  build, anything it changed beyond its own outputs — a changed upstream ``.olean``, a moved
+  packages link, a new ``lakefile.lean``, an ``.olean`` that would shadow ``Init`` or
+  ``Mathlib`` on the search path — fails the build (``changes_outside_outputs``).
 
-Build outputs reused later are only those the gate produced itself in the same run. (Issue 15
-will compile each complete unit once into the project package and let workspaces read those
-outputs read-only; the seam is ``prepare``'s upstream copy and the first build phase.)
+Build outputs reused later are only those the gate produced itself: in the same run, or, for
+upstream units, in the gate run that completed them (checked against the SHA-256 recorded then).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +43,7 @@ from pathlib import Path
 from fyan.config import LeanSection
 from fyan.lean.inspector import Inspection, InspectorBuild, remove_tree, run_inspector
 from fyan.lean.lake import BuildResult, lake_build
-from fyan.lean.package import unit_module, upstream
+from fyan.lean.package import LakefileError, olean_path, unit_module, unit_namespace, upstream, workspace_lakefile
 from fyan.lean.runner import Confinement, project_confinement
 from fyan.lean.toolchain import Toolchain
 from fyan.project import Project
@@ -84,7 +90,10 @@ class GateWorkspace:
     root: Path
     lib: str
     project_root: Path
+    #: upstream modules whose sources are here, to build in the first phase (no recorded output)
     upstream_modules: list[str] = field(default_factory=list)
+    #: upstream modules whose recorded ``.olean`` is here (compiled once, when they completed)
+    compiled_upstream: list[str] = field(default_factory=list)
 
     def module_file(self, module: str) -> Path:
         return self.root.joinpath(*module.split(".")).with_suffix(".lean")
@@ -146,13 +155,35 @@ class GateWorkspace:
         remove_tree(self.root)
 
 
+def upstream_output(project: Project, store: Store, unit: UnitRecord, source: bytes) -> bytes | None:
+    """The ``.olean`` of upstream ``unit``'s module as a passing gate run compiled it from
+    ``source`` (its recorded ``Basic.lean``): ``units/<unit>/Basic.olean``, checked against its
+    recorded SHA-256, with ``Basic.olean.json`` (recorded by the same gate run) saying it was
+    compiled from exactly ``source``. None when there is no such output (a unit completed
+    before issue 15, a gate run elsewhere that did not hand it over, a source recorded since):
+    the caller then builds ``source``. Raises ``RecordedInputError`` when a recorded file is
+    missing or differs."""
+    if store.artifact(unit.id, "Basic.olean") is None or store.artifact(unit.id, "Basic.olean.json") is None:
+        return None
+    try:
+        meta = json.loads(recorded_bytes(project, store, unit.id, "Basic.olean.json"))
+    except ValueError:
+        return None
+    if meta.get("source_sha256") != hashlib.sha256(source).hexdigest():
+        return None
+    olean = recorded_bytes(project, store, unit.id, "Basic.olean")
+    return olean if hashlib.sha256(olean).hexdigest() == meta.get("olean_sha256") else None
+
+
 def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, bytes], *, purpose: str,
             include_upstream: bool = True) -> GateWorkspace:
     """A fresh gate workspace for ``unit`` (module docstring) with the unit's ``files`` (part →
-    bytes, e.g. ``{"Basic": ...}``, already checked by the caller). Raises
-    ``RecordedInputError`` when an upstream unit's recorded ``Basic.lean`` fails its check, and
-    ``GateEnvironmentError`` when the project's package lacks its ``lakefile.toml`` or
-    ``lean-toolchain`` or the folder cannot be written."""
+    bytes, e.g. ``{"Basic": ...}``, already checked by the caller). ``upstream_modules`` of the
+    result: the upstream modules the first phase must build (units without a recorded output).
+    Raises ``RecordedInputError`` when an upstream unit's recorded ``Basic.olean`` or
+    ``Basic.lean`` fails its check, and ``GateEnvironmentError`` when the project's package
+    lacks its ``lakefile.toml`` (or its library's table) or ``lean-toolchain``, or the folder
+    cannot be written."""
     lib = project.config.lean_lib
     root = project.paths.gate_workspace(unit.id, purpose)
     pkg = project.paths.lean
@@ -164,17 +195,35 @@ def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, b
     deps = upstream(store, unit.id) if include_upstream else []
     adopted = store.adopted()  # complete by adoption: their modules come from the required adopted package
     deps = [d for d in deps if d.id not in adopted]
-    sources = {unit_module(project, d): recorded_bytes(project, store, d.id, "Basic.lean") for d in deps}
+    outputs: dict[str, bytes] = {}
+    sources: dict[str, bytes] = {}
+    roots = [unit_namespace(project, unit)]
+    for d in deps:
+        source = recorded_bytes(project, store, d.id, "Basic.lean")  # checked either way: a changed
+        olean = upstream_output(project, store, d, source)           # recorded file is tampering
+        if olean is not None:
+            outputs[unit_module(project, d)] = olean
+        else:
+            sources[unit_module(project, d)] = source
+            roots.append(unit_namespace(project, d))
+    try:
+        lakefile = workspace_lakefile((pkg / "lakefile.toml").read_text(encoding="utf-8"), lib, roots)
+    except LakefileError as e:
+        raise GateEnvironmentError(str(e)) from None
     try:
         remove_tree(root)
         root.mkdir(parents=True)
-        for name in ("lakefile.toml", "lean-toolchain"):
-            (root / name).write_bytes((pkg / name).read_bytes())
+        (root / "lakefile.toml").write_text(lakefile, encoding="utf-8")
+        (root / "lean-toolchain").write_bytes((pkg / "lean-toolchain").read_bytes())
         packages = pkg / ".lake" / "packages"
         if packages.is_dir():
             (root / ".lake").mkdir()
             os.symlink(packages.resolve(), root / ".lake" / "packages")
-        ws = GateWorkspace(root, lib, project.paths.root, list(sources))
+        ws = GateWorkspace(root, lib, project.paths.root, list(sources), list(outputs))
+        for module, data in outputs.items():
+            path = olean_path(root, module)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
         for module, data in sources.items():
             path = ws.module_file(module)
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -188,6 +237,22 @@ def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, b
             f"cannot prepare the gate workspace {project.paths.rel(root)}: {e.strerror or e}; make .fyan/ writable"
         ) from None
     return ws
+
+
+def module_outputs(ws: GateWorkspace, module: str) -> dict[str, bytes]:
+    """What the gate hands the gateway when ``module`` passed: its ``.olean`` as this gate
+    workspace's build compiled it (``Basic.olean``) and what it was compiled from
+    (``Basic.olean.json``: the module, the SHA-256 of its source and of the ``.olean``), both
+    recorded as derived artifacts; the ``.olean`` then goes into the project package's outputs
+    (``fyan.lean.package``). Empty when there is no output."""
+    try:
+        olean = olean_path(ws.root, module).read_bytes()
+        source = ws.module_file(module).read_bytes()
+    except OSError:
+        return {}
+    meta = {"module": module, "source_sha256": hashlib.sha256(source).hexdigest(),
+            "olean_sha256": hashlib.sha256(olean).hexdigest()}
+    return {"Basic.olean": olean, "Basic.olean.json": (json.dumps(meta, indent=2) + "\n").encode()}
 
 
 def build(ws: GateWorkspace, toolchain: Toolchain, config: LeanSection, log_dir: Path, *, trusted: list[str],

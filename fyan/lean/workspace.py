@@ -1,12 +1,21 @@
 """Per-unit proving workspaces (``workspaces/<unit>/``): where agents work.
 
-A workspace is a Lake package of its own: the project's ``lakefile.toml`` and
-``lean-toolchain``, the complete units' modules copied from ``lean/<Lib>/``, and the unit's
-candidate files. A command agent edits files there, and the Formalizer's feedback builds run
-there (confined, writes limited to the workspace); its ``.lake/packages`` links to the project
-package's, so dependencies such as Mathlib are fetched and built once per project. Nothing the
-gateway decides on is built here: agents can leave anything in this folder, so decisions use
-the gate's own workspaces (``fyan.lean.trusted``).
+A workspace is a Lake package of its own: the project's ``lakefile.toml`` with the library
+narrowed to the unit's namespace (``fyan.lean.package.workspace_lakefile``), the project's
+``lean-toolchain``, and the unit's own modules (its candidate files) — nothing else of the
+project's sources. Each upstream unit the unit imports (transitively) is read compiled: its
+``.lake/build/lib/lean/<Lib>/<Unit>/Basic.olean`` is a link to the project package's output,
+which the completion gate compiled once when that unit completed (issue 15); the project
+package (``lean/``) is bound read-only in the sandbox, so no agent can change those outputs, and
+the gate never reads this folder anyway. An upstream unit without a recorded output (completed
+before issue 15) is the exception: its source is copied here and built (its namespace joins the
+library's roots).
+
+A command agent edits files there, and the Formalizer's feedback builds run there (confined,
+writes limited to the workspace); its ``.lake/packages`` links to the project package's, so
+dependencies such as Mathlib are fetched and built once per project. Nothing the gateway
+decides on is built here: agents can leave anything in this folder, so decisions use the gate's
+own workspaces (``fyan.lean.trusted``).
 """
 
 from __future__ import annotations
@@ -16,9 +25,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from fyan.lean.package import unit_module
+from fyan.lean.package import (
+    BUILD_LIB, olean_path, unit_module, unit_namespace, upstream, workspace_lakefile,
+)
 from fyan.project import Project
 from fyan.state.models import UnitRecord
+from fyan.state.store import Store
 
 
 @dataclass(frozen=True)
@@ -34,30 +46,73 @@ class Workspace:
         return self.root / "lakefile.toml"
 
 
-def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str]) -> Workspace:
-    """(Re)build ``workspaces/<unit>/`` with the candidate ``files`` (part name → Lean text,
-    e.g. ``{"Basic": ...}``). Keeps ``.lake/`` (the build cache) between attempts."""
+def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str], *, store: Store) -> Workspace:
+    """(Re)build ``workspaces/<unit>/`` (module docstring) with the candidate ``files`` (part
+    name → Lean text, e.g. ``{"Basic": ...}``) and links to the compiled upstream modules of
+    ``unit`` (``store``: where its dependencies are read). Keeps ``.lake/`` (the build cache)
+    between attempts. Raises ``fyan.lean.package.LakefileError`` when the project's
+    ``lakefile.toml`` has no table for the library, ``OSError`` when the folder cannot be
+    written."""
     lib = project.config.lean_lib
+    pkg = project.paths.lean
     root = project.paths.workspace(unit.id)
     root.mkdir(parents=True, exist_ok=True)
-    for name in ("lakefile.toml", "lean-toolchain"):
-        src = project.paths.lean / name
-        if src.is_file():
-            shutil.copyfile(src, root / name)
-    packages = project.paths.lean / ".lake" / "packages"
+    compiled: dict[str, Path] = {}
+    sources: dict[str, Path] = {}
+    for dep in upstream(store, unit.id):
+        module = unit_module(project, dep)
+        output = olean_path(pkg, module)
+        if output.is_file():
+            compiled[module] = output
+        elif (pkg / lib / dep.module / "Basic.lean").is_file():
+            sources[unit_namespace(project, dep)] = pkg / lib / dep.module / "Basic.lean"
+    roots = [unit_namespace(project, unit), *sources]
+    if (pkg / "lakefile.toml").is_file():
+        text = workspace_lakefile((pkg / "lakefile.toml").read_text(encoding="utf-8"), lib, roots)
+        if not (root / "lakefile.toml").is_file() or (root / "lakefile.toml").read_text(encoding="utf-8") != text:
+            (root / "lakefile.toml").write_text(text, encoding="utf-8")
+    if (pkg / "lean-toolchain").is_file():
+        shutil.copyfile(pkg / "lean-toolchain", root / "lean-toolchain")
+    packages = pkg / ".lake" / "packages"
     link = root / ".lake" / "packages"
     if packages.is_dir() and not link.exists():
         link.parent.mkdir(parents=True, exist_ok=True)
         os.symlink(packages.resolve(), link)
     lib_dir = root / lib
-    if lib_dir.exists():
-        shutil.rmtree(lib_dir)
-    if (project.paths.lean / lib).is_dir():
-        # *.tmp: a file sync_package is writing at this moment (renamed into place next)
-        shutil.copytree(project.paths.lean / lib, lib_dir, ignore=shutil.ignore_patterns("*.tmp"))
+    own = lib_dir / unit.module
+    if lib_dir.is_dir():  # only the unit's own modules (and sources of uncompiled upstream units)
+        for child in lib_dir.iterdir():
+            if child != own:
+                shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    for ns, src in sources.items():
+        dest = root.joinpath(*ns.split("."), "Basic.lean")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+    _link_outputs(root, lib, [unit.module, *(ns.removeprefix(lib + ".") for ns in sources)], compiled)
     ws = Workspace(root, lib)
     for part, text in files.items():
         path = ws.module_file(unit_module(project, unit, part))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return ws
+
+
+def _link_outputs(root: Path, lib: str, built_here: list[str], compiled: dict[str, Path]) -> None:
+    """Make ``root``'s build folder hold, besides the outputs of modules built here
+    (``built_here``: unit module components under ``<Lib>``), exactly one link per compiled
+    upstream module (to the project package's read-only output)."""
+    built = root / BUILD_LIB / lib
+    wanted = {olean_path(root, m): target.resolve() for m, target in compiled.items()}
+    if built.is_dir():
+        for dirpath, _, filenames in os.walk(built):
+            here = Path(dirpath)
+            if any(here == built / m or built / m in here.parents for m in built_here):
+                continue
+            for name in filenames:
+                path = here / name
+                if path not in wanted or not path.is_symlink() or Path(os.readlink(path)) != wanted[path]:
+                    path.unlink()
+    for path, target in wanted.items():
+        if not path.is_symlink():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(target, path)

@@ -67,6 +67,7 @@ from fyan.errors import ExitCode, FyanError, ProviderUnavailable, TransitionErro
 from fyan.executor import AttemptLost, Executor, make_runtime
 from fyan.gates.post import post_checks
 from fyan.gates.stages import standard_checks
+from fyan.lean import admission
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.live import LiveState
 from fyan.orchestrator.scheduler import Policy, Scheduler
@@ -307,7 +308,7 @@ class Engine:
         running = [(j.unit, j.run.stage.value if j.run is not None else (j.what or j.kind), j.started) for j in jobs]
         counts = dict(self.ledger.counts()) if self.ledger is not None else {}
         return LiveState(running=running, counts=counts, outages=self.breakers.outages(), waiting=self._waiting,
-                         stopping=self._stop_reason)
+                         stopping=self._stop_reason, lean=admission.current().snapshot())
 
     def _post(self, job: _Job) -> PostRun | None:
         """One post-completion task of a complete unit (worker thread); never raises for the
@@ -535,6 +536,10 @@ class Engine:
             self.gateway.sync_lean_package(
                 [v.unit for v in self.ledger.views.values() if v.status is UnitStatus.COMPLETE])
         self.only = self._resolve_only(self.ledger)
+        # Lean processes of this process wait for memory ([lean] memory_budget_mb), charged the
+        # peaks recorded so far, and new peaks are recorded through the gateway
+        admission.configure(self.project.config.lean, peaks=self.gateway.store.lean_peaks(),
+                            recorder=self.gateway.record_lean_peak)
         self.executor.start()  # the ray backend joins its cluster here (a clear error if it cannot)
         if self.post_enabled:
             self._post_done = {(p.unit, p.task, p.gate_run_id) for p in self.gateway.store.post_runs()

@@ -19,7 +19,7 @@ class LiveState:
     status; ``outages``: providers that are unavailable now; ``waiting``: ready units held back
     until their provider answers; ``stopping``: why the run is stopping, if it is; ``phase``:
     ``starting`` | ``ingesting`` | ``running``; ``pid`` and ``started``: the process and when
-    it began."""
+    it began; ``lean``: Lean processes running and waiting for memory."""
 
     running: list[tuple[str, str, float]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -29,6 +29,13 @@ class LiveState:
     phase: str = "running"
     pid: int | None = None
     started: float | None = None
+    #: Lean processes and memory (``fyan.lean.admission``): ``budget_mb``, ``used_mb``,
+    #: ``running`` and ``waiting`` (each ``{"kind", "unit", "cost_mb", "since"}``)
+    lean: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def lean_waiting(self) -> list[dict[str, Any]]:
+        return list(self.lean.get("waiting", []))
 
     def as_dict(self, now: float) -> dict[str, Any]:
         """JSON-ready, with each outage described for ``now`` ("… next try in 40 s")."""
@@ -37,4 +44,5 @@ class LiveState:
             "counts": self.counts, "waiting_for_provider": self.waiting,
             "running": [{"unit": u, "stage": s, "since": t, "elapsed_s": round(now - t, 1)} for u, s, t in self.running],
             "outages": [{**o.as_dict(), "text": o.describe(now)} for o in self.outages],
+            "lean_memory": self.lean,
         }

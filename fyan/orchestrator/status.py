@@ -126,7 +126,7 @@ def run_state(project: Project, live: LiveState | None = None) -> dict[str, Any]
         daemon = read_run_state(project.paths.state)
         return {"alive": True, "holder": f"pid {live.pid}", "pid": live.pid, "started": live.started,
                 "daemon": bool(daemon), "dashboard": daemon.get("dashboard") if daemon else None,
-                "phase": live.phase, "stopping": live.stopping}
+                "phase": live.phase, "stopping": live.stopping, "lean_memory": live.lean}
     holder = lock_holder(project.paths.state)
     if holder is None:
         return {"alive": False, "holder": None}
@@ -256,6 +256,10 @@ def run_line(run: dict[str, Any], name: str, units: list[dict[str, Any]]) -> str
         text = f"A Fyan {who} is working on {name} ({run.get('holder')}{since})"
         if run.get("dashboard"):
             text += f"; dashboard {run['dashboard']}"
+        if (run.get("lean_memory") or {}).get("waiting"):
+            from fyan.progress import lean_waiting_text
+
+            text += "; " + lean_waiting_text(run["lean_memory"])
         return text
     interrupted = sum(u["status"] == "interrupted" for u in units)
     if interrupted:

@@ -171,7 +171,7 @@ class LakeEnvCompiler(Compiler):
              str(self.scratch / f"{module}.olean"), str(path)],
             cwd=self.workspace, timeout_s=self.timeout_s, memory_mb=self.config.memory_limit_mb,
             sandbox=self.config.sandbox, confinement=self._confinement(),
-            log_path=(self.log_dir / f"{safe}.log") if self.log_dir else None,
+            log_path=(self.log_dir / f"{safe}.log") if self.log_dir else None, lean_kind="shadow",
         )
         outcome = _outcome(label, proc.output, proc.exit_code, f"lean: {self.toolchain.version}",
                            timed_out=proc.timed_out, duration_s=proc.duration_s, note=proc.note, module=module)

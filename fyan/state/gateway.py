@@ -728,6 +728,17 @@ class Gateway:
         except Exception as e:  # fail closed: a crashing check never passes
             return CheckOutcome(passed=False, reason=f"{run.stage.value} check failed with {type(e).__name__}: {e}")
 
+    def record_lean_peak(self, unit: str, kind: str, peak_mb: int) -> None:
+        """Record that a Lean process of ``kind`` (``build``, ``inspector``, ``kernel_replay``…)
+        for ``unit`` peaked at ``peak_mb`` MiB of resident memory; the largest is kept
+        (``fyan.lean.admission`` charges it to the next such process)."""
+        with self._tx() as c:
+            c.execute(
+                "INSERT INTO lean_peaks (unit, kind, peak_mb, updated_at) VALUES (?,?,?,?) ON CONFLICT (unit, kind) "
+                "DO UPDATE SET peak_mb = MAX(peak_mb, excluded.peak_mb), updated_at = excluded.updated_at",
+                (unit, kind, int(peak_mb), time.time()),
+            )
+
     def record_model_call(
         self, run: StageRun | None, *, stage: str, provider: str, model: str, request_key: str,
         tokens_in: int, tokens_out: int, cost: float, latency_s: float, cache_hit: bool, replay: bool,

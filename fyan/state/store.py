@@ -80,6 +80,10 @@ CREATE TABLE IF NOT EXISTS adoptions (
     unit TEXT PRIMARY KEY REFERENCES units(id), outcome TEXT NOT NULL, package TEXT NOT NULL,
     reason TEXT NOT NULL, evidence TEXT NOT NULL, created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS lean_peaks (
+    unit TEXT NOT NULL, kind TEXT NOT NULL, peak_mb INTEGER NOT NULL, updated_at REAL NOT NULL,
+    PRIMARY KEY (unit, kind)
+);
 CREATE TABLE IF NOT EXISTS post_runs (
     id INTEGER PRIMARY KEY, unit TEXT NOT NULL REFERENCES units(id), task TEXT NOT NULL,
     gate_run_id INTEGER NOT NULL, status TEXT NOT NULL, started_at REAL NOT NULL,
@@ -340,6 +344,11 @@ class Store:
         except sqlite3.OperationalError:
             return None
         return -int(rows[0][0]) if rows else None
+
+    def lean_peaks(self) -> dict[tuple[str, str], int]:
+        """(unit, process kind) → the largest peak resident memory (MiB) recorded for a Lean
+        process of that kind for that unit (``fyan.lean.admission``)."""
+        return {(r["unit"], r["kind"]): r["peak_mb"] for r in self._rows("SELECT unit, kind, peak_mb FROM lean_peaks")}
 
     def meta_all(self) -> dict[str, str]:
         """Every ``meta`` row (schema version, session start, intake facts)."""

@@ -6,12 +6,22 @@ checker, comparator), printing output in the formats real Lake and Lean print
 (``shared/lean-samples/``: ``✔ [n/m] Built X (t)`` progress lines, ``warning: F:L:C:
 declaration uses `sorry``` messages, ``Build completed successfully (N jobs).``).
 
-``lake build`` "compiles" each module (and, first, the workspace modules it imports, and those of
-a package ``lakefile.toml`` requires by ``path``, in that package's folder) into a
-stand-in ``.olean`` under ``.lake/build/lib/lean`` (JSON with the module's source) and a
-``.trace`` (the source's SHA-256); like Lake, an output whose trace matches the source is
-**reused**, not rebuilt ("Replayed"), so a planted output is trusted where a real Lake would
-trust it. ``lake build fyan-inspector`` (in a folder with ``FyanInspector.lean``) writes a shim
+``lake build`` follows Lake's rebuild rule for the modules it stands in for: a module owned by
+the package in the working folder (a ``lean_lib`` root of its ``lakefile.toml`` is a prefix of
+it; every module with a source when there is no lakefile) is compiled, imports first, into a
+stand-in ``.olean`` under that package's ``.lake/build/lib/lean`` (JSON with the module's
+source; a ``.trace`` with its SHA-256 beside it) when that ``.olean`` is missing or older than
+its source or than any import's ``.olean``; otherwise it is **reused**, not rebuilt
+("Replayed"), so a planted output is trusted where a real Lake would trust it. An import no
+local library owns is read from the search path (this package's build folder, then each
+``.lake/packages/*``'s) and never rebuilt; a missing one fails as Lean does (``object file …
+of module … does not exist``). Toolchain and Mathlib imports (``Init``, ``Mathlib``, …) are not
+modelled. The log prints ``✔ [i/n] Built M (t)`` lines as real Lake does
+(``tests/fixtures/lean-samples/``). A package the ``lakefile.toml`` requires by ``path``
+(``[[require]] path = ...``, an adopted Lake package) is built by the same rule in its own folder,
+as Lake builds a path dependency. What it does not model: Lake's trace hashes (it decides by
+modification time only), job parallelism, ``.ilean``/``.c`` outputs, and what compiling costs.
+Each compilation is appended to ``FAKE_LAKE_COMPILES`` when set (module, package folder). ``lake build fyan-inspector`` (in a folder with ``FyanInspector.lean``) writes a shim
 at ``.lake/build/bin/fyan-inspector`` that runs ``tests/fakes/fake_inspector.py``, the double of
 the trusted inspector (its docstring says what it emulates: notably any ``sorry``/``admit`` in
 a candidate is ``sorryAx``, unless a scenario says otherwise).
@@ -81,54 +91,124 @@ def imports_of(text: str) -> list[str]:
     return re.findall(r"(?m)^import\s+(\S+)", text)
 
 
-def olean_of(module: str) -> Path:
-    return Path(".lake/build/lib/lean") / Path(*module.split(".")).with_suffix(".olean")
+BUILD_LIB = Path(".lake/build/lib/lean")
 
 
-def required_roots() -> list[Path]:
-    """Folders of the packages the workspace's ``lakefile.toml`` requires by ``path`` (Lake builds
-    such a dependency in its own folder, ``<path>/.lake/build``)."""
+def olean_of(module: str, package: Path = Path(".")) -> Path:
+    return package / BUILD_LIB / Path(*module.split(".")).with_suffix(".olean")
+
+
+def _lakefile(package: Path) -> dict | None:
+    lakefile = package / "lakefile.toml"
+    if not lakefile.is_file():
+        return None
+    import tomllib
+
     try:
-        import tomllib
-
-        data = tomllib.loads(Path("lakefile.toml").read_text())
-    except (OSError, ValueError):
-        return []
-    return [Path(r["path"]) for r in data.get("require", []) if isinstance(r, dict) and r.get("path")]
+        return tomllib.loads(lakefile.read_text())
+    except ValueError:
+        return None
 
 
-def root_of(module: str) -> Path | None:
-    """The package folder holding ``module``'s source: the workspace, else a required package."""
-    for root in [Path("."), *required_roots()]:
-        if (root / module_file(module)).is_file():
-            return root
-    return None
+def lib_roots(package: Path = Path(".")) -> list[str] | None:
+    """The module roots of the package's ``lean_lib`` targets (``roots``, default the library's
+    name), as Lake reads them from ``lakefile.toml``; None without one (the double then owns
+    every module it finds a source for; a ``lakefile.lean`` is not evaluated)."""
+    data = _lakefile(package)
+    if data is None:
+        return None
+    return [r for lib in data.get("lean_lib", []) for r in lib.get("roots", [lib["name"]])]
 
 
-def compile_module(module: str, sc: dict, done: dict[str, str]) -> bool:
-    """Build ``module`` and the modules it imports (imports first), of the workspace or of a
-    package it requires by path (built in that package's folder, as Lake does); ``done``:
-    module -> verb used. False when a module's source is missing."""
+def required_packages(package: Path = Path(".")) -> list[Path]:
+    """Folders of the packages ``package``'s ``lakefile.toml`` requires by ``path`` (Lake builds
+    such a dependency in its own folder, ``<path>/.lake/build``)."""
+    data = _lakefile(package) or {}
+    return [package / r["path"] for r in data.get("require", []) if isinstance(r, dict) and r.get("path")]
+
+
+def owned(module: str, roots: list[str] | None, package: Path = Path(".")) -> bool:
+    """Whether a library of this package owns ``module`` (a root is a prefix of it, Lake's
+    ``LeanLib.isLocalModule``)."""
+    if roots is None:
+        return (package / module_file(module)).is_file()
+    return any(module == r or module.startswith(r + ".") for r in roots)
+
+
+def search_path(package: Path = Path(".")) -> list[Path]:
+    """Where ``lean`` looks for the ``.olean`` of a module no local library owns: this
+    package's build folder, then each dependency's (``.lake/packages/*``, path requirements),
+    as ``LEAN_PATH``."""
+    out = [package / BUILD_LIB]
+    packages = package / ".lake" / "packages"
+    if packages.is_dir():
+        out += [p / BUILD_LIB for p in sorted(packages.iterdir())]
+    out += [p / BUILD_LIB for p in required_packages(package)]
+    return out
+
+
+class BuildError(Exception):
+    pass
+
+
+#: module -> the package folder it was compiled (or replayed) in, for the build's log lines
+BUILT_IN: dict[str, Path] = {}
+
+
+def compile_module(module: str, sc: dict, done: dict[str, str], roots: list[str] | None = None,
+                   package: Path = Path(".")) -> int:
+    """Bring ``module`` up to date with Lake's rebuild rule, imports first; returns its
+    ``.olean``'s modification time (ns). ``done``: module -> verb (``Built``/``Replayed``).
+
+    A module owned by ``package`` is recompiled when its ``.olean`` is missing or older than
+    its source or than any import's ``.olean``; the output lands in that package's
+    ``.lake/build/lib/lean``. An import owned by a package required by ``path`` is brought up to
+    date the same way in that package's folder. Any other import must already be compiled
+    somewhere on the search path (``search_path``); it is read, never rebuilt. Raises
+    ``BuildError`` with Lake's/Lean's message otherwise."""
     if module in done:
-        return True
-    root = root_of(module)
-    if root is None:
-        return False
-    path = root / module_file(module)
+        return olean_of(module, BUILT_IN.get(module, package)).stat().st_mtime_ns
+    path = package / module_file(module)
+    if not path.is_file():
+        raise BuildError(f"error: no such file or directory (error code: 2)\n  file: ./{module_file(module).as_posix()}")
     text = path.read_text()
+    newest = path.stat().st_mtime_ns
     for dep in imports_of(text):
-        if root_of(dep) is not None and not compile_module(dep, sc, done):
-            return False
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    olean, trace = root / olean_of(module), (root / olean_of(module)).with_suffix(".trace")
-    if olean.is_file() and trace.is_file() and trace.read_text() == digest:
+        if owned(dep, roots, package) and (package / module_file(dep)).is_file():
+            newest = max(newest, compile_module(dep, sc, done, roots, package))
+            continue
+        if dep.split(".")[0] in ("Init", "Mathlib", "Std", "Lean", "Batteries", "Aesop", "Qq"):
+            continue  # the toolchain's and Mathlib's modules: not modelled
+        req = next((r for r in required_packages(package) if (r / module_file(dep)).is_file()), None)
+        if req is not None:  # a path dependency: built in its own folder, by its own lakefile
+            newest = max(newest, compile_module(dep, sc, done, lib_roots(req), req))
+            continue
+        rel = Path(*dep.split(".")).with_suffix(".olean")
+        found = next((d / rel for d in search_path(package) if (d / rel).is_file()), None)
+        if found is None:
+            raise BuildError(f"error: {module_file(module).as_posix()}:1:0: object file {olean_of(dep).as_posix()} "
+                             f"of module {dep} does not exist")
+        newest = max(newest, found.stat().st_mtime_ns)
+    BUILT_IN[module] = package
+    olean, trace = olean_of(module, package), olean_of(module, package).with_suffix(".trace")
+    if olean.is_file() and olean.stat().st_mtime_ns >= newest:
         done[module] = "Replayed"  # Lake trusts an up-to-date output
-        return True
+        return olean.stat().st_mtime_ns
     olean.parent.mkdir(parents=True, exist_ok=True)
     olean.write_text(json.dumps({"fake_olean": 1, "module": module, "source": text}))
-    trace.write_text(digest)
+    trace.write_text(hashlib.sha256(text.encode()).hexdigest())
     done[module] = "Built"
-    return True
+    compiled = os.environ.get("FAKE_LAKE_COMPILES")
+    if compiled:  # one line per module compilation, for tests and scripts/bench_builds.py
+        try:
+            with open(compiled, "a") as fh:
+                fh.write(json.dumps({"module": module, "package": str(package.resolve())}) + "\n")
+        except OSError:
+            pass
+    mtime = max(olean.stat().st_mtime_ns, newest)
+    if mtime != olean.stat().st_mtime_ns:  # a clock behind a source written "in the future"
+        os.utime(olean, ns=(mtime, mtime))
+    return mtime
 
 
 def build(modules: list[str], sc: dict) -> int:
@@ -139,20 +219,34 @@ def build(modules: list[str], sc: dict) -> int:
     if sc.get("build_hook") and (not sc.get("build_only") or set(modules) & set(sc["build_only"])):
         subprocess.run([sc["build_hook"]], check=False)
     done: dict[str, str] = {}
+    roots = lib_roots()
     if "output" in spec:  # the given output; the modules are still compiled when it says success
         if int(spec.get("exit", 0)) == 0:
-            for module in modules:
-                compile_module(module, sc, done)
+            try:
+                for module in modules:
+                    compile_module(module, sc, done, roots)
+            except BuildError:
+                pass
         module = modules[-1]
         print(spec["output"].replace("@MODULE@", module).replace("@FILE@", module_file(module).as_posix()))
         return int(spec.get("exit", 0))
     for module in modules:
-        if not compile_module(module, sc, done):
+        if roots is not None and not owned(module, roots):
+            print(f"error: unknown target '{module}'")
+            return 1
+        if not module_file(module).is_file() and roots is None:
             print(f"error: unknown module '{module}'")
+            return 1
+        try:
+            compile_module(module, sc, done, roots)
+        except BuildError as e:
+            print(f"✖ [{len(done) + 1}/{len(done) + 1}] Building {module}")
+            print(e)
+            print("error: build failed")
             return 1
     total = len(done)
     for i, (module, verb) in enumerate(done.items(), start=1):
-        path = root_of(module) / module_file(module)
+        path = BUILT_IN.get(module, Path(".")) / module_file(module)
         text = path.read_text()
         warnings = []
         if verb == "Built" and sc.get("sorry_warnings", True) and "set_option warn.sorry false" not in text:
