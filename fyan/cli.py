@@ -632,6 +632,21 @@ def cmd_doctor(args: argparse.Namespace) -> CommandResult:
     return CommandResult(code, report, render(report))
 
 
+# -- selftest --------------------------------------------------------------------------------
+
+def cmd_selftest(args: argparse.Namespace) -> CommandResult:
+    from fyan.selftest.run import render, run_selftest
+
+    record = Path(args.record).expanduser() if args.record else None
+
+    def progress(case) -> None:
+        if not args.json:
+            print(f"{'ok   ' if case.ok else 'WRONG'} {case.id}", flush=True)
+
+    result = run_selftest(args.toolchain, record_dir=record, on_case=progress)
+    return CommandResult(ExitCode.OK if result.passed else ExitCode.INCOMPLETE, result.payload(), render(result))
+
+
 # -- shadow (SA-Pass; implemented in fyan/shadow/commands.py) ---------------------------------
 
 def cmd_shadow(args: argparse.Namespace) -> CommandResult:
@@ -696,6 +711,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "resume": cmd_resume,
     "daemon": cmd_daemon,
     "dashboard": cmd_dashboard,
+    "selftest": cmd_selftest,
 }
 
 
@@ -804,6 +820,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="instead: can this node take the project's Lean tasks on a Ray cluster (toolchain pin, built "
                         "dependencies, sandbox)? prints the `ray start` line to join with")
     p.add_argument("--toolchain", help="with --worker: the toolchain pin to check (default: the project's [lean] toolchain)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("selftest", help="prove the gate on this machine's Lean toolchain: run every known cheat and the "
+                       "honest controls through the real gate (the gate trusts a toolchain only after this passed)",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--toolchain", metavar="PIN", help="the toolchain pin to prove, e.g. leanprover/lean4:v4.31.0 "
+                   "(default: [lean] toolchain; FYAN_LEAN__* settings apply)")
+    p.add_argument("--record", metavar="DIR", help="also write the raw Lake and Lean output of every case to "
+                   "DIR/<lean version>/ (fixtures for Fyan's test suite)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     from fyan.shadow.commands import add_parser as add_shadow_parser
