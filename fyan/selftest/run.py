@@ -127,7 +127,8 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
             out.mkdir(parents=True, exist_ok=True)
             result.record_dir = str(out)
         for case in corpus.cases():
-            res = _run_case(case, cfg.toolchain, scratch / "cases" / case.id, before_case, out, tc.version)
+            res = run_case(case, cfg.toolchain, scratch / "cases" / case.id, before_case=before_case, out=out,
+                           version=tc.version)
             result.cases.append(res)
             if on_case is not None:
                 on_case(res)
@@ -143,8 +144,11 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
             remove_tree(scratch)
 
 
-def _run_case(case: Case, pin: str, folder: Path, before_case: BeforeCase | None, out: Path | None,
-              version: str) -> CaseResult:
+def run_case(case: Case, pin: str, folder: Path, *, before_case: BeforeCase | None = None, out: Path | None = None,
+             version: str = "") -> CaseResult:
+    """One case through the real completion gate in ``folder`` (its project and gate logs), judged
+    against the manifest (``corpus.judge``; a kernel checker's extra expectations apply when one
+    ran). ``pytest -m lean`` (``tests/test_cheats.py``) calls exactly this."""
     from fyan.selftest import harness
 
     expected = case.caught_by or "passes"
@@ -183,7 +187,7 @@ def _log_output(log: Path) -> tuple[str, int | None] | None:
     text = log.read_text(encoding="utf-8", errors="replace")
     # the runner's header (fyan.lean.runner): "$ <argv>", "# cwd: …", "# exit: …" — not Lake's output
     lines = text.split("\n")
-    while lines and lines[0].startswith(("$ ", "# cwd: ", "# exit: ")):
+    while lines and lines[0].startswith(("$ ", "# cwd: ", "# exit: ", "# note: ")):
         lines.pop(0)
     return "\n".join(lines), info.get("exit_code")
 
