@@ -71,7 +71,7 @@ class FakeLake:
 
 
 @pytest.fixture(scope="session")
-def double_selftest(tmp_path_factory) -> dict:
+def double_selftest(tmp_path_factory):
     """A real ``fyan selftest`` (``fyan.selftest.run.run_selftest``) run once against the Lake
     double, with the corpus's authored replays (``tests/cheat_replay.py``: what a real Lean would
     print beyond what the double derives), which keeps its passing record in the session's data
@@ -92,7 +92,7 @@ def double_selftest(tmp_path_factory) -> dict:
         os.environ.pop("FAKE_LAKE_SCENARIO", None)
     if not result.passed:
         pytest.fail("the selftest of the Lake double did not pass:\n" + render(result), pytrace=False)
-    return result.record()
+    return result
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,9 +66,12 @@ class SelftestResult:
     record_dir: str | None = None
     date: str = field(default_factory=trust.now_iso)
 
+    #: only some cases ran (``run_selftest(only=...)``): never a pass, never kept unless a case failed
+    partial: bool = False
+
     @property
     def passed(self) -> bool:
-        return self.problem is None and bool(self.cases) and all(c.ok for c in self.cases)
+        return self.problem is None and bool(self.cases) and all(c.ok for c in self.cases) and not self.partial
 
     @property
     def failed(self) -> list[CaseResult]:
@@ -92,11 +95,13 @@ BeforeCase = Callable[[Case, Any], None]
 
 def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record_dir: Path | None = None,
                  before_case: BeforeCase | None = None, save: bool = True,
-                 on_case: Callable[[CaseResult], None] | None = None) -> SelftestResult:
+                 on_case: Callable[[CaseResult], None] | None = None,
+                 only: Collection[str] | None = None) -> SelftestResult:
     """Run the selftest for ``pin`` (default: ``[lean] toolchain``) as the module docstring says.
 
     ``work_dir``: the scratch folder (default: a temporary one, removed afterwards); ``save``:
-    keep the result in the data folder (only when the cases ran). Never raises for a toolchain
+    keep the result in the data folder (only when the cases ran); ``only``: run just these case ids
+    (for tests: such a partial run never passes, and is kept only when a case failed). Never raises for a toolchain
     problem or a case that crashes the gate (that case fails, named); ``OSError`` when the data
     folder or ``record_dir`` cannot be written."""
     from fyan.config import FyanConfig
@@ -126,7 +131,8 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
             out = record_dir / result.key
             out.mkdir(parents=True, exist_ok=True)
             result.record_dir = str(out)
-        for case in corpus.cases():
+        result.partial = only is not None
+        for case in [c for c in corpus.cases() if only is None or c.id in only]:
             res = run_case(case, cfg.toolchain, scratch / "cases" / case.id, before_case=before_case, out=out,
                            version=tc.version)
             result.cases.append(res)
@@ -134,7 +140,7 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
                 on_case(res)
         if out is not None:
             (out / "toolchain.json").write_text(json.dumps(result.record(), indent=2) + "\n", encoding="utf-8")
-        if save:
+        if save and (not result.partial or result.failed):
             result.record_file = str(trust.save_record(result.record()))
         return result
     finally:
