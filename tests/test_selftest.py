@@ -307,3 +307,15 @@ def test_selftest_data_folder_is_the_platform_one_unless_overridden(monkeypatch)
     assert trust.data_root() == Path(platformdirs.user_data_dir("fyan", appauthor=False))
     assert trust.data_root({"FYAN_DATA_DIR": "/x/y"}) == Path("/x/y")
     assert os.environ.get("FYAN_DATA_DIR") is None
+
+
+def test_the_corpus_ships_in_the_wheel_from_the_files_the_tests_read():
+    """One source of truth: the wheel's ``fyan/_data/cheats`` is ``tests/cheats`` (pyproject), and in
+    a checkout the selftest reads ``tests/cheats`` itself, as tests/test_cheats.py does."""
+    import tomllib
+
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert build["force-include"]["tests/cheats"] == "fyan/_data/cheats"
+    assert corpus.cases_dir() == ROOT / "tests" / "cheats"
+    files = {c.file for c in corpus.cases()}
+    assert files == {p.name for p in (ROOT / "tests" / "cheats").glob("*.lean")}
