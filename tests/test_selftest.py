@@ -116,6 +116,14 @@ def test_selftest_cli_without_a_toolchain_exits_3_and_records_nothing(no_lake, d
     assert not (data_dir / "selftest").exists()
 
 
+def test_selftest_of_a_pin_the_toolchain_is_not_refuses_before_any_case(fake_lake, data_dir, capsys):
+    code = main(["selftest", "--toolchain", "leanprover/lean4:v4.28.0", "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 3 and payload["cases"] == [] and not (data_dir / "selftest").exists()
+    assert payload["problem"].startswith("`lake --version` reports 'Lake version 5.0.0-fake (Lean version 4.31.0)")
+    assert "elan toolchain install leanprover/lean4:v4.28.0" in payload["problem"]
+
+
 def test_selftest_cli_when_the_inspector_cannot_be_built(fake_lake, data_dir, capsys):
     fake_lake.scenario({"inspector_build": {"exit": 1, "output": "error: unknown constant 'Lean.collectAxioms'"}})
     code = main(["selftest"])

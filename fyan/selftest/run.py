@@ -106,7 +106,7 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
     folder or ``record_dir`` cannot be written."""
     from fyan.config import FyanConfig
     from fyan.lean.inspector import ensure_inspector
-    from fyan.lean.toolchain import discover
+    from fyan.lean.toolchain import discover, pin_version, versions_match
 
     cfg = FyanConfig(project={"name": "selftest", "source": "-"}).lean  # this machine's FYAN_LEAN__* settings
     if pin:
@@ -115,12 +115,22 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
     scratch = Path(tempfile.mkdtemp(prefix="fyan-selftest-")) if work_dir is None else work_dir
     scratch.mkdir(parents=True, exist_ok=True)
     try:
-        disc = discover(cfg, cwd=None)
+        # asked from a folder pinning the toolchain, elan runs the pinned one (as the gate asks
+        # from the project's Lake package), not the user's default
+        pinned = scratch / "pinned"
+        pinned.mkdir(exist_ok=True)
+        (pinned / "lean-toolchain").write_text(cfg.toolchain.strip() + "\n", encoding="utf-8")
+        disc = discover(cfg, cwd=pinned)
         if disc.toolchain is None:
             result.problem = disc.problem or "Lean toolchain not found"
             return result
         tc = disc.toolchain
         result.toolchain, result.key = tc.version, trust.toolchain_key(tc)
+        wanted = pin_version(cfg.toolchain)
+        if wanted is None or tc.lean_version is None or not versions_match(wanted, tc.lean_version):
+            result.problem = (f"`lake --version` reports {tc.version!r}, not the pinned {cfg.toolchain}; install it "
+                              f"(elan toolchain install {cfg.toolchain}) or pass the pin you use (--toolchain)")
+            return result
         inspector, why = ensure_inspector(tc, cfg.toolchain, cfg, scratch)
         if inspector is None:
             result.problem = f"the trusted inspector could not be built: {why}"
