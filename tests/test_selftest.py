@@ -217,7 +217,8 @@ def test_doctor_shows_the_selftest_state_per_toolchain(fake_lake, data_dir, doub
     main(["doctor", str(EXAMPLE), "--json"])
     st = json.loads(capsys.readouterr().out)["selftest"]
     assert st["trusted"] is False and st["toolchains"] == [] and "fyan selftest --toolchain" in st["statement"]
-    trust.save_record({**double_selftest.record(), "key": "4.28.0", "passed": False, "toolchain": "Lean 4.28 (recorded)"})
+    trust.save_record({**double_selftest.record(), "key": "4.28.0", "passed": False,
+                       "toolchain": "Lean 4.28 (recorded)"})
     trust.save_record(double_selftest.record())
     main(["doctor", str(EXAMPLE)])
     out = capsys.readouterr().out
@@ -273,7 +274,8 @@ def replay_recorded(folder: Path) -> list[str]:
 
 
 def test_record_writes_raw_output_that_the_replay_reads(fake_lake, data_dir, tmp_path):
-    result = run_selftest(PIN, work_dir=tmp_path / "w", record_dir=tmp_path / "rec", before_case=with_replays(fake_lake))
+    result = run_selftest(PIN, work_dir=tmp_path / "w", record_dir=tmp_path / "rec",
+                          before_case=with_replays(fake_lake))
     assert result.passed, render(result)
     folder = tmp_path / "rec" / "4.31.0"
     assert Path(result.record_dir) == folder

@@ -15,7 +15,8 @@ frozen declarations with role ``root``), every required check passes:
 2. ``build`` — the workspace's ``lean-toolchain`` pins the toolchain found, in any spelling
    (``fyan.lean.toolchain.check_pin``), that toolchain passed ``fyan selftest`` for this Fyan and
    inspector (``fyan.selftest.trust.toolchain_trust``; else an environment problem naming the
-   command, unless ``[lean] trust_without_selftest`` opts out, which every report states), and ``lake build <unit module>`` succeeds
+   command, unless ``[lean] trust_without_selftest`` opts out, which every report states), and
+   ``lake build <unit module>`` succeeds
    (``fyan.lean.lake.lake_build``: timeout, crash, silence or unknown output fail);
 3. ``frozen_statements`` — every frozen declaration is in the source with the same normalized
    signature, its bound files are unchanged, and in the compiled environment it exists in the
@@ -255,7 +256,8 @@ class _Gate:
         tc = self.discovery.toolchain
         return GateReport(
             unit=self.unit.id, passed=all(c.passed for c in checks if c.required), roots=roots, checks=checks,
-            toolchain=tc.version if tc else None, toolchain_pin=self.pin, toolchain_trust=self.trust, sandbox=sandbox_statement(self.project),
+            toolchain=tc.version if tc else None, toolchain_pin=self.pin, toolchain_trust=self.trust,
+            sandbox=sandbox_statement(self.project),
             inspector=(f"{self.inspector.executable} (sha256 {self.inspector.sha256[:16]}…; {self.inspector.note})"
                        if self.inspector is not None else None),
             workspace=self.rel(self.ws.root) if self.ws is not None else None,

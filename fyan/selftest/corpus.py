@@ -65,7 +65,8 @@ def cases(folder: Path | None = None) -> list[Case]:
     out = []
     for kind in ("control", "cheat"):
         for e in manifest.get(kind, []):
-            out.append(Case(id=e["id"], kind=kind, file=e["file"], text=(folder / e["file"]).read_text(encoding="utf-8"),
+            text = (folder / e["file"]).read_text(encoding="utf-8")
+            out.append(Case(id=e["id"], kind=kind, file=e["file"], text=text,
                             setup=e.get("setup", ""), caught_by=e.get("caught_by"), reason=e.get("reason", ""),
                             also=dict(e.get("also", {})), with_kernel_checker=dict(e.get("with_kernel_checker", {})),
                             entry=e))

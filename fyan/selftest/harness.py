@@ -175,11 +175,12 @@ def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolch
     checks = _checks(plan, freeze_without_toolchain)
     double = "FAKE_LAKE_LOG" in os.environ  # any instance of the toolchain double behaves the same
     settings = {**({"extra_imports": ["Lean"]} if meta else {}), **(lean or {})}
-    key = (bridge, freeze_without_toolchain, double, os.environ.get("FYAN_LEAN__SANDBOX"), json.dumps(settings, sort_keys=True))
+    key = (bridge, freeze_without_toolchain, double, os.environ.get("FYAN_LEAN__SANDBOX"),
+           json.dumps(settings, sort_keys=True))
     if key not in _SNAPSHOTS:
         snap = _SNAPSHOT_ROOT / f"variant-{len(_SNAPSHOTS)}"
-        extra = f'lean_lib = "{LIB}"\n' + ("\n[lean]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items())
-                                          if settings else "")
+        lean_toml = "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items())
+        extra = f'lean_lib = "{LIB}"\n' + ("\n[lean]\n" + lean_toml if settings else "")
         project, gw = _ingested(snap, checks, extra)
         _drive(project, gw, "def-double", DEF_BODY, DEF_BODY, list(Stage))
         statement = ROOT_STATEMENT + ("\n\n" + BRIDGE_STATEMENT if bridge else "")
