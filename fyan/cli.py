@@ -643,7 +643,13 @@ def cmd_selftest(args: argparse.Namespace) -> CommandResult:
         if not args.json:
             print(f"{'ok   ' if case.ok else 'WRONG'} {case.id}", flush=True)
 
-    result = run_selftest(args.toolchain, record_dir=record, on_case=progress)
+    lean = None
+    if args.dir:
+        from fyan.project import Project
+
+        lean = Project.open(args.dir).config.lean
+    result = run_selftest(args.toolchain or (lean.toolchain if lean else None), record_dir=record, on_case=progress,
+                          lean=lean)
     return CommandResult(ExitCode.OK if result.passed else ExitCode.INCOMPLETE, result.payload(), render(result))
 
 
@@ -825,8 +831,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("selftest", help="prove the gate on this machine's Lean toolchain: run every known cheat and the "
                        "honest controls through the real gate (the gate trusts a toolchain only after this passed)",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", nargs="?", help="a project folder: use its [lean] settings (lake, toolchain, sandbox, "
+                   "timeouts); without it, the defaults with this machine's FYAN_LEAN__* settings")
     p.add_argument("--toolchain", metavar="PIN", help="the toolchain pin to prove, e.g. leanprover/lean4:v4.31.0 "
-                   "(default: [lean] toolchain; FYAN_LEAN__* settings apply)")
+                   "(default: the project's or the default [lean] toolchain)")
     p.add_argument("--record", metavar="DIR", help="also write the raw Lake and Lean output of every case to "
                    "DIR/<lean version>/ (fixtures for Fyan's test suite)")
     p.add_argument("--json", action="store_true", help="print JSON")

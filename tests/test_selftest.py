@@ -329,3 +329,22 @@ def test_the_corpus_ships_in_the_wheel_from_the_files_the_tests_read():
     assert corpus.cases_dir() == ROOT / "tests" / "cheats"
     files = {c.file for c in corpus.cases()}
     assert files == {p.name for p in (ROOT / "tests" / "cheats").glob("*.lean")}
+
+
+def test_selftest_of_a_project_uses_its_lean_settings(fake_lake, data_dir, tmp_path, capsys, monkeypatch):
+    """``fyan selftest DIR``: the project's ``[lean] lake`` (here the only way to find the double)
+    and pin are used; a pin the toolchain is not is refused before any case."""
+    monkeypatch.delenv("FYAN_LEAN__LAKE")
+    project = tmp_path / "proj"
+    (project / "source").mkdir(parents=True)
+    (project / "source" / "doc.tex").write_text(h.TEX)
+    (project / "fyan.toml").write_text(f'[project]\nname = "p"\nsource = "source/doc.tex"\n\n[lean]\n'
+                                       f'lake = "{fake_lake.path}"\ntoolchain = "v4.29.0"\n')
+    code = main(["selftest", str(project), "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 3 and payload["pin"] == "v4.29.0" and payload["toolchain"].startswith("Lake version 5.0.0-fake")
+    assert "not the pinned v4.29.0" in payload["problem"]
+    code = main(["selftest", str(project), "--toolchain", PIN, "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["problem"] is None and len(payload["cases"]) == len(corpus.cases())
+    assert all(c["ok"] for c in payload["cases"] if c["kind"] == "control")  # the cases found the double too

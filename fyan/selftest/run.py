@@ -88,6 +88,10 @@ class SelftestResult:
                 "record_dir": self.record_dir, "failed": [c.id for c in self.failed]}
 
 
+#: ``[lean]`` settings of a project that its selftest uses too (how to find and run Lean)
+PROJECT_SETTINGS = {"lake", "build_timeout", "memory_limit_mb", "sandbox", "sandbox_readable", "inspector_dir",
+                    "comparator"}
+
 #: called after a case's project is set up and before its gate runs (the tests' toolchain double
 #: takes its scenario here: what a real Lean prints beyond what the double derives)
 BeforeCase = Callable[[Case, Any], None]
@@ -96,19 +100,21 @@ BeforeCase = Callable[[Case, Any], None]
 def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record_dir: Path | None = None,
                  before_case: BeforeCase | None = None, save: bool = True,
                  on_case: Callable[[CaseResult], None] | None = None,
-                 only: Collection[str] | None = None) -> SelftestResult:
+                 only: Collection[str] | None = None, lean: Any = None) -> SelftestResult:
     """Run the selftest for ``pin`` (default: ``[lean] toolchain``) as the module docstring says.
 
     ``work_dir``: the scratch folder (default: a temporary one, removed afterwards); ``save``:
     keep the result in the data folder (only when the cases ran); ``only``: run just these case ids
-    (for tests: such a partial run never passes, and is kept only when a case failed). Never raises for a toolchain
+    (for tests: such a partial run never passes, and is kept only when a case failed); ``lean``: the
+    ``[lean]`` settings to use (a project's ``LeanSection``: its ``lake``, timeouts, sandbox; default
+    this machine's ``FYAN_LEAN__*``). Never raises for a toolchain
     problem or a case that crashes the gate (that case fails, named); ``OSError`` when the data
     folder or ``record_dir`` cannot be written."""
     from fyan.config import FyanConfig
     from fyan.lean.inspector import ensure_inspector
     from fyan.lean.toolchain import discover, pin_version, versions_match
 
-    cfg = FyanConfig(project={"name": "selftest", "source": "-"}).lean  # this machine's FYAN_LEAN__* settings
+    cfg = lean if lean is not None else FyanConfig(project={"name": "selftest", "source": "-"}).lean
     if pin:
         cfg = cfg.model_copy(update={"toolchain": pin})
     result = SelftestResult(pin=cfg.toolchain)
@@ -142,8 +148,11 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
             out.mkdir(parents=True, exist_ok=True)
             result.record_dir = str(out)
         result.partial = only is not None
+        # a project's own [lean] settings reach the scratch projects (the env's FYAN_LEAN__* win, as everywhere)
+        settings = cfg.model_dump(include=PROJECT_SETTINGS, exclude_defaults=True) if lean is not None else {}
         for case in [c for c in corpus.cases() if only is None or c.id in only]:
             res = run_case(case, cfg.toolchain, scratch / "cases" / case.id, before_case=before_case, out=out,
+                           settings=settings,
                            version=tc.version)
             result.cases.append(res)
             if on_case is not None:
@@ -161,7 +170,7 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
 
 
 def run_case(case: Case, pin: str, folder: Path, *, before_case: BeforeCase | None = None, out: Path | None = None,
-             version: str = "") -> CaseResult:
+             version: str = "", settings: dict[str, Any] | None = None) -> CaseResult:
     """One case through the real completion gate in ``folder`` (its project and gate logs), judged
     against the manifest (``corpus.judge``; a kernel checker's extra expectations apply when one
     ran). ``pytest -m lean`` (``tests/test_cheats.py``) calls exactly this."""
@@ -172,7 +181,7 @@ def run_case(case: Case, pin: str, folder: Path, *, before_case: BeforeCase | No
     setup = None
     try:
         setup = harness.setup(folder / "project", case.text, bridge=case.setup == "bridge", meta=case.setup == "meta",
-                              lean={"toolchain": pin, "trust_without_selftest": True})
+                              lean={**(settings or {}), "toolchain": pin, "trust_without_selftest": True})
         if before_case is not None:
             before_case(case, setup)
         logs = folder / "logs"
