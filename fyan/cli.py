@@ -41,8 +41,8 @@ EPILOG = """exit codes:
      project folder, or a replay cassette that is missing or malformed (checked before any attempt)
   5  refused: an illegal state transition, or another run holds the project lock
 
-A Lean toolchain is needed to complete units (install elan, then `elan default stable`).
-Without one, Fyan runs every stage it can and blocks units at the completion gate."""
+A Lean toolchain is needed to complete units (install elan, then `elan default stable`, then
+`fyan selftest`: the gate trusts a toolchain only after its selftest passed). Without one, Fyan runs every stage it can and blocks units at the completion gate."""
 
 #: model names ``fyan init --help`` shows as examples (priced in config/pricing.toml)
 EXAMPLE_MODELS = {"anthropic": "claude-opus-4-1", "openai": "gpt-5", "openai-compatible": "qwen2.5-coder"}
