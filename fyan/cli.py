@@ -41,8 +41,8 @@ EPILOG = """exit codes:
      project folder, or a replay cassette that is missing or malformed (checked before any attempt)
   5  refused: an illegal state transition, or another run holds the project lock
 
-A Lean toolchain is needed to complete units (install elan, then `elan default stable`).
-Without one, Fyan runs every stage it can and blocks units at the completion gate."""
+A Lean toolchain is needed to complete units (install elan, then `elan default stable`, then
+`fyan selftest`: the gate trusts a toolchain only after its selftest passed). Without one, Fyan runs every stage it can and blocks units at the completion gate."""
 
 #: model names ``fyan init --help`` shows as examples (priced in config/pricing.toml)
 EXAMPLE_MODELS = {"anthropic": "claude-opus-4-1", "openai": "gpt-5", "openai-compatible": "qwen2.5-coder"}
@@ -691,6 +691,27 @@ def cmd_doctor(args: argparse.Namespace) -> CommandResult:
     return CommandResult(code, report, render(report))
 
 
+# -- selftest --------------------------------------------------------------------------------
+
+def cmd_selftest(args: argparse.Namespace) -> CommandResult:
+    from fyan.selftest.run import render, run_selftest
+
+    record = Path(args.record).expanduser() if args.record else None
+
+    def progress(case) -> None:
+        if not args.json:
+            print(f"{'ok   ' if case.ok else 'WRONG'} {case.id}", flush=True)
+
+    lean = None
+    if args.dir:
+        from fyan.project import Project
+
+        lean = Project.open(args.dir).config.lean
+    result = run_selftest(args.toolchain or (lean.toolchain if lean else None), record_dir=record, on_case=progress,
+                          lean=lean)
+    return CommandResult(ExitCode.OK if result.passed else ExitCode.INCOMPLETE, result.payload(), render(result))
+
+
 # -- shadow (SA-Pass; implemented in fyan/shadow/commands.py) ---------------------------------
 
 def cmd_shadow(args: argparse.Namespace) -> CommandResult:
@@ -845,6 +866,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "resume": cmd_resume,
     "daemon": cmd_daemon,
     "dashboard": cmd_dashboard,
+    "selftest": cmd_selftest,
 }
 
 
@@ -972,6 +994,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="instead: can this node take the project's Lean tasks on a Ray cluster (toolchain pin, built "
                         "dependencies, sandbox)? prints the `ray start` line to join with")
     p.add_argument("--toolchain", help="with --worker: the toolchain pin to check (default: the project's [lean] toolchain)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("selftest", help="prove the gate on this machine's Lean toolchain: run every known cheat and the "
+                       "honest controls through the real gate (the gate trusts a toolchain only after this passed)",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", nargs="?", help="a project folder: use its [lean] settings (lake, toolchain, sandbox, "
+                   "timeouts); without it, the defaults with this machine's FYAN_LEAN__* settings")
+    p.add_argument("--toolchain", metavar="PIN", help="the toolchain pin to prove, e.g. leanprover/lean4:v4.31.0 "
+                   "(default: the project's or the default [lean] toolchain)")
+    p.add_argument("--record", metavar="DIR", help="also write the raw Lake and Lean output of every case to "
+                   "DIR/<lean version>/ (fixtures for Fyan's test suite)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     from fyan.shadow.commands import add_parser as add_shadow_parser

@@ -233,6 +233,11 @@ class LeanSection(_Section):
         default="", description="Where the trusted inspector is compiled and kept, one folder per toolchain pin "
         "(\"\" = $XDG_CACHE_HOME/fyan/inspector, else ~/.cache/fyan/inspector). Keep it out of every workspace."
     )
+    trust_without_selftest: bool = Field(
+        default=False, description="Let the completion gate mark units complete with a toolchain that has no "
+        "passing `fyan selftest` for this Fyan version and inspector (issue 17). Every gate report then says "
+        "the gate was not proven on this toolchain. Prefer running `fyan selftest --toolchain <pin>`."
+    )
     comparator: str = Field(
         default="", description="Path to leanprover/comparator (\"\" = look for `comparator` on PATH). When found, "
         "the gate requires it to accept each unit."

@@ -11,8 +11,9 @@ For each agent configuration a project uses (the stages sharing one are reported
   server; 5 s timeout);
 * ``command`` — the program is found on ``PATH``.
 
-Then the Lean toolchain (``fyan.lean.toolchain.discover``: ``lake --version``) and the build
-sandbox (bubblewrap). Nothing is reported usable that was not checked.
+Then the Lean toolchain (``fyan.lean.toolchain.discover``: ``lake --version``), the build
+sandbox (bubblewrap), the trusted inspector, and the selftest state per toolchain (``fyan
+selftest``: the gate trusts only a toolchain whose selftest passed, issue 17). Nothing is reported usable that was not checked.
 """
 
 from __future__ import annotations
@@ -130,8 +131,29 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
         why = f"{why}; {SANDBOX_REMEDY}"
     sandbox = {"available": bwrap is not None, "detail": why, "setting": lean_cfg.sandbox}
     inspector = _inspector_status(lean_cfg)
-    ok = all(p["usable"] for p in providers) and lean["present"] and (bwrap is not None or lean_cfg.sandbox != "require")
-    return {"providers": providers, "lean": lean, "sandbox": sandbox, "inspector": inspector, "ok": ok}
+    selftest = selftest_status(lean_cfg, disc.toolchain)
+    ok = (all(p["usable"] for p in providers) and lean["present"] and (bwrap is not None or lean_cfg.sandbox != "require")
+          and selftest["trusted"] is not False)
+    return {"providers": providers, "lean": lean, "sandbox": sandbox, "inspector": inspector, "selftest": selftest,
+            "ok": ok}
+
+
+def selftest_status(lean_cfg, toolchain) -> dict[str, Any]:
+    """The selftest state (issue 17, ``fyan.selftest.trust``): every toolchain with a kept
+    ``fyan selftest`` result (passed or failed, its date, whether it is still valid for this Fyan,
+    inspector and corpus), and whether the gate trusts the toolchain found here (``trusted``: None
+    when there is none; ``statement``: what gate reports will say)."""
+    from fyan.selftest.trust import all_records, current_identity, record_problem, toolchain_trust
+
+    identity = current_identity()
+    toolchains = [{"lean": r.get("key"), "toolchain": r.get("toolchain"), "passed": bool(r.get("passed")),
+                   "date": r.get("date"), "fyan_version": r.get("fyan_version"),
+                   "valid_now": record_problem(r, r.get("key", "?"), identity) is None,
+                   "problem": record_problem(r, r.get("key", "?"), identity)} for r in all_records()]
+    if toolchain is None:
+        return {"trusted": None, "statement": "no toolchain found", "toolchains": toolchains}
+    trust = toolchain_trust(toolchain, lean_cfg)
+    return {"trusted": trust.trusted, "statement": trust.problem or trust.statement, "toolchains": toolchains}
 
 
 def _inspector_status(lean_cfg) -> dict[str, Any]:
@@ -165,5 +187,12 @@ def render(report: dict[str, Any]) -> str:
     ins = report.get("inspector")
     if ins:
         lines.append(f"[{'ok  ' if ins['built'] else '--  '}] trusted inspector: {ins['detail']}")
+    st = report.get("selftest")
+    if st:
+        lines.append(f"[{mark[st['trusted']]}] gate selftest of this toolchain: {st['statement']}")
+        for t in st["toolchains"]:
+            state = ("passed" if t["passed"] else "FAILED") + ("" if t["valid_now"] or not t["passed"] else
+                                                               " (out of date: run it again)")
+            lines.append(f"         Lean {t['lean']}: selftest {state} on {t['date']} (fyan {t['fyan_version']})")
     lines.append("Everything needed is usable." if report["ok"] else "Something needed is missing (see FAIL above).")
     return "\n".join(lines)

@@ -28,6 +28,13 @@ atexit.register(lambda: (subprocess.run(["chmod", "-R", "u+w", _INSPECTORS], cap
                          shutil.rmtree(_INSPECTORS, ignore_errors=True)))
 
 
+# `fyan selftest` results (the toolchains the gate trusts: fyan.selftest.trust) are kept in a
+# folder of the test session, never in the user's data folder
+_DATA = tempfile.mkdtemp(prefix="fyan-test-data-")
+os.environ["FYAN_DATA_DIR"] = _DATA
+atexit.register(shutil.rmtree, _DATA, ignore_errors=True)
+
+
 #: real public inputs copied into the repository (origin and licence of each file:
 #: ``tests/fixtures/README.md``), so the suite runs from a plain clone
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -70,8 +77,33 @@ class FakeLake:
         return [json.loads(line) for line in self.log.read_text().splitlines()]
 
 
+@pytest.fixture(scope="session")
+def double_selftest(tmp_path_factory):
+    """A real ``fyan selftest`` (``fyan.selftest.run.run_selftest``) run once against the Lake
+    double, with the corpus's authored replays (``tests/cheat_replay.py``: what a real Lean would
+    print beyond what the double derives), which keeps its passing record in the session's data
+    folder: the gate then trusts the double's toolchain (Lean 4.31.0) exactly as it trusts a user's
+    toolchain after ``fyan selftest`` passed. Every fixture that installs the double needs it."""
+    from fyan.selftest.run import render, run_selftest
+    from tests.cheat_replay import replay
+
+    fake = FakeLake(tmp_path_factory.mktemp("selftest-lake"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FYAN_LEAN__LAKE", str(fake.path))
+        mp.setenv("FAKE_LAKE_LOG", str(fake.log))
+        mp.setenv("FYAN_LEAN__SANDBOX", "off")
+        mp.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("selftest-inspector")))
+        mp.delenv("FAKE_LAKE_SCENARIO", raising=False)
+        result = run_selftest(work_dir=tmp_path_factory.mktemp("selftest"),
+                              before_case=lambda case, setup: fake.scenario(replay(setup, case.entry)))
+        os.environ.pop("FAKE_LAKE_SCENARIO", None)
+    if not result.passed:
+        pytest.fail("the selftest of the Lake double did not pass:\n" + render(result), pytrace=False)
+    return result
+
+
 @pytest.fixture
-def fake_lake(tmp_path_factory, monkeypatch) -> FakeLake:
+def fake_lake(tmp_path_factory, monkeypatch, double_selftest) -> FakeLake:
     fake = FakeLake(tmp_path_factory.mktemp("fake-lake"))
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
     monkeypatch.setenv("FAKE_LAKE_LOG", str(fake.log))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -24,10 +23,15 @@ from fyan.gates.completion import CHECK_ORDER
 from fyan.gates.report import GateReport
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
+from fyan.config import FyanConfig
+from fyan.selftest.corpus import cases as corpus_cases
+from fyan.selftest.corpus import cases_dir, load_manifest
+from fyan.selftest.run import run_case
 from tests import gate_harness as h
+from tests.cheat_replay import replay
 
-CHEATS_DIR = Path(__file__).parent / "cheats"
-MANIFEST = tomllib.loads((CHEATS_DIR / "manifest.toml").read_text(encoding="utf-8"))
+CHEATS_DIR = cases_dir()  # the files `fyan selftest` runs (fyan.selftest.corpus): one source of truth
+MANIFEST = load_manifest()
 CHEATS = MANIFEST["cheat"]
 CONTROLS = MANIFEST["control"]
 TRICKS = {  # the original list of tricks, each covered by a cheat file
@@ -35,7 +39,6 @@ TRICKS = {  # the original list of tricks, each covered by a cheat file
     "skip_kernel_tc", "exit_before_root", "forged_axioms", "local_notation", "auto_implicit", "true_root",
     "edited_statement", "bridge_deleted",
 }
-ICON = {"error": "✖", "warning": "⚠", "info": "ℹ"}
 
 
 def model_part(entry: dict) -> str:
@@ -44,29 +47,6 @@ def model_part(entry: dict) -> str:
 
 def setup_for(entry: dict, root: Path) -> h.Setup:
     return h.setup(root, model_part(entry), bridge=entry.get("setup") == "bridge", meta=entry.get("setup") == "meta")
-
-
-def replay(setup: h.Setup, entry: dict) -> dict:
-    """The toolchain-double scenario for ``entry``: its authored build messages placed at the
-    lines of the rendered ``Basic.lean`` they point to, and its inspector fields."""
-    spec = entry.get("replay", {})
-    scenario: dict = {"inspect": {f"{setup.ns}.{name}": fields for name, fields in spec.get("inspect", {}).items()}}
-    if "messages" in spec:
-        text = setup.basic.read_text(encoding="utf-8").splitlines()
-        rel = "Cheats/ThmRoot/Basic.lean"
-        lines = []
-        for m in spec["messages"]:
-            n = next(i for i, line in enumerate(text, start=1) if m["at"] in line)
-            lines.append(f"{m['severity']}: {rel}:{n}:{text[n - 1].index(m['at'])}: {m['text']}")
-        worst = next((s for s in ("error", "warning", "info") if any(m["severity"] == s for m in spec["messages"])), None)
-        scenario["build"] = {"exit": 0, "output": "\n".join([
-            f"{ICON.get(worst, '✔')} [2/2] Built Cheats.ThmRoot.Basic (0.6s)", *lines,
-            "Build completed successfully (2 jobs).",
-        ])}
-        scenario["build_only"] = ["Cheats.ThmRoot.Basic"]
-    if "kernel_replay" in spec:
-        scenario["kernel_replay"] = spec["kernel_replay"]
-    return scenario
 
 
 def assert_rejected_as_intended(report: GateReport, entry: dict, *, exact: bool, kernel_checker: bool = False) -> None:
@@ -198,18 +178,9 @@ def real_lake(monkeypatch, tmp_path):
 
 @pytest.mark.lean
 @requires_lean
-@pytest.mark.parametrize("entry", CONTROLS, ids=[c["id"] for c in CONTROLS])
-def test_controls_pass_with_real_lean(entry, real_lake, tmp_path):
-    s = setup_for(entry, tmp_path / "p")
-    report = s.gate()
-    assert report.passed, report.summary()
-
-
-@pytest.mark.lean
-@requires_lean
-@pytest.mark.parametrize("entry", CHEATS, ids=[c["id"] for c in CHEATS])
-def test_cheat_is_rejected_with_real_lean(entry, real_lake, tmp_path):
-    s = setup_for(entry, tmp_path / "p")
-    report = s.gate()
-    has_checker = report.check("kernel_replay").status != "unavailable"
-    assert_rejected_as_intended(report, entry, exact=False, kernel_checker=has_checker)
+@pytest.mark.parametrize("case", corpus_cases(), ids=[c.id for c in corpus_cases()])
+def test_corpus_case_with_real_lean(case, real_lake, tmp_path):
+    """What `fyan selftest` runs for each case (``fyan.selftest.run.run_case``): the same code, so
+    `pytest -m lean` and `fyan selftest` cannot drift apart."""
+    result = run_case(case, FyanConfig(project={"name": "t", "source": "-"}).lean.toolchain, tmp_path / case.id)
+    assert result.ok, (case.id, result.caught_by, result.problems)

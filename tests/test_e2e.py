@@ -134,7 +134,8 @@ def test_example_without_toolchain_blocks_every_unit_with_the_message(example, n
     assert by_name["kernel_replay"]["status"] == "unavailable"
 
 
-def test_rerun_after_installing_lean_resumes_without_redoing_work(example, no_lake, capsys, monkeypatch, tmp_path):
+def test_rerun_after_installing_lean_resumes_without_redoing_work(example, no_lake, capsys, monkeypatch, tmp_path,
+                                                                  double_selftest):
     assert main(["run", str(example), "--json"]) == 3
     capsys.readouterr()
     from tests.conftest import FakeLake

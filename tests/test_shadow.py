@@ -518,7 +518,7 @@ def test_shadow_eval_refuses_to_clobber_a_foreign_folder_and_reports_stale_repla
 
 
 @pytest.fixture
-def fake_lean_env(tmp_path_factory, monkeypatch):
+def fake_lean_env(tmp_path_factory, monkeypatch, double_selftest):
     """Installs ``tests/fakes/fake_lean_env.py`` as ``lake`` (it stands in for ``lake env lean
     --json FILE`` with Mathlib, replaying the demo's recorded outcomes; other commands go to
     ``fake_lake.py``). The sandbox is off: the double writes logs outside the workspace."""

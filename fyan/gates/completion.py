@@ -13,7 +13,10 @@ frozen declarations with role ``root``), every required check passes:
    unused ``sorry`` lemma counts) has ``sorryAx`` in it or among its transitive axioms, and the
    build shows no sorry warning for the unit's file (either wording). Unknown = fail;
 2. ``build`` — the workspace's ``lean-toolchain`` pins the toolchain found, in any spelling
-   (``fyan.lean.toolchain.check_pin``), and ``lake build <unit module>`` succeeds
+   (``fyan.lean.toolchain.check_pin``), that toolchain passed ``fyan selftest`` for this Fyan and
+   inspector (``fyan.selftest.trust.toolchain_trust``; else an environment problem naming the
+   command, unless ``[lean] trust_without_selftest`` opts out, which every report states), and
+   ``lake build <unit module>`` succeeds
    (``fyan.lean.lake.lake_build``: timeout, crash, silence or unknown output fail);
 3. ``frozen_statements`` — every frozen declaration is in the source with the same normalized
    signature, its bound files are unchanged, and in the compiled environment it exists in the
@@ -76,6 +79,7 @@ from fyan.lean.runner import SANDBOX_REMEDY, bwrap_status
 from fyan.lean.signatures import compare_compiled, compare_source, unaudited_dependencies
 from fyan.lean.toolchain import Discovery, check_pin, discover, find_kernel_checker
 from fyan.project import Project
+from fyan.selftest.trust import toolchain_trust
 from fyan.shadow.gate import shadow_checks
 from fyan.state.models import FreezeRecord, UnitRecord
 from fyan.state.store import Store
@@ -173,6 +177,7 @@ class _Gate:
         self.no_lean: str | None = None
         self.pin: str | None = None
         self.environment: str | None = None  # why Lean could not run here (not the candidate's fault)
+        self.trust: str | None = None  # whether the toolchain passed its selftest (fyan.selftest.trust)
         self.stale: dict[str, list[str]] = {}
 
     def put(self, name: str, ok: bool | None, reason: str, required: bool | None = None, **evidence: Any) -> None:
@@ -257,7 +262,8 @@ class _Gate:
         tc = self.discovery.toolchain
         return GateReport(
             unit=self.unit.id, passed=passed, roots=roots, checks=checks, **olean,
-            toolchain=tc.version if tc else None, toolchain_pin=self.pin, sandbox=sandbox_statement(self.project),
+            toolchain=tc.version if tc else None, toolchain_pin=self.pin, toolchain_trust=self.trust,
+            sandbox=sandbox_statement(self.project),
             inspector=(f"{self.inspector.executable} (sha256 {self.inspector.sha256[:16]}…; {self.inspector.note})"
                        if self.inspector is not None else None),
             workspace=self.rel(self.ws.root) if self.ws is not None else None,
@@ -306,6 +312,11 @@ class _Gate:
         self.pin = pin.pin
         if not pin.ok:
             self._fail_lean(pin.reason, environment=True, toolchain=tc.version, pin=pin.pin)
+            return
+        trust = toolchain_trust(tc, cfg)  # issue 17: only a toolchain whose selftest passed completes units
+        self.trust = trust.statement
+        if not trust.trusted:
+            self._fail_lean(trust.problem or trust.statement, environment=True, toolchain=tc.version, pin=pin.pin)
             return
         if cfg.sandbox == "require":
             bwrap, why = bwrap_status()

@@ -30,7 +30,9 @@ class GateReport(BaseModel):
     """The gate's verdict with every check, its evidence and its reason.
 
     ``toolchain``: what ``lake --version`` said (None: no toolchain); ``toolchain_pin``: the
-    workspace's ``lean-toolchain``; ``sandbox``: how model-written code was confined — or that it
+    workspace's ``lean-toolchain``; ``toolchain_trust``: whether that toolchain passed ``fyan
+    selftest`` (``fyan.selftest.trust``) — or was trusted unproven (``[lean]
+    trust_without_selftest = true``, stated in every report); ``sandbox``: how model-written code was confined — or that it
     was not (``[lean] sandbox = "off"``, stated in every report); ``inspector``: the trusted
     inspector used (its folder and SHA-256); ``workspace``: the gate-owned workspace the build ran
     in; ``log_dir``: where the build, inspector and checker logs of this run are.
@@ -45,6 +47,7 @@ class GateReport(BaseModel):
     checks: list[CheckResult]
     toolchain: str | None = None
     toolchain_pin: str | None = None
+    toolchain_trust: str | None = None
     sandbox: str | None = None
     inspector: str | None = None
     workspace: str | None = None
@@ -82,6 +85,8 @@ def report_text(report: GateReport) -> str:
     lines.append(f"  roots: {', '.join(report.roots) or '(none frozen)'}")
     pin = f"; lean-toolchain: {report.toolchain_pin}" if report.toolchain_pin else ""
     lines.append(f"  toolchain: {report.toolchain or 'none'}{pin}")
+    if report.toolchain_trust:
+        lines.append(f"  selftest: {report.toolchain_trust}")
     if report.sandbox:
         lines.append(f"  sandbox: {report.sandbox}")
     if report.inspector:

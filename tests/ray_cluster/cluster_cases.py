@@ -42,7 +42,7 @@ MARKS = Path(os.environ.get("FYAN_TEST_MARKS", "/tmp"))
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def cluster(tmp_path_factory, double_selftest):
     tmp = tmp_path_factory.mktemp("ray-cluster")
     (tmp / "fake-lake").mkdir()
     fake = FakeLake(tmp / "fake-lake")
