@@ -197,6 +197,18 @@ def test_without_a_toolchain_nothing_is_adopted_and_the_project_is_kept(no_lake,
     assert code == 3 and "fyan adopt" in (out.get("hint") or "")
 
 
+def test_a_toolchain_without_a_passing_selftest_adopts_nothing(fake_lake, tmp_path, package, capsys, monkeypatch):
+    """Adoption marks units complete, so it trusts the toolchain only as the gate does (issue 17):
+    here the Lake double has no selftest record in this (empty) data folder."""
+    monkeypatch.setenv("FYAN_DATA_DIR", str(tmp_path / "no-selftest"))
+    code, out = run(capsys, "init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
+                    "--lean-project", str(package))
+    assert code == 0
+    assert out["adoption"]["adopted"] is False and "fyan selftest" in out["adoption"]["problem"]
+    code, status = run(capsys, "status", str(tmp_path / "p"))
+    assert not any(u["adopted"] or u["status"] == "complete" for u in status["units"])
+
+
 @pytest.mark.parametrize("make, says", [
     (lambda d: None, "no such folder"),
     (lambda d: d.mkdir(), "no lakefile"),

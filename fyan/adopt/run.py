@@ -28,6 +28,7 @@ from fyan.adopt.package import LakePackage, read_package
 from fyan.errors import ExitCode, FyanError, ProjectError
 from fyan.intake.catalogue import Catalogue
 from fyan.lean.inspector import InspectedDeclaration, ensure_inspector, run_inspector
+from fyan.selftest.trust import toolchain_trust
 from fyan.lean.lake import lake_build
 from fyan.lean.runner import Confinement
 from fyan.lean.toolchain import discover
@@ -85,6 +86,11 @@ def inspect_package(project: Project, pkg: LakePackage, names: list[str], out_di
                                   hint="adoption decides from the compiled package only; install Lean, then "
                                   f"`fyan adopt {project.paths.root} --lean-project {pkg.folder}`")
     tc = found.toolchain
+    trust = toolchain_trust(tc, cfg)  # adoption marks units complete: the same trust as the gate (issue 17)
+    if not trust.trusted:
+        raise AdoptionUnavailable(f"cannot adopt from {pkg.folder} with this toolchain: {trust.problem}",
+                                  hint=f"run `fyan selftest --toolchain {pkg.pin}`, then `fyan adopt "
+                                  f"{project.paths.root} --lean-project {pkg.folder}`")
     (pkg.folder / ".lake").mkdir(exist_ok=True)  # the build outputs: the only place adoption writes in the package
     build = lake_build(tc, pkg.folder, list(pkg.modules), cfg, out_dir, name="build",
                        confinement=Confinement(writable=(pkg.folder / ".lake", out_dir)))
@@ -101,6 +107,7 @@ def inspect_package(project: Project, pkg: LakePackage, names: list[str], out_di
         raise AdoptionUnavailable(f"the trusted inspector gave no evidence on {pkg.folder}: {result.problem}",
                                   hint=f"see {out_dir}/inspect.log")
     facts = {"package": str(pkg.folder), "package_name": pkg.name, "pin": pkg.pin, "toolchain": tc.version,
+             "toolchain_trust": trust.statement,
              "modules": len(pkg.modules), "build": build.evidence(), **result.evidence(),
              "inspected_at": time.time()}
     return PackageEvidence(lookups=result.report.records, facts=facts)
