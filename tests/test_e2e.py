@@ -31,7 +31,7 @@ def run_json(capsys, *argv):
 def test_example_completes_in_dependency_order_with_a_clean_toolchain(example, fake_lake, capsys):
     code, summary = run_json(capsys, "run", str(example))
     assert code == 0, summary
-    assert summary["units"] == 11 and summary["counts"] == {"complete": 11} and summary["layers"] == 3
+    assert summary["units"] == 11 and summary["counts"] == {"complete": 11} and summary["layers"] == 3, summary.get("blocked")
     store = Store(example / ".fyan" / "state.db")
     runs = store.runs()
     gate_done = {r.unit: r.finished_at for r in runs if r.stage is Stage.GATE and r.status is RunStatus.SUCCEEDED}
@@ -144,7 +144,7 @@ def test_rerun_after_installing_lean_resumes_without_redoing_work(example, no_la
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
     monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")  # as in the fake_lake fixture
     code, summary = run_json(capsys, "run", str(example))
-    assert code == 0 and summary["counts"] == {"complete": 11}
+    assert code == 0 and summary["counts"] == {"complete": 11}, summary.get("blocked")
     runs = Store(example / ".fyan" / "state.db").runs("definition-1")
     assert [(r.stage.value, r.status.value) for r in runs] == [
         ("reason", "succeeded"), ("plan", "succeeded"), ("audit", "succeeded"), ("prove", "succeeded"),
@@ -172,7 +172,7 @@ def test_post_completion_failure_never_changes_completion(example, fake_lake, ca
              if not ('"unit": "theorem-8"' in line and '"stage": "curate"' in line)]
     cassette.write_text("\n".join(lines) + "\n")
     code, summary = run_json(capsys, "run", str(example))
-    assert code == 0 and summary["counts"] == {"complete": 11}
+    assert code == 0 and summary["counts"] == {"complete": 11}, summary.get("blocked")
     store = Store(example / ".fyan" / "state.db")
     failed = [p for p in store.post_runs() if p.status is RunStatus.FAILED]
     assert [(p.unit, p.task) for p in failed] == [("theorem-8", "curate")] and "has no response" in failed[0].reason

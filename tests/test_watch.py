@@ -100,7 +100,7 @@ def test_guidance_reaches_the_next_attempt_as_a_comment_and_cannot_change_a_froz
     # Specifier edge)
     dependents = {d.unit for d in store.deps() if d.depends_on == "thm-divides-sum"}
     assert dependents == {"theorem-7"}
-    assert daemon.summary.counts["complete"] == 11 - 1 - len(dependents)
+    assert daemon.summary.counts["complete"] == 11 - 1 - len(dependents), daemon.summary.blocked
 
 
 def test_guidance_revives_a_unit_blocked_over_its_budget(tmp_path):
