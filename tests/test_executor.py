@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -386,3 +387,55 @@ def test_a_node_that_cannot_read_the_task_fails_the_attempt_once_for_the_environ
     assert len(runs) == 1 and runs[0].status is RunStatus.FAILED  # not interrupted and dispatched forever
     assert runs[0].failure_kind is FailureKind.ENVIRONMENT and "payload version" in runs[0].reason
     assert summary.counts == {"blocked": 3}
+
+
+def _open_mirror_in_a_process(base: str, project_id: str, start: float) -> str:
+    """One node process's first task: sets up the project's mirror (returns the error or "")."""
+    import time as _time
+
+    from fyan.executor.mirror import Mirror, MirrorError, Site
+
+    _time.sleep(max(0.0, start - _time.time()))
+    try:
+        Mirror.open(Site(base=Path(base), name="n"), project_id)
+    except MirrorError as e:
+        return str(e)
+    return ""
+
+
+def test_concurrent_first_tasks_set_up_one_mirror(tmp_path):
+    """The family of first-use races on a node: the first tasks of a run start together (the DAG's
+    roots), in threads of one process (the local backend) and in several worker processes (Ray),
+    and each sets up the project's mirror and its replica database. None may fail ("database is
+    locked" made a root unit blocked as an environment problem, seen in CI)."""
+    import threading
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    from fyan.executor.mirror import Mirror, MirrorError, Site
+
+    for round_ in range(12):
+        site = Site(base=tmp_path / f"threads{round_}", name="n")
+        barrier = threading.Barrier(8)
+        got: list[object] = []
+
+        def first_task() -> None:
+            barrier.wait()
+            try:
+                got.append(Mirror.open(site, "p" * 32))
+            except MirrorError as e:
+                got.append(e)
+
+        threads = [threading.Thread(target=first_task) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not [g for g in got if isinstance(g, MirrorError)], got
+        assert len({id(g) for g in got}) == 1  # one mirror per process
+    with ProcessPoolExecutor(6) as pool:
+        for round_ in range(6):
+            start = time.time() + 0.5
+            errors = list(pool.map(_open_mirror_in_a_process, [str(tmp_path / f"procs{round_}")] * 6,
+                                   ["q" * 32] * 6, [start] * 6))
+            assert errors == [""] * 6, errors

@@ -117,13 +117,16 @@ class Mirror:
 
     @classmethod
     def open(cls, site: Site, project_id: str) -> Mirror:
-        """The mirror, set up once per process (its folders and database are checked once)."""
+        """The mirror, set up once per process (its folders and database are checked once).
+        The first tasks of a run start together (the DAG's roots): the set-up is made under a
+        lock, so concurrent first tasks of this process share one mirror, and ``__init__`` takes
+        a file lock, so several worker processes of a node never set up its database at once
+        (that failed with "database is locked"). Raises ``MirrorError``."""
         key = (site, project_id)
         with _mirrors_lock:
             mirror = _mirrors.get(key)
-        if mirror is None or not mirror.db.is_file():
-            mirror = cls(site, project_id)
-            with _mirrors_lock:
+            if mirror is None or not mirror.db.is_file():
+                mirror = cls(site, project_id)
                 _mirrors[key] = mirror
         return mirror
 
@@ -138,7 +141,9 @@ class Mirror:
             self._link(self.root / "workspaces", site.workspaces, create=True)
             # left dangling until Lake has built the packages there (as the project's own link)
             self._link(self.root / "lean" / ".lake" / "packages", site.lake_packages, create=False)
-            self.replica = Replica(self.db)
+            with open(self._locks / "setup", "a+") as setup:  # one set-up at a time on this node
+                fcntl.flock(setup.fileno(), fcntl.LOCK_EX)
+                self.replica = Replica(self.db)
             self._generations: dict[str, bytes] = {}
             #: the reading side, shared by the tasks of this process (a connection per thread)
             self.store = Store(self.db)
