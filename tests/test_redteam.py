@@ -1,0 +1,103 @@
+"""Red-team findings on compile-once (issue 15), adoption (issue 16) and selftest trust (issue 17).
+
+The attacker is a command agent confined to ``workspaces/<unit>/``: it cannot write outside
+it, but it can leave symbolic links there. Fyan itself prepares that folder again before the
+next attempt, unconfined; a link it follows carries Fyan's deletions and writes out of the
+workspace (into ``units/``, the project package's outputs, the selftest records, the user's
+files). The Lake double (``fake_lake``) stands in for Lake; no Lean toolchain runs here.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests import gate_harness as h
+
+from fyan.lean.package import BUILD_LIB, olean_path
+from fyan.lean.workspace import prepare_workspace
+
+
+@pytest.fixture
+def honest(fake_lake, tmp_path) -> h.Setup:
+    return h.setup(tmp_path / "p", h.HONEST)
+
+
+def _victim(tmp_path):
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "precious.txt").write_text("keep me\n")
+    (victim / "sub" / "deep.txt").write_text("keep me too\n")
+    return victim
+
+
+def _state(folder):
+    return sorted((p.relative_to(folder).as_posix(), p.read_bytes()) for p in folder.rglob("*") if p.is_file())
+
+
+def _replace_with_link(path, target):
+    if path.is_dir() and not path.is_symlink():
+        import shutil
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, path)
+
+
+@pytest.mark.parametrize("where", ["library folder", "unit folder", "build library folder"])
+def test_a_link_an_agent_leaves_in_its_workspace_does_not_carry_deletions_outside(honest, tmp_path, where):
+    """An agent replaces a folder of its workspace with a link to a folder outside it; Fyan's
+    next (unconfined) preparation of the workspace must not delete or write anything there."""
+    p, store = honest.project, honest.store
+    unit = store.unit("thm-root")
+    ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    victim = _victim(tmp_path)
+    before = _state(victim)
+    link = {"library folder": ws.root / h.LIB,
+            "unit folder": ws.root / h.LIB / "ThmRoot",
+            "build library folder": ws.root / BUILD_LIB / h.LIB}[where]
+    _replace_with_link(link, victim)
+    prepare_workspace(p, unit, {"Basic": honest.basic.read_text() + "\n-- attempt 2\n"}, store=store)
+    assert _state(victim) == before
+    assert not link.is_symlink()
+
+
+def test_a_link_to_the_units_folder_does_not_wipe_recorded_artifacts(honest, tmp_path):
+    """The same attack aimed at the project: ``<Lib>`` -> ``units/`` would delete every unit's
+    recorded files (and the compiled upstream output the downstream gates read)."""
+    p, store = honest.project, honest.store
+    unit = store.unit("thm-root")
+    ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    units = p.paths.unit("def-double").parent
+    before = _state(units)
+    _replace_with_link(ws.root / h.LIB, units)
+    prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    assert _state(units) == before
+
+
+@pytest.mark.parametrize("name", ["module file", "lean-toolchain", "lakefile.toml"])
+def test_a_file_link_an_agent_leaves_is_not_written_through(honest, tmp_path, name):
+    """An agent replaces a file Fyan rewrites with a link to a file outside its workspace (here
+    a stand-in for ``~/.local/share/fyan/selftest/<lean>.json`` or ``units/<u>/Basic.lean``)."""
+    p, store = honest.project, honest.store
+    unit = store.unit("thm-root")
+    ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    victim = _victim(tmp_path) / "precious.txt"
+    path = {"module file": ws.root / h.LIB / "ThmRoot" / "Basic.lean", "lean-toolchain": ws.root / "lean-toolchain",
+            "lakefile.toml": ws.root / "lakefile.toml"}[name]
+    _replace_with_link(path, victim)
+    prepare_workspace(p, unit, {"Basic": honest.basic.read_text() + "\n-- attempt 2\n"}, store=store)
+    assert victim.read_text() == "keep me\n"
+    assert not path.is_symlink()
+
+
+def test_workspace_links_fyan_makes_survive_the_cleanup(honest):
+    """The links Fyan itself makes (upstream outputs, Lake packages) are there after preparation."""
+    p, store = honest.project, honest.store
+    unit = store.unit("thm-root")
+    ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    link = olean_path(ws.root, f"{h.LIB}.DefDouble.Basic")
+    assert link.is_symlink() and link.resolve() == olean_path(p.paths.lean, f"{h.LIB}.DefDouble.Basic").resolve()
