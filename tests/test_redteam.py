@@ -101,3 +101,30 @@ def test_workspace_links_fyan_makes_survive_the_cleanup(honest):
     ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
     link = olean_path(ws.root, f"{h.LIB}.DefDouble.Basic")
     assert link.is_symlink() and link.resolve() == olean_path(p.paths.lean, f"{h.LIB}.DefDouble.Basic").resolve()
+
+
+# -- the gate workspace: what compile-time code of the candidate leaves there ------------------
+
+@pytest.mark.parametrize("plant", [
+    # a link named like a module root (no `.olean` in its name) to forged outputs kept inside the
+    # library's own build folder, where new `.olean` files are allowed
+    "mkdir -p .lake/build/lib/lean/Cheats/ThmRoot/forged/Init && echo forged > "
+    ".lake/build/lib/lean/Cheats/ThmRoot/forged/Init/Prelude.olean && "
+    "ln -s Cheats/ThmRoot/forged/Init .lake/build/lib/lean/Init",
+    "mkdir -p .lake/build/lib/lean/Cheats/ThmRoot/forged/Mathlib && echo forged > "
+    ".lake/build/lib/lean/Cheats/ThmRoot/forged/Mathlib/Logic.olean && "
+    "ln -s Cheats/ThmRoot/forged/Mathlib .lake/build/lib/lean/Mathlib",
+    # a link at the top of the library's build folder to an upstream unit's folder name
+    "mkdir -p .lake/build/ir/Cheats/x && ln -s ../../ir/Cheats/x .lake/build/lib/lean/Cheats/Other",
+])
+def test_a_link_compile_time_code_creates_in_the_gate_workspace_fails_the_build(honest, fake_lake, plant):
+    """A new link in the gate workspace puts files on the inspector's search path without any
+    new file named ``*.olean`` outside the library's folders; nothing the build makes is a link."""
+    (honest.project.paths.lean / ".lake" / "packages").mkdir(parents=True, exist_ok=True)
+    tamper = fake_lake.dir / "tamper.sh"
+    tamper.write_text(f"#!/bin/sh\n{plant}\n")
+    tamper.chmod(0o755)
+    report = honest.gate({"build_hook": str(tamper), "build_only": ["Cheats.ThmRoot.Basic"]}, fake=fake_lake)
+    c = report.check("build")
+    assert c.status == "fail" and "changed the gate workspace beyond its own outputs" in c.reason, c
+    assert not report.passed

@@ -128,8 +128,9 @@ class GateWorkspace:
         before it): an existing file changed or removed (sources, configuration, earlier
         outputs, the packages link), or a new file that could be read as a module or a
         configuration — an ``.olean`` outside the project library's own folders (it would shadow
-        ``Init``, ``Mathlib`` or an upstream unit for the inspector and the kernel checker), or
-        anything new at the workspace's top (a ``lakefile.lean``, a changed manifest)."""
+        ``Init``, ``Mathlib`` or an upstream unit for the inspector and the kernel checker), any
+        new link (a folder link named ``Init`` would do the same unseen), or anything new at the
+        workspace's top (a ``lakefile.lean``, a changed manifest)."""
         after = self.files()
         lib = self.lib
         problems = [f"{rel} was changed or removed" for rel, digest in before.items() if after.get(rel) != digest]
@@ -137,6 +138,9 @@ class GateWorkspace:
             parts = rel.split("/")
             if len(parts) == 1:
                 problems.append(f"{rel} was created at the top of the workspace")
+            elif after[rel].startswith("-> "):  # a build makes no link; one named `Init` or
+                # `Mathlib` would put files on the search path unseen by the checks below
+                problems.append(f"{rel} was created as a link ({after[rel]})")
             elif ".olean" in parts[-1] or parts[-1].endswith((".ilean", ".hash", ".trace")):
                 allowed = [f".lake/build/lib/lean/{lib}/", f".lake/build/lib/lean/{lib}.", f".lake/build/ir/{lib}/",
                            f".lake/build/ir/{lib}."]
