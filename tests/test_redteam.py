@@ -128,3 +128,37 @@ def test_a_link_compile_time_code_creates_in_the_gate_workspace_fails_the_build(
     c = report.check("build")
     assert c.status == "fail" and "changed the gate workspace beyond its own outputs" in c.reason, c
     assert not report.passed
+
+
+# -- selftest trust: whose toolchain a record vouches for --------------------------------------
+
+def _record(version_line: str) -> dict:
+    from fyan.selftest import trust
+
+    return {"format": trust.FORMAT, "key": "4.31.0", "passed": True, "toolchain": version_line,
+            "pin": "leanprover/lean4:v4.31.0", "inspector_sha256": "0" * 64, "date": "2026-12-01T00:00:00Z",
+            **trust.current_identity(), "cases": [{"id": "honest", "ok": True}]}
+
+
+@pytest.mark.parametrize("other", [
+    "Lake version 5.0.0-src+deadbeef (Lean version 4.31.0)",       # a fork / patched build of the same version
+    "Lake version 5.0.0 (Lean version 4.31.0)",                     # a build that does not say its commit
+])
+def test_a_selftest_record_vouches_only_for_the_toolchain_that_ran_it(tmp_path, monkeypatch, other):
+    """The record is kept per Lean version, but what passed the cheat corpus was one toolchain
+    (its whole ``lake --version`` line). Another build reporting the same Lean version (another
+    origin's pin in an adopted package's ``lean-toolchain``, a patched kernel) has not passed it."""
+    from fyan.config import FyanConfig
+    from fyan.lean.toolchain import Toolchain
+    from fyan.selftest import trust
+
+    monkeypatch.setenv("FYAN_DATA_DIR", str(tmp_path / "data"))
+    cfg = FyanConfig(project={"name": "x", "source": "-"}).lean
+    assert not cfg.trust_without_selftest
+    ran = Toolchain(lake=tmp_path / "a" / "lake", lean=None, version="Lake version 5.0.0-src+0123abc (Lean version 4.31.0)")
+    other_tc = Toolchain(lake=tmp_path / "b" / "lake", lean=None, version=other)
+    assert trust.toolchain_key(other_tc) == trust.toolchain_key(ran) == "4.31.0"
+    trust.save_record(_record(ran.version))
+    assert trust.toolchain_trust(ran, cfg).trusted  # control: the toolchain that ran it
+    verdict = trust.toolchain_trust(other_tc, cfg)
+    assert not verdict.trusted and "fyan selftest" in (verdict.problem or ""), verdict
