@@ -166,8 +166,6 @@ def test_a_selftest_record_vouches_only_for_the_toolchain_that_ran_it(tmp_path, 
 
 # -- compile once: an output compiled against an upstream module that has changed since --------
 
-@pytest.mark.xfail(strict=True, reason="Basic.olean.json binds only the unit's own source, not the upstream "
-                   ".olean files it was compiled against; upstream_output reuses it after an upstream re-completion")
 def test_a_recorded_output_is_not_reused_after_its_upstream_unit_was_compiled_again(honest, fake_lake):
     """thm-root's ``.olean`` was compiled against def-double's ``.olean`` of that time. When
     def-double is completed again (a hand edit: a new helper, its frozen statement unchanged), a
@@ -183,7 +181,8 @@ def test_a_recorded_output_is_not_reused_after_its_upstream_unit_was_compiled_ag
     h._drive(p, gw, "thm-root", "", h.HONEST, [Stage.GATE])
     root = store.unit("thm-root")
     source = (p.paths.unit("thm-root") / "Basic.lean").read_bytes()
-    assert trusted.upstream_output(p, store, root, source) is not None  # control: reused as recorded
+    below = {"Cheats.DefDouble.Basic": store.artifact("def-double", "Basic.olean").sha256}
+    assert trusted.upstream_output(p, store, root, source, below) is not None  # control: reused as recorded
     old = store.artifact("def-double", "Basic.olean").sha256
     edited = render_unit_file(p, store, store.unit("def-double"),
                               h.DEF_BODY + "\n\ntheorem double_zero : double 0 = 0 := by simp [double]", "Basic")
@@ -191,4 +190,5 @@ def test_a_recorded_output_is_not_reused_after_its_upstream_unit_was_compiled_ag
     assert run is not None, why
     h._drive(p, gw, "def-double", "", "", [Stage.GATE])
     assert store.artifact("def-double", "Basic.olean").sha256 != old
-    assert trusted.upstream_output(p, store, root, source) is None
+    now = {"Cheats.DefDouble.Basic": store.artifact("def-double", "Basic.olean").sha256}
+    assert trusted.upstream_output(p, store, root, source, now) is None

@@ -10,8 +10,9 @@ SHA-256), the corpus SHA-256, the date and every case's verdict.
 the record for the toolchain's Lean version passed for this Fyan version, this inspector source
 and this corpus, run by this very toolchain (the same ``lake --version`` line: another build of
 the same Lean version, a fork's or a patched one, has not passed it); yes, stated as unproven,
-when ``[lean] trust_without_selftest = true``; else no, with the command to run. The Lean version (``4.31.0`` of ``Lake version … (Lean version
-4.31.0)``) is the key: it is what a pin names (``fyan.lean.toolchain.pin_version``).
+when ``[lean] trust_without_selftest = true``; else no, with the command to run. The Lean
+version (``4.31.0`` of ``Lake version … (Lean version 4.31.0)``) is the key: it is what a pin
+names (``fyan.lean.toolchain.pin_version``).
 """
 
 from __future__ import annotations
