@@ -128,8 +128,9 @@ class GateWorkspace:
         before it): an existing file changed or removed (sources, configuration, earlier
         outputs, the packages link), or a new file that could be read as a module or a
         configuration — an ``.olean`` outside the project library's own folders (it would shadow
-        ``Init``, ``Mathlib`` or an upstream unit for the inspector and the kernel checker), or
-        anything new at the workspace's top (a ``lakefile.lean``, a changed manifest)."""
+        ``Init``, ``Mathlib`` or an upstream unit for the inspector and the kernel checker), any
+        new link (a folder link named ``Init`` would do the same unseen), or anything new at the
+        workspace's top (a ``lakefile.lean``, a changed manifest)."""
         after = self.files()
         lib = self.lib
         problems = [f"{rel} was changed or removed" for rel, digest in before.items() if after.get(rel) != digest]
@@ -137,6 +138,9 @@ class GateWorkspace:
             parts = rel.split("/")
             if len(parts) == 1:
                 problems.append(f"{rel} was created at the top of the workspace")
+            elif after[rel].startswith("-> "):  # a build makes no link; one named `Init` or
+                # `Mathlib` would put files on the search path unseen by the checks below
+                problems.append(f"{rel} was created as a link ({after[rel]})")
             elif ".olean" in parts[-1] or parts[-1].endswith((".ilean", ".hash", ".trace")):
                 allowed = [f".lake/build/lib/lean/{lib}/", f".lake/build/lib/lean/{lib}.", f".lake/build/ir/{lib}/",
                            f".lake/build/ir/{lib}."]
@@ -155,11 +159,14 @@ class GateWorkspace:
         remove_tree(self.root)
 
 
-def upstream_output(project: Project, store: Store, unit: UnitRecord, source: bytes) -> bytes | None:
+def upstream_output(project: Project, store: Store, unit: UnitRecord, source: bytes,
+                    used: dict[str, str] | None = None) -> bytes | None:
     """The ``.olean`` of upstream ``unit``'s module as a passing gate run compiled it from
     ``source`` (its recorded ``Basic.lean``): ``units/<unit>/Basic.olean``, checked against its
     recorded SHA-256, with ``Basic.olean.json`` (recorded by the same gate run) saying it was
-    compiled from exactly ``source``. None when there is no such output (a unit completed
+    compiled from exactly ``source`` against exactly the upstream ``.olean`` files ``used``
+    (module -> SHA-256: those the workspace reads; Lean does not re-check an imported module, so
+    an output compiled against an upstream unit completed again since is not reused). None when there is no such output (a unit completed
     before issue 15, a gate run elsewhere that did not hand it over, a source recorded since):
     the caller then builds ``source``. Raises ``RecordedInputError`` when a recorded file is
     missing or differs."""
@@ -169,7 +176,7 @@ def upstream_output(project: Project, store: Store, unit: UnitRecord, source: by
         meta = json.loads(recorded_bytes(project, store, unit.id, "Basic.olean.json"))
     except ValueError:
         return None
-    if meta.get("source_sha256") != hashlib.sha256(source).hexdigest():
+    if meta.get("source_sha256") != hashlib.sha256(source).hexdigest() or meta.get("upstream_oleans") != used:
         return None
     olean = recorded_bytes(project, store, unit.id, "Basic.olean")
     return olean if hashlib.sha256(olean).hexdigest() == meta.get("olean_sha256") else None
@@ -198,9 +205,11 @@ def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, b
     outputs: dict[str, bytes] = {}
     sources: dict[str, bytes] = {}
     roots = [unit_namespace(project, unit)]
-    for d in deps:
+    for d in sorted(deps, key=lambda d: len(upstream(store, d.id))):  # a unit after its own upstream units
         source = recorded_bytes(project, store, d.id, "Basic.lean")  # checked either way: a changed
-        olean = upstream_output(project, store, d, source)           # recorded file is tampering
+        below = [unit_module(project, e) for e in upstream(store, d.id) if e.id not in adopted]
+        used = {m: hashlib.sha256(outputs[m]).hexdigest() for m in below if m in outputs}
+        olean = upstream_output(project, store, d, source, used) if len(used) == len(below) else None
         if olean is not None:
             outputs[unit_module(project, d)] = olean
         else:
@@ -242,16 +251,19 @@ def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, b
 def module_outputs(ws: GateWorkspace, module: str) -> dict[str, bytes]:
     """What the gate hands the gateway when ``module`` passed: its ``.olean`` as this gate
     workspace's build compiled it (``Basic.olean``) and what it was compiled from
-    (``Basic.olean.json``: the module, the SHA-256 of its source and of the ``.olean``), both
+    (``Basic.olean.json``: the module, the SHA-256 of its source, of the ``.olean`` and of each
+    upstream ``.olean`` it was compiled against: ``upstream_oleans``), both
     recorded as derived artifacts; the ``.olean`` then goes into the project package's outputs
     (``fyan.lean.package``). Empty when there is no output."""
     try:
         olean = olean_path(ws.root, module).read_bytes()
         source = ws.module_file(module).read_bytes()
+        used = {m: hashlib.sha256(olean_path(ws.root, m).read_bytes()).hexdigest()  # what it was compiled
+                for m in [*ws.compiled_upstream, *ws.upstream_modules]}              # against (upstream_output)
     except OSError:
         return {}
     meta = {"module": module, "source_sha256": hashlib.sha256(source).hexdigest(),
-            "olean_sha256": hashlib.sha256(olean).hexdigest()}
+            "olean_sha256": hashlib.sha256(olean).hexdigest(), "upstream_oleans": used}
     return {"Basic.olean": olean, "Basic.olean.json": (json.dumps(meta, indent=2) + "\n").encode()}
 
 

@@ -57,6 +57,7 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
     pkg = project.paths.lean
     root = project.paths.workspace(unit.id)
     root.mkdir(parents=True, exist_ok=True)
+    _drop_links(root, keep={root / ".lake" / "packages": (pkg / ".lake" / "packages").resolve()})
     compiled: dict[str, Path] = {}
     sources: dict[str, Path] = {}
     for dep in upstream(store, unit.id):
@@ -95,6 +96,21 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return ws
+
+
+def _drop_links(root: Path, keep: dict[Path, Path]) -> None:
+    """Remove every symbolic link in ``root`` but those of ``keep`` (link -> its only allowed
+    target), without following any. An agent may leave links in its workspace; this code
+    writes and deletes there unconfined, so a followed link would carry that out of the
+    workspace (into ``units/``, the project's outputs, the user's files). The links Fyan wants
+    are made again afterwards."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        for name in [*dirnames, *filenames]:
+            path = here / name
+            if path.is_symlink() and keep.get(path) != Path(os.readlink(path)):
+                path.unlink()
+        dirnames[:] = [d for d in dirnames if not (here / d).is_symlink()]
 
 
 def _link_outputs(root: Path, lib: str, built_here: list[str], compiled: dict[str, Path]) -> None:

@@ -8,9 +8,11 @@ SHA-256), the corpus SHA-256, the date and every case's verdict.
 
 ``toolchain_trust`` is the one place the gate asks "may this toolchain complete units?": yes when
 the record for the toolchain's Lean version passed for this Fyan version, this inspector source
-and this corpus; yes, stated as unproven, when ``[lean] trust_without_selftest = true``; else no,
-with the command to run. The Lean version (``4.31.0`` of ``Lake version … (Lean version
-4.31.0)``) is the key: it is what a pin names (``fyan.lean.toolchain.pin_version``).
+and this corpus, run by this very toolchain (the same ``lake --version`` line: another build of
+the same Lean version, a fork's or a patched one, has not passed it); yes, stated as unproven,
+when ``[lean] trust_without_selftest = true``; else no, with the command to run. The Lean
+version (``4.31.0`` of ``Lake version … (Lean version 4.31.0)``) is the key: it is what a pin
+names (``fyan.lean.toolchain.pin_version``).
 """
 
 from __future__ import annotations
@@ -123,6 +125,9 @@ def toolchain_trust(toolchain: Toolchain, config: LeanSection) -> Trust:
         problem = record_problem(load_record(key), key)
     except (OSError, ValueError) as e:  # the corpus or the inspector source is unreadable
         problem = f"the selftest record of Lean {key} cannot be checked: {e}"
+    if problem is None and (load_record(key) or {}).get("toolchain") != toolchain.version:
+        problem = (f"the selftest of Lean {key} ran on another toolchain ({(load_record(key) or {}).get('toolchain')!r}) "
+                   f"than this one ({toolchain.version!r})")
     if problem is None:
         rec = load_record(key) or {}
         return Trust(True, f"proven: `fyan selftest` passed for Lean {key} on {rec.get('date', '?')}")

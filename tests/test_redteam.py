@@ -1,0 +1,194 @@
+"""Red-team findings on compile-once (issue 15), adoption (issue 16) and selftest trust (issue 17).
+
+The attacker is a command agent confined to ``workspaces/<unit>/``: it cannot write outside
+it, but it can leave symbolic links there. Fyan itself prepares that folder again before the
+next attempt, unconfined; a link it follows carries Fyan's deletions and writes out of the
+workspace (into ``units/``, the project package's outputs, the selftest records, the user's
+files). The Lake double (``fake_lake``) stands in for Lake; no Lean toolchain runs here.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests import gate_harness as h
+
+from fyan.lean.package import BUILD_LIB, olean_path
+from fyan.lean.workspace import prepare_workspace
+
+
+@pytest.fixture
+def honest(fake_lake, tmp_path) -> h.Setup:
+    return h.setup(tmp_path / "p", h.HONEST)
+
+
+def _victim(tmp_path):
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "precious.txt").write_text("keep me\n")
+    (victim / "sub" / "deep.txt").write_text("keep me too\n")
+    return victim
+
+
+def _state(folder):
+    return sorted((p.relative_to(folder).as_posix(), p.read_bytes()) for p in folder.rglob("*") if p.is_file())
+
+
+def _replace_with_link(path, target):
+    if path.is_dir() and not path.is_symlink():
+        import shutil
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, path)
+
+
+@pytest.mark.parametrize("where", ["library folder", "unit folder", "build library folder"])
+def test_a_link_an_agent_leaves_in_its_workspace_does_not_carry_deletions_outside(honest, tmp_path, where):
+    """An agent replaces a folder of its workspace with a link to a folder outside it; Fyan's
+    next (unconfined) preparation of the workspace must not delete or write anything there."""
+    p, store = honest.project, honest.store
+    unit = store.unit("thm-root")
+    ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    victim = _victim(tmp_path)
+    before = _state(victim)
+    link = {"library folder": ws.root / h.LIB,
+            "unit folder": ws.root / h.LIB / "ThmRoot",
+            "build library folder": ws.root / BUILD_LIB / h.LIB}[where]
+    _replace_with_link(link, victim)
+    prepare_workspace(p, unit, {"Basic": honest.basic.read_text() + "\n-- attempt 2\n"}, store=store)
+    assert _state(victim) == before
+    assert not link.is_symlink()
+
+
+def test_a_link_to_the_units_folder_does_not_wipe_recorded_artifacts(honest, tmp_path):
+    """The same attack aimed at the project: ``<Lib>`` -> ``units/`` would delete every unit's
+    recorded files (and the compiled upstream output the downstream gates read)."""
+    p, store = honest.project, honest.store
+    unit = store.unit("thm-root")
+    ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    units = p.paths.unit("def-double").parent
+    before = _state(units)
+    _replace_with_link(ws.root / h.LIB, units)
+    prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    assert _state(units) == before
+
+
+@pytest.mark.parametrize("name", ["module file", "lean-toolchain", "lakefile.toml"])
+def test_a_file_link_an_agent_leaves_is_not_written_through(honest, tmp_path, name):
+    """An agent replaces a file Fyan rewrites with a link to a file outside its workspace (here
+    a stand-in for ``~/.local/share/fyan/selftest/<lean>.json`` or ``units/<u>/Basic.lean``)."""
+    p, store = honest.project, honest.store
+    unit = store.unit("thm-root")
+    ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    victim = _victim(tmp_path) / "precious.txt"
+    path = {"module file": ws.root / h.LIB / "ThmRoot" / "Basic.lean", "lean-toolchain": ws.root / "lean-toolchain",
+            "lakefile.toml": ws.root / "lakefile.toml"}[name]
+    _replace_with_link(path, victim)
+    prepare_workspace(p, unit, {"Basic": honest.basic.read_text() + "\n-- attempt 2\n"}, store=store)
+    assert victim.read_text() == "keep me\n"
+    assert not path.is_symlink()
+
+
+def test_workspace_links_fyan_makes_survive_the_cleanup(honest):
+    """The links Fyan itself makes (upstream outputs, Lake packages) are there after preparation."""
+    p, store = honest.project, honest.store
+    unit = store.unit("thm-root")
+    ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    ws = prepare_workspace(p, unit, {"Basic": honest.basic.read_text()}, store=store)
+    link = olean_path(ws.root, f"{h.LIB}.DefDouble.Basic")
+    assert link.is_symlink() and link.resolve() == olean_path(p.paths.lean, f"{h.LIB}.DefDouble.Basic").resolve()
+
+
+# -- the gate workspace: what compile-time code of the candidate leaves there ------------------
+
+@pytest.mark.parametrize("plant", [
+    # a link named like a module root (no `.olean` in its name) to forged outputs kept inside the
+    # library's own build folder, where new `.olean` files are allowed
+    "mkdir -p .lake/build/lib/lean/Cheats/ThmRoot/forged/Init && echo forged > "
+    ".lake/build/lib/lean/Cheats/ThmRoot/forged/Init/Prelude.olean && "
+    "ln -s Cheats/ThmRoot/forged/Init .lake/build/lib/lean/Init",
+    "mkdir -p .lake/build/lib/lean/Cheats/ThmRoot/forged/Mathlib && echo forged > "
+    ".lake/build/lib/lean/Cheats/ThmRoot/forged/Mathlib/Logic.olean && "
+    "ln -s Cheats/ThmRoot/forged/Mathlib .lake/build/lib/lean/Mathlib",
+    # a link at the top of the library's build folder to an upstream unit's folder name
+    "mkdir -p .lake/build/ir/Cheats/x && ln -s ../../ir/Cheats/x .lake/build/lib/lean/Cheats/Other",
+])
+def test_a_link_compile_time_code_creates_in_the_gate_workspace_fails_the_build(honest, fake_lake, plant):
+    """A new link in the gate workspace puts files on the inspector's search path without any
+    new file named ``*.olean`` outside the library's folders; nothing the build makes is a link."""
+    (honest.project.paths.lean / ".lake" / "packages").mkdir(parents=True, exist_ok=True)
+    tamper = fake_lake.dir / "tamper.sh"
+    tamper.write_text(f"#!/bin/sh\n{plant}\n")
+    tamper.chmod(0o755)
+    report = honest.gate({"build_hook": str(tamper), "build_only": ["Cheats.ThmRoot.Basic"]}, fake=fake_lake)
+    c = report.check("build")
+    assert c.status == "fail" and "changed the gate workspace beyond its own outputs" in c.reason, c
+    assert not report.passed
+
+
+# -- selftest trust: whose toolchain a record vouches for --------------------------------------
+
+def _record(version_line: str) -> dict:
+    from fyan.selftest import trust
+
+    return {"format": trust.FORMAT, "key": "4.31.0", "passed": True, "toolchain": version_line,
+            "pin": "leanprover/lean4:v4.31.0", "inspector_sha256": "0" * 64, "date": "2026-12-01T00:00:00Z",
+            **trust.current_identity(), "cases": [{"id": "honest", "ok": True}]}
+
+
+@pytest.mark.parametrize("other", [
+    "Lake version 5.0.0-src+deadbeef (Lean version 4.31.0)",       # a fork / patched build of the same version
+    "Lake version 5.0.0 (Lean version 4.31.0)",                     # a build that does not say its commit
+])
+def test_a_selftest_record_vouches_only_for_the_toolchain_that_ran_it(tmp_path, monkeypatch, other):
+    """The record is kept per Lean version, but what passed the cheat corpus was one toolchain
+    (its whole ``lake --version`` line). Another build reporting the same Lean version (another
+    origin's pin in an adopted package's ``lean-toolchain``, a patched kernel) has not passed it."""
+    from fyan.config import FyanConfig
+    from fyan.lean.toolchain import Toolchain
+    from fyan.selftest import trust
+
+    monkeypatch.setenv("FYAN_DATA_DIR", str(tmp_path / "data"))
+    cfg = FyanConfig(project={"name": "x", "source": "-"}).lean
+    assert not cfg.trust_without_selftest
+    ran = Toolchain(lake=tmp_path / "a" / "lake", lean=None, version="Lake version 5.0.0-src+0123abc (Lean version 4.31.0)")
+    other_tc = Toolchain(lake=tmp_path / "b" / "lake", lean=None, version=other)
+    assert trust.toolchain_key(other_tc) == trust.toolchain_key(ran) == "4.31.0"
+    trust.save_record(_record(ran.version))
+    assert trust.toolchain_trust(ran, cfg).trusted  # control: the toolchain that ran it
+    verdict = trust.toolchain_trust(other_tc, cfg)
+    assert not verdict.trusted and "fyan selftest" in (verdict.problem or ""), verdict
+
+
+# -- compile once: an output compiled against an upstream module that has changed since --------
+
+def test_a_recorded_output_is_not_reused_after_its_upstream_unit_was_compiled_again(honest, fake_lake):
+    """thm-root's ``.olean`` was compiled against def-double's ``.olean`` of that time. When
+    def-double is completed again (a hand edit: a new helper, its frozen statement unchanged), a
+    gate downstream of thm-root must not load thm-root's old ``.olean`` next to def-double's new
+    one: Lean does not re-check an imported module, so proofs checked against the old upstream
+    would enter an environment where they may not hold (a changed helper definition). The
+    recorded ``Basic.olean.json`` binds only thm-root's own source."""
+    from fyan.lean import trusted
+    from fyan.lean.package import render_unit_file
+    from fyan.state.models import Stage
+
+    p, gw, store = honest.project, honest.gateway, honest.store
+    h._drive(p, gw, "thm-root", "", h.HONEST, [Stage.GATE])
+    root = store.unit("thm-root")
+    source = (p.paths.unit("thm-root") / "Basic.lean").read_bytes()
+    below = {"Cheats.DefDouble.Basic": store.artifact("def-double", "Basic.olean").sha256}
+    assert trusted.upstream_output(p, store, root, source, below) is not None  # control: reused as recorded
+    old = store.artifact("def-double", "Basic.olean").sha256
+    edited = render_unit_file(p, store, store.unit("def-double"),
+                              h.DEF_BODY + "\n\ntheorem double_zero : double 0 = 0 := by simp [double]", "Basic")
+    run, why = gw.record_manual_attempt("def-double", {"Basic.lean": edited.encode()}, h.ATTEMPTS)
+    assert run is not None, why
+    h._drive(p, gw, "def-double", "", "", [Stage.GATE])
+    assert store.artifact("def-double", "Basic.olean").sha256 != old
+    now = {"Cheats.DefDouble.Basic": store.artifact("def-double", "Basic.olean").sha256}
+    assert trusted.upstream_output(p, store, root, source, now) is None
