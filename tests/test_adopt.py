@@ -268,9 +268,9 @@ def _close_by_gate(project: Project, unit_id: str, name: str, statement: str, pr
 QUAD = "theorem quadruple_eq (n : Nat) : Tiny.double (Tiny.double n) = 4 * n := by\n"
 
 
-def test_a_new_unit_imports_the_adopted_modules_and_passes_the_gate(fake_lake, tmp_path, package, capsys):
-    """thm:quadruple is not in the package: its new module imports the adopted Tiny.Basic (the
-    project's Lake package requires the adopted one) and the real completion gate passes on it."""
+def _adopted_project_and_quadruple(tmp_path, package, capsys):
+    """``fyan init`` adopting the fixture package; the project and its unit thm:quadruple (not in
+    the package: it goes through the pipeline)."""
     assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
                  "--lean-project", str(package), "--json"]) == 0
     capsys.readouterr()
@@ -278,6 +278,13 @@ def test_a_new_unit_imports_the_adopted_modules_and_passes_the_gate(fake_lake, t
     store = Store(project.paths.db)
     quad = next(u for u in store.units() if u.label == "thm:quadruple")
     store.close()
+    return project, quad
+
+
+def test_a_new_unit_imports_the_adopted_modules_and_passes_the_gate(fake_lake, tmp_path, package, capsys):
+    """thm:quadruple is not in the package: its new module imports the adopted Tiny.Basic (the
+    project's Lake package requires the adopted one) and the real completion gate passes on it."""
+    project, quad = _adopted_project_and_quadruple(tmp_path, package, capsys)
     _close_by_gate(project, quad.id, "quadruple_eq", QUAD + "  sorry", QUAD + "  simp [Tiny.double]\n  omega")
     code, status = run(capsys, "status", str(tmp_path / "p"))
     row = by_label(status)["thm:quadruple"]
@@ -289,13 +296,7 @@ def test_a_new_unit_imports_the_adopted_modules_and_passes_the_gate(fake_lake, t
 
 
 def test_the_gate_still_refuses_sorry_in_a_unit_importing_adopted_modules(fake_lake, tmp_path, package, capsys):
-    assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
-                 "--lean-project", str(package), "--json"]) == 0
-    capsys.readouterr()
-    project = Project.open(tmp_path / "p")
-    store = Store(project.paths.db)
-    quad = next(u for u in store.units() if u.label == "thm:quadruple")
-    store.close()
+    project, quad = _adopted_project_and_quadruple(tmp_path, package, capsys)
     with pytest.raises(AssertionError, match="gate"):
         _close_by_gate(project, quad.id, "quadruple_eq", QUAD + "  sorry", QUAD + "  sorry")
     code, status = run(capsys, "status", str(tmp_path / "p"))
