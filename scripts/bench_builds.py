@@ -63,15 +63,15 @@ def wide_dag(n: int, seed: int, layer: int = 30) -> dict[int, list[int]]:
 
 
 def fake_toolchain(folder: Path) -> Path:
-    """The Lake double as an executable (what ``tests/conftest.py``'s ``fake_lake`` installs)."""
-    lake = folder / "lake"
-    lake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests/fakes/fake_lake.py"}" "$@"\n')
-    lake.chmod(0o755)
-    return lake
+    """The toolchain double as executables (what ``tests/conftest.py``'s ``fake_lake`` installs):
+    ``bin/lake`` and ``bin/lean`` beside it; returns ``lake``."""
+    from tests.conftest import FakeLake
+
+    return FakeLake(folder).path
 
 
 class LeanMeter:
-    """Counts Lean processes running at once (each ``lake`` process Fyan starts runs inside
+    """Counts Lean processes running at once (each ``lean`` process Fyan starts runs inside
     ``fyan.lean.runner.ProcessGroup.collect``, after any wait for memory), each at
     ``memory_limit_mb``."""
 
@@ -99,10 +99,9 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
     import fyan.lean.runner as runner
     from fyan.gates.stages import CheckOutcome
     from fyan.lean import trusted
-    from fyan.lean.lake import lake_build
     from fyan.lean.package import model_part, render_unit_file, unit_module
     from fyan.lean.toolchain import discover
-    from fyan.lean.workspace import prepare_workspace
+    from fyan.lean.workspace import compile_candidate, prepare_workspace
     from fyan.project import Project
     from fyan.state.gateway import STAGE_OUTPUTS, Gateway
     from fyan.state.models import Stage
@@ -119,6 +118,7 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
     disc = discover(cfg, cwd=project.paths.lean)
     assert disc.toolchain is not None, disc.problem
     tc = disc.toolchain
+    setup = trusted.resolve_setup(project, tc)
     meter = LeanMeter(cfg.memory_limit_mb)
     original = runner.ProcessGroup.collect
     runner.ProcessGroup.collect = meter.wrap(original)
@@ -130,12 +130,12 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
     def gate_check(ctx):
         text = (ctx.attempt_dir / "Basic.lean").read_bytes() if (ctx.attempt_dir / "Basic.lean").is_file() else \
             (ctx.project.paths.unit(ctx.unit.id) / "Basic.lean").read_bytes()
-        ws = trusted.prepare(ctx.project, ctx.store, ctx.unit, {"Basic": text}, purpose="gate")
+        ws = trusted.prepare(ctx.project, ctx.store, ctx.unit, {"Basic": text}, purpose="gate", toolchain=tc)
         module = unit_module(ctx.project, ctx.unit)
         try:
             gate_lock.release()  # the builds run outside the gateway's lock, as in a real run
             try:
-                first, build = trusted.build(ws, tc, cfg, ctx.attempt_dir, trusted=ws.upstream_modules,
+                first, build = trusted.build(ws, cfg, ctx.attempt_dir, trusted=ws.upstream_modules,
                                              candidate=[module])
             finally:
                 gate_lock.acquire()
@@ -143,11 +143,8 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
                 return CheckOutcome(False, f"gate build failed: {(first or build).reason if (first or build) else '?'}")
             if b"sorry" in text:
                 return CheckOutcome(False, "sorry (benchmark: a failed prove attempt)", rewind_to=Stage.PROVE)
-            derived = {}
-            outputs = getattr(trusted, "module_outputs", None)
-            if outputs is not None:  # issue 15: the gate hands its compiled module to the gateway
-                derived = outputs(ws, module)
-            return CheckOutcome(True, "gate passed (benchmark)", derived=derived)
+            # issue 15: the gate hands its compiled module to the gateway
+            return CheckOutcome(True, "gate passed (benchmark)", derived=trusted.module_outputs(ws, module))
         finally:
             ws.remove()
 
@@ -175,7 +172,7 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
             with gate_lock:
                 text = render_unit_file(project, gw.store, unit, body, "Basic")
             ws = _prepare_workspace(prepare_workspace, project, gw.store, unit, text, gate_lock)
-            lake_build(tc, ws.root, [module], cfg, project.paths.state / "bench-logs" / uid, f"attempt-{k}")
+            compile_candidate(project, ws, setup, module, project.paths.state / "bench-logs" / uid, f"attempt-{k}")
             assert model_part(text)
             stage(uid, Stage.PROVE, {"Basic.lean": text})
             run = stage(uid, Stage.GATE)
@@ -206,8 +203,8 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
     elapsed = time.monotonic() - start
     gw.close()
     runner.ProcessGroup.collect = original
-    compiles = [json.loads(line) for line in Path(os.environ["FAKE_LAKE_COMPILES"]).read_text().splitlines()]
-    os.environ["FAKE_LAKE_COMPILES"] = str(work / f"compiles-{name}-next.jsonl")
+    compiles = [json.loads(line) for line in Path(os.environ["FYAN_FAKE_COMPILES"]).read_text().splitlines()]
+    os.environ["FYAN_FAKE_COMPILES"] = str(work / f"compiles-{name}-next.jsonl")
     places = Counter()
     for c in compiles:
         pkg = c["package"]
@@ -263,7 +260,7 @@ def main() -> None:
     os.environ["FYAN_LEAN__SANDBOX"] = "off"
     makers = {"chain": chain_dag, "wide": wide_dag}
     for name in args.variants.split(","):
-        os.environ["FAKE_LAKE_COMPILES"] = str(work / f"compiles-{name}.jsonl")
+        os.environ["FYAN_FAKE_COMPILES"] = str(work / f"compiles-{name}.jsonl")
         r = run_variant(name, makers[name](args.units, args.seed), args, work)
         ideal = r["attempts"]
         print(f"{name}: {r['units']} units, depth {r['depth']}, {r['attempts']} prove attempts "

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from fyan.selftest.harness import Setup
 
-ICON = {"error": "✖", "warning": "⚠", "info": "ℹ"}
+import json
+
 
 
 def replay(setup: Setup, entry: dict) -> dict:
@@ -15,18 +16,21 @@ def replay(setup: Setup, entry: dict) -> dict:
     lines of the rendered ``Basic.lean`` they point to, and its inspector fields."""
     spec = entry.get("replay", {})
     scenario: dict = {"inspect": {f"{setup.ns}.{name}": fields for name, fields in spec.get("inspect", {}).items()}}
-    if "messages" in spec:
+    if "messages" in spec:  # as `lean --json` prints them (tests/fakes/fake_lean.py prints these lines)
         text = setup.basic.read_text(encoding="utf-8").splitlines()
-        rel = "Cheats/ThmRoot/Basic.lean"
         lines = []
         for m in spec["messages"]:
             n = next(i for i, line in enumerate(text, start=1) if m["at"] in line)
-            lines.append(f"{m['severity']}: {rel}:{n}:{text[n - 1].index(m['at'])}: {m['text']}")
-        worst = next((s for s in ("error", "warning", "info") if any(m["severity"] == s for m in spec["messages"])), None)
-        scenario["build"] = {"exit": 0, "output": "\n".join([
-            f"{ICON.get(worst, '✔')} [2/2] Built Cheats.ThmRoot.Basic (0.6s)", *lines,
-            "Build completed successfully (2 jobs).",
-        ])}
+            col = text[n - 1].index(m["at"])
+            sorry = "sorry" in m["text"]
+            lines.append(json.dumps({
+                "caption": "", "data": m["text"], "endPos": {"column": col + len(m["at"]), "line": n},
+                "fileName": "@FILE@", "isSilent": False, "keepFullRange": False,
+                "kind": "hasSorry" if sorry else "[anonymous]",
+                "pos": {"column": col, "line": n},
+                "severity": "information" if m["severity"] == "info" else m["severity"]}))
+        scenario["build"] = {"exit": 1 if any(m["severity"] == "error" for m in spec["messages"]) else 0,
+                             "output": "\n".join(lines)}
         scenario["build_only"] = ["Cheats.ThmRoot.Basic"]
     if "kernel_replay" in spec:
         scenario["kernel_replay"] = spec["kernel_replay"]

@@ -52,18 +52,38 @@ def corpus(rel: str) -> Path:
 
 
 class FakeLake:
+    """The toolchain double: ``<dir>/bin/lake`` (``tests/fakes/fake_lake.py``) and ``<dir>/bin/lean``
+    (``tests/fakes/fake_lean.py``) beside it, as in a real toolchain's prefix."""
+
     def __init__(self, tmp: Path) -> None:
         self.dir = tmp
-        self.path = tmp / "lake"
+        (tmp / "bin").mkdir(exist_ok=True)
+        self.path = tmp / "bin" / "lake"
+        self.lean = tmp / "bin" / "lean"
         self.log = tmp / "calls.jsonl"
         self.scenario_file = tmp / "scenario.json"
         self.compiles_file = tmp / "compiles.jsonl"
         self.path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests/fakes/fake_lake.py"}" "$@"\n')
         self.path.chmod(0o755)
+        self.lean.write_text(f'#!/bin/sh\nFAKE_LEAN_PREFIX="{tmp}" exec "{sys.executable}" '
+                             f'"{ROOT / "tests/fakes/fake_lean.py"}" "$@"\n')
+        self.lean.chmod(0o755)
+        # the toolchain's own library, as in a real prefix (`lib/lean`: Init, Std, Lean, Lake)
+        (tmp / "lib" / "lean").mkdir(parents=True, exist_ok=True)
+        for lib in ("Init", "Std", "Lean", "Lake"):
+            (tmp / "lib" / "lean" / f"{lib}.olean").write_text(json.dumps({"fake_olean": 1, "module": lib, "source": ""}))
+
+    def install_kernel_checker(self) -> Path:
+        """A ``bin/leanchecker`` beside ``lean``, as toolchains ship it from v4.28 (docs/lean-contract.md),
+        answering as the scenario's ``kernel_replay`` says (default: the module replays)."""
+        checker = self.dir / "bin" / "leanchecker"
+        checker.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests/fakes/fake_lake.py"}" --as-leanchecker "$@"\n')
+        checker.chmod(0o755)
+        return checker
 
     def scenario(self, data: dict) -> None:
         self.scenario_file.write_text(json.dumps(data))
-        os.environ["FAKE_LAKE_SCENARIO"] = str(self.scenario_file)
+        os.environ["FYAN_FAKE_SCENARIO"] = str(self.scenario_file)
 
     def compiles(self) -> list[dict]:
         """Every module compilation the double made: ``{"module", "package"}`` (package folder)."""
@@ -90,13 +110,13 @@ def double_selftest(tmp_path_factory):
     fake = FakeLake(tmp_path_factory.mktemp("selftest-lake"))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("FYAN_LEAN__LAKE", str(fake.path))
-        mp.setenv("FAKE_LAKE_LOG", str(fake.log))
+        mp.setenv("FYAN_FAKE_LOG", str(fake.log))
         mp.setenv("FYAN_LEAN__SANDBOX", "off")
         mp.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("selftest-inspector")))
-        mp.delenv("FAKE_LAKE_SCENARIO", raising=False)
+        mp.delenv("FYAN_FAKE_SCENARIO", raising=False)
         result = run_selftest(work_dir=tmp_path_factory.mktemp("selftest"),
                               before_case=lambda case, setup: fake.scenario(replay(setup, case.entry)))
-        os.environ.pop("FAKE_LAKE_SCENARIO", None)
+        os.environ.pop("FYAN_FAKE_SCENARIO", None)
     if not result.passed:
         pytest.fail("the selftest of the Lake double did not pass:\n" + render(result), pytrace=False)
     return result
@@ -106,15 +126,15 @@ def double_selftest(tmp_path_factory):
 def fake_lake(tmp_path_factory, monkeypatch, double_selftest) -> FakeLake:
     fake = FakeLake(tmp_path_factory.mktemp("fake-lake"))
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
-    monkeypatch.setenv("FAKE_LAKE_LOG", str(fake.log))
-    monkeypatch.setenv("FAKE_LAKE_COMPILES", str(fake.compiles_file))
+    monkeypatch.setenv("FYAN_FAKE_LOG", str(fake.log))
+    monkeypatch.setenv("FYAN_FAKE_COMPILES", str(fake.compiles_file))
     # the double is not untrusted code, and it writes its call log outside the workspace, which
     # the bubblewrap sandbox makes read-only: run it unsandboxed (as
     # scripts/build_example_cassette.py does; tests/test_sandbox.py exercises the sandbox itself)
     monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
     # the inspector double is "built" here, never in the user's ~/.cache
     monkeypatch.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("inspector")))
-    monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
+    monkeypatch.delenv("FYAN_FAKE_SCENARIO", raising=False)
     return fake
 
 

@@ -291,7 +291,7 @@ def test_a_new_unit_imports_the_adopted_modules_and_passes_the_gate(fake_lake, t
     assert row["status"] == "complete" and row["adopted"] is False
     basic = (project.paths.unit(quad.id) / "Basic.lean").read_text()
     assert basic.startswith("import Tiny.Basic\n")
-    builds = [c for c in fake_lake.calls() if c["argv"][:1] == ["build"] and ".fyan/gate" in c["cwd"]]
+    builds = [c for c in fake_lake.calls() if c["argv"][:1] == ["lean"] and "-R" in c["argv"] and ".fyan/gate" in c["cwd"]]
     assert builds, "the gate built the unit"
 
 

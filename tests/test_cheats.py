@@ -124,20 +124,16 @@ def test_cheat_is_rejected_by_the_intended_check(entry, fake_lake, tmp_path):
 @pytest.mark.parametrize("entry", [c for c in CHEATS if "with_kernel_checker" in c],
                          ids=[c["id"] for c in CHEATS if "with_kernel_checker" in c])
 def test_kernel_replay_catches_proofs_added_without_kernel_checking(entry, fake_lake, tmp_path):
-    checker = fake_lake.dir / "leanchecker"  # stands in for the toolchain's leanchecker
-    checker.write_text("#!/bin/sh\nexit 0\n")
-    checker.chmod(0o755)
+    checker = fake_lake.install_kernel_checker()  # stands in for the toolchain's leanchecker
     s = setup_for(entry, tmp_path / "p")
     report = s.gate(scenario=replay(s, entry), fake=fake_lake)
     assert_rejected_as_intended(report, entry, exact=True, kernel_checker=True)
     replay_check = report.check("kernel_replay")
-    assert replay_check.required and any(c["argv"][:2] == ["env", str(checker)] for c in fake_lake.calls())
+    assert replay_check.required and replay_check.evidence["command"].startswith(f"{checker} Cheats.ThmRoot.Basic")
 
 
 def test_kernel_replay_passes_an_honest_unit_when_a_checker_exists(fake_lake, tmp_path):
-    checker = fake_lake.dir / "leanchecker"
-    checker.write_text("#!/bin/sh\nexit 0\n")
-    checker.chmod(0o755)
+    fake_lake.install_kernel_checker()
     honest = h.setup(tmp_path / "q", h.HONEST)
     report = honest.gate(scenario=None, fake=fake_lake)
     assert report.passed and report.check("kernel_replay").status == "pass"
@@ -172,7 +168,7 @@ requires_lean = pytest.mark.skipif(shutil.which("lake") is None, reason="no Lean
 @pytest.fixture
 def real_lake(monkeypatch, tmp_path):
     monkeypatch.delenv("FYAN_LEAN__LAKE", raising=False)
-    monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
+    monkeypatch.delenv("FYAN_FAKE_SCENARIO", raising=False)
     monkeypatch.setenv("FYAN_LEAN__BUILD_TIMEOUT", "1800")
 
 

@@ -23,6 +23,7 @@ from fyan.agents.providers.command import CommandAgentProvider
 from fyan.errors import ProviderError
 from fyan.lean.runner import bwrap_status
 from fyan.state.models import RunStatus, Stage, UnitStatus
+from tests.conftest import ROOT
 from tests.test_stages import to_prove
 
 FORGE = Path(__file__).parent / "cheats" / "agents" / "forge_state.sh"
@@ -145,16 +146,18 @@ def test_the_gate_builds_and_inspects_confined_end_to_end(fake_lake, tmp_path, m
     assert report.passed, report.summary()
     assert report.check("build").evidence["sandboxed"] is True
     assert report.sandbox.startswith("require: bubblewrap")
-    # a `lake` whose implementation lives in a hidden folder (here: under the home)
+    # a toolchain whose `lean` runs an implementation in a hidden folder (here: under the home)
     tools = home / "tools"
     tools.mkdir(exist_ok=True)
-    (tools / "impl").write_text(f'#!/bin/sh\nexec "{fake_lake.path}" "$@"\n')
+    (tools / "impl").write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests/fakes/fake_lean.py"}" "$@"\n')
     (tools / "impl").chmod(0o755)
-    lake = home / "lean" / "bin" / "lake"
-    lake.parent.mkdir(parents=True, exist_ok=True)
-    lake.write_text(f'#!/bin/sh\nexec "{tools / "impl"}" "$@"\n')
-    lake.chmod(0o755)
-    monkeypatch.setenv("FYAN_LEAN__LAKE", str(lake))
+    prefix = home / "lean"
+    (prefix / "bin").mkdir(parents=True, exist_ok=True)
+    (prefix / "bin" / "lean").write_text(f'#!/bin/sh\nFAKE_LEAN_PREFIX="{prefix}" exec "{tools / "impl"}" "$@"\n')
+    (prefix / "bin" / "lean").chmod(0o755)
+    (prefix / "bin" / "lake").write_text(f'#!/bin/sh\nexec "{fake_lake.path}" "$@"\n')
+    (prefix / "bin" / "lake").chmod(0o755)
+    monkeypatch.setenv("FYAN_LEAN__LAKE", str(prefix / "bin" / "lake"))
     s.project = Project.open(s.project.paths.root)
     report = s.gate(None, fake=fake_lake)
     assert not report.passed and report.environment_problem is not None

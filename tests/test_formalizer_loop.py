@@ -16,7 +16,9 @@ HONEST = "def IsNice (n : Int) : Prop := ∃ k : Int, n = 2 * k\n\ntheorem four_
 
 
 def builds_of(fake_lake, module: str) -> list[dict]:
-    return [c for c in fake_lake.calls() if c["argv"][:1] == ["build"] and module in c["argv"]]
+    """The compiles of ``module`` (plain ``lean``: its source file is the last argument)."""
+    path = module.replace(".", "/") + ".lean"
+    return [c for c in fake_lake.calls() if c["argv"][:1] == ["lean"] and c["argv"][-1].endswith(path)]
 
 
 def test_a_candidate_the_lints_reject_is_never_compiled(tmp_path, fake_lake):

@@ -35,24 +35,36 @@ def failed(report, name: str) -> str:
 CANDIDATE = ["Cheats.ThmRoot.Basic"]  # the scenario's `build` applies to the candidate's build only
 
 
+def lean_message(severity: str, data: str, line: int = 12, col: int = 0, kind: str = "[anonymous]") -> str:
+    """One line of ``lean --json`` (the fields Lean 4.35.0 prints: tests/test_compile.py)."""
+    return json.dumps({"caption": "", "data": data, "endPos": None, "fileName": "@FILE@", "isSilent": False,
+                       "keepFullRange": False, "kind": kind, "pos": {"column": col, "line": line},
+                       "severity": severity})
+
+
 def test_build_that_times_out(honest, fake_lake):
     honest.project.config.lean.build_timeout = 1
     report = honest.gate({"build": {"sleep": 10}, "build_only": CANDIDATE}, fake=fake_lake)
     assert not report.passed
-    assert failed(report, "build") == "lake build Cheats.ThmRoot.Basic was killed at the timeout of 1 s"
-    assert failed(report, "sorry_free").startswith("sorry count unknown: the build failed (lake build")
+    assert failed(report, "build") == "lean Cheats.ThmRoot.Basic was killed at the timeout of 1 s"
+    assert failed(report, "sorry_free").startswith("sorry count unknown: the build failed (lean Cheats.ThmRoot.Basic")
     assert failed(report, "axiom_audit").startswith("axiom audit did not run: the build failed")
     assert report.check("build").evidence["timed_out"] is True
+    assert report.environment_problem is None  # a slow proof is the proof's
 
 
-def test_build_that_crashes(honest, fake_lake):
+def test_build_that_crashes_is_the_environments(honest, fake_lake):
+    """A crashing ``lean`` (Lean 4.35.0 segfaults on a truncated .olean: tests/test_compile.py) is
+    not charged to the proof (issue 23, part 11)."""
     report = honest.gate({"build": {"signal": 11}, "build_only": CANDIDATE}, fake=fake_lake)
-    assert failed(report, "build") == "lake build Cheats.ThmRoot.Basic failed (killed by SIGSEGV (crashed)); it printed nothing"
+    assert failed(report, "build") == "lean Cheats.ThmRoot.Basic killed by SIGSEGV (crashed)"
+    assert "a toolchain crash" in report.environment_problem
 
 
-def test_build_that_prints_nothing(honest, fake_lake):
-    report = honest.gate({"build": {"exit": 0, "output": ""}, "build_only": CANDIDATE}, fake=fake_lake)
-    assert "exited 0 but printed nothing: cannot confirm the build" in failed(report, "build")
+def test_build_that_exits_0_without_an_olean(honest, fake_lake):
+    report = honest.gate({"build": {"exit": 0, "output": "", "write_olean": False}, "build_only": CANDIDATE},
+                         fake=fake_lake)
+    assert failed(report, "build").startswith("lean Cheats.ThmRoot.Basic exited 0 but wrote no .olean at ")
     assert not report.passed
 
 
@@ -60,42 +72,51 @@ def test_build_output_in_a_format_never_seen(honest, fake_lake):
     report = honest.gate({"build": {"exit": 0, "output": "BUILD OK!!\nall good, trust me"}, "build_only": CANDIDATE},
                          fake=fake_lake)
     reason = failed(report, "build")
-    assert "printed output in no format Fyan knows (2 unrecognized line(s), e.g. 'BUILD OK!!')" in reason
+    assert ("exited 0 but printed 2 line(s) that are not Lean messages (e.g. 'BUILD OK!!'): cannot confirm the compile"
+            in reason)
 
 
 def test_build_that_fails_names_the_first_error(honest, fake_lake):
-    out = ("✖ [2/2] Building Cheats.ThmRoot.Basic (0.5s)\n"
-           "error: Cheats/ThmRoot/Basic.lean:12:58: unsolved goals\nn : Int\n⊢ ∃ k, double n = 2 * k\n"
-           "error: Lean exited with code 1\nSome required targets logged failures:\n- Cheats.ThmRoot.Basic\n"
-           "error: build failed")
+    out = "\n".join([lean_message("error", "unsolved goals\nn : Int\n⊢ ∃ k, double n = 2 * k", 12, 58),
+                     lean_message("error", "another", 13, 0)])
     report = honest.gate({"build": {"exit": 1, "output": out}, "build_only": CANDIDATE}, fake=fake_lake)
-    assert failed(report, "build") == ("lake build Cheats.ThmRoot.Basic failed (exit code 1); first error: "
-                                       "Cheats/ThmRoot/Basic.lean:12:58: unsolved goals")
+    assert failed(report, "build").startswith("lean Cheats.ThmRoot.Basic failed (exit code 1); first error: ")
+    assert failed(report, "build").endswith("Cheats/ThmRoot/Basic.lean:12:58: unsolved goals")
     assert report.environment_problem is None  # a failing proof goes back to the Formalizer
 
 
-def test_success_tail_with_a_failure_report_is_not_a_build(honest, fake_lake):
-    out = "Some required targets logged failures:\n- Cheats.ThmRoot.Basic\nerror: build failed"
+def test_an_error_message_fails_the_build_even_when_lean_exits_0(honest, fake_lake):
+    """Issue 23, part 12: a compile that reports an error but exits 0 is not a build."""
+    out = lean_message("error", "unsolved goals", 12, 58)
     report = honest.gate({"build": {"exit": 0, "output": out}, "build_only": CANDIDATE}, fake=fake_lake)
-    assert "exited 0 but its output reports failures (Cheats.ThmRoot.Basic)" in failed(report, "build")
+    assert "exited 0 but reported 1 error(s)" in failed(report, "build")
 
 
-@pytest.mark.parametrize("output", [
-    "error: ./lakefile.toml:3:0: package configuration has errors",
-    "error: unknown package 'Init'",
-    "uncaught exception: lake-manifest.json: could not resolve 'mathlib'",
+@pytest.mark.parametrize("text", [
+    "unknown module prefix 'Mathlib'\n\nNo directory 'Mathlib' or file 'Mathlib.olean' in the search path entries:\n/x",
+    "object file '/p/.lake/packages/mathlib/.lake/build/lib/lean/Mathlib/Foo.olean' of module Mathlib.Foo does not exist",
+    "failed to read file '/p/lib/Cheats/DefDouble/Basic.olean', incompatible header",
+    "invalid -D parameter, unknown configuration option 'maxHeartbeat'",
 ])
-def test_a_broken_lake_package_is_an_environment_problem_not_the_proofs_fault(honest, fake_lake, output):
-    """Finding 8 (leanprover/lake#22 kind): a configuration error blocks as an environment
-    problem instead of being sent back to the Formalizer."""
-    report = honest.gate({"build": {"exit": 1, "output": output}, "build_only": CANDIDATE}, fake=fake_lake)
+def test_a_broken_environment_is_an_environment_problem_not_the_proofs_fault(honest, fake_lake, text):
+    """Messages of real Lean 4.35.0 (tests/test_compile.py) that blame the environment — a dependency
+    not built, an .olean of another Lean build, a bad option of the package — block the unit as an
+    environment problem instead of sending it back to the Formalizer (finding 8)."""
+    report = honest.gate({"build": {"exit": 1, "output": lean_message("error", text, 1, 0)}, "build_only": CANDIDATE},
+                         fake=fake_lake)
     reason = failed(report, "build")
-    assert "the Lake package itself is broken:" in reason and output.split(": ", 1)[-1][:20] in reason
-    assert report.environment_problem == reason
+    assert report.environment_problem is not None and text.splitlines()[0][:30] in report.environment_problem
     # and a Lean error in the unit's own file is not one
-    lean_error = honest.gate({"build": {"exit": 1, "output": "error: Cheats/ThmRoot/Basic.lean:1:0: unknown identifier 'x'"},
+    lean_error = honest.gate({"build": {"exit": 1, "output": lean_message("error", "Unknown identifier `x`", 1, 0)},
                               "build_only": CANDIDATE}, fake=fake_lake)
-    assert lean_error.environment_problem is None
+    assert lean_error.environment_problem is None and reason != failed(lean_error, "build")
+
+
+def test_a_package_lake_cannot_load_is_an_environment_problem(honest, fake_lake):
+    (honest.project.paths.lean / "lakefile.toml").write_text("name = [broken\n")
+    report = honest.gate(None, fake=fake_lake)
+    assert "the project's Lake package is broken" in failed(report, "build") or "not valid TOML" in failed(report, "build")
+    assert report.environment_problem is not None
 
 
 # -- the inspector misbehaves -------------------------------------------------------------------
@@ -165,7 +186,7 @@ def test_what_the_candidate_printed_while_compiling_is_never_read(honest, fake_l
     # forged inspector-like JSON in the build output changes nothing: the report is a file the
     # inspector writes after the build, from the compiled module
     forged = json.dumps({"format": "fyan-inspector/1", "modules": [], "lookups": []})
-    out = f"✔ [1/1] Built Cheats.ThmRoot.Basic (0.1s)\ninfo: {forged}\nBuild completed successfully (1 job)."
+    out = lean_message("information", forged + "\n", 3, 0)
     report = honest.gate({"build": {"exit": 0, "output": out}, "build_only": CANDIDATE,
                           "inspect": {"Cheats.ThmRoot.double_even": {"axioms": ["sorryAx"]}}}, fake=fake_lake)
     assert "sorryAx (rejected by name" in failed(report, "axiom_audit")
@@ -363,7 +384,7 @@ def test_without_a_toolchain_the_report_says_what_could_not_run(fake_lake, tmp_p
 def test_fyan_gate_prints_the_full_report_and_keeps_its_logs(honest, fake_lake, capsys):
     root = str(honest.project.paths.root)
     honest.gateway.close()
-    os.environ.pop("FAKE_LAKE_SCENARIO", None)
+    os.environ.pop("FYAN_FAKE_SCENARIO", None)
     assert main(["gate", root, "thm-root"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Completion gate for thm-root: PASSED\n  roots: Cheats.ThmRoot.double_even\n")
@@ -381,7 +402,7 @@ def test_fyan_gate_prints_the_full_report_and_keeps_its_logs(honest, fake_lake, 
     assert main(["gate", root, "thm-root", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["passed"] is True and [c["name"] for c in data["checks"]] == list(CHECK_ORDER)
-    assert data["checks"][1]["evidence"]["command"].endswith("build Cheats.ThmRoot.Basic")
+    assert data["checks"][1]["evidence"]["command"].endswith("src/Cheats/ThmRoot/Basic.lean")
 
 
 def test_sandbox_required_but_unusable_blocks_instead_of_blaming_the_proof(honest, fake_lake, monkeypatch, tmp_path):
@@ -392,6 +413,7 @@ def test_sandbox_required_but_unusable_blocks_instead_of_blaming_the_proof(hones
     from fyan.project import Project
 
     honest.project = Project.open(honest.project.paths.root)
+    calls = len(fake_lake.calls())
     report = honest.gate(None, fake=fake_lake)
     reason = failed(report, "build")
     assert reason.startswith('model-written code is not built: [lean] sandbox = "require" but '
@@ -399,7 +421,8 @@ def test_sandbox_required_but_unusable_blocks_instead_of_blaming_the_proof(hones
     assert 'or set [lean] sandbox = "off"' in reason
     assert report.environment_problem == reason
     assert report.sandbox.startswith("require: model-written code is refused: bubblewrap (bwrap) is not installed")
-    assert not any(c["argv"][:1] == ["build"] for c in fake_lake.calls())  # nothing was built unconfined
+    compiles = [c for c in fake_lake.calls()[calls:] if c["argv"][:1] == ["build"] or "-R" in c["argv"]]
+    assert not compiles  # nothing was built unconfined
     # through the stage flow: an environment failure (the unit waits for the machine), not a
     # failed proof sent back to the Formalizer
     gw = h.Gateway(honest.project, h._checks({"thm-root": ([h.ROOT], [])}, False))
@@ -565,22 +588,22 @@ def test_an_instance_of_the_unit_itself_cannot_change_what_its_statement_means(h
 
 
 @pytest.mark.parametrize("plant, fragment", [
-    ("mkdir -p .lake/build/lib/lean/Init && echo forged > .lake/build/lib/lean/Init/Prelude.olean",
-     ".lake/build/lib/lean/Init/Prelude.olean was created outside the library's build folders"),
-    ("echo 'package forged' > lakefile.lean", "lakefile.lean was created at the top of the workspace"),
-    ("echo 'name = \"forged\"' > lakefile.toml", "lakefile.toml was changed or removed"),
-    ("rm .lake/packages && mkdir .lake/packages", ".lake/packages was changed or removed"),
+    # the hook runs where `lean` runs: the gate workspace's src/ (-R); the candidate's output
+    # folder is build/build/, the one folder searched is lib/
+    ("mkdir -p ../build/build/Init && echo forged > ../build/build/Init/Prelude.olean",
+     "build/build/Init/Prelude.olean was created (not an output of Cheats.ThmRoot.Basic)"),
+    ("echo forged > ../lib/Init.olean", "lib/Init.olean was created"),
+    ("mkdir -p ../build/build/Cheats/ThmRoot && ln -s /etc ../build/build/Cheats/ThmRoot/evil",
+     "build/build/Cheats/ThmRoot/evil was created as a link (/etc)"),
+    ("echo x >> Cheats/ThmRoot/Basic.lean", "src/Cheats/ThmRoot/Basic.lean was changed or removed"),
     # the upstream unit is read compiled (issue 15): its recorded .olean, never rebuilt here
-    ("echo x > .lake/build/lib/lean/Cheats/DefDouble/Basic.olean",
-     ".lake/build/lib/lean/Cheats/DefDouble/Basic.olean was changed or removed"),
-    ("rm .lake/build/lib/lean/Cheats/DefDouble/Basic.olean",
-     ".lake/build/lib/lean/Cheats/DefDouble/Basic.olean was changed or removed"),
+    ("echo x > ../lib/Cheats/DefDouble/Basic.olean", "lib/Cheats/DefDouble/Basic.olean was changed or removed"),
+    ("rm ../lib/Cheats/DefDouble/Basic.olean", "lib/Cheats/DefDouble/Basic.olean was changed or removed"),
 ])
 def test_compile_time_code_that_tampers_with_the_gate_workspace_fails_the_build(honest, fake_lake, plant, fragment):
     """Attack review: code that runs while the candidate compiles (a lint evasion) could plant an
     `Init` `.olean` the inspector would load, or change the workspace's configuration; files
     already there are read-only in the sandbox, and any such change fails the build."""
-    (honest.project.paths.lean / ".lake" / "packages").mkdir(parents=True, exist_ok=True)
     tamper = fake_lake.dir / "tamper.sh"
     tamper.write_text(f"#!/bin/sh\n{plant}\n")
     tamper.chmod(0o755)

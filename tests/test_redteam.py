@@ -9,6 +9,7 @@ files). The Lake double (``fake_lake``) stands in for Lake; no Lean toolchain ru
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -106,21 +107,19 @@ def test_workspace_links_fyan_makes_survive_the_cleanup(honest):
 # -- the gate workspace: what compile-time code of the candidate leaves there ------------------
 
 @pytest.mark.parametrize("plant", [
-    # a link named like a module root (no `.olean` in its name) to forged outputs kept inside the
-    # library's own build folder, where new `.olean` files are allowed
-    "mkdir -p .lake/build/lib/lean/Cheats/ThmRoot/forged/Init && echo forged > "
-    ".lake/build/lib/lean/Cheats/ThmRoot/forged/Init/Prelude.olean && "
-    "ln -s Cheats/ThmRoot/forged/Init .lake/build/lib/lean/Init",
-    "mkdir -p .lake/build/lib/lean/Cheats/ThmRoot/forged/Mathlib && echo forged > "
-    ".lake/build/lib/lean/Cheats/ThmRoot/forged/Mathlib/Logic.olean && "
-    "ln -s Cheats/ThmRoot/forged/Mathlib .lake/build/lib/lean/Mathlib",
-    # a link at the top of the library's build folder to an upstream unit's folder name
-    "mkdir -p .lake/build/ir/Cheats/x && ln -s ../../ir/Cheats/x .lake/build/lib/lean/Cheats/Other",
+    # (the hook runs where `lean` runs: src/ of the gate workspace; the candidate's output folder is
+    # build/build/, the one folder searched is lib/)
+    # a link named like a module root to forged outputs kept inside the output folder
+    "mkdir -p ../build/build/Cheats/ThmRoot/forged/Init && echo forged > "
+    "../build/build/Cheats/ThmRoot/forged/Init/Prelude.olean && ln -s Cheats/ThmRoot/forged/Init ../build/build/Init",
+    # a link in the searched folder itself
+    "ln -s ../build/build/Cheats ../lib/Mathlib",
+    # a link next to the outputs, to a folder the compile may write
+    "mkdir -p ../tmp/x ../build/build/Cheats && ln -s ../../tmp/x ../build/build/Cheats/Other",
 ])
 def test_a_link_compile_time_code_creates_in_the_gate_workspace_fails_the_build(honest, fake_lake, plant):
     """A new link in the gate workspace puts files on the inspector's search path without any
     new file named ``*.olean`` outside the library's folders; nothing the build makes is a link."""
-    (honest.project.paths.lean / ".lake" / "packages").mkdir(parents=True, exist_ok=True)
     tamper = fake_lake.dir / "tamper.sh"
     tamper.write_text(f"#!/bin/sh\n{plant}\n")
     tamper.chmod(0o755)
@@ -192,3 +191,38 @@ def test_a_recorded_output_is_not_reused_after_its_upstream_unit_was_compiled_ag
     assert store.artifact("def-double", "Basic.olean").sha256 != old
     now = {"Cheats.DefDouble.Basic": store.artifact("def-double", "Basic.olean").sha256}
     assert trusted.upstream_output(p, store, root, source, now) is None
+
+
+def test_a_recorded_olean_is_reused_only_by_the_lean_build_that_compiled_it(honest, fake_lake):
+    """Issue 23, part 11: after a toolchain change (another Lean build: another git hash, which
+    Lean writes into every ``.olean`` header and checks at import — docs/lean-contract.md), a
+    recorded upstream ``.olean`` is compiled again from its recorded source instead of being
+    placed where the new Lean would refuse it (``incompatible header``) and the failure be blamed
+    on the proof."""
+    from fyan.lean import compile as leanc
+    from fyan.lean import trusted
+    from fyan.lean.toolchain import discover
+    from fyan.state.models import Stage
+
+    p, gw, store = honest.project, honest.gateway, honest.store
+    h._drive(p, gw, "thm-root", "", h.HONEST, [Stage.GATE])
+    root = store.unit("thm-root")
+    source = (p.paths.unit("thm-root") / "Basic.lean").read_bytes()
+    below = {"Cheats.DefDouble.Basic": store.artifact("def-double", "Basic.olean").sha256}
+    meta = json.loads((p.paths.unit("thm-root") / "Basic.olean.json").read_text())
+    assert meta["lean_githash"] and meta["lean_version"] == "4.31.0"
+    tc = discover(p.config.lean).toolchain
+    leanc._CACHE.clear()
+    same = leanc.resolve(tc, p.paths.lean, p.config.lean)
+    assert trusted.upstream_output(p, store, root, source, below, same) is not None  # control
+    fake_lake.scenario({"lean_githash": "0" * 40})  # the same version, rebuilt
+    leanc._CACHE.clear()
+    rebuilt = leanc.resolve(tc, p.paths.lean, p.config.lean)
+    assert rebuilt.githash != same.githash
+    assert trusted.upstream_output(p, store, root, source, below, rebuilt) is None
+    # the gate of a unit downstream of thm-root builds it from source, and passes
+    ws = trusted.prepare(p, store, store.unit("thm-root"), {}, purpose="probe", toolchain=tc)
+    try:
+        assert "Cheats.DefDouble.Basic" in ws.upstream_modules
+    finally:
+        ws.remove()

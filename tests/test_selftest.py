@@ -19,7 +19,7 @@ import pytest
 from fyan.cli import main
 from fyan.gates.report import report_text
 from fyan.lean import declarations
-from fyan.lean.diagnostics import parse_lake_output
+from fyan.lean.diagnostics import parse_lean_json
 from fyan.lean.inspector import InspectorReport, module_findings
 from fyan.lean.policy import classify_axioms
 from fyan.selftest import corpus, trust
@@ -230,8 +230,8 @@ def test_doctor_shows_the_selftest_state_per_toolchain(fake_lake, data_dir, doub
 
 def replay_recorded(folder: Path) -> list[str]:
     """Re-decide every recorded case of one toolchain version from its raw output with Fyan's
-    parsers (Lake output: ``fyan.lean.diagnostics``; the inspector's report: its schema and the
-    policy) and compare with the manifest; returns what disagrees."""
+    parsers (``lean --json`` output: ``fyan.lean.diagnostics``; the inspector's report: its schema
+    and the policy) and compare with the manifest; returns what disagrees."""
     meta = json.loads((folder / "toolchain.json").read_text(encoding="utf-8"))
     assert meta["format"] == trust.FORMAT and meta["toolchain"]
     wrong = []
@@ -240,14 +240,14 @@ def replay_recorded(folder: Path) -> list[str]:
     for case_id, case in by_id.items():
         if case_id not in recorded:
             continue  # a case added to the corpus after this recording
-        build_file = folder / f"{case_id}.lake-build.txt"
+        build_file = folder / f"{case_id}.lean-build.txt"
         if not build_file.is_file():
             continue  # the build did not run (no output was recorded)
         head, _, output = build_file.read_text(encoding="utf-8").partition("\n")
         assert head.startswith("SOURCE: fyan selftest --record, case " + case_id)
-        log = parse_lake_output(output)
-        if log.unrecognized and not log.jobs:
-            wrong.append(f"{case_id}: Lake output in no known format: {log.unrecognized[:2]}")
+        log = parse_lean_json(output)
+        if log.unrecognized:
+            wrong.append(f"{case_id}: Lean output in no known format: {log.unrecognized[:2]}")
         sorry_warnings = [d for d in log.diagnostics if d.is_sorry]
         report_file = folder / f"{case_id}.inspector.json"
         if not report_file.is_file():
@@ -262,8 +262,9 @@ def replay_recorded(folder: Path) -> list[str]:
                                                                                    "Quot.sound"])]
         policy = [f for f in module_findings(module) if "imports" not in f]
         if case.kind == "control":
-            if sorry or axioms or policy or sorry_warnings or log.succeeded is False:
-                wrong.append(f"{case_id}: honest, yet {sorry or axioms or policy or sorry_warnings or 'failed'}")
+            failed = [d.text for d in log.diagnostics if d.severity == "error"] or (not head.endswith("exit 0"))
+            if sorry or axioms or policy or sorry_warnings or failed:
+                wrong.append(f"{case_id}: honest, yet {sorry or axioms or policy or sorry_warnings or failed}")
         elif case.caught_by == "sorry_free" and "sorryAx" in case.reason and not sorry:
             wrong.append(f"{case_id}: no declaration uses sorryAx in the recorded report")
         elif case.caught_by == "axiom_audit" and not axioms and module.declarations:
@@ -279,10 +280,10 @@ def test_record_writes_raw_output_that_the_replay_reads(fake_lake, data_dir, tmp
     assert result.passed, render(result)
     folder = tmp_path / "rec" / "4.31.0"
     assert Path(result.record_dir) == folder
-    sorry = (folder / "sorry.lake-build.txt").read_text(encoding="utf-8").splitlines()
+    sorry = (folder / "sorry.lean-build.txt").read_text(encoding="utf-8").splitlines()
     assert sorry[0] == ("SOURCE: fyan selftest --record, case sorry (sorry.lean); toolchain Lake version 5.0.0-fake "
                         "(Lean version 4.31.0) [Fyan test double]; exit 0")
-    assert not any(line.startswith(("$ ", "# cwd:")) for line in sorry)  # Lake's output only
+    assert not any(line.startswith(("$ ", "# cwd:")) for line in sorry)  # Lean's output only
     assert any("declaration uses `sorry`" in line for line in sorry)
     assert replay_recorded(folder) == []
     # the replay can fail: a recording where the sorry evidence is gone is caught

@@ -4,8 +4,9 @@ evaluation, drafting, the CLI on the minif2f demo set, and the shadow gate.
 No Lean runs here. Compile results come from three kinds of stand-ins for Lean, each named where
 it is used: ``HandMade`` (hand-made outcomes per check label, at the ``Compiler`` interface), the
 demo's recorded outcomes (authored expectations, ``projects/shadow-demo/replay/compile.jsonl``,
-replayed by ``RecordedCompiler``), and ``tests/fakes/fake_lean_env.py`` (a fake ``lake`` executable
-that the real ``LakeEnvCompiler`` runs). The test marked ``lean`` runs the real toolchain.
+replayed by ``RecordedCompiler``), and the toolchain double (``tests/fakes/fake_lean.py`` answering
+SA-Pass files from ``fake_lean_env.py``'s recorded outcomes) that the real ``LeanCompiler`` runs.
+The test marked ``lean`` runs the real toolchain.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from fyan.lean.inspector import InspectorReport
 from fyan.shadow.compiler import (
     CompileOutcome,
     Compiler,
-    LakeEnvCompiler,
+    LeanCompiler,
     RecordedCompiler,
     module_name,
 )
@@ -42,7 +43,7 @@ from tests.conftest import ROOT, write
 
 DEMO = ROOT / "projects" / "shadow-demo"
 REPLAY = DEMO / "replay" / "compile.jsonl"
-FAKE = ROOT / "tests" / "fakes" / "fake_lean_env.py"
+FAKE = ROOT / "tests" / "fakes" / "fake_lean_env.py"  # the lean double's recorded SA-Pass outcomes
 
 # -- stand-in for Lean at the Compiler interface -----------------------------------------------
 
@@ -514,25 +515,17 @@ def test_shadow_eval_refuses_to_clobber_a_foreign_folder_and_reports_stale_repla
                  "--replay", str(REPLAY), "--out", str(tmp_path / "o")]) == 0
 
 
-# -- the real adapter (lake env lean --json) at its process boundary ----------------------------
+# -- the real adapter (plain lean --json) at its process boundary -------------------------------
 
 
 @pytest.fixture
-def fake_lean_env(tmp_path_factory, monkeypatch, double_selftest):
-    """Installs ``tests/fakes/fake_lean_env.py`` as ``lake`` (it stands in for ``lake env lean
-    --json FILE`` with Mathlib, replaying the demo's recorded outcomes; other commands go to
-    ``fake_lake.py``). The sandbox is off: the double writes logs outside the workspace."""
-    d = tmp_path_factory.mktemp("fake-lean-env")
-    lake = d / "lake"
-    lake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
-    lake.chmod(0o755)
-    monkeypatch.setenv("FYAN_LEAN__LAKE", str(lake))
-    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
-    monkeypatch.setenv("FAKE_LEAN_OUTCOMES", str(REPLAY))
-    monkeypatch.setenv("FAKE_LAKE_LOG", str(d / "calls.jsonl"))
-    monkeypatch.setenv("FYAN_LEAN__INSPECTOR_DIR", str(d / "inspector"))  # the double's inspector, built here
-    monkeypatch.delenv("FAKE_LAKE_SCENARIO", raising=False)
-    return d
+def fake_lean_env(fake_lake, monkeypatch):
+    """The toolchain double (``fake_lake``: ``lake`` and ``lean``) with the demo's recorded SA-Pass
+    outcomes (``tests/fakes/fake_lean_env.py``: what a ``lean`` with Mathlib prints for each
+    assembled file). The sandbox is off: the double writes logs outside the workspace. Returns the
+    double's folder (``calls.jsonl``)."""
+    monkeypatch.setenv("FYAN_FAKE_LEAN_OUTCOMES", str(REPLAY))
+    return fake_lake.dir
 
 
 def test_real_adapter_through_the_fake_toolchain_gives_the_same_scores(fake_lean_env, tmp_path, capsys):
@@ -546,10 +539,12 @@ def test_real_adapter_through_the_fake_toolchain_gives_the_same_scores(fake_lean
     assert code == 0, payload
     _check_demo_payload(payload)
     calls = [json.loads(line) for line in (fake_lean_env / "calls.jsonl").read_text().splitlines()]
-    compiles = [c for c in calls if c["argv"][:3] == ["env", "lean", "--json"]]
-    inspections = [c for c in calls if c["argv"][:1] == ["env"] and c["argv"][1].endswith("/fyan-inspector")]
+    compiles = [c for c in calls if c["argv"][:1] == ["lean"] and "--json" in c["argv"]
+                and Path(c["argv"][-1]).name.startswith("FyanShadow_")]
+    inspections = [c for c in calls if c["argv"][:1] == ["fyan-inspector"] and "--module" in c["argv"]]
+    scratch = (ws / ".fyan-shadow").resolve()
     assert compiles and all(c["argv"][-1].endswith(".lean") and "-o" in c["argv"]
-                            and Path(c["cwd"]).resolve() == ws.resolve() for c in compiles)
+                            and Path(c["cwd"]).resolve().is_relative_to(scratch) for c in compiles)
     assert len(compiles) == sum(1 for _ in (tmp_path / "rec.jsonl").open())  # every outcome recorded
     # every file that compiled was read by the trusted inspector, built once for the workspace's pin
     assert len(inspections) == sum(1 for line in (tmp_path / "rec.jsonl").open() if json.loads(line)["exit_code"] == 0)
@@ -574,14 +569,19 @@ def test_fake_lean_env_keys_files_like_the_recorder():
 
 
 def test_real_adapter_timeout_per_compile(fake_lean_env, tmp_path, monkeypatch):
-    monkeypatch.setenv("FAKE_LEAN_SLEEP", "5")
+    monkeypatch.setenv("FYAN_FAKE_LEAN_SLEEP", "5")
     from fyan.lean.toolchain import discover
 
     tc = discover(LeanSection(lake=os.environ["FYAN_LEAN__LAKE"])).toolchain
     from fyan.lean.inspector import InspectorBuild
 
     never_run = InspectorBuild(tmp_path / "no-inspector", tmp_path, "k", "pin", None, "0" * 64, "not built")
-    compiler = LakeEnvCompiler(tc, tmp_path, LeanSection(sandbox="off"), timeout_s=1.0, inspector=never_run)
+    from fyan.lean.compile import resolve
+
+    (tmp_path / "lakefile.toml").write_text('name = "ws"\n')
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.31.0\n")
+    setup = resolve(tc, tmp_path, LeanSection(sandbox="off"))
+    compiler = LeanCompiler(tc, setup, tmp_path, LeanSection(sandbox="off"), timeout_s=1.0, inspector=never_run)
     try:
         ss = load_shadow_sets(DEMO / "shadows")["mathd_algebra_44"]
         text = (DEMO / "submissions" / "mathd_algebra_44" / "reordered.lean").read_text(encoding="utf-8")
@@ -780,7 +780,7 @@ def _all_pass_outcomes(files: list[Path], path: Path) -> None:
 def test_shadow_gate_check_in_a_project(example, fake_lean_env, tmp_path, capsys, monkeypatch):
     unit = "thm-divides-sum"
     write(example / "shadows" / unit / "shadowset.toml", GATE_SET)
-    monkeypatch.setenv("FAKE_LEAN_OUTCOMES", str(tmp_path / "none.jsonl"))  # no outcome: Lean says error
+    monkeypatch.setenv("FYAN_FAKE_LEAN_OUTCOMES", str(tmp_path / "none.jsonl"))  # no outcome: Lean says error
     code = main(["run", str(example), "--json"])
     summary = json.loads(capsys.readouterr().out)
     # the unit with the failing shadow check, and theorem-7, which depends on it (Specifier edge)
@@ -800,7 +800,7 @@ def test_shadow_gate_check_in_a_project(example, fake_lean_env, tmp_path, capsys
     from fyan.state.store import Store
 
     project, store = Project.open(example), Store(example / ".fyan" / "state.db")
-    monkeypatch.setenv("FAKE_LEAN_OUTCOMES", str(tmp_path / "ok.jsonl"))
+    monkeypatch.setenv("FYAN_FAKE_LEAN_OUTCOMES", str(tmp_path / "ok.jsonl"))
     for _ in range(2):  # the checker files exist only once the candidate file compiles
         run_gate(project, store, store.unit(unit), example / ".fyan" / "gate-log")
         _all_pass_outcomes(sorted((example / ".fyan" / "gate-log").rglob("shadow/*.lean")), tmp_path / "ok.jsonl")

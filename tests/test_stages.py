@@ -227,8 +227,8 @@ def test_planner_cited_lemma_checked_in_the_environment_with_a_toolchain(tmp_pat
     assert run.status is RunStatus.SUCCEEDED, run.reason
     names = json.loads((project.paths.unit("def-a") / "lemma_names.json").read_text())
     assert names["method"] == "lean" and names["found"] == {"Int.emod_two_eq": "Int.emod_two_eq"}
-    # looked up by the trusted inspector (`lake env <inspector> … --name …`) in a gate workspace
-    lookups = [c for c in fake_lake.calls() if c["argv"][:1] == ["env"] and "--name" in c["argv"]]
+    # looked up by the trusted inspector (`<inspector> … --name …`) in a gate workspace
+    lookups = [c for c in fake_lake.calls() if c["argv"][:1] == ["fyan-inspector"] and "--name" in c["argv"]]
     assert lookups and "Int.emod_two_eq" in lookups[0]["argv"] and "/.fyan/gate/def-a/names" in lookups[0]["cwd"]
     gateway.close()
 

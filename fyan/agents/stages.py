@@ -37,13 +37,12 @@ from fyan.errors import ModelOutputError
 from fyan.audit.record import AuditResult
 from fyan.gates.report import GateReport
 from fyan.gates.stages import cited_names_problem, frozen_problems, provenance_block
-from fyan.lean.diagnostics import parse_lake_output
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
-from fyan.lean.runner import project_confinement, run_process
-from fyan.lean.toolchain import discover
-from fyan.lean.workspace import prepare_workspace
+from fyan.lean.toolchain import Toolchain, discover
+from fyan.lean.trusted import GateEnvironmentError, resolve_setup
+from fyan.lean.workspace import compile_candidate, prepare_workspace
 from fyan.project import Project
 from fyan.state.models import Stage, StageRun, UnitRecord
 from fyan.state.store import Store
@@ -249,7 +248,7 @@ def prove(s: StageSession, u: UnitContext) -> None:
             problems = [f"- the same candidate as iteration {first}, which was rejected (not compiled again):"] + earlier
             compiled = False
         else:
-            problems, compiled = review_candidate(u, text, discovery.toolchain.lake if discovery.toolchain else None, i)
+            problems, compiled = review_candidate(u, text, discovery.toolchain, i)
             if problems:
                 rejected[key] = (i, problems)
         log.append({"iteration": i, "plan": plan_text, "model_says_done": done, "review": problems or "clean",
@@ -275,7 +274,7 @@ def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str],
     return render_unit_file(u.project, u.store, u.unit, model_part(changed), "Basic"), response.text.strip(), False
 
 
-def review_candidate(u: UnitContext, text: str, lake: Path | None, iteration: int) -> tuple[list[str], bool]:
+def review_candidate(u: UnitContext, text: str, toolchain: Toolchain | None, iteration: int) -> tuple[list[str], bool]:
     """The Formalizer's review step (code only): frozen declarations, lints, and with a
     toolchain the build's errors and ``sorry``: (problems, whether it was compiled). A
     candidate with a lint error is not compiled: code the lints refuse (``#eval``, ``run_cmd``,
@@ -288,30 +287,29 @@ def review_candidate(u: UnitContext, text: str, lake: Path | None, iteration: in
     if refused:
         problems.append("- not compiled: fix the lint errors first (code they refuse is never built)")
         return problems, False
-    if lake is not None:
-        feedback = _compile_feedback(u, text, lake, iteration)
+    if toolchain is not None:
+        feedback = _compile_feedback(u, text, toolchain, iteration)
         if feedback is not None:
             problems.append(feedback)
         return problems, True
     return problems, False
 
 
-def _compile_feedback(u: UnitContext, text: str, lake: Path, iteration: int) -> str | None:
-    """Build the candidate; None when it compiles without errors or sorry, else the diagnostics."""
-    cfg = u.project.config.lean
+def _compile_feedback(u: UnitContext, text: str, toolchain: Toolchain, iteration: int) -> str | None:
+    """Compile the candidate as the gate does (``fyan.lean.workspace.compile_candidate``: plain
+    ``lean``, the gate's search path); None when it compiles without errors or sorry, else the
+    diagnostics."""
     ws = prepare_workspace(u.project, u.unit, {"Basic": text}, store=u.store)
     module = unit_module(u.project, u.unit, "Basic")
-    proc = run_process([str(lake), "build", module], cwd=ws.root, timeout_s=cfg.build_timeout, memory_mb=cfg.memory_limit_mb,
-                       sandbox=cfg.sandbox, confinement=project_confinement(
-                           u.project.paths.root, [ws.root], lake=lake,
-                           extra_readable=[Path(p).expanduser() for p in cfg.sandbox_readable]),
-                       log_path=u.attempt_dir / f"iteration-{iteration}-build.log", lean_kind="build")
-    log = parse_lake_output(proc.output)
-    rel = ws.module_file(module).relative_to(ws.root).as_posix()
-    problems = [d for d in log.in_files({rel}) if d.severity == "error" or d.is_sorry]
-    if proc.ok and not problems:
+    try:
+        setup = resolve_setup(u.project, toolchain, u.attempt_dir)
+    except GateEnvironmentError as e:
+        return f"- not compiled (the environment, not the proof): {e}"
+    result = compile_candidate(u.project, ws, setup, module, u.attempt_dir, f"iteration-{iteration}-build")
+    problems = [d for d in result.diagnostics if d.severity == "error" or d.is_sorry]
+    if result.ok and not problems:
         return None
-    lines = [f"- lake build {'succeeded' if proc.ok else 'failed'} ({proc.note or 'exit ' + str(proc.exit_code)})"]
+    lines = [f"- lean {'compiled' if result.ok else 'failed'}: {result.reason}"]
     lines += [f"- line {d.line}:{d.column} {d.severity}: {d.text}" for d in problems[:30]]
     return "\n".join(lines)
 

@@ -16,8 +16,10 @@ frozen declarations with role ``root``), every required check passes:
    (``fyan.lean.toolchain.check_pin``), that toolchain passed ``fyan selftest`` for this Fyan and
    inspector (``fyan.selftest.trust.toolchain_trust``; else an environment problem naming the
    command, unless ``[lean] trust_without_selftest`` opts out, which every report states), and
-   ``lake build <unit module>`` succeeds
-   (``fyan.lean.lake.lake_build``: timeout, crash, silence or unknown output fail);
+   the unit's module compiles with plain ``lean`` in the gate workspace
+   (``fyan.lean.compile.compile_module``: exit code 0, no error message, nothing but Lean's JSON
+   messages, an ``.olean`` written; a timeout or crash fails), nothing but its own output files
+   appear, and every recorded file is unchanged when the decision is made;
 3. ``frozen_statements`` — every frozen declaration is in the source with the same normalized
    signature, its bound files are unchanged, and in the compiled environment it exists in the
    unit's module, has the frozen kind, the same elaborated statement and the same local
@@ -70,7 +72,7 @@ from fyan.audit.record import AuditResult
 from fyan.gates.report import CheckResult, GateReport, report_json, report_text
 from fyan.lean import declarations, trusted
 from fyan.lean.inspector import InspectedDeclaration, InspectedModule, Inspection, InspectorBuild, ensure_inspector, module_findings
-from fyan.lean.lake import BuildResult, lake_env
+from fyan.lean.compile import CompileResult
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.package import model_part, render_unit_file, unit_imports, unit_module, upstream
@@ -157,6 +159,24 @@ def find_comparator(project: Project) -> Path | None:
     return Path(found) if found else None
 
 
+#: what comparator runs besides itself, and the variable that may name each (its README)
+COMPARATOR_PREREQUISITES = (("landrun", "COMPARATOR_LANDRUN"), ("lean4export", "COMPARATOR_LEAN4EXPORT"))
+
+
+def missing_comparator_prerequisites(env: dict[str, str] | None = None) -> list[str]:
+    """The programs comparator needs that cannot be found (``COMPARATOR_PREREQUISITES``: each on
+    ``PATH`` or named by its variable); docs/lean-contract.md, "Kernel replay and comparator"."""
+    env = dict(os.environ) if env is None else env
+    missing = []
+    for program, variable in COMPARATOR_PREREQUISITES:
+        named = env.get(variable)
+        if named and Path(named).is_file() and os.access(named, os.X_OK):
+            continue
+        if shutil.which(program, path=env.get("PATH")) is None:
+            missing.append(f"{program} (on PATH or ${variable})")
+    return missing
+
+
 class _Gate:
     def __init__(self, project: Project, store: Store, unit: UnitRecord, log_dir: Path, discovery: Discovery | None):
         self.project = project
@@ -169,7 +189,7 @@ class _Gate:
         self.ws: trusted.GateWorkspace | None = None
         #: the candidate module's compiled output right after its build (issue 15)
         self.outputs: dict[str, bytes] = {}
-        self.build: BuildResult | None = None
+        self.build: CompileResult | None = None
         self.inspector: InspectorBuild | None = None
         self.inspection: Inspection | None = None
         self.reference: Inspection | None = None
@@ -250,10 +270,11 @@ class _Gate:
             self._semantic(roots, bridges, decls)
             self._kernel_replay()
             self._comparator(freezes)
+            self._recheck()
             checks = [self.results[n] for n in CHECK_ORDER]
             checks += shadow_checks(self.project, self.unit, source, roots, self.discovery, self.log_dir,
                                     built=self.results["build"].passed,
-                                    workspace=self.ws.root if self.ws is not None else None, inspector=self.inspector)
+                                    workspace=self.ws, inspector=self.inspector)
             passed = all(c.passed for c in checks if c.required)
             olean = self._checked_output() if passed else {}
         finally:
@@ -270,10 +291,21 @@ class _Gate:
             log_dir=self.rel(self.log_dir), environment_problem=self.environment, created_at=time.time(),
         )
 
+    def _recheck(self) -> None:
+        """Every file the decision rests on, hashed again now (issue 23, part 9): the recorded
+        inputs placed in the workspace and the checked outputs the inspector read."""
+        if self.ws is None or "build" not in self.results or not self.results["build"].passed:
+            return
+        changed = self.ws.recheck()
+        if changed:
+            old = self.results["build"]
+            self.put("build", False, "files the decision rests on changed during the gate: " + "; ".join(changed[:5]),
+                     **old.evidence)
+
     def _checked_output(self) -> dict[str, Any]:
         """The compiled module a passing gate hands over (``GateReport.module_outputs_b64``):
-        what ``trusted.module_outputs`` read right after the build, only when the inspector and
-        the kernel replay left the ``.olean`` as the build wrote it (they read that very file)."""
+        what ``trusted.module_outputs`` read right after the build, only when it is still what
+        the inspector and the kernel replay read (``checked/``)."""
         if not self.outputs or self.ws is None or trusted.module_outputs(self.ws, self.module) != self.outputs:
             return {}
         return {"module_outputs_b64": {k: base64.b64encode(v).decode("ascii") for k, v in self.outputs.items()},
@@ -301,14 +333,11 @@ class _Gate:
         if statement is not None:
             files["Statement"] = statement
         try:
-            self.ws = trusted.prepare(self.project, self.store, self.unit, files, purpose="gate")
-        except trusted.RecordedInputError as e:
-            self._fail_lean(f"an upstream unit's recorded file cannot be used: {e}", environment=True)
-            return
+            trusted.check_package(self.project)
         except trusted.GateEnvironmentError as e:
             self._fail_lean(str(e), environment=True)
             return
-        pin = check_pin(tc, self.ws.root)
+        pin = check_pin(tc, self.project.paths.lean)
         self.pin = pin.pin
         if not pin.ok:
             self._fail_lean(pin.reason, environment=True, toolchain=tc.version, pin=pin.pin)
@@ -324,6 +353,15 @@ class _Gate:
                 self._fail_lean(f'model-written code is not built: [lean] sandbox = "require" but {why}; {SANDBOX_REMEDY}',
                                 environment=True, toolchain=tc.version, pin=pin.pin)
                 return
+        try:
+            self.ws = trusted.prepare(self.project, self.store, self.unit, files, purpose="gate", toolchain=tc,
+                                      log_dir=self.log_dir)
+        except trusted.RecordedInputError as e:
+            self._fail_lean(f"an upstream unit's recorded file cannot be used: {e}", environment=True)
+            return
+        except trusted.GateEnvironmentError as e:
+            self._fail_lean(str(e), environment=True, toolchain=tc.version, pin=pin.pin)
+            return
         self.inspector, why = ensure_inspector(tc, pin.pin or "", cfg, self.log_dir)
         if self.inspector is None:
             self._fail_lean(f"no trusted inspector: {why}", environment=True, toolchain=tc.version, pin=pin.pin)
@@ -331,16 +369,19 @@ class _Gate:
         st_module = unit_module(self.project, self.unit, "Statement")
         need_reference = [f.decl for f in freezes if f.type_hash is None]
         wants_statement = statement is not None and (need_reference or find_comparator(self.project) is not None)
-        # phase 1: what the gate trusts (upstream units), then the audited statement; each
-        # phase's outputs are read-only for the next
-        first, st_build = trusted.build(self.ws, tc, cfg, self.log_dir, trusted=self.ws.upstream_modules,
-                                        candidate=[st_module] if wants_statement else [], name="statement")
+        # phase 1: what the gate trusts (upstream units without a reusable output), then the
+        # audited statement; each phase's outputs are read-only for the next
+        first, _ = trusted.build(self.ws, cfg, self.log_dir, trusted=self.ws.upstream_modules, candidate=[],
+                                 name="upstream")
         if first is not None and not first.ok:
             # the upstream units passed their own gates: failing to build them now is not this
             # candidate's doing (a broken package, a refused sandbox, a toolchain change)
             self._fail_lean(f"the upstream units do not build in the gate workspace: {first.reason}",
                             environment=True, log=self.rel(first.log_file))
             return
+        st_build = None
+        if wants_statement:
+            st_build, _ = trusted.build(self.ws, cfg, self.log_dir, trusted=[st_module], candidate=[], name="statement")
         if need_reference:
             if statement is None:
                 self.reference_problem = st_problem
@@ -349,24 +390,25 @@ class _Gate:
                                           f"{st_build.reason if st_build else 'not built'}")
             else:
                 present = [d for d in need_reference if declarations.find(declarations.scan(statement.decode()), d)]
-                self.reference = trusted.inspect(self.ws, self.inspector, tc, cfg, self.log_dir, name="reference-inspect",
+                self.reference = trusted.inspect(self.ws, self.inspector, cfg, self.log_dir, name="reference-inspect",
                                                  modules=[st_module], names=present,
                                                  local_prefix=self.project.config.lean_lib)
                 if not self.reference.ok:
                     self.reference_problem = f"the inspector could not read the audited Statement.lean: {self.reference.problem}"
         # phase 2: the candidate, with every earlier output protected
-        _, self.build = trusted.build(self.ws, tc, cfg, self.log_dir, trusted=[], candidate=[self.module], name="build")
+        _, self.build = trusted.build(self.ws, cfg, self.log_dir, trusted=[], candidate=[self.module], name="build")
         assert self.build is not None
         self.put("build", self.build.ok, self.build.reason, toolchain=tc.version, pin=pin.pin,
-                 workspace=self.rel(self.ws.root), **{**self.build.evidence(), "log": self.rel(self.build.log_file)})
+                 workspace=self.rel(self.ws.root), **{**self.build.evidence(), "log": self.rel(self.build.log_file)},
+                 lean=self.ws.setup.evidence())
         if not self.build.ok:
             self.no_lean = f"the build failed ({self.build.reason})"
-            if self.build.process.refused or self.build.configuration_error is not None:
-                self.environment = self.build.reason
+            if self.build.environment_error is not None:
+                self.environment = f"{self.build.reason}; the environment, not the proof: {self.build.environment_error}"
             return
         self.outputs = trusted.module_outputs(self.ws, self.module)
         names = list(dict.fromkeys(f.decl for f in freezes))
-        self.inspection = trusted.inspect(self.ws, self.inspector, tc, cfg, self.log_dir, name="inspect",
+        self.inspection = trusted.inspect(self.ws, self.inspector, cfg, self.log_dir, name="inspect",
                                           modules=[self.module], names=names, local_prefix=self.project.config.lean_lib)
         if not self.inspection.ok:
             self.no_lean = f"the inspector gave no evidence: {self.inspection.problem}"
@@ -389,8 +431,8 @@ class _Gate:
             self.put("sorry_free", False, self._lean_missing_reason("sorry count unknown"))
             return
         assert self.ws is not None
-        rel = self.ws.module_file(self.module).relative_to(self.ws.root).as_posix()
-        warnings = [d for d in self.build.diagnostics_in({rel}) if d.is_sorry]
+        rel = self.ws.module_file(self.module).relative_to(self.ws.src).as_posix()
+        warnings = self.build.sorry_warnings
         with_sorry = sorted(d.name for d in module.declarations if d.uses_sorry)
         evidence = {"sorry_warnings": len(warnings), "warning_lines": [d.line for d in warnings],
                     "declarations_with_sorryAx": with_sorry, "declarations": len(module.declarations), "file": rel,
@@ -583,9 +625,8 @@ class _Gate:
             self.put("kernel_replay", False, f"kernel replay not run: {self.no_lean or 'no workspace'}",
                      required=True, checker=str(checker))
             return
-        proc = lake_env(tc, self.ws.root, [str(checker), self.module], self.project.config.lean, self.log_dir,
-                        "kernel-replay", confinement=self.ws.confinement(tc, readable=[checker.parent]),
-                        kind="kernel_replay")
+        proc = trusted.run_tool(self.ws, [str(checker), self.module], self.project.config.lean, self.log_dir,
+                                name="kernel-replay", kind="kernel_replay", readable=[checker.parent])
         ok = proc.ok
         out = [line.strip() for line in proc.output.splitlines() if line.strip()]
         tail = [next((line for line in out if "error" in line or "exception" in line), out[0] if out else "no output")]
@@ -601,9 +642,20 @@ class _Gate:
             where = self.project.config.lean.comparator or "`comparator` on PATH"
             self.put("comparator", None, f"comparator unavailable: not found ({where})", required=False)
             return
+        missing = missing_comparator_prerequisites()
+        if missing:  # honest absence, never a pass
+            self.put("comparator", None, f"comparator unavailable: {comparator} is installed but it needs "
+                     f"{', '.join(missing)}", required=False, comparator=str(comparator))
+            return
         if self.no_lean is not None or self.ws is None:
             self.put("comparator", False, f"comparator not run: {self.no_lean or 'no workspace'}", required=True,
                      comparator=str(comparator))
+            return
+        try:  # comparator builds both modules itself, with Lake, inside its own landrun sandbox
+            package = trusted.comparator_package(self.ws, self.project, self.store, self.unit)
+        except (OSError, trusted.GateEnvironmentError, trusted.RecordedInputError) as e:
+            self.put("comparator", False, f"comparator not run: its Lake package cannot be prepared: {e}",
+                     required=True, comparator=str(comparator))
             return
         theorems = [f.decl for f in freezes if f.normalized_signature.startswith("theorem ")]
         definitions = [f.decl for f in freezes if not f.normalized_signature.startswith("theorem ")]
@@ -612,10 +664,9 @@ class _Gate:
                   "permitted_axioms": list(self.project.config.lean.axiom_allowlist)}
         path = self.log_dir / "comparator.json"
         path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        proc = lake_env(tc, self.ws.root, [str(comparator), str(path.resolve())], self.project.config.lean,
-                        self.log_dir, "comparator",
-                        confinement=self.ws.confinement(tc, more_writable=[self.log_dir], readable=[comparator.parent]),
-                        kind="comparator")
+        proc = trusted.run_tool(self.ws, [str(tc.lake), "env", str(comparator), str(path.resolve())],
+                                self.project.config.lean, self.log_dir, name="comparator", kind="comparator",
+                                readable=[comparator.parent], writable=[self.log_dir, package], cwd=package)
         out = [line.strip() for line in proc.output.splitlines() if line.strip()]
         self.put("comparator", proc.ok, f"comparator accepts {self.module} against the audited statement" if proc.ok
                  else f"comparator rejects {self.module} ({proc.describe()}): {(out[-1] if out else 'no output')[:200]}",

@@ -131,11 +131,12 @@ def _compile(ctx: CheckContext, part: str, text: str, log_name: str) -> tuple[bo
     module = unit_module(ctx.project, ctx.unit, part)
     ws = None
     try:
-        ws = trusted.prepare(ctx.project, ctx.store, ctx.unit, {part: text.encode("utf-8")}, purpose="plan")
+        ws = trusted.prepare(ctx.project, ctx.store, ctx.unit, {part: text.encode("utf-8")}, purpose="plan",
+                             toolchain=disc.toolchain, log_dir=ctx.attempt_dir)
         pin = check_pin(disc.toolchain, ws.root)
         if not pin.ok:
             return None, pin.reason
-        first, build = trusted.build(ws, disc.toolchain, ctx.project.config.lean, ctx.attempt_dir,
+        first, build = trusted.build(ws, ctx.project.config.lean, ctx.attempt_dir,
                                      trusted=ws.upstream_modules, candidate=[module], name=log_name.removesuffix(".log"))
     except (trusted.RecordedInputError, trusted.GateEnvironmentError) as e:
         return None, f"{module} not built: {e}"
@@ -145,7 +146,7 @@ def _compile(ctx: CheckContext, part: str, text: str, log_name: str) -> tuple[bo
     failed = build if build is not None else first
     if failed is None:
         return None, f"{module} not built"
-    if failed.process.refused or failed.configuration_error or build is None:
+    if failed.environment_error or build is None:
         return None, failed.reason
     if build.ok:
         return True, f"{module} compiles"

@@ -45,7 +45,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from fyan.config import LeanSection
 from fyan.lean.policy import declaration_findings, extension_findings
-from fyan.lean.runner import Confinement, ProcessResult, run_process
+from fyan.lean.runner import Confinement, ProcessResult, run_process, tool_environment
 from fyan.lean.toolchain import Toolchain
 from fyan.resources import data_dir
 
@@ -414,9 +414,11 @@ def run_inspector(
     build: InspectorBuild, toolchain: Toolchain, workspace: Path, *, config: LeanSection, out_dir: Path,
     name: str = "inspect", modules: list[str] = (), names: list[str] = (), imports: list[str] = (),
     black_box: list[str] = (), search_path: list[Path] = (), local_prefix: str = "",
-    confinement: Confinement | None = None,
+    confinement: Confinement | None = None, lean_env: dict[str, str] | None = None,
 ) -> Inspection:
-    """Run the inspector with ``lake env`` in ``workspace`` (whose modules are built) on
+    """Run the inspector in ``workspace`` — with ``lean_env`` (``LEAN_PATH`` and ``LEAN_SYSROOT``
+    of ``fyan.lean.compile.LeanSetup.environment``) when given, else under ``lake env`` (a Lake
+    package whose modules are built, e.g. an adopted package) — on
     ``modules`` (every declaration reported) and ``names`` (looked up), and read its report
     from ``out_dir/<name>.json``; command and output go to ``out_dir/<name>.log``. Runs
     confined (``confinement``: the caller's; it may write only ``out_dir`` and the workspace),
@@ -434,7 +436,7 @@ def run_inspector(
         return Inspection(problem=f"the trusted inspector {build.executable} does not match its recorded SHA-256 "
                                   "(changed after it was built): evidence refused; it is rebuilt on the next run",
                           executable_sha256=sha)
-    argv = [str(toolchain.lake), "env", str(build.executable), "--out", str(out)]
+    argv = ([] if lean_env is not None else [str(toolchain.lake), "env"]) + [str(build.executable), "--out", str(out)]
     for flag, values in (("--module", modules), ("--name", names), ("--import", imports), ("--black-box", black_box),
                          ("--search-path", [str(p) for p in search_path])):
         for v in values:
@@ -443,8 +445,11 @@ def run_inspector(
         argv += ["--local-prefix", local_prefix]
     if confinement is None:
         confinement = Confinement(writable=(out_dir, workspace))
+    env = None
+    if lean_env is not None:
+        env = tool_environment(lean_env)
     proc = run_process(argv, cwd=workspace, timeout_s=config.build_timeout, memory_mb=config.memory_limit_mb,
-                       sandbox=config.sandbox, confinement=confinement, log_path=out_dir / f"{name}.log",
+                       sandbox=config.sandbox, confinement=confinement, env=env, log_path=out_dir / f"{name}.log",
                        lean_kind="inspector")
     rel = str(out)
     if proc.refused or proc.exit_code is None:

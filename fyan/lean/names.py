@@ -81,7 +81,7 @@ def check_names(
     ws = None
     try:
         files = {"Basic": trusted.recorded_bytes(project, store, unit.id, "Basic.lean")} if include_self else {}
-        ws = trusted.prepare(project, store, unit, files, purpose="names")
+        ws = trusted.prepare(project, store, unit, files, purpose="names", toolchain=tc, log_dir=log_dir)
         pin = check_pin(tc, ws.root)
         if not pin.ok:
             return NameCheck(method="lean", missing=names, problem=pin.reason)
@@ -89,13 +89,13 @@ def check_names(
         if inspector is None:
             return NameCheck(method="lean", missing=names, problem=f"no trusted inspector: {why}")
         own = [unit_module(project, unit)] if include_self else []
-        first, build = trusted.build(ws, tc, cfg, log_dir, trusted=ws.upstream_modules, candidate=own,
+        first, build = trusted.build(ws, cfg, log_dir, trusted=ws.upstream_modules, candidate=own,
                                      name="names-build")
         failed = next((b for b in (first, build) if b is not None and not b.ok), None)
         if failed is not None:
             return NameCheck(method="lean", missing=names,
                              problem=f"could not build the environment to look names up: {failed.reason}")
-        inspection = trusted.inspect(ws, inspector, tc, cfg, log_dir, name="names-inspect",
+        inspection = trusted.inspect(ws, inspector, cfg, log_dir, name="names-inspect",
                                      imports=imports + own + list(cfg.extra_imports) or ["Init"], names=probe_names)
     except (trusted.RecordedInputError, trusted.GateEnvironmentError) as e:
         return NameCheck(method="lean", missing=names, problem=str(e))

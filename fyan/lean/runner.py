@@ -244,6 +244,19 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
     return cmd + argv
 
 
+#: variables of Fyan's own environment a Lean process (a compile, the inspector, a checker) gets;
+#: everything else — API keys, SSH_AUTH_SOCK, tokens — stays out (issue 23, part 2)
+TOOL_VARIABLES = ("PATH", "HOME", "LANG", "LC_ALL", "TZ")
+
+
+def tool_environment(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a toolchain process: ``TOOL_VARIABLES`` and the ``FYAN_*`` variables of
+    ``base`` (default: this process's), then ``extra`` (``LEAN_PATH``, ``LEAN_SYSROOT``)."""
+    base = os.environ if base is None else base
+    env = {k: v for k, v in base.items() if k in TOOL_VARIABLES or k.startswith("FYAN_")}
+    return {**env, **(extra or {})}
+
+
 def sandbox_tmpdir(writable: list[Path] | tuple[Path, ...]) -> Path:
     """The temporary folder a sandboxed command gets (``TMPDIR``): inside its first writable
     folder, created on demand."""

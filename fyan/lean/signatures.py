@@ -255,19 +255,20 @@ def freeze_specs(project: Project, store: Store, unit: UnitRecord, statement: st
         module = unit_module(project, unit, "Statement")
         ws = None
         try:
-            ws = trusted.prepare(project, store, unit, {"Statement": statement.encode("utf-8")}, purpose="freeze")
+            ws = trusted.prepare(project, store, unit, {"Statement": statement.encode("utf-8")}, purpose="freeze",
+                                 toolchain=tc, log_dir=log_dir)
             pin = check_pin(tc, ws.root)
             inspector, problem = ensure_inspector(tc, pin.pin or "", cfg, log_dir) if pin.ok else (None, pin.reason)
             if inspector is None:
                 note = f"elaborated types not recorded: {problem}"
             else:
-                first, build = trusted.build(ws, tc, cfg, log_dir, trusted=ws.upstream_modules, candidate=[module],
+                first, build = trusted.build(ws, cfg, log_dir, trusted=ws.upstream_modules, candidate=[module],
                                              name="freeze-build")
                 failed = build if build is not None else first
                 if build is None or not build.ok:
                     note = f"elaborated types not recorded: {failed.reason if failed else 'nothing built'}"
                 else:
-                    inspection = trusted.inspect(ws, inspector, tc, cfg, log_dir, name="freeze-inspect",
+                    inspection = trusted.inspect(ws, inspector, cfg, log_dir, name="freeze-inspect",
                                                  modules=[module], names=list(decls), local_prefix=project.config.lean_lib)
                     if inspection.ok:
                         records = inspection.report.records

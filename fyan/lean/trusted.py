@@ -1,35 +1,40 @@
 """Gate-owned workspaces and builds: evidence from files the gate checked, built where no agent writes.
 
 Agents and earlier attempts write in ``workspaces/<unit>/``; a build there could reuse outputs
-they left (Lake trusts an up-to-date ``.olean`` and its trace instead of rebuilding; issue 11,
-finding 7). Every build whose result the gateway decides on — the completion gate, the freeze
-of an audited statement, the scaffold's compile check, name look-ups — therefore runs in a
-**gate workspace** instead:
+they left (issue 11, finding 7). Every build whose result the gateway decides on — the completion
+gate, the freeze of an audited statement, the scaffold's compile check, name look-ups — runs in a
+**gate workspace** instead, with plain ``lean`` (``fyan.lean.compile``; issue 24: no Lake
+workspace, manifest or trace takes part):
 
-* fresh (``.fyan/gate/<unit>/<purpose>/``, deleted and recreated each time; nothing of an
-  earlier run or of an agent is reused), under ``.fyan/`` where confined processes cannot
-  write;
-* filled only with **recorded, hash-checked** files (``recorded_bytes``): the unit's own files
-  as recorded by the gateway; for every upstream unit the ``.olean`` this gate's trusted build
-  compiled when that unit completed (``units/<unit>/Basic.olean``, recorded with its SHA-256 by
-  the gate run that completed it; ``module_outputs`` hands it to the gateway), placed in the
-  workspace's ``.lake/build/lib/lean`` — each complete unit is compiled once (issue 15) — or,
-  for a unit completed before outputs were recorded, its recorded ``Basic.lean`` to build
-  again; the project's ``lakefile.toml`` (its library narrowed to the unit's namespace and
-  those rebuilt upstream units: ``fyan.lean.package.workspace_lakefile``) and
-  ``lean-toolchain`` from the project's Lake package (``lean/``, out of reach of confined
-  processes); Lake packages (Mathlib) are linked read-only from the project package;
-* built in **two phases** (``build``): first what the gate trusts (upstream units it must
-  rebuild, the audited ``Statement.lean`` when it is the reference), then the candidate's
-  module, with every file already in the workspace (sources, configuration, upstream and
-  earlier outputs) bound read-only in the sandbox, so compile-time code of the candidate cannot
-  rewrite an upstream ``.olean`` the inspector and the kernel checker then read; after the
-  build, anything it changed beyond its own outputs — a changed upstream ``.olean``, a moved
-  packages link, a new ``lakefile.lean``, an ``.olean`` that would shadow ``Init`` or
-  ``Mathlib`` on the search path — fails the build (``changes_outside_outputs``).
+* fresh (``.fyan/gate/<unit>/<purpose>/``, deleted and recreated each time), under ``.fyan/``
+  where confined processes cannot write;
+* filled only with **recorded, hash-checked** files (``recorded_bytes``)::
 
-Build outputs reused later are only those the gate produced itself: in the same run, or, for
-upstream units, in the gate run that completed them (checked against the SHA-256 recorded then).
+      src/<Lib>/<Unit>/Basic.lean …   the unit's own files as the gateway recorded them, and the
+                                      source of an upstream unit that has no reusable output
+      lib/<Lib>/<Up>/Basic.olean      the one folder a compile here searches (Lean takes the first
+                                      search folder holding an import's top-level name and never
+                                      looks further, so all of ``<Lib>`` lives in one folder):
+                                      the ``.olean`` the gate compiled when each upstream unit
+                                      completed (``units/<up>/Basic.olean``; each complete unit is
+                                      compiled once, issue 15), reused only when
+                                      ``Basic.olean.json`` says it was compiled from exactly the
+                                      recorded source, against exactly the upstream ``.olean`` files
+                                      placed here, by this very Lean build (version and git hash: Lean
+                                      refuses an ``.olean`` of another build, ``incompatible header``);
+                                      then each compile's checked outputs, copied in read-only
+      build/<name>/                   the output folder of one compile (the only folder it may write)
+      tmp/                            ``TMPDIR`` of the compiles
+
+* built in **two phases** (``build``): first what the gate trusts (upstream units without a
+  reusable output, the audited ``Statement.lean``), then the candidate, each compile with
+  ``LEAN_PATH`` = ``lib/`` then the package's dependencies (``LeanSetup``) and every folder but its
+  own output folder read-only in the sandbox. An output folder is never on a search path; after
+  a compile it must hold exactly the module's own output files (no link, no other file:
+  compile-time code that plants an ``Init.olean`` or a second module fails the build), every other
+  file of the workspace must be unchanged (``changes_outside_outputs``), and only then are the
+  outputs copied into ``lib/`` with their SHA-256. ``recheck`` hashes every recorded file and
+  checked output again when the decision is made (issue 23, part 9).
 """
 
 from __future__ import annotations
@@ -37,14 +42,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fyan.config import LeanSection
+from fyan.lean import compile as leanc
+from fyan.lean.compile import CompileResult, LeanSetup, LeanSetupError, module_path
 from fyan.lean.inspector import Inspection, InspectorBuild, remove_tree, run_inspector
-from fyan.lean.lake import BuildResult, lake_build
-from fyan.lean.package import LakefileError, olean_path, unit_module, unit_namespace, upstream, workspace_lakefile
-from fyan.lean.runner import Confinement, project_confinement
+from fyan.lean.package import unit_module, upstream
+from fyan.lean.runner import Confinement, project_confinement, tool_environment
 from fyan.lean.toolchain import Toolchain
 from fyan.project import Project
 from fyan.state.models import UnitRecord
@@ -58,13 +66,15 @@ class RecordedInputError(Exception):
 
 class GateEnvironmentError(Exception):
     """The gate workspace cannot be prepared for a reason no candidate can fix (the project's
-    Lake package is incomplete, the folder cannot be written); the message says what to do."""
+    Lake package is incomplete, the toolchain cannot be resolved, the folder cannot be written);
+    the message says what to do."""
 
 
 def recorded_bytes(project: Project, store: Store, unit_id: str, name: str) -> bytes:
     """The bytes of ``units/<unit_id>/<name>``, which must match the SHA-256 the gateway recorded
-    for that artifact; read once, so what is checked is what is used. Raises
-    ``RecordedInputError`` otherwise."""
+    for that artifact; read once, so what is checked is what is used. Only a regular file is read
+    (``O_NOFOLLOW | O_NONBLOCK``: a link, a FIFO or a device is refused before it is opened).
+    Raises ``RecordedInputError`` otherwise."""
     from fyan.state.gateway import sha256_bytes
 
     recorded = store.artifact(unit_id, name)
@@ -73,174 +83,266 @@ def recorded_bytes(project: Project, store: Store, unit_id: str, name: str) -> b
         raise RecordedInputError(f"no {name} recorded for unit {unit_id} (the stage that writes it has not passed)")
     path = project.paths.unit(unit_id) / name
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         raise RecordedInputError(f"{rel} is missing (recorded sha256 {recorded.sha256[:12]}…)") from None
     except OSError as e:
-        raise RecordedInputError(f"{rel} is unreadable: {e}") from None
+        raise RecordedInputError(f"{rel} is unreadable: {e.strerror or e}") from None
     if sha256_bytes(data) != recorded.sha256:
         raise RecordedInputError(f"{rel} differs from the recorded artifact (edited after its stage)")
     return data
 
 
+def read_regular(path: Path, limit: int = 1 << 30) -> bytes:
+    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes, opened without
+    following a link and without blocking (a FIFO or device planted in its place is refused,
+    never read). Raises ``OSError`` (``FileNotFoundError`` when it does not exist)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if st.st_size > limit:
+            raise OSError(f"{path} is larger than {limit} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+#: the output files of a module ``M`` (``M.olean``; with Lean's module system also
+#: ``M.olean.server``, ``M.olean.private``, ``M.ir``, ``M.ir.sig``; ``M.ilean``): docs/lean-contract.md
+OUTPUT_SUFFIXES = (".olean", ".olean.server", ".olean.private", ".ir", ".ir.sig", ".ilean")
+
+
 @dataclass
 class GateWorkspace:
-    """A prepared gate workspace: a Lake package of its own (``root``)."""
+    """A prepared gate workspace (module docstring)."""
 
     root: Path
     lib: str
     project_root: Path
-    #: upstream modules whose sources are here, to build in the first phase (no recorded output)
+    setup: LeanSetup
+    toolchain: Toolchain
+    #: upstream modules whose sources are here, to build in the first phase (no reusable output)
     upstream_modules: list[str] = field(default_factory=list)
-    #: upstream modules whose recorded ``.olean`` is here (compiled once, when they completed)
+    #: upstream modules whose recorded ``.olean`` is in ``lib/`` (compiled once, when they completed)
     compiled_upstream: list[str] = field(default_factory=list)
-
-    def module_file(self, module: str) -> Path:
-        return self.root.joinpath(*module.split(".")).with_suffix(".lean")
+    #: every file placed from a recorded artifact or copied from a checked output: path -> SHA-256
+    recorded: dict[Path, str] = field(default_factory=dict)
 
     @property
-    def lakefile(self) -> Path:
-        return self.root / "lakefile.toml"
+    def src(self) -> Path:
+        return self.root / "src"
 
-    def outputs(self) -> list[Path]:
-        """Every file the builds so far left under ``.lake/build`` (to protect in the next phase)."""
-        build = self.root / ".lake" / "build"
-        return sorted(p for p in build.rglob("*") if p.is_file()) if build.is_dir() else []
+    @property
+    def libdir(self) -> Path:
+        return self.root / "lib"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    def out(self, name: str) -> Path:
+        """The output folder of the compile called ``name``."""
+        return self.root / "build" / name
+
+    def module_file(self, module: str) -> Path:
+        return module_path(self.src, module, ".lean")
+
+    def search_path(self) -> list[Path]:
+        """Where a compile or a checker here looks for ``<Lib>`` modules, before the dependencies."""
+        return [self.libdir]
 
     def files(self) -> dict[str, str]:
-        """SHA-256 of every file in the workspace (relative path), the linked Lake packages and
-        the sandbox's temporary folder excepted; the packages link itself as ``-> <target>``."""
+        """SHA-256 of every file of the workspace outside ``build/`` and ``tmp/`` (relative path;
+        a link as ``-> <target>``)."""
         out: dict[str, str] = {}
+        skip = {self.root / "build", self.tmp}
         for dirpath, dirnames, filenames in os.walk(self.root):
             here = Path(dirpath)
-            dirnames[:] = [d for d in dirnames if d != ".sandbox-tmp" and not (here / d).is_symlink()]
-            for d in os.listdir(here):
-                if (here / d).is_symlink():
+            for d in list(dirnames):
+                if (here / d) in skip:
+                    dirnames.remove(d)
+                elif (here / d).is_symlink():
                     out[(here / d).relative_to(self.root).as_posix()] = "-> " + os.readlink(here / d)
+                    dirnames.remove(d)
             for f in filenames:
                 path = here / f
-                if not path.is_symlink():
-                    out[path.relative_to(self.root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+                rel = path.relative_to(self.root).as_posix()
+                if path.is_symlink():
+                    out[rel] = "-> " + os.readlink(path)
+                else:
+                    try:
+                        out[rel] = _sha(read_regular(path))
+                    except OSError as e:
+                        out[rel] = f"unreadable: {e}"
         return out
 
-    def changes_outside_outputs(self, before: dict[str, str]) -> list[str]:
-        """What a build changed in the workspace beyond its own outputs (``before``: ``files()``
-        before it): an existing file changed or removed (sources, configuration, earlier
-        outputs, the packages link), or a new file that could be read as a module or a
-        configuration — an ``.olean`` outside the project library's own folders (it would shadow
-        ``Init``, ``Mathlib`` or an upstream unit for the inspector and the kernel checker), any
-        new link (a folder link named ``Init`` would do the same unseen), or anything new at the
-        workspace's top (a ``lakefile.lean``, a changed manifest)."""
+    def changes_outside_outputs(self, before: dict[str, str], module: str, out: Path) -> list[str]:
+        """What a compile of ``module`` into ``out`` changed beyond the module's own output files
+        (``OUTPUT_SUFFIXES``): a file of the workspace changed, removed or added outside ``build/``
+        and ``tmp/`` (``before``: ``files()`` before the compile), and in ``out`` any link, anything
+        not a regular file, or any other file (an ``Init.olean`` planted there would shadow Lean's
+        own library for anything searching that folder)."""
         after = self.files()
-        lib = self.lib
         problems = [f"{rel} was changed or removed" for rel, digest in before.items() if after.get(rel) != digest]
-        for rel in sorted(set(after) - set(before)):
-            parts = rel.split("/")
-            if len(parts) == 1:
-                problems.append(f"{rel} was created at the top of the workspace")
-            elif after[rel].startswith("-> "):  # a build makes no link; one named `Init` or
-                # `Mathlib` would put files on the search path unseen by the checks below
-                problems.append(f"{rel} was created as a link ({after[rel]})")
-            elif ".olean" in parts[-1] or parts[-1].endswith((".ilean", ".hash", ".trace")):
-                allowed = [f".lake/build/lib/lean/{lib}/", f".lake/build/lib/lean/{lib}.", f".lake/build/ir/{lib}/",
-                           f".lake/build/ir/{lib}."]
-                if not rel.startswith(tuple(allowed)):
-                    problems.append(f"{rel} was created outside the library's build folders")
+        problems += [f"{rel} was created" for rel in sorted(set(after) - set(before))]
+        allowed = {module_path(out, module, suffix) for suffix in OUTPUT_SUFFIXES}
+        for dirpath, dirnames, filenames in os.walk(out):
+            here = Path(dirpath)
+            for name in [*dirnames, *filenames]:
+                path = here / name
+                rel = path.relative_to(self.root).as_posix()
+                if path.is_symlink():
+                    problems.append(f"{rel} was created as a link ({os.readlink(path)})")
+                elif name in dirnames:
+                    continue
+                elif not path.is_file():
+                    problems.append(f"{rel} is not a regular file")
+                elif path not in allowed:
+                    problems.append(f"{rel} was created (not an output of {module})")
+            dirnames[:] = [d for d in dirnames if not (here / d).is_symlink()]
         return problems
 
-    def confinement(self, toolchain: Toolchain, *, protect: list[Path] = (), more_writable: list[Path] = (),
-                    readable: list[Path] = ()) -> Confinement:
-        """The sandbox of a process in this workspace: the project and the home hidden, the
-        workspace (and ``more_writable``) writable, ``protect`` read-only inside it."""
-        return project_confinement(self.project_root, [self.root, *more_writable], toolchain=toolchain,
-                                   read_only=list(protect), extra_readable=list(readable))
+    def publish(self, module: str, out: Path) -> dict[str, bytes]:
+        """Copy ``module``'s output files from ``out`` into ``lib/`` (read-only, hashed: what
+        every later compile, checker and the gateway read) and return them (suffix -> bytes)."""
+        files: dict[str, bytes] = {}
+        for suffix in OUTPUT_SUFFIXES:
+            path = module_path(out, module, suffix)
+            if os.path.lexists(path):
+                files[suffix] = read_regular(path)
+        for suffix, data in files.items():
+            dest = module_path(self.libdir, module, suffix)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.lexists(dest):
+                os.chmod(dest, 0o644)
+                os.unlink(dest)
+            dest.write_bytes(data)
+            dest.chmod(0o444)
+            self.recorded[dest] = _sha(data)
+        return files
+
+    def recheck(self) -> list[str]:
+        """Every recorded file and published output, hashed again now (the decision rests on
+        them): what changed since it was placed."""
+        problems = []
+        for path, digest in self.recorded.items():
+            try:
+                same = _sha(read_regular(path)) == digest
+            except OSError:
+                same = False
+            if not same:
+                problems.append(f"{path.relative_to(self.root).as_posix()} changed after it was checked")
+        return problems
+
+    def confinement(self, *, writable: list[Path], readable: list[Path] = ()) -> Confinement:
+        """The sandbox of a process here: the project and the home hidden; the workspace, the
+        toolchain and the dependencies readable; only ``writable`` (and ``tmp/``) writable."""
+        return project_confinement(self.project_root, [self.tmp, *writable], toolchain=self.toolchain,
+                                   read_only=[self.root], extra_readable=[*self.setup.readable(), *readable])
 
     def remove(self) -> None:
         remove_tree(self.root)
 
 
 def upstream_output(project: Project, store: Store, unit: UnitRecord, source: bytes,
-                    used: dict[str, str] | None = None) -> bytes | None:
+                    used: dict[str, str] | None = None, setup: LeanSetup | None = None) -> bytes | None:
     """The ``.olean`` of upstream ``unit``'s module as a passing gate run compiled it from
     ``source`` (its recorded ``Basic.lean``): ``units/<unit>/Basic.olean``, checked against its
     recorded SHA-256, with ``Basic.olean.json`` (recorded by the same gate run) saying it was
-    compiled from exactly ``source`` against exactly the upstream ``.olean`` files ``used``
-    (module -> SHA-256: those the workspace reads; Lean does not re-check an imported module, so
-    an output compiled against an upstream unit completed again since is not reused). None when there is no such output (a unit completed
-    before issue 15, a gate run elsewhere that did not hand it over, a source recorded since):
-    the caller then builds ``source``. Raises ``RecordedInputError`` when a recorded file is
-    missing or differs."""
+    compiled from exactly ``source``, against exactly the upstream ``.olean`` files ``used``
+    (module -> SHA-256: Lean does not re-check an imported module's content, so an output compiled
+    against an upstream unit completed again since is not reused), and — given ``setup`` — by the
+    same Lean (version and git hash: Lean refuses an ``.olean`` of another build, issue 23 part 11).
+    None when there is no such output: the caller then builds ``source``. Raises
+    ``RecordedInputError`` when a recorded file is missing or differs."""
     if store.artifact(unit.id, "Basic.olean") is None or store.artifact(unit.id, "Basic.olean.json") is None:
         return None
     try:
         meta = json.loads(recorded_bytes(project, store, unit.id, "Basic.olean.json"))
     except ValueError:
         return None
-    if meta.get("source_sha256") != hashlib.sha256(source).hexdigest() or meta.get("upstream_oleans") != used:
+    if not isinstance(meta, dict) or meta.get("source_sha256") != _sha(source) or meta.get("upstream_oleans") != used:
+        return None
+    if setup is not None and (meta.get("lean_githash") != setup.githash or meta.get("lean_version") != setup.version):
         return None
     olean = recorded_bytes(project, store, unit.id, "Basic.olean")
-    return olean if hashlib.sha256(olean).hexdigest() == meta.get("olean_sha256") else None
+    return olean if _sha(olean) == meta.get("olean_sha256") else None
 
 
-def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, bytes], *, purpose: str,
-            include_upstream: bool = True) -> GateWorkspace:
-    """A fresh gate workspace for ``unit`` (module docstring) with the unit's ``files`` (part →
-    bytes, e.g. ``{"Basic": ...}``, already checked by the caller). ``upstream_modules`` of the
-    result: the upstream modules the first phase must build (units without a recorded output).
-    Raises ``RecordedInputError`` when an upstream unit's recorded ``Basic.olean`` or
-    ``Basic.lean`` fails its check, and ``GateEnvironmentError`` when the project's package
-    lacks its ``lakefile.toml`` (or its library's table) or ``lean-toolchain``, or the folder
-    cannot be written."""
-    lib = project.config.lean_lib
-    root = project.paths.gate_workspace(unit.id, purpose)
+def check_package(project: Project) -> None:
+    """Raise ``GateEnvironmentError`` when the project's Lake package lacks its ``lakefile.toml``
+    or ``lean-toolchain`` (with what to do)."""
     pkg = project.paths.lean
     for name in ("lakefile.toml", "lean-toolchain"):
         if not (pkg / name).is_file():
             raise GateEnvironmentError(
                 f"the project's Lake package has no {name} ({project.paths.rel(pkg / name)}); restore it "
                 "(it is written from lake-template/ when the project is created)")
+
+
+def resolve_setup(project: Project, toolchain: Toolchain, log_dir: Path | None = None) -> LeanSetup:
+    """The ``LeanSetup`` of the project's Lake package (``fyan.lean.compile.resolve``), checked to
+    be the pinned Lean. Raises ``GateEnvironmentError``."""
+    pkg = project.paths.lean
+    check_package(project)
+    try:
+        setup = leanc.resolve(toolchain, pkg, project.config.lean, log_dir=log_dir)
+    except LeanSetupError as e:
+        raise GateEnvironmentError(str(e)) from None
+    if toolchain.lean_version and setup.version != toolchain.lean_version:
+        raise GateEnvironmentError(f"`lean` in the project's package is Lean {setup.version} ({setup.lean}) but "
+                                   f"`lake --version` reports Lean {toolchain.lean_version}: fix the toolchain "
+                                   "(elan toolchain install <pin>, or [lean] lake)")
+    return setup
+
+
+def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, bytes], *, purpose: str,
+            toolchain: Toolchain, include_upstream: bool = True, log_dir: Path | None = None) -> GateWorkspace:
+    """A fresh gate workspace for ``unit`` (module docstring) with the unit's ``files`` (part →
+    bytes, e.g. ``{"Basic": ...}``, already checked by the caller). ``upstream_modules`` of the
+    result: the upstream modules the first phase must build (units without a reusable output).
+    Raises ``RecordedInputError`` when an upstream unit's recorded ``Basic.olean`` or
+    ``Basic.lean`` fails its check, and ``GateEnvironmentError`` when the project's package or the
+    toolchain cannot be used, or the folder cannot be written."""
+    lib = project.config.lean_lib
+    root = project.paths.gate_workspace(unit.id, purpose)
+    setup = resolve_setup(project, toolchain, log_dir)
     deps = upstream(store, unit.id) if include_upstream else []
     adopted = store.adopted()  # complete by adoption: their modules come from the required adopted package
     deps = [d for d in deps if d.id not in adopted]
     outputs: dict[str, bytes] = {}
     sources: dict[str, bytes] = {}
-    roots = [unit_namespace(project, unit)]
     for d in sorted(deps, key=lambda d: len(upstream(store, d.id))):  # a unit after its own upstream units
-        source = recorded_bytes(project, store, d.id, "Basic.lean")  # checked either way: a changed
+        source = recorded_bytes(project, store, d.id, "Basic.lean")  # checked either way
         below = [unit_module(project, e) for e in upstream(store, d.id) if e.id not in adopted]
-        used = {m: hashlib.sha256(outputs[m]).hexdigest() for m in below if m in outputs}
-        olean = upstream_output(project, store, d, source, used) if len(used) == len(below) else None
+        used = {m: _sha(outputs[m]) for m in below if m in outputs}
+        olean = upstream_output(project, store, d, source, used, setup) if len(used) == len(below) else None
         if olean is not None:
             outputs[unit_module(project, d)] = olean
         else:
             sources[unit_module(project, d)] = source
-            roots.append(unit_namespace(project, d))
-    try:
-        lakefile = workspace_lakefile((pkg / "lakefile.toml").read_text(encoding="utf-8"), lib, roots)
-    except LakefileError as e:
-        raise GateEnvironmentError(str(e)) from None
     try:
         remove_tree(root)
         root.mkdir(parents=True)
-        (root / "lakefile.toml").write_text(lakefile, encoding="utf-8")
-        (root / "lean-toolchain").write_bytes((pkg / "lean-toolchain").read_bytes())
-        packages = pkg / ".lake" / "packages"
-        if packages.is_dir():
-            (root / ".lake").mkdir()
-            os.symlink(packages.resolve(), root / ".lake" / "packages")
-        ws = GateWorkspace(root, lib, project.paths.root, list(sources), list(outputs))
-        for module, data in outputs.items():
-            path = olean_path(root, module)
+        (root / "lean-toolchain").write_bytes((project.paths.lean / "lean-toolchain").read_bytes())
+        ws = GateWorkspace(root, lib, project.paths.root, setup, toolchain, list(sources), list(outputs))
+        for d in (ws.src, ws.libdir, ws.root / "build", ws.tmp):
+            d.mkdir()
+        placed = [(module_path(ws.libdir, m, ".olean"), data) for m, data in outputs.items()]
+        placed += [(ws.module_file(m), data) for m, data in sources.items()]
+        placed += [(ws.module_file(unit_module(project, unit, part)), data) for part, data in files.items()]
+        for path, data in placed:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
-        for module, data in sources.items():
-            path = ws.module_file(module)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-        for part, data in files.items():
-            path = ws.module_file(unit_module(project, unit, part))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            path.chmod(0o444)
+            ws.recorded[path] = _sha(data)
     except OSError as e:
         raise GateEnvironmentError(
             f"cannot prepare the gate workspace {project.paths.rel(root)}: {e.strerror or e}; make .fyan/ writable"
@@ -249,58 +351,126 @@ def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, b
 
 
 def module_outputs(ws: GateWorkspace, module: str) -> dict[str, bytes]:
-    """What the gate hands the gateway when ``module`` passed: its ``.olean`` as this gate
-    workspace's build compiled it (``Basic.olean``) and what it was compiled from
-    (``Basic.olean.json``: the module, the SHA-256 of its source, of the ``.olean`` and of each
-    upstream ``.olean`` it was compiled against: ``upstream_oleans``), both
-    recorded as derived artifacts; the ``.olean`` then goes into the project package's outputs
-    (``fyan.lean.package``). Empty when there is no output."""
+    """What the gate hands the gateway when ``module`` passed: its ``.olean`` as this workspace's
+    build compiled it (``Basic.olean``, as published in ``lib/``) and what it was compiled from
+    (``Basic.olean.json``: the module, the SHA-256 of its source and of the ``.olean``, of each
+    upstream ``.olean`` it was compiled against — ``upstream_oleans`` — and the Lean version and
+    git hash that compiled it), both recorded as derived artifacts; the ``.olean`` then goes into
+    the project package's outputs (``fyan.lean.package``). Empty when there is no output."""
     try:
-        olean = olean_path(ws.root, module).read_bytes()
-        source = ws.module_file(module).read_bytes()
-        used = {m: hashlib.sha256(olean_path(ws.root, m).read_bytes()).hexdigest()  # what it was compiled
-                for m in [*ws.compiled_upstream, *ws.upstream_modules]}              # against (upstream_output)
+        olean = read_regular(module_path(ws.libdir, module, ".olean"))
+        source = read_regular(ws.module_file(module))
+        used = {m: _sha(read_regular(module_path(ws.libdir, m, ".olean")))
+                for m in [*ws.compiled_upstream, *ws.upstream_modules]}
     except OSError:
         return {}
-    meta = {"module": module, "source_sha256": hashlib.sha256(source).hexdigest(),
-            "olean_sha256": hashlib.sha256(olean).hexdigest(), "upstream_oleans": used}
+    meta = {"module": module, "source_sha256": _sha(source), "olean_sha256": _sha(olean), "upstream_oleans": used,
+            "lean_version": ws.setup.version, "lean_githash": ws.setup.githash}
     return {"Basic.olean": olean, "Basic.olean.json": (json.dumps(meta, indent=2) + "\n").encode()}
 
 
-def build(ws: GateWorkspace, toolchain: Toolchain, config: LeanSection, log_dir: Path, *, trusted: list[str],
-          candidate: list[str], name: str = "build") -> tuple[BuildResult | None, BuildResult | None]:
-    """The two-phase build (module docstring): ``lake build <trusted>`` (None when empty), then,
-    when it succeeded, ``lake build <candidate>`` with every output of the first phase bound
-    read-only (None when ``candidate`` is empty). Logs ``<name>-upstream.log`` and
-    ``<name>.log`` in ``log_dir``."""
+def build(ws: GateWorkspace, config: LeanSection, log_dir: Path, *, trusted: list[str], candidate: list[str],
+          name: str = "build") -> tuple[CompileResult | None, CompileResult | None]:
+    """The two-phase build (module docstring): each of ``trusted`` compiled in order (None when
+    empty; stops at the first failure, which it returns), then, when they all succeeded, each of
+    ``candidate`` (None when empty; the first failure, else the last result). Every compile writes
+    only its own output folder; its outputs reach ``lib/`` only when it succeeded and changed
+    nothing else. Logs ``<name>-upstream[-i].log`` and ``<name>[-i].log`` in ``log_dir``."""
     first = None
-    if trusted:
-        first = lake_build(toolchain, ws.root, trusted, config, log_dir, f"{name}-upstream",
-                           confinement=ws.confinement(toolchain))
+    for i, module in enumerate(trusted):
+        first = _compile(ws, module, config, log_dir, f"{name}-upstream" + (f"-{i}" if i else ""))
         if not first.ok:
             return first, None
-    if not candidate:
-        return first, None
-    before = ws.files()
-    protect = [ws.root / rel for rel, digest in before.items() if not digest.startswith("-> ")]
-    second = lake_build(toolchain, ws.root, candidate, config, log_dir, name,
-                        confinement=ws.confinement(toolchain, protect=protect))
-    tampered = ws.changes_outside_outputs(before)
-    if tampered:
-        shown = "; ".join(tampered[:5]) + (f"; and {len(tampered) - 5} more" if len(tampered) > 5 else "")
-        second = second.model_copy(update={
-            "ok": False, "configuration_error": None,
-            "reason": f"lake build {' '.join(candidate)} changed the gate workspace beyond its own outputs "
-                      f"(compile-time code?): {shown}; nothing built there is trusted"})
+    second = None
+    for i, module in enumerate(candidate):
+        second = _compile(ws, module, config, log_dir, name + (f"-{i}" if i else ""))
+        if not second.ok:
+            return first, second
     return first, second
 
 
-def inspect(ws: GateWorkspace, inspector: InspectorBuild, toolchain: Toolchain, config: LeanSection, out_dir: Path,
-            *, name: str, modules: list[str] = (), names: list[str] = (), imports: list[str] = (),
-            local_prefix: str = "", black_box: list[str] = ()) -> Inspection:
-    """Run the trusted inspector in ``ws`` (``fyan.lean.inspector.run_inspector``), confined: it
-    may write only ``out_dir`` and the workspace, and reads the inspector's own folder."""
-    confinement = ws.confinement(toolchain, more_writable=[out_dir], readable=[inspector.folder])
-    return run_inspector(inspector, toolchain, ws.root, config=config, out_dir=out_dir, name=name, modules=list(modules),
-                         names=list(names), imports=list(imports), local_prefix=local_prefix,
-                         black_box=list(black_box), confinement=confinement)
+def _compile(ws: GateWorkspace, module: str, config: LeanSection, log_dir: Path, name: str) -> CompileResult:
+    out = ws.out(name)
+    remove_tree(out)
+    out.mkdir(parents=True)
+    before = ws.files()
+    result = leanc.compile_module(ws.setup, source_root=ws.src, module=module, out_root=out,
+                                  search_path=ws.search_path(), config=config, log_dir=log_dir, name=name,
+                                  confinement=ws.confinement(writable=[out]))
+    tampered = ws.changes_outside_outputs(before, module, out)
+    if tampered:
+        shown = "; ".join(tampered[:5]) + (f"; and {len(tampered) - 5} more" if len(tampered) > 5 else "")
+        return result.model_copy(update={
+            "ok": False, "environment_error": None, "olean": None,
+            "reason": f"the compile of {module} changed the gate workspace beyond its own outputs "
+                      f"(compile-time code?): {shown}; nothing built there is trusted"})
+    if not result.ok:
+        return result
+    try:
+        ws.publish(module, out)
+    except OSError as e:
+        return result.model_copy(update={"ok": False, "olean": None,
+                                         "reason": f"the output of {module} cannot be read: {e}"})
+    return result
+
+
+def inspect(ws: GateWorkspace, inspector: InspectorBuild, config: LeanSection, out_dir: Path, *, name: str,
+            modules: list[str] = (), names: list[str] = (), imports: list[str] = (), local_prefix: str = "",
+            black_box: list[str] = ()) -> Inspection:
+    """Run the trusted inspector (``fyan.lean.inspector.run_inspector``) on the published outputs,
+    confined: ``LEAN_PATH`` = ``lib/``, then the dependencies; it may write only ``out_dir`` and
+    reads the inspector's own folder."""
+    env = ws.setup.environment(ws.search_path())
+    confinement = ws.confinement(writable=[out_dir], readable=[inspector.folder])
+    return run_inspector(inspector, ws.toolchain, ws.root, config=config, out_dir=out_dir, name=name,
+                         modules=list(modules), names=list(names), imports=list(imports), local_prefix=local_prefix,
+                         black_box=list(black_box), confinement=confinement, lean_env=env)
+
+
+def run_tool(ws: GateWorkspace, argv: list[str], config: LeanSection, log_dir: Path, *, name: str, kind: str,
+             readable: list[Path] = (), writable: list[Path] = (), cwd: Path | None = None):
+    """Run a checker program (a kernel replay) on the published outputs, as the inspector runs: in
+    the workspace, ``LEAN_PATH`` = ``lib/``, then the dependencies, confined, admitted by memory as
+    ``kind``; returns its ``ProcessResult``."""
+    from fyan.lean.runner import run_process
+
+    env = tool_environment(ws.setup.environment(ws.search_path()))
+    return run_process(argv, cwd=cwd or ws.root, timeout_s=config.build_timeout, memory_mb=config.memory_limit_mb,
+                       sandbox=config.sandbox, confinement=ws.confinement(writable=list(writable), readable=list(readable)),
+                       env=env, log_path=log_dir / f"{name}.log", lean_kind=kind)
+
+
+def comparator_package(ws: GateWorkspace, project: Project, store: Store, unit: UnitRecord) -> Path:
+    """A Lake package for leanprover/comparator, which builds the challenge and the solution itself
+    with ``lake build`` (docs/lean-contract.md): ``<ws>/comparator/`` with the project's
+    ``lakefile.toml`` (its library narrowed to the unit's and its upstream units' namespaces),
+    ``lean-toolchain`` and ``lake-manifest.json``, the project's ``.lake/packages`` linked, and
+    the recorded sources of the unit (``Statement``, ``Basic``) and of every upstream unit — never
+    an output Lake did not build there. Raises ``OSError``, ``GateEnvironmentError`` or
+    ``RecordedInputError``."""
+    from fyan.lean.package import LakefileError, unit_namespace, workspace_lakefile
+
+    pkg = project.paths.lean
+    root = ws.root / "comparator"
+    root.mkdir()
+    deps = [d for d in upstream(store, unit.id) if d.id not in store.adopted()]
+    try:
+        lakefile = workspace_lakefile((pkg / "lakefile.toml").read_text(encoding="utf-8"), ws.lib,
+                                      [unit_namespace(project, u) for u in [unit, *deps]])
+    except LakefileError as e:
+        raise GateEnvironmentError(str(e)) from None
+    (root / "lakefile.toml").write_text(lakefile, encoding="utf-8")
+    for name in ("lean-toolchain", "lake-manifest.json"):
+        if (pkg / name).is_file():
+            (root / name).write_bytes((pkg / name).read_bytes())
+    if (pkg / ".lake" / "packages").is_dir():
+        (root / ".lake").mkdir()
+        os.symlink((pkg / ".lake" / "packages").resolve(), root / ".lake" / "packages")
+    sources = {unit_module(project, unit, part): read_regular(ws.module_file(unit_module(project, unit, part)))
+               for part in ("Basic", "Statement")}
+    sources.update({unit_module(project, d): recorded_bytes(project, store, d.id, "Basic.lean") for d in deps})
+    for module, data in sources.items():
+        path = module_path(root, module, ".lean")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root

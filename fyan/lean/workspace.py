@@ -11,11 +11,15 @@ the gate never reads this folder anyway. An upstream unit without a recorded out
 before issue 15) is the exception: its source is copied here and built (its namespace joins the
 library's roots).
 
-A command agent edits files there, and the Formalizer's feedback builds run there (confined,
-writes limited to the workspace); its ``.lake/packages`` links to the project package's, so
-dependencies such as Mathlib are fetched and built once per project. Nothing the gateway
-decides on is built here: agents can leave anything in this folder, so decisions use the gate's
-own workspaces (``fyan.lean.trusted``).
+A command agent edits files there (and may run ``lake build`` itself: the narrowed lakefile
+and the links make that work); its ``.lake/packages`` links to the project package's, so
+dependencies such as Mathlib are fetched and built once per project. The Formalizer's feedback
+compiles (``compile_candidate``) take the gate's path (issue 24): plain ``lean`` with the same
+``LeanSetup``, upstream units read from the project package's outputs (the gate's own ``.olean``
+files), output into ``.fyan-build/out/`` (on no search path), confined with writes limited to
+``.fyan-build/`` — so a candidate that compiles here compiles the same way at the gate. Nothing
+the gateway decides on is built here: agents can leave anything in this folder, so decisions use
+the gate's own workspaces (``fyan.lean.trusted``).
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from fyan.lean.compile import CompileResult, LeanSetup, compile_module
 from fyan.lean.package import (
     BUILD_LIB, olean_path, unit_module, unit_namespace, upstream, workspace_lakefile,
 )
+from fyan.lean.runner import project_confinement
 from fyan.project import Project
 from fyan.state.models import UnitRecord
 from fyan.state.store import Store
@@ -37,6 +43,8 @@ from fyan.state.store import Store
 class Workspace:
     root: Path
     lib: str
+    #: upstream modules without a compiled output in the project package (their source is here)
+    legacy: tuple[str, ...] = ()
 
     def module_file(self, module: str) -> Path:
         return self.root.joinpath(*module.split(".")).with_suffix(".lean")
@@ -90,7 +98,7 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest)
     _link_outputs(root, lib, [unit.module, *(ns.removeprefix(lib + ".") for ns in sources)], compiled)
-    ws = Workspace(root, lib)
+    ws = Workspace(root, lib, tuple(f"{ns}.Basic" for ns in sources))
     for part, text in files.items():
         path = ws.module_file(unit_module(project, unit, part))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,3 +140,25 @@ def _link_outputs(root: Path, lib: str, built_here: list[str], compiled: dict[st
         if not path.is_symlink():
             path.parent.mkdir(parents=True, exist_ok=True)
             os.symlink(target, path)
+
+
+def compile_candidate(project: Project, ws: Workspace, setup: LeanSetup, module: str, log_dir: Path,
+                      name: str) -> CompileResult:
+    """Compile ``module`` of the workspace as the gate would (module docstring): upstream units
+    without an output first (into ``.fyan-build/upstream/``), then ``module`` into
+    ``.fyan-build/out/``, searching those, then the project package's outputs, then the
+    dependencies. Returns the first failure, else the module's result (logs in ``log_dir``)."""
+    cfg = project.config.lean
+    build = ws.root / ".fyan-build"
+    upstream_out, out = build / "upstream", build / "out"
+    search = [upstream_out, (project.paths.lean / BUILD_LIB).resolve()]
+    confinement = project_confinement(project.paths.root, [build], toolchain=None, lake=None,
+                                      read_only=[], extra_readable=[ws.root, *setup.readable(),
+                                                                    *(Path(p).expanduser() for p in cfg.sandbox_readable)])
+    for i, legacy in enumerate(ws.legacy):
+        first = compile_module(setup, source_root=ws.root, module=legacy, out_root=upstream_out, search_path=search,
+                               config=cfg, log_dir=log_dir, name=f"{name}-upstream-{i}", confinement=confinement)
+        if not first.ok:
+            return first
+    return compile_module(setup, source_root=ws.root, module=module, out_root=out, search_path=search, config=cfg,
+                          log_dir=log_dir, name=name, confinement=confinement)

@@ -79,7 +79,7 @@ class Setup:
             if scenario is not None:
                 fake.scenario(scenario)
             else:
-                os.environ.pop("FAKE_LAKE_SCENARIO", None)
+                os.environ.pop("FYAN_FAKE_SCENARIO", None)
         unit = self.store.unit(self.unit_id)
         return run_gate(self.project, self.store, unit, log_dir or (self.project.paths.root / "gate-logs"))
 
@@ -170,10 +170,10 @@ def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolch
 
     Everything up to ``thm-root``'s audit is done once per variant and toolchain kind (double or
     real) and copied: the project folder is self-contained (relative paths only)."""
-    os.environ.pop("FAKE_LAKE_SCENARIO", None)  # the stages run with a clean toolchain (double or real)
+    os.environ.pop("FYAN_FAKE_SCENARIO", None)  # the stages run with a clean toolchain (double or real)
     plan = {"def-double": (["double"], []), "thm-root": ([ROOT], [BRIDGE] if bridge else [])}
     checks = _checks(plan, freeze_without_toolchain)
-    double = "FAKE_LAKE_LOG" in os.environ  # any instance of the toolchain double behaves the same
+    double = "FYAN_FAKE_LOG" in os.environ  # any instance of the toolchain double behaves the same
     settings = {**({"extra_imports": ["Lean"]} if meta else {}), **(lean or {})}
     key = (bridge, freeze_without_toolchain, double, os.environ.get("FYAN_LEAN__SANDBOX"),
            json.dumps(settings, sort_keys=True))

@@ -14,8 +14,8 @@ selftest is what establishes trust, so it cannot require it.
 
 ``record_dir`` (``--record DIR``) keeps the raw output of every case for the test suite:
 ``DIR/<lean version>/toolchain.json`` (the toolchain, pin, Fyan version, date, and each case's
-expected and observed checks), and per case ``<case>.lake-build.txt`` (``lake build`` of the
-candidate), ``<case>.inspector.json`` (the inspector's report) and, when a kernel checker ran,
+expected and observed checks), and per case ``<case>.lean-build.txt`` (the ``lean --json``
+compile of the candidate), ``<case>.inspector.json`` (the inspector's report) and, when a kernel checker ran,
 ``<case>.kernel-replay.txt``; each text file starts with a ``SOURCE:`` line naming the case and
 the toolchain, like ``tests/fixtures/lean-samples/``. ``tests/test_selftest.py`` replays every
 recorded version found under ``tests/fixtures/lean-recorded/``.
@@ -210,7 +210,7 @@ def _log_output(log: Path) -> tuple[str, int | None] | None:
     except ValueError:
         info = {}
     text = log.read_text(encoding="utf-8", errors="replace")
-    # the runner's header (fyan.lean.runner): "$ <argv>", "# cwd: …", "# exit: …" — not Lake's output
+    # the runner's header (fyan.lean.runner): "$ <argv>", "# cwd: …", "# exit: …" — not Lean's output
     lines = text.split("\n")
     while lines and lines[0].startswith(("$ ", "# cwd: ", "# exit: ", "# note: ")):
         lines.pop(0)
@@ -222,7 +222,7 @@ def _keep_raw(case: Case, logs: Path, out: Path, version: str) -> None:
     build = _log_output(logs / "build.log")
     if build is not None:
         text, code = build
-        (out / f"{case.id}.lake-build.txt").write_text(f"{head}; exit {code}\n{text}", encoding="utf-8")
+        (out / f"{case.id}.lean-build.txt").write_text(f"{head}; exit {code}\n{text}", encoding="utf-8")
     reports = sorted(logs.rglob("inspect*.json"))
     report = next((p for p in reports if not p.name.endswith(".log.json")), None)
     if report is not None:

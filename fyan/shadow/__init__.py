@@ -10,8 +10,8 @@ Modules (one responsibility each):
 * ``extract`` — the candidate declaration of a submission (its last theorem block);
 * ``adapt`` — name adaptation (rules; a model-drafted adapter only as a recorded fallback);
 * ``assemble`` — the Lean files compiled for each check (one copy per checker);
-* ``compiler`` — the compile step behind one interface: ``lake env lean --json`` in a Lake
-  workspace, record/replay of compile outcomes;
+* ``compiler`` — the compile step behind one interface: plain ``lean --json`` with the dependency
+  search path of a Lake package (``fyan.lean.compile``), record/replay of compile outcomes;
 * ``score`` — compile, forward fraction, backward, SA-Pass, SA-Pass_soft and their summary;
 * ``evaluate`` — one submission against one shadow set, and the parallel batch;
 * ``complete`` — the completeness check of a shadow set (fails closed without Lean);

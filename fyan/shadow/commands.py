@@ -5,7 +5,8 @@ returns a ``CommandResult`` and supports ``--json``.
 
 Compile results come from one of:
 
-* ``--workspace DIR`` — real Lean: ``lake env lean --json`` in the Lake package ``DIR`` (for
+* ``--workspace DIR`` — real Lean: plain ``lean --json`` with the dependency search path of the Lake
+  package ``DIR`` (``lake env printenv LEAN_PATH`` there; for
   minif2f-style problems a package requiring Mathlib, with ``lake exe cache get`` done), then
   Fyan's trusted inspector, built for the package's ``lean-toolchain`` pin, on each compiled file;
   ``--record FILE`` also appends every outcome to ``FILE``;
@@ -29,10 +30,11 @@ from fyan.command_result import CommandResult
 from fyan.config import LeanSection, StageAgent
 from fyan.errors import ExitCode, InputError
 from fyan.lean.inspector import ensure_inspector
+from fyan.lean.compile import LeanSetupError, resolve
 from fyan.lean.toolchain import check_pin, discover
 from fyan.shadow.compiler import (
     Compiler,
-    LakeEnvCompiler,
+    LeanCompiler,
     RecordedCompiler,
     RecordingCompiler,
     ToolchainUnavailable,
@@ -45,7 +47,8 @@ DEFAULT_TIMEOUT_S = 300.0
 
 def _compile_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("compiling (real Lean, or recorded outcomes)")
-    g.add_argument("--workspace", help="Lake package to compile in with `lake env lean` (e.g. one requiring Mathlib)")
+    g.add_argument("--workspace", help="Lake package whose dependencies the files may import (e.g. one requiring "
+                   "Mathlib); each file is compiled with plain `lean` and that package's search path")
     g.add_argument("--replay", help="replay recorded compile outcomes from this JSON-lines file instead of running Lean")
     g.add_argument("--record", help="with --workspace: also append every compile outcome to this file")
     g.add_argument("--lake", help="path to `lake` (default: $FYAN_LEAN__LAKE, PATH, ~/.elan/bin)")
@@ -92,7 +95,11 @@ def _compiler(args: argparse.Namespace) -> tuple[Compiler | None, str]:
     inspector, why = ensure_inspector(found.toolchain, pin.pin or "", lean)
     if inspector is None:
         return None, f"no trusted inspector: {why}"
-    compiler: Compiler = LakeEnvCompiler(found.toolchain, ws, lean, timeout_s=args.timeout, inspector=inspector)
+    try:
+        setup = resolve(found.toolchain, ws, lean)
+    except LeanSetupError as e:
+        return None, str(e)
+    compiler: Compiler = LeanCompiler(found.toolchain, setup, ws, lean, timeout_s=args.timeout, inspector=inspector)
     if args.record:
         compiler = RecordingCompiler(compiler, Path(args.record))
     return compiler, ""

@@ -9,15 +9,17 @@ its transitive axioms, the extension entries it registers, and the ``lookups`` b
 candidate's own proof). Nothing the file printed while compiling is evidence: a check is
 decided from the inspector's report. Three implementations:
 
-* ``LakeEnvCompiler`` — the real adapter: writes the file to a scratch folder as module
-  ``FyanShadow_<hash>``, runs ``lake env lean --json -R <scratch> -o <module>.olean <file>`` in a
-  Lake workspace the user configures (a package whose ``lakefile`` requires Mathlib for
-  minif2f-style problems, built or fetched with ``lake exe cache get``), then the trusted
-  inspector on that module, both through ``fyan.lean.runner.run_process``: a timeout per
-  compile (seconds), a memory limit (MiB), the bubblewrap sandbox per ``[lean] sandbox`` (only
-  the scratch folder ``<workspace>/.fyan-shadow/run-*`` is writable; the folder is removed by
-  ``close``). Lake documents ``lake env`` as running a command with the package's
-  ``LEAN_PATH``; ``lean --json`` prints one message per line.
+* ``LeanCompiler`` — the real adapter: writes the file to a scratch folder as module
+  ``FyanShadow_<hash>`` and compiles it with plain ``lean --json`` (``fyan.lean.compile``, the
+  gate's own path: issue 24) with the dependency search path of a Lake package the user
+  configures (a package whose ``lakefile`` requires Mathlib for minif2f-style problems, built or
+  fetched with ``lake exe cache get``; ``fyan.lean.compile.resolve``) or of the gate workspace,
+  then runs the trusted inspector on that module: a timeout per compile (seconds), a memory limit
+  (MiB), the bubblewrap sandbox per ``[lean] sandbox``. Each compile writes only its own output
+  folder, which is on no search path; its outputs are copied into the scratch folder's ``lib/``
+  (searched by the inspector) only when the folder holds nothing but the module's own files —
+  the scratch folder is never searched before the dependencies and Lean's own library. The folder
+  (``<workspace>/.fyan-shadow/run-*``) is removed by ``close``.
 * ``RecordedCompiler`` — replays outcomes (output and inspection) from a JSON-lines file keyed by
   the sha256 of the file text (with the run's nonce replaced by a placeholder), and fails loudly
   on a miss. Each entry says where it came from (``origin``): a recorded Lean run, or an
@@ -49,7 +51,8 @@ from fyan.config import LeanSection
 from fyan.errors import ExitCode, FyanError, InputError
 from fyan.lean.diagnostics import Diagnostic, parse_lean_json
 from fyan.lean.inspector import InspectorBuild, InspectorReport, run_inspector
-from fyan.lean.runner import Confinement, project_confinement, run_process
+from fyan.lean.compile import LeanSetup, compile_module
+from fyan.lean.runner import Confinement, project_confinement
 from fyan.lean.toolchain import Toolchain
 
 NONCE_PLACEHOLDER = "<FYAN-SHADOW-NONCE>"
@@ -130,61 +133,78 @@ def _outcome(label: str, output: str, exit_code: int | None, origin: str, **extr
                           unrecognized=parsed.unrecognized, origin=origin, **extra)
 
 
-class LakeEnvCompiler(Compiler):
-    """``lake env lean --json`` in ``workspace``, then the trusted inspector (module docstring).
+class LeanCompiler(Compiler):
+    """Plain ``lean --json``, then the trusted inspector (module docstring).
 
-    ``timeout_s`` is per compile (seconds); ``config`` gives the memory limit (MiB) and the
-    sandbox mode; ``inspector`` is the trusted inspector built for the workspace's toolchain
-    pin; ``project_root``, when given, is hidden from the compile (the completion gate's shadow
-    check). ``log_dir``, when given, receives one log per compile and per inspection.
+    ``setup`` is the toolchain as compiles use it (``fyan.lean.compile.LeanSetup``: the real
+    ``lean``, the dependency folders); ``search_path`` the folders searched before them (the gate
+    workspace's ``lib/``: upstream units); ``scratch_parent`` where the scratch folder is made;
+    ``timeout_s`` is per compile (seconds); ``config`` gives the memory limit (MiB) and the sandbox
+    mode; ``inspector`` is the trusted inspector built for the toolchain; ``project_root``, when
+    given, is hidden from the compile (the completion gate's shadow check). ``log_dir``, when
+    given, receives one log per compile and per inspection.
     """
 
-    def __init__(self, toolchain: Toolchain, workspace: Path, config: LeanSection, *, timeout_s: float,
-                 inspector: InspectorBuild, log_dir: Path | None = None, project_root: Path | None = None) -> None:
+    def __init__(self, toolchain: Toolchain, setup: LeanSetup, scratch_parent: Path, config: LeanSection, *,
+                 timeout_s: float, inspector: InspectorBuild, search_path: list[Path] = (),
+                 log_dir: Path | None = None, project_root: Path | None = None) -> None:
         self.toolchain = toolchain
-        self.workspace = workspace
-        self.config = config
-        self.timeout_s = timeout_s
+        self.setup = setup
+        self.config = config.model_copy(update={"build_timeout": timeout_s})
         self.inspector = inspector
+        self.search = [Path(p) for p in search_path]
         self.log_dir = log_dir
         self.project_root = project_root
-        # inside the workspace, the only place a sandboxed compile may write (the rest of the
-        # file system, /tmp included, is read-only there)
-        (workspace / ".fyan-shadow").mkdir(parents=True, exist_ok=True)
-        self.scratch = Path(tempfile.mkdtemp(prefix="run-", dir=workspace / ".fyan-shadow"))
-        self.description = f"lean ({toolchain.version}) in {workspace}, read by the trusted inspector"
+        (scratch_parent / ".fyan-shadow").mkdir(parents=True, exist_ok=True)
+        self.scratch = Path(tempfile.mkdtemp(prefix="run-", dir=scratch_parent / ".fyan-shadow"))
+        for d in ("src", "build", "lib", "tmp", "reports"):
+            (self.scratch / d).mkdir()
+        self.description = f"lean {setup.version} ({toolchain.version}), read by the trusted inspector"
 
-    def _confinement(self, *readable: Path) -> Confinement:
+    def _confinement(self, writable: list[Path], *readable: Path) -> Confinement:
+        tmp = self.scratch / "tmp"
         if self.project_root is not None:
-            return project_confinement(self.project_root, [self.scratch], toolchain=self.toolchain,
-                                       extra_readable=[self.workspace, *readable])
-        return Confinement(writable=(self.scratch,))
+            return project_confinement(self.project_root, [tmp, *writable], toolchain=self.toolchain,
+                                       read_only=[self.scratch], extra_readable=[*self.search, *self.setup.readable(),
+                                                                                 *readable])
+        return Confinement(writable=(tmp, *writable), read_only=(self.scratch, *self.setup.readable()))
 
     def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
                 black_box: list[str] = ()) -> CompileOutcome:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[:120]
         module = module_name(text, nonce)
-        path = self.scratch / f"{module}.lean"
-        path.write_text(text, encoding="utf-8")
-        proc = run_process(
-            [str(self.toolchain.lake), "env", "lean", "--json", "-R", str(self.scratch), "-o",
-             str(self.scratch / f"{module}.olean"), str(path)],
-            cwd=self.workspace, timeout_s=self.timeout_s, memory_mb=self.config.memory_limit_mb,
-            sandbox=self.config.sandbox, confinement=self._confinement(),
-            log_path=(self.log_dir / f"{safe}.log") if self.log_dir else None, lean_kind="shadow",
-        )
+        (self.scratch / "src" / f"{module}.lean").write_text(text, encoding="utf-8")
+        out = self.scratch / "build" / module
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        logs = self.log_dir or (self.scratch / "reports")
+        result = compile_module(self.setup, source_root=self.scratch / "src", module=module, out_root=out,
+                                search_path=self.search, config=self.config, log_dir=logs, name=safe,
+                                confinement=self._confinement([out]))
+        proc = result.process
         outcome = _outcome(label, proc.output, proc.exit_code, f"lean: {self.toolchain.version}",
                            timed_out=proc.timed_out, duration_s=proc.duration_s, note=proc.note, module=module)
-        if proc.exit_code != 0 or outcome.errors:
-            outcome.inspection_problem = "not inspected: the file does not compile"
+        if not result.ok:
+            outcome.inspection_problem = f"not inspected: the file does not compile ({result.reason})"
             return outcome
+        extra = [p for p in out.rglob("*")
+                 if p.is_symlink() or not p.is_file() or not p.name.startswith(module + ".")]
+        if extra:
+            outcome.inspection_problem = (f"not inspected: the compile left files that are not its module's outputs: "
+                                          f"{', '.join(p.name for p in extra[:5])}")
+            return outcome
+        for path in out.iterdir():  # the checked outputs join the folder the inspector searches
+            if path.is_file():
+                shutil.copyfile(path, self.scratch / "lib" / path.name)
         # every process of the compile has ended: now the trusted inspector reads the module
+        reports = self.scratch / "reports"
         inspection = run_inspector(
-            self.inspector, self.toolchain, self.workspace, config=self.config, out_dir=self.scratch,
+            self.inspector, self.toolchain, self.scratch, config=self.config, out_dir=reports,
             name=f"{module}.inspect", modules=[module], names=list(lookups), black_box=list(black_box),
-            search_path=[self.scratch], confinement=self._confinement(self.inspector.folder))
-        if self.log_dir is not None and (self.scratch / f"{module}.inspect.json").is_file():
-            shutil.copyfile(self.scratch / f"{module}.inspect.json", self.log_dir / f"{safe}.inspect.json")
+            confinement=self._confinement([reports], self.inspector.folder),
+            lean_env=self.setup.environment([self.scratch / "lib", *self.search]))
+        if self.log_dir is not None and (reports / f"{module}.inspect.json").is_file():
+            shutil.copyfile(reports / f"{module}.inspect.json", self.log_dir / f"{safe}.inspect.json")
         outcome.inspection = inspection.report if inspection.ok else None
         outcome.inspection_problem = inspection.problem
         return outcome

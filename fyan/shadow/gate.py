@@ -20,10 +20,11 @@ from pathlib import Path
 
 from fyan.gates.report import CheckResult
 from fyan.lean.inspector import InspectorBuild
+from fyan.lean.trusted import GateWorkspace
 from fyan.lean.toolchain import Discovery
 from fyan.project import Project
 from fyan.shadow.adapt import name_rule
-from fyan.shadow.compiler import Compiler, LakeEnvCompiler
+from fyan.shadow.compiler import Compiler, LeanCompiler
 from fyan.shadow.evaluate import evaluate_submission
 from fyan.shadow.extract import NoCandidate, candidate_named
 from fyan.shadow.shadowset import ShadowSet, find_file, load_shadow_set
@@ -55,16 +56,16 @@ def shadow_checks(
     log_dir: Path,
     *,
     built: bool,
-    workspace: Path | None = None,
+    workspace: GateWorkspace | None = None,
     inspector: InspectorBuild | None = None,
     compiler: Compiler | None = None,
 ) -> list[CheckResult]:
     """``[]`` when the unit has no shadow set, else ``[CheckResult("shadow_alignment", ...)]``.
 
     ``source`` is the unit's ``Basic.lean`` (None when unreadable), ``roots`` its frozen roots,
-    ``built`` whether ``lake build`` succeeded in the gate workspace ``workspace``, ``inspector``
-    the trusted inspector the gate used. ``compiler`` replaces the real ``lake env lean`` adapter
-    (tests). Never raises for bad evidence: it fails the check.
+    ``built`` whether the unit compiled in the gate workspace ``workspace`` (whose ``lib/`` holds
+    the upstream units), ``inspector`` the trusted inspector the gate used. ``compiler`` replaces
+    the real plain-``lean`` adapter (tests). Never raises for bad evidence: it fails the check.
     """
     path = shadow_set_path(project, unit)
     if path is None:
@@ -99,8 +100,10 @@ def shadow_checks(
         if workspace is None or inspector is None:
             return result(False, "not run: no gate workspace or trusted inspector", sha256=digest)
         cfg = project.config.lean
-        compiler = LakeEnvCompiler(toolchain, workspace, cfg, timeout_s=cfg.build_timeout, inspector=inspector,
-                                   log_dir=log_dir / "shadow", project_root=project.paths.root)
+        (log_dir / "shadow").mkdir(parents=True, exist_ok=True)
+        compiler = LeanCompiler(toolchain, workspace.setup, workspace.root, cfg, timeout_s=cfg.build_timeout,
+                                inspector=inspector, search_path=workspace.search_path(), log_dir=log_dir / "shadow",
+                                project_root=project.paths.root)
     try:
         report = evaluate_submission(
             shadow_set, source, submission=unit.id, compiler=compiler, candidate=candidate, allow_sorry_proofs=True,

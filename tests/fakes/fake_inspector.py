@@ -30,7 +30,7 @@ What it emulates from the built source (``fyan.lean.declarations.scan``; everyth
   ``constants`` are found in module ``Init``.
 
 A stand-in written by the SA-Pass compile double (``fake_lean_env.py``) carries a recorded
-``inspection`` that is returned as is. Scenario overrides (``FAKE_LAKE_SCENARIO``):
+``inspection`` that is returned as is. Scenario overrides (``FYAN_FAKE_SCENARIO``):
 ``inspect`` ({decl: fields}), ``inspect_by_module`` ({module: {decl: fields}}, applied when that
 module is inspected with ``--module``), ``inspect_module`` ({module: {"extensions": [...],
 "imports": [...]}}), ``inspector_output`` (raw text written as the report),
@@ -59,7 +59,7 @@ _NATIVE = re.compile(r"native_decide|decide\s*\+native|native\s*:=\s*true")
 
 
 def scenario() -> dict:
-    path = os.environ.get("FAKE_LAKE_SCENARIO")
+    path = os.environ.get("FYAN_FAKE_SCENARIO")
     return json.loads(Path(path).read_text()) if path else {}
 
 
@@ -99,8 +99,12 @@ def required_build_dirs() -> list[str]:
 
 
 def find_olean(module: str, search_path: list[str]) -> Path | None:
+    """``--search-path`` folders, then ``LEAN_PATH`` (as ``initSearchPath`` orders them; set by
+    the gate, or by ``lake env``), then — for a run with neither — the package's own build folder
+    and its path requirements."""
     rel = Path(*module.split(".")).with_suffix(".olean")
-    for d in [*search_path, ".lake/build/lib/lean", *required_build_dirs()]:
+    lean_path = [p for p in os.environ.get("LEAN_PATH", "").split(os.pathsep) if p]
+    for d in [*search_path, *lean_path, ".lake/build/lib/lean", *required_build_dirs()]:
         if (Path(d) / rel).is_file():
             return Path(d) / rel
     return None
@@ -287,6 +291,13 @@ def report(opts: dict, sc: dict) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    log = os.environ.get("FYAN_FAKE_LOG")
+    if log:  # every call, as the Lake and lean doubles log theirs
+        try:
+            with open(log, "a") as fh:
+                fh.write(json.dumps({"argv": ["fyan-inspector", *argv], "cwd": os.getcwd()}) + "\n")
+        except OSError:  # inside the sandbox the log's folder is read-only
+            pass
     sc = scenario()
     spec = sc.get("inspector_process", {})
     if spec.get("sleep"):

@@ -21,13 +21,13 @@ modelled. The log prints ``✔ [i/n] Built M (t)`` lines as real Lake does
 (``[[require]] path = ...``, an adopted Lake package) is built by the same rule in its own folder,
 as Lake builds a path dependency. What it does not model: Lake's trace hashes (it decides by
 modification time only), job parallelism, ``.ilean``/``.c`` outputs, and what compiling costs.
-Each compilation is appended to ``FAKE_LAKE_COMPILES`` when set (module, package folder). ``lake build fyan-inspector`` (in a folder with ``FyanInspector.lean``) writes a shim
+Each compilation is appended to ``FYAN_FAKE_COMPILES`` when set (module, package folder). ``lake build fyan-inspector`` (in a folder with ``FyanInspector.lean``) writes a shim
 at ``.lake/build/bin/fyan-inspector`` that runs ``tests/fakes/fake_inspector.py``, the double of
 the trusted inspector (its docstring says what it emulates: notably any ``sorry``/``admit`` in
 a candidate is ``sorryAx``, unless a scenario says otherwise).
 
 Default behaviour is a clean toolchain: every build succeeds. Scenario overrides, for the gate
-and cheat tests, come from the JSON file named by ``FAKE_LAKE_SCENARIO`` (the inspector's keys
+and cheat tests, come from the JSON file named by ``FYAN_FAKE_SCENARIO`` (the inspector's keys
 are documented in ``fake_inspector.py``):
 
     {"build": {"exit": 1, "output": "...",          # replaces the build output (@MODULE@ and
@@ -41,7 +41,7 @@ are documented in ``fake_inspector.py``):
      "kernel_replay": {"exit": 1, "output": "..."},  # `lake env <leanchecker> <module>`
      "version": {"exit": 0, "output": "..."}}        # `lake --version`
 
-Every call is appended to ``FAKE_LAKE_LOG`` when set, so tests can see what Fyan ran.
+Every call is appended to ``FYAN_FAKE_LOG`` when set, so tests can see what Fyan ran.
 """
 
 from __future__ import annotations
@@ -60,12 +60,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def scenario() -> dict:
-    path = os.environ.get("FAKE_LAKE_SCENARIO")
+    path = os.environ.get("FYAN_FAKE_SCENARIO")
     return json.loads(Path(path).read_text()) if path else {}
 
 
 def log(argv: list[str]) -> None:
-    path = os.environ.get("FAKE_LAKE_LOG")
+    path = os.environ.get("FYAN_FAKE_LOG")
     if path:
         try:
             with open(path, "a") as fh:
@@ -198,7 +198,7 @@ def compile_module(module: str, sc: dict, done: dict[str, str], roots: list[str]
     olean.write_text(json.dumps({"fake_olean": 1, "module": module, "source": text}))
     trace.write_text(hashlib.sha256(text.encode()).hexdigest())
     done[module] = "Built"
-    compiled = os.environ.get("FAKE_LAKE_COMPILES")
+    compiled = os.environ.get("FYAN_FAKE_COMPILES")
     if compiled:  # one line per module compilation, for tests and scripts/bench_builds.py
         try:
             with open(compiled, "a") as fh:
@@ -274,6 +274,17 @@ def build_inspector(sc: dict) -> int:
     return 0
 
 
+def write_manifest() -> None:
+    """Lake writes ``lake-manifest.json`` at the top of a package that has none whenever it loads
+    the workspace (Lake/Load/Workspace.lean ``loadWorkspace`` → ``updateAndMaterialize`` →
+    ``writeManifest``; docs/lean-contract.md), for ``build`` and ``env`` alike."""
+    if (Path("lakefile.toml").is_file() or Path("lakefile.lean").is_file()) and not Path("lake-manifest.json").exists():
+        data = _lakefile(Path(".")) or {}
+        Path("lake-manifest.json").write_text(json.dumps(
+            {"version": "1.1.0", "packagesDir": ".lake/packages", "packages": [], "name": data.get("name", ""),
+             "lakeDir": ".lake"}, indent=1) + "\n")
+
+
 def env_program(argv: list[str], sc: dict) -> int:
     spec = sc.get("kernel_replay")
     if spec is not None and Path(argv[0]).name in ("leanchecker", "lean4checker"):
@@ -281,16 +292,40 @@ def env_program(argv: list[str], sc: dict) -> int:
         if spec.get("output"):
             print(spec["output"])
         return int(spec.get("exit", 0))
-    code = subprocess.run(argv).returncode
+    # `lake env` runs the program with the workspace's search path (its own build folder, then
+    # each dependency's; docs/lean-contract.md)
+    env = {**os.environ, "LEAN_PATH": os.pathsep.join(str(p.resolve()) for p in search_path())}
+    code = subprocess.run(argv, env=env).returncode
     if code < 0:  # a program killed by a signal: die by it too, as `lake env` (exec) does
         sys.stdout.flush()
         os.kill(os.getpid(), -code)
     return code
 
 
+#: dependency libraries the double stands in for as already-fetched packages (``lake build +M``
+#: of one writes a stand-in ``.olean`` into ``.lake/packages/<lib>/.lake/build/lib/lean``)
+DEPENDENCY_LIBRARIES = ("Mathlib", "Batteries", "Aesop", "Qq", "Plausible", "ProofWidgets")
+
+
+def build_dependency(module: str) -> int:
+    folder = Path(".lake/packages") / module.split(".")[0].lower() / BUILD_LIB
+    olean = folder / Path(*module.split(".")).with_suffix(".olean")
+    olean.parent.mkdir(parents=True, exist_ok=True)
+    olean.write_text(json.dumps({"fake_olean": 1, "module": module, "source": "", "dependency": True}))
+    print(f"✔ [1/1] Built {module} (0.1s)\nBuild completed successfully (1 job).")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     log(argv)
+    argv = [a for a in argv if a != "--keep-toolchain"]  # Lake's global option (lake help): no toolchain update
     sc = scenario()
+    if argv[:1] == ["--as-leanchecker"]:  # the toolchain's bin/leanchecker (FakeLake.install_kernel_checker)
+        spec = sc.get("kernel_replay", {})
+        behave(spec)
+        if spec.get("output"):
+            print(spec["output"])
+        return int(spec.get("exit", 0))
     if argv[:1] == ["--version"]:
         spec = sc.get("version", {})
         behave(spec)
@@ -298,8 +333,16 @@ def main(argv: list[str]) -> int:
         return int(spec.get("exit", 0))
     if argv[:2] == ["build", "fyan-inspector"] and Path("FyanInspector.lean").is_file():
         return build_inspector(sc)
+    if argv[:1] in (["build"], ["env"]):
+        if Path("lakefile.toml").is_file() and _lakefile(Path(".")) is None:
+            print("error: ./lakefile.toml: package configuration has errors")
+            return 1
+        write_manifest()
     if argv[:1] == ["build"] and len(argv) >= 2:
-        return build(argv[1:], sc)
+        targets = [t[1:] if t.startswith("+") else t for t in argv[1:]]  # `+M`: the module M (lake help build)
+        if all(t.split(".")[0] in DEPENDENCY_LIBRARIES for t in targets):
+            return max(build_dependency(t) for t in targets)
+        return build(targets, sc)
     if argv[:1] == ["env"] and len(argv) >= 2:
         return env_program(argv[1:], sc)
     print(f"fake lake: unsupported arguments {argv}", file=sys.stderr)

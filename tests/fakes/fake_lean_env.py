@@ -1,22 +1,17 @@
-"""Test double of ``lake env lean --json -R <dir> -o <module>.olean <file>`` (no Lean toolchain
-can run in CI).
+"""Recorded SA-Pass compiles for the ``lean`` double (no Lean toolchain can run in CI).
 
-It stands in for the real command that ``fyan.shadow.compiler.LakeEnvCompiler`` runs in a Lake
-workspace with Mathlib, so the real adapter is exercised at its process boundary: argv, working
-folder, timeout, exit code, ``lean --json`` parsing, and the inspection of the compiled module.
-What it prints comes from recorded compile outcomes (the JSON-lines format of
+``tests/fakes/fake_lean.py`` hands every compile of an SA-Pass module (``FyanShadow_…``) here when
+``FYAN_FAKE_LEAN_OUTCOMES`` names a file of recorded compile outcomes (the JSON-lines format of
 ``RecordedCompiler``; for the demo these are the authored expectations of
-``projects/shadow-demo/authored/outcomes.toml``) named by ``FAKE_LEAN_OUTCOMES``: the file's text
-is keyed exactly as the recorder keys it (the run's nonce, read from the checker's name, is
-replaced by the placeholder and substituted back). For a file that compiles it writes a stand-in
-``.olean`` carrying the recorded inspection, which the inspector double
+``projects/shadow-demo/authored/outcomes.toml``), so the real adapter
+(``fyan.shadow.compiler.LeanCompiler``) is exercised at its process boundary: argv, working
+folder, timeout, exit code, ``lean --json`` parsing, and the inspection of the compiled module.
+The file's text is keyed exactly as the recorder keys it (the run's nonce, read from the
+checker's name, is replaced by the placeholder and substituted back). For a file that compiles it
+writes a stand-in ``.olean`` carrying the recorded inspection, which the inspector double
 (``tests/fakes/fake_inspector.py``) returns as the real inspector would read it. An unknown file
-prints a ``lean --json`` error and exits 1. ``FAKE_LEAN_SLEEP`` (seconds) delays every compile
+prints a ``lean --json`` error and exits 1. ``FYAN_FAKE_LEAN_SLEEP`` (seconds) delays every compile
 (timeout tests).
-
-Every other command (``lake --version``, ``lake build``, ``lake build fyan-inspector``,
-``lake env <inspector> …``) is handed to ``tests/fakes/fake_lake.py``, so the completion gate runs
-end to end with a shadow set. Calls are appended to ``FAKE_LAKE_LOG`` when set.
 """
 
 from __future__ import annotations
@@ -53,12 +48,12 @@ def text_key(text: str, nonce: str) -> str:
 
 
 def compile_file(path: Path, olean: Path | None = None) -> int:
-    if os.environ.get("FAKE_LEAN_SLEEP"):
-        time.sleep(float(os.environ["FAKE_LEAN_SLEEP"]))
+    if os.environ.get("FYAN_FAKE_LEAN_SLEEP"):
+        time.sleep(float(os.environ["FYAN_FAKE_LEAN_SLEEP"]))
     text = path.read_text(encoding="utf-8")
     m = _NONCE.search(text)
     nonce = m.group(1) if m else "no-nonce-in-file"
-    outcomes = os.environ.get("FAKE_LEAN_OUTCOMES")
+    outcomes = os.environ.get("FYAN_FAKE_LEAN_OUTCOMES")
     entry = load_recordings(Path(outcomes)).get(text_key(text, nonce)) if outcomes else None
     if entry is None:
         print(json.dumps({"caption": "", "data": "fake lean: no recorded outcome for this file", "endPos": None,
@@ -71,23 +66,3 @@ def compile_file(path: Path, olean: Path | None = None) -> int:
         inspection = json.loads(json.dumps(entry["inspection"]).replace(NONCE_PLACEHOLDER, nonce))
         olean.write_text(json.dumps({"fake_olean": 1, "module": olean.stem, "inspection": inspection}))
     return code
-
-
-def main(argv: list[str]) -> int:
-    if argv[:3] == ["env", "lean", "--json"] and argv[-1].endswith(".lean"):
-        log = os.environ.get("FAKE_LAKE_LOG")
-        if log:
-            try:
-                with open(log, "a") as fh:
-                    fh.write(json.dumps({"argv": argv, "cwd": os.getcwd()}) + "\n")
-            except OSError:
-                pass
-        olean = Path(argv[argv.index("-o") + 1]) if "-o" in argv else None
-        return compile_file(Path(argv[-1]), olean)
-    import fake_lake
-
-    return fake_lake.main(argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

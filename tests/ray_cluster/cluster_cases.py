@@ -46,10 +46,10 @@ def cluster(tmp_path_factory, double_selftest):
     tmp = tmp_path_factory.mktemp("ray-cluster")
     (tmp / "fake-lake").mkdir()
     fake = FakeLake(tmp / "fake-lake")
-    os.environ.update({"FYAN_LEAN__LAKE": str(fake.path), "FAKE_LAKE_LOG": str(fake.log),
+    os.environ.update({"FYAN_LEAN__LAKE": str(fake.path), "FYAN_FAKE_LOG": str(fake.log),
                        "FYAN_LEAN__SANDBOX": "off", "RAY_USAGE_STATS_ENABLED": "0",
                        "FYAN_TEST_MARKS": str(tmp / "marks")})
-    os.environ.pop("FAKE_LAKE_SCENARIO", None)
+    os.environ.pop("FYAN_FAKE_SCENARIO", None)
     (tmp / "marks").mkdir()
     global MARKS
     MARKS = tmp / "marks"

@@ -1,0 +1,206 @@
+"""Test double of the toolchain's ``lean`` executable, for the plain-``lean`` build path (issue 24).
+
+No full Lean toolchain runs in CI. This stands in for ``lean`` as ``fyan.lean.compile`` calls it,
+following the rows of ``docs/lean-contract.md`` ("Compiling a module") that the real core Lean
+4.35.0 confirmed in ``tests/test_compile.py``:
+
+* ``lean --version`` / ``--githash`` / ``--print-prefix`` (the prefix is the folder above the
+  double's ``bin/``);
+* ``lean -R <root> -o <olean> -i <ilean> --json [-D k=v …] <file>``: the module name is the
+  file's path below ``-R``; each ``import`` is looked up in ``LEAN_PATH`` order (first folder
+  holding it wins; ``Init``, ``Mathlib`` and the other toolchain/dependency libraries are not
+  modelled), failing with Lean's messages when missing (``unknown module prefix 'X'`` when no
+  folder has the first component, ``object file '…' of module X does not exist`` otherwise) or
+  when the stand-in was written by another build (``failed to read file '…', incompatible
+  header``); the output folder is not created (``failed to write '…'``, exit 1); an unknown
+  ``-D`` option (outside ``KNOWN_OPTIONS``) is an error; messages are one JSON object per line
+  with Lean's fields; a ``sorry`` (outside comments, unless ``set_option warn.sorry false``) is a
+  ``hasSorry`` warning; nothing is written when an error was reported; on success the ``.olean``
+  is a stand-in (JSON: the module, its source, the build's git hash) read by the inspector double
+  (``fake_inspector.py``), and the ``.ilean`` a stub.
+
+A file of an SA-Pass module (``FyanShadow_…``) is answered from the recorded outcomes named by
+``FYAN_FAKE_LEAN_OUTCOMES`` when set (``fake_lean_env.py``: the demo's authored expectations).
+
+Scenario overrides come from ``FYAN_FAKE_SCENARIO`` (``fake_lake.py``): ``build`` (``exit``,
+``output`` with ``@MODULE@``/``@FILE@``, ``sleep``, ``signal``, ``write_olean`` false: exit as
+told without writing the ``.olean``) and ``build_only`` (modules it
+applies to), ``build_hook`` (a program run during the compile, in the source root, as
+compile-time code of a candidate could), ``sorry_warnings`` (default true), ``lean_githash``
+(what this build calls itself), ``lean_version``. Calls are appended to ``FYAN_FAKE_LOG`` and
+each compilation to ``FYAN_FAKE_COMPILES`` (module, output root) when set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_lake import behave, imports_of, log, scenario  # noqa: E402
+
+VERSION = "4.31.0"
+GITHASH = "f00dfeedf00dfeedf00dfeedf00dfeedf00dfeed"
+#: ``-D`` options the double knows (Lean knows many more; an unknown one is an error, as in Lean)
+KNOWN_OPTIONS = {"autoImplicit", "relaxedAutoImplicit", "maxHeartbeats", "maxRecDepth", "linter.all",
+                 "warningAsError", "pp.all", "weak.linter.mathlibStandardSet"}
+#: first components of the toolchain's and common dependencies' modules (not modelled)
+LIBRARIES = ("Init", "Std", "Lean", "Lake", "Mathlib", "Batteries", "Aesop", "Qq", "Plausible", "ProofWidgets")
+
+
+def githash(sc: dict) -> str:
+    return sc.get("lean_githash", GITHASH)
+
+
+def message(file: str, line: int, col: int, severity: str, data: str, kind: str = "[anonymous]",
+            end: tuple[int, int] | None = None) -> str:
+    return json.dumps({"caption": "", "data": data,
+                       "endPos": {"column": end[1], "line": end[0]} if end else None, "fileName": file,
+                       "isSilent": False, "keepFullRange": False, "kind": kind,
+                       "pos": {"column": col, "line": line}, "severity": severity}, ensure_ascii=False)
+
+
+def lean_path() -> list[Path]:
+    return [Path(p) for p in os.environ.get("LEAN_PATH", "").split(os.pathsep) if p]
+
+
+def find_import(module: str, file: str, sc: dict) -> str | None:
+    """None when ``module`` is found on ``LEAN_PATH`` with this build's header, else the error
+    message Lean prints (docs/lean-contract.md rows read on Lean 4.35.0)."""
+    parts = module.split(".")
+    rel = Path(*parts).with_suffix(".olean")
+    folders = lean_path()
+    hit = next((d / rel for d in folders if (d / rel).is_file()), None)
+    if hit is None:
+        if not any((d / parts[0]).is_dir() or (d / f"{parts[0]}.olean").is_file() for d in folders):
+            entries = "\n".join(str(d) for d in folders)
+            return (f"unknown module prefix '{parts[0]}'\n\nNo directory '{parts[0]}' or file '{parts[0]}.olean' "
+                    f"in the search path entries:\n{entries}")
+        first = next((d for d in folders if (d / parts[0]).is_dir()), folders[0])
+        return f"object file '{first / rel}' of module {module} does not exist"
+    try:
+        data = json.loads(hit.read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return f"failed to read file '{hit}', invalid header"
+    if data.get("githash", GITHASH) != githash(sc):
+        return f"failed to read file '{hit}', incompatible header"
+    return None
+
+
+def strip_comments(text: str) -> str:
+    text = re.sub(r"/-.*?-/", lambda m: "\n" * m.group().count("\n"), text, flags=re.S)
+    return "\n".join(line.split("--")[0] for line in text.splitlines())
+
+
+def compile_file(args: list[str], sc: dict) -> int:
+    root, olean, ilean, options, file = Path.cwd(), None, None, [], None
+    it = iter(args)
+    for a in it:
+        if a in ("-R", "--root"):
+            root = Path(next(it))
+        elif a.startswith("--root="):
+            root = Path(a.split("=", 1)[1])
+        elif a == "-o":
+            olean = Path(next(it))
+        elif a == "-i":
+            ilean = Path(next(it))
+        elif a == "-D":
+            options.append(next(it))
+        elif a.startswith("-D"):
+            options.append(a[2:])
+        elif a == "--json":
+            pass
+        elif a.endswith(".lean"):
+            file = Path(a)
+    assert file is not None, "fake lean: no input file"
+    shown = str(file)
+    for opt in options:
+        if "=" not in opt:
+            print("error: invalid -D parameter, argument must contain '='", file=sys.stderr)
+            return 1
+        if opt.split("=", 1)[0] not in KNOWN_OPTIONS:
+            print(message("<input>", 1, 0, "error", f"invalid -D parameter, unknown configuration option "
+                                                    f"'{opt.split('=', 1)[0]}'"))
+            return 1
+    module = ".".join(file.resolve().relative_to(root.resolve()).with_suffix("").parts)
+    if module.startswith("FyanShadow_") and os.environ.get("FYAN_FAKE_LEAN_OUTCOMES"):
+        import fake_lean_env  # an SA-Pass file: its recorded outcome (fake_lean_env.py)
+
+        return fake_lean_env.compile_file(file, olean)
+    spec = sc.get("build", {})
+    if sc.get("build_only") and module not in sc["build_only"]:
+        spec = {}
+    behave(spec)
+    if sc.get("build_hook") and (not sc.get("build_only") or module in sc["build_only"]):
+        subprocess.run([sc["build_hook"]], check=False, cwd=root)
+    text = file.read_text(encoding="utf-8")
+    if "output" in spec:
+        print(spec["output"].replace("@MODULE@", module).replace("@FILE@", shown))
+        code = int(spec.get("exit", 0))
+        if code == 0 and olean is not None and olean.parent.is_dir() and spec.get("write_olean", True):
+            _write(olean, ilean, module, text, sc)
+        return code
+    for imp in imports_of(text):
+        if imp.split(".")[0] in LIBRARIES:
+            continue
+        problem = find_import(imp, shown, sc)
+        if problem is not None:
+            print(message(shown, 1, 0, "error", problem))
+            return 1
+    warnings = []
+    if sc.get("sorry_warnings", True) and "set_option warn.sorry false" not in text:
+        for n, line in enumerate(strip_comments(text).splitlines(), start=1):
+            m = re.search(r"\bsorry\b", line)
+            if m:
+                warnings.append(message(shown, n, m.start(), "warning", "declaration uses `sorry`", "hasSorry",
+                                        (n, m.end())))
+    for w in warnings:
+        print(w)
+    code = int(spec.get("exit", 0))
+    if code == 0 and olean is not None:
+        if not olean.parent.is_dir():
+            print(f"failed to write '{olean}': failed to create file", file=sys.stderr)
+            return 1
+        _write(olean, ilean, module, text, sc)
+    return code
+
+
+def _write(olean: Path, ilean: Path | None, module: str, text: str, sc: dict) -> None:
+    olean.write_text(json.dumps({"fake_olean": 1, "module": module, "source": text, "githash": githash(sc)}))
+    if ilean is not None:
+        ilean.write_text(json.dumps({"version": 1, "module": module}))
+    compiled = os.environ.get("FYAN_FAKE_COMPILES")
+    if compiled:
+        try:
+            with open(compiled, "a") as fh:
+                fh.write(json.dumps({"module": module, "package": str(olean.parent.resolve())}) + "\n")
+        except OSError:
+            pass
+
+
+def main(argv: list[str]) -> int:
+    log(["lean", *argv])
+    sc = scenario()
+    if argv[:1] in (["--version"], ["-v"]):
+        print(f"Lean (version {sc.get('lean_version', VERSION)}, x86_64-unknown-linux-gnu, commit {githash(sc)[:12]}, "
+              "Release) [Fyan test double]")
+        return 0
+    if argv[:1] in (["--githash"], ["-g"]):
+        print(githash(sc))
+        return 0
+    if argv[:1] == ["--print-prefix"]:
+        print(Path(__file__).resolve().parent if os.environ.get("FAKE_LEAN_PREFIX") is None
+              else os.environ["FAKE_LEAN_PREFIX"])
+        return 0
+    return compile_file(argv, sc)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    raise SystemExit(main(sys.argv[1:]))
