@@ -74,12 +74,13 @@ def cases(folder: Path | None = None) -> list[Case]:
 
 
 def corpus_digest(folder: Path | None = None) -> str:
-    """SHA-256 (hex) over the manifest and every ``*.lean`` file of the corpus (names and bytes):
+    """SHA-256 (hex) over the manifest, every ``*.lean`` file of the corpus and the honest controls
+    ``learn/*.lean`` (relative names and bytes):
     a selftest is valid for exactly this corpus."""
     folder = folder or cases_dir()
     h = hashlib.sha256()
-    for path in sorted([folder / "manifest.toml", *folder.glob("*.lean")]):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted([folder / "manifest.toml", *folder.glob("*.lean"), *folder.glob("learn/*.lean")]):
+        h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
