@@ -23,10 +23,14 @@ def replay(setup: Setup, entry: dict) -> dict:
             n = next(i for i, line in enumerate(text, start=1) if m["at"] in line)
             lines.append(f"{m['severity']}: {rel}:{n}:{text[n - 1].index(m['at'])}: {m['text']}")
         worst = next((s for s in ("error", "warning", "info") if any(m["severity"] == s for m in spec["messages"])), None)
-        scenario["build"] = {"exit": 0, "output": "\n".join([
-            f"{ICON.get(worst, '✔')} [2/2] Built Cheats.ThmRoot.Basic (0.6s)", *lines,
-            "Build completed successfully (2 jobs).",
-        ])}
+        if worst == "error":  # Lean refuses the file: Lake stops, nothing is built
+            scenario["build"] = {"exit": 1, "output": "\n".join([
+                "✖ [2/2] Building Cheats.ThmRoot.Basic", *lines, "error: build failed"])}
+        else:
+            scenario["build"] = {"exit": 0, "output": "\n".join([
+                f"{ICON.get(worst, '✔')} [2/2] Built Cheats.ThmRoot.Basic (0.6s)", *lines,
+                "Build completed successfully (2 jobs).",
+            ])}
         scenario["build_only"] = ["Cheats.ThmRoot.Basic"]
     if "kernel_replay" in spec:
         scenario["kernel_replay"] = spec["kernel_replay"]
