@@ -244,6 +244,8 @@ class MissingDeclaration(_Strict):
 
 
 Lookup = Annotated[InspectedLookup | MissingDeclaration, Field(discriminator="found")]
+#: a looked-up record, found or not (for type annotations of callers)
+LookupRecord = InspectedLookup | MissingDeclaration
 
 
 class ExtensionEntries(_Strict):

@@ -42,7 +42,7 @@ A stand-in written by the SA-Pass compile double (``fake_lean_env.py``) carries 
 ``inspection`` that is returned as is. Scenario overrides (``FAKE_LAKE_SCENARIO``):
 ``inspect`` ({decl: fields}), ``inspect_by_module`` ({module: {decl: fields}}, applied when that
 module is inspected with ``--module``), ``inspect_module`` ({module: {"extensions": [...],
-"imports": [...]}}), ``inspector_output`` (raw text written as the report),
+"imports": [...]}}), ``inspector_output`` (raw text written as the report; ``@NONCE@`` is replaced by the run's nonce),
 ``inspector_process`` ({"exit": n, "sleep": s, "signal": n}), ``inspector_nonce`` (echo this nonce
 instead of the one passed).
 """
@@ -363,7 +363,8 @@ def report(opts: dict, sc: dict) -> dict:
         decls = [e for e in env.decls.values() if e["module"] == module]
         lookup_only = {"constants", "local_constants", "binder_domains"}
         records = [{**e["record"], **{k: v for k, v in overrides.get(e["record"]["name"], {}).items()
-                                      if k not in lookup_only}} for e in decls]
+                                      if k not in lookup_only}} for e in decls
+                   if overrides.get(e["record"]["name"], {}).get("found", True)]  # found: false = absent
         mod = {"name": module, "found": True, "is_module": bool(re.match(r"\s*module\b", data["source"])),
                "imports": ["Init"] + re.findall(r"(?m)^import\s+(\S+)", data["source"]),
                "declarations": records, "extensions": extensions(data["source"], decls),
@@ -398,6 +399,8 @@ def report(opts: dict, sc: dict) -> dict:
             todo += env.mentions(_tokens(cd.header + (" " + cd.body if ce["kind"] == "def" else "")))
         rec = {**e["record"], "constants": direct, "local_constants": local, "binder_domains": []}
         rec.update(overrides.get(name, {}))
+        if rec.get("found") is False:
+            rec = {"name": name, "found": False}
         out["lookups"].append(rec)
     return out
 
@@ -414,7 +417,8 @@ def main(argv: list[str]) -> int:
         print("fake inspector: --out FILE is required", file=sys.stderr)
         return 2
     if "inspector_output" in sc:
-        Path(opts["out"]).write_text(sc["inspector_output"], encoding="utf-8")
+        # "@NONCE@" stands for the nonce of this run (a lying answer that echoes it correctly)
+        Path(opts["out"]).write_text(sc["inspector_output"].replace("@NONCE@", opts["nonce"]), encoding="utf-8")
     else:
         Path(opts["out"]).write_text(json.dumps(report(opts, sc)) + "\n", encoding="utf-8")
     return int(spec.get("exit", 0))
