@@ -78,16 +78,25 @@ class AuthoringCompiler(Compiler):
             # its own proof's axioms (a checker's black-boxed candidate passes none on)
             own = axioms + (["sorryAx"] if d.full_name in sorry_decls else [])
             return {"name": d.full_name, "found": True, "kind": "def" if d.kind in ("def", "abbrev") else d.kind,
-                    "module": module, "type_repr": d.signature, "value_repr": d.body if d.kind in ("def", "abbrev") else None,
+                    "module": module, "level_params": [], "type_repr": d.signature, "type_pp": d.type_text,
+                    "value_repr": d.body if d.kind in ("def", "abbrev") else None, "safety": "safe",
+                    "implemented_by": None, "extern": False, "init": False,
                     "sorry_direct": d.full_name in sorry_decls, "sorry_in_type": bool(re.search(r"\bsorry\b", d.header)),
-                    "axioms": sorted(set(own))}
+                    "conclusion_true": False, "axioms": sorted(set(own)), "kernel_evaluated": [],
+                    "missing_constants": []}
 
         by_name = {d.full_name: record(d) for d in decls}
         inspection = InspectorReport.model_validate({
-            "format": "fyan-inspector/1", "lean_version": "4.31.0 (authored)",
-            "modules": [{"name": module, "imports": ["Init", "Mathlib", "Aesop"], "declarations": list(by_name.values()),
-                         "extensions": [{"name": "Lean.declRangeExt", "entries": len(by_name)}]}],
-            "lookups": [by_name.get(n, {"name": n, "found": False}) for n in lookups],
+            "format": "fyan-inspector/2", "nonce": nonce, "lean_version": "4.31.0 (authored)", "import_level": "private",
+            "modules": [{"name": module, "found": True, "is_module": False, "imports": ["Init", "Mathlib", "Aesop"],
+                         "declarations": list(by_name.values()),
+                         # extension entries are not authored: which ones a toolchain writes is learned by
+                         # `fyan selftest` on that toolchain (fyan.selftest.learn), not known here
+                         "extensions": [],
+                         "registrations": [], "extra_constants": []}],
+            "lookups": [{**by_name[n], "constants": [], "local_constants": [], "binder_domains": []}
+                        if n in by_name else {"name": n, "found": False} for n in lookups],
+            "problems": [], "error": None,
         })
         output = "\n".join(messages) + ("\n" if messages else "")
         return _outcome(label, output, 0, ORIGIN, module=module, inspection=inspection)

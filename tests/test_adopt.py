@@ -22,7 +22,8 @@ import pytest
 from fyan.adopt.decide import Outcome, decide, outcome_from_marks
 from fyan.adopt.marks import UnitMarks
 from fyan.cli import main
-from fyan.lean.inspector import InspectedDeclaration
+from fyan.lean.inspector import InspectedLookup, MissingDeclaration, digest
+from tests import inspector_records as records
 from fyan.project import Project
 from fyan.state.store import Store
 
@@ -144,8 +145,8 @@ def test_drift_follows_the_package_not_the_blueprint(fake_lake, tmp_path, packag
     assert out["counts"] == {"adopted": 4, "candidate": 2, "pipeline": 2}
 
 
-def _rec(**kw) -> InspectedDeclaration:
-    return InspectedDeclaration(**{"name": "X.t", "kind": "theorem", "module": "X", "type_repr": "t", **kw})
+def _rec(**kw) -> InspectedLookup:
+    return InspectedLookup.model_validate(records.lookup(kw.pop("name", "X.t"), module="X", type_repr="t", **kw))
 
 
 @pytest.mark.parametrize("rec, outcome", [
@@ -158,7 +159,7 @@ def _rec(**kw) -> InspectedDeclaration:
     (_rec(safety="unsafe"), Outcome.PIPELINE),                                 # refused by the gate's policy
     (_rec(implemented_by="X.fast"), Outcome.PIPELINE),
     (_rec(sorry_in_type=True, axioms=["sorryAx"]), Outcome.PIPELINE),          # the statement itself is sorry
-    (InspectedDeclaration(name="X.t", found=False), Outcome.PIPELINE),
+    (MissingDeclaration(name="X.t", found=False), Outcome.PIPELINE),
     (None, Outcome.PIPELINE),
 ])
 @pytest.mark.parametrize("leanok", [False, True])
@@ -454,15 +455,15 @@ def test_lakefile_lean_is_read_without_running_it(tmp_path, lakefile, name, libs
 
 def test_a_candidate_freezes_only_the_existing_statement(fake_lake, tmp_path, package, capsys):
     """The freeze of a candidate unit must have the existing declaration's elaborated type. The
-    inspector double's type hash covers the declaration's name too (the real one hashes the type
-    only), so the scenario gives both declarations their hashes, as the real inspector would for
+    inspector double's type covers the declaration's name too (the real one reports the type
+    only), so the scenario gives both declarations their types, as the real inspector would for
     the same type (and for another)."""
     from fyan.adopt.candidate import candidate_mismatch
     from fyan.lean import declarations
     from fyan.lean.package import render_unit_file, unit_namespace
     from fyan.lean.signatures import freeze_specs
 
-    fake_lake.scenario({"inspect": {"Tiny.double_self": {"type_hash": "sha256:T"}}})
+    fake_lake.scenario({"inspect": {"Tiny.double_self": {"type_repr": "T"}}})
     assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
                  "--lean-project", str(package), "--json"]) == 0
     capsys.readouterr()
@@ -475,11 +476,11 @@ def test_a_candidate_freezes_only_the_existing_statement(fake_lake, tmp_path, pa
     stmt = render_unit_file(project, store, unit, "theorem double_self (n : Nat) : Tiny.double n = n + n := by\n"
                             "  sorry", "Statement")
     decls = {f"{ns}.double_self": declarations.find(declarations.scan(stmt), f"{ns}.double_self")}
-    for mine, verdict in (("sha256:T", None), ("sha256:U", "elaborated types differ")):
-        fake_lake.scenario({"inspect": {"Tiny.double_self": {"type_hash": "sha256:T"},
-                                        f"{ns}.double_self": {"type_hash": mine}}})
-        specs, note, _ = freeze_specs(project, store, unit, stmt, decls, tmp_path / f"log-{mine[-1]}")
-        assert [s.type_hash for s in specs] == [mine], note
+    for mine, verdict in (("T", None), ("U", "elaborated types differ")):
+        fake_lake.scenario({"inspect": {"Tiny.double_self": {"type_repr": "T"},
+                                        f"{ns}.double_self": {"type_repr": mine}}})
+        specs, note, _ = freeze_specs(project, store, unit, stmt, decls, tmp_path / f"log-{mine}")
+        assert [s.type_hash for s in specs] == [digest(mine)], note
         problem = candidate_mismatch(store, unit.id, specs)
         assert problem is None if verdict is None else verdict in problem and "Tiny.double_self" in problem
     untyped = [s.model_copy(update={"type_hash": None}) for s in specs]

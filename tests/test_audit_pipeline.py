@@ -342,7 +342,7 @@ def test_a_statement_elaborated_with_an_unaudited_declaration_is_not_frozen(setu
     full = {"audit": [by_statement(json.dumps({"root": "small_sq", **ALL_SAME}), json.dumps(OMISSION))],
             "plan": [plan(FULL)]}
     project, gateway, provider, engine = setup(attempts=1, **full)
-    orphan = {"name": "T.Other.evilLT", "module": "T.Other.Basic", "conclusion": ["LT", "Int"]}
+    orphan = {"name": "T.Other.evilLT", "module": "T.Other.Basic", "kind": "def", "projection": False, "conclusion": ["LT", "Int"]}
     fake_lake.scenario({"inspect": {f"{NS}.small_sq": {"constants": [orphan]}}})
     for stage in (Stage.REASON, Stage.PLAN, Stage.AUDIT):
         run = engine.step(UNIT, stage)

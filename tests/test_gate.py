@@ -11,6 +11,8 @@ import subprocess
 
 import pytest
 
+from tests import inspector_records as records
+
 from fyan.cli import main
 from fyan.gates.completion import CHECK_ORDER
 from fyan.lean.toolchain import TOOLCHAIN_MISSING
@@ -123,15 +125,16 @@ def test_a_package_lake_cannot_load_is_an_environment_problem(honest, fake_lake)
 
 @pytest.mark.parametrize("spec, expected", [
     ({"inspector_process": {"signal": 6}}, "the inspector gave no evidence: the inspector failed (killed by SIGABRT (crashed))"),
-    ({"inspector_output": ""}, "the inspector gave no evidence: the inspector's report is malformed"),
-    ({"inspector_output": "<html>not lean</html>"}, "the inspector gave no evidence: the inspector's report is malformed"),
-    ({"inspector_output": json.dumps({"format": "fyan-inspector/1", "error": "object file 'x.olean' of module X does not exist"})},
+    ({"inspector_output": ""}, "the inspector gave no evidence: the inspector's report is not JSON"),
+    ({"inspector_output": "<html>not lean</html>"}, "the inspector gave no evidence: the inspector's report is not JSON"),
+    ({"inspector_output": json.dumps(records.report(
+        "@NONCE@", error="object file 'x.olean' of module X does not exist"))},
      "the inspector gave no evidence: the inspector could not load the modules: object file 'x.olean'"),
     ({"inspector_output": json.dumps({"format": "someone-else/9", "modules": []})},
      "the inspector gave no evidence: the inspector's report has format 'someone-else/9'"),
-    ({"inspector_output": json.dumps({"format": "fyan-inspector/1", "lean_version": "4.30.0", "modules": []})},
+    ({"inspector_output": json.dumps(records.report("@NONCE@", lean_version="4.30.0"))},
      "the inspector gave no evidence: the inspector runs Lean 4.30.0 but the toolchain is Lean 4.31.0"),
-    ({"inspector_output": json.dumps({"format": "fyan-inspector/1", "lean_version": "4.31.0", "modules": []})},
+    ({"inspector_output": json.dumps(records.report("@NONCE@"))},
      "the inspector gave no evidence: module(s) Cheats.ThmRoot.Basic not in the inspected environment"),
 ])
 def test_inspector_that_crashes_prints_nothing_or_garbage(honest, fake_lake, spec, expected):
@@ -397,7 +400,7 @@ def test_fyan_gate_prints_the_full_report_and_keeps_its_logs(honest, fake_lake, 
     folder = honest.project.paths.root / log_dir
     assert {"build.log", "build.log.json", "inspect.log", "inspect.json", "report.json"} <= {p.name for p in folder.iterdir()}
     inspected = json.loads((folder / "inspect.json").read_text())
-    assert inspected["format"] == "fyan-inspector/1" and inspected["modules"][0]["name"] == "Cheats.ThmRoot.Basic"
+    assert inspected["format"] == "fyan-inspector/2" and inspected["modules"][0]["name"] == "Cheats.ThmRoot.Basic"
     assert json.loads((folder / "build.log.json").read_text())["exit_code"] == 0
     assert main(["gate", root, "thm-root", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -480,8 +483,8 @@ def test_a_statement_depending_on_an_unaudited_upstream_declaration_is_stale(hon
     changes what a downstream statement means while its text reads the same. The statement may
     use, from upstream units, only their frozen declarations — or constants whose type
     concludes in one (an instance *for* a frozen structure)."""
-    orphan = {"name": "Cheats.DefDouble.evilLE", "module": "Cheats.DefDouble.Basic", "conclusion": ["LE", "Int"]}
-    frozen = {"name": "Cheats.DefDouble.double", "module": "Cheats.DefDouble.Basic", "conclusion": ["Int"]}
+    orphan = {"name": "Cheats.DefDouble.evilLE", "module": "Cheats.DefDouble.Basic", "kind": "def", "projection": False, "conclusion": ["LE", "Int"]}
+    frozen = {"name": "Cheats.DefDouble.double", "module": "Cheats.DefDouble.Basic", "kind": "def", "projection": False, "conclusion": ["Int"]}
     scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, orphan]}}}
     reason = failed(honest.gate(scenario, fake=fake_lake), "frozen_statements")
     assert ("Cheats.ThmRoot.double_even: its statement depends on Cheats.DefDouble.evilLE, declared in upstream "
@@ -566,7 +569,7 @@ def test_the_freeze_refuses_a_statement_that_depends_on_an_unaudited_upstream_de
     specs, note, problems = freeze_specs(honest.project, honest.store, unit, statement,
                                          {"Cheats.ThmRoot.double_even": decl}, log)
     assert problems == [] and specs[0].type_hash and "recorded with" in note
-    orphan = {"name": "Cheats.DefDouble.evilLE", "module": "Cheats.DefDouble.Basic", "conclusion": ["LE", "Int"]}
+    orphan = {"name": "Cheats.DefDouble.evilLE", "module": "Cheats.DefDouble.Basic", "kind": "def", "projection": False, "conclusion": ["LE", "Int"]}
     fake_lake.scenario({"inspect": {"Cheats.ThmRoot.double_even": {"constants": [orphan]}}})
     _, _, problems = freeze_specs(honest.project, honest.store, unit, statement, {"Cheats.ThmRoot.double_even": decl}, log)
     assert problems and "depends on Cheats.DefDouble.evilLE" in problems[0]
@@ -576,13 +579,13 @@ def test_an_instance_of_the_unit_itself_cannot_change_what_its_statement_means(h
     """Attack review: `instance : LE Int` written next to the statement (by the Planner or the
     Formalizer) changes its meaning without appearing in its text. A constant of the unit's own
     module that the statement uses without naming it must be frozen."""
-    frozen = {"name": "Cheats.DefDouble.double", "module": "Cheats.DefDouble.Basic", "conclusion": ["Int"]}
-    implicit = {"name": "Cheats.ThmRoot.instLEInt", "module": "Cheats.ThmRoot.Basic", "conclusion": ["LE", "Int"]}
+    frozen = {"name": "Cheats.DefDouble.double", "module": "Cheats.DefDouble.Basic", "kind": "def", "projection": False, "conclusion": ["Int"]}
+    implicit = {"name": "Cheats.ThmRoot.instLEInt", "module": "Cheats.ThmRoot.Basic", "kind": "def", "projection": False, "conclusion": ["LE", "Int"]}
     scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, implicit]}}}
     assert ("Cheats.ThmRoot.double_even: its statement uses Cheats.ThmRoot.instLEInt without naming it"
             in failed(honest.gate(scenario, fake=fake_lake), "frozen_statements"))
     # a definition of the unit that the statement names is visible to the audit
-    named = {"name": "Cheats.ThmRoot.double", "module": "Cheats.ThmRoot.Basic", "conclusion": ["Int"]}
+    named = {"name": "Cheats.ThmRoot.double", "module": "Cheats.ThmRoot.Basic", "kind": "def", "projection": False, "conclusion": ["Int"]}
     scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, named]}}}
     assert honest.gate(scenario, fake=fake_lake).check("frozen_statements").passed
 

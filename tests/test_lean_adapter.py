@@ -90,30 +90,34 @@ def test_inspector_report_hashes_types_values_and_local_definitions():
     import hashlib
 
     from fyan.lean.inspector import InspectorReport
+    from tests import inspector_records as records
 
     def sha(text: str) -> str:
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
-    report = InspectorReport.model_validate({
-        "format": "fyan-inspector/1", "lean_version": "4.31.0",
-        "modules": [{"name": "L.U.Basic", "imports": ["Init", "L.D.Basic"], "extensions": [{"name": "Lean.declRangeExt", "entries": 2}],
-                     "declarations": [{"name": "L.U.t", "kind": "theorem", "module": "L.U.Basic", "type_repr": "Expr A",
-                                       "axioms": ["propext"]},
-                                      {"name": "L.U.d", "kind": "def", "module": "L.U.Basic", "type_repr": "Expr A",
-                                       "value_repr": "Body", "sorry_direct": True}]}],
-        "lookups": [{"name": "L.U.t", "kind": "theorem", "module": "L.U.Basic", "type_repr": "Expr A",
-                     "local_constants": [{"name": "L.D.f", "module": "L.D.Basic", "kind": "def", "meaning": ["T", "V"]}],
-                     "constants": [{"name": "L.D.f", "module": "L.D.Basic", "conclusion": ["Int"]}],
-                     "binder_domains": ["Lean.Expr.const `Int []"], "axioms": ["propext"]},
-                    {"name": "L.U.missing", "found": False}],
-    })
+    report = InspectorReport.model_validate(records.report(
+        modules=[records.module("L.U.Basic", imports=["Init", "L.D.Basic"],
+                                extensions=[{"name": "Lean.declRangeExt", "entries": 2}],
+                                declarations=[records.declaration("L.U.t", module="L.U.Basic", type_repr="Expr A",
+                                                                  axioms=["propext"]),
+                                              records.declaration("L.U.d", kind="def", module="L.U.Basic",
+                                                                  type_repr="Expr A", value_repr="Body",
+                                                                  sorry_direct=True)])],
+        lookups=[records.lookup("L.U.t", module="L.U.Basic", type_repr="Expr A", axioms=["propext"],
+                                local_constants=[{"name": "L.D.f", "module": "L.D.Basic", "kind": "def",
+                                                  "meaning": ["T", "V"]}],
+                                constants=[{"name": "L.D.f", "module": "L.D.Basic", "kind": "def",
+                                            "projection": False, "conclusion": ["Int"]}],
+                                binder_domains=["Lean.Expr.const `Int []"]),
+                 {"name": "L.U.missing", "found": False}]))
     t = report.lookup("L.U.t")
     assert t.type_hash == sha("Expr A") == t.statement_hash
     assert t.local_digests == {"L.D.f": sha("T\n:=\nV")} and t.binder_domain_hashes == [sha("Lean.Expr.const `Int []")]
-    assert "type_repr" not in t.model_dump() and not t.uses_sorry
+    assert not t.uses_sorry
     d = report.module("L.U.Basic").declarations[1]
     assert d.statement_hash == sha("Expr A\n:=\nBody") != d.type_hash and d.uses_sorry
     assert report.lookup("L.U.missing").found is False and report.records.keys() == {"L.U.t", "L.U.missing"}
+    assert report.module("L.U.Basic").lean_version == "4.31.0"
 
 
 def test_inspector_build_key_follows_the_pin_and_the_source(tmp_path, monkeypatch):

@@ -45,7 +45,7 @@ def test_every_row_cites_a_source_and_an_existing_test():
         assert len(cells) == 5, cells
         claim, where, says, source, test = cells
         assert where.startswith("`") and says, cells
-        assert re.search(r"src/|real 4\.35\.0|README|unknown|lean-samples", source), f"no source: {cells}"
+        assert re.search(r"src/|real 4\.35|README|unknown|lean-samples|lean4#\d+", source), f"no source: {cells}"
         named = _TEST_REF.findall(test)
         assert named or "unknown" in test or "tests/cheats/" in test or "fyan selftest" in test, cells
         last_file = None
@@ -160,3 +160,25 @@ def test_comparator_without_its_prerequisites_is_unavailable(fake_lake, tmp_path
     assert ran.check("comparator").status == "pass" and ran.check("comparator").required
     logged = json.loads((s.project.paths.root / "gate-logs" / "comparator.log.json").read_text())
     assert logged["cwd"].endswith("comparator") and logged["argv"][1:3] == ["env", str(comparator)]
+
+
+def test_the_inspector_source_uses_no_api_the_contract_rules_out():
+    """Rows "no `String.take`" and "`scoped` is a keyword": the inspector must build on every
+    supported version; what the contract found to have changed or to be reserved stays out of it."""
+    source = (ROOT / "lake-template" / "inspector" / "FyanInspector.lean").read_text(encoding="utf-8")
+    code = re.sub(r"/-.*?-/", "", source, flags=re.S)
+    code = "\n".join(line.split("--")[0] for line in code.splitlines())
+    assert not re.search(r"\.take\b|String\.take", code), "String.take returns String.Slice in newer Lean"
+    assert not re.search(r"[(\s]scoped\s*:", code), "`scoped` is a keyword: not an identifier"
+
+
+def test_an_attribute_on_another_modules_declaration_is_never_learned():
+    """Row "`attribute [reducible] f` on another module's `f`": its extension is refused even when
+    every extension an honest control writes is allowed."""
+    from fyan.lean.policy import extension_reason
+    from tests.fakes.fake_inspector import HONEST_EXTENSIONS
+
+    learned = {n for names in HONEST_EXTENSIONS.values() for n in names}
+    assert "reducibilityExtra" not in learned
+    assert extension_reason("reducibilityExtra", allow=learned) is not None
+    assert extension_reason("reducibilityCore", allow=learned) is None  # control: an `abbrev` of its own

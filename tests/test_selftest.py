@@ -69,7 +69,7 @@ def test_selftest_of_the_double_passes_records_and_names_every_case(double_selft
     assert rec["corpus_sha256"] == corpus.corpus_digest() and rec["fyan_version"] and rec["inspector_sha256"]
     assert rec["date"].endswith("Z") and rec["inspector_source_sha256"]
     table = render(result)
-    assert "SELFTEST PASSED: 35 cheats rejected by their intended checks, 3 honest controls passed" in table
+    assert "SELFTEST PASSED: 39 cheats rejected by their intended checks, 4 honest controls passed" in table
     sorry = next(line for line in table.splitlines() if line.strip().startswith("sorry "))
     assert "sorry_free" in sorry and sorry.rstrip().endswith("ok")
 
@@ -188,15 +188,18 @@ def test_a_passing_selftest_is_stated_in_the_report(honest, fake_lake, double_se
     assert "  selftest: proven" in report_text(report)
 
 
-def test_the_opt_out_completes_and_every_report_says_so(fake_lake, data_dir, tmp_path):
-    s = h.setup(tmp_path / "p", h.HONEST, lean={"trust_without_selftest": True})
+def test_the_opt_out_completes_and_every_report_says_so(fake_lake, data_dir, tmp_path, double_selftest):
+    # without a selftest nothing is learned: the opt-out needs the extensions named by hand
+    # (issue 24 #2: the allow-list is learned or configured, never hard-coded)
+    allow = {"trust_without_selftest": True, "extension_allowlist": double_selftest.learned_extensions}
+    s = h.setup(tmp_path / "p", h.HONEST, lean=allow)
     report = s.gate(None, fake=fake_lake)
     assert report.passed, report.summary()
     assert report.toolchain_trust == ("NOT PROVEN: Lean 4.31.0 has never passed `fyan selftest` here; trusted anyway "
                                       "because [lean] trust_without_selftest = true")
     assert "  selftest: NOT PROVEN" in report_text(report)
     cheat = h.setup(tmp_path / "q", "theorem double_even (n : Int) : ∃ k, double n = 2 * k := by\n  sorry",
-                    lean={"trust_without_selftest": True})
+                    lean=allow)
     rejected = cheat.gate(None, fake=fake_lake)
     assert not rejected.passed and rejected.toolchain_trust.startswith("NOT PROVEN")
 

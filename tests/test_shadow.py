@@ -27,6 +27,7 @@ from fyan.errors import InputError
 from fyan.shadow import assemble
 from fyan.shadow.adapt import adapt, name_rule, rename
 from fyan.lean.inspector import InspectorReport
+from tests import inspector_records as records
 from fyan.shadow.compiler import (
     CompileOutcome,
     Compiler,
@@ -64,17 +65,19 @@ def inspection_of(text: str, nonce: str, lookups=(), *, axioms=("propext",), ext
 
     module = module_name(text, nonce)
     decls = {d.full_name: d for d in declarations.scan(text) if d.full_name and d.kind != "example"}
-    recs = {n: {"name": n, "kind": d.kind, "module": module, "type_repr": d.signature,
-                "sorry_direct": bool(re.search(r"\bsorry\b", d.body)),
-                "sorry_in_type": bool(re.search(r"\bsorry\b", d.header)),
-                "axioms": sorted(set(checker_axioms if n.startswith("fyan_shadow_check_") else axioms)
-                                 | ({"sorryAx"} if re.search(r"\bsorry\b", d.body) else set()))}
+    recs = {n: records.declaration(
+                n, kind="def" if d.kind == "abbrev" else d.kind, module=module, type_repr=d.signature,
+                sorry_direct=bool(re.search(r"\bsorry\b", d.body)),
+                sorry_in_type=bool(re.search(r"\bsorry\b", d.header)),
+                axioms=sorted(set(checker_axioms if n.startswith("fyan_shadow_check_") else axioms)
+                              | ({"sorryAx"} if re.search(r"\bsorry\b", d.body) else set())))
             for n, d in decls.items()}
-    return InspectorReport.model_validate({
-        "format": "fyan-inspector/1", "lean_version": "4.31.0",
-        "modules": [{"name": module, "declarations": list(recs.values()),
-                     "extensions": [{"name": n, "entries": 1} for n in extensions]}],
-        "lookups": [recs.get(n, {"name": n, "found": False}) for n in lookups]})
+    return InspectorReport.model_validate(records.report(
+        nonce,
+        modules=[records.module(module, declarations=list(recs.values()),
+                                extensions=[{"name": n, "entries": 1} for n in extensions])],
+        lookups=[{**recs[n], "constants": [], "local_constants": [], "binder_domains": []} if n in recs
+                 else {"name": n, "found": False} for n in lookups]))
 
 
 class HandMade(Compiler):
@@ -768,7 +771,8 @@ def _all_pass_outcomes(files: list[Path], path: Path) -> None:
         names = [m.group(0)] if m else [d for d in re.findall(r"(?m)^theorem (\S+)", text)]
         report = inspection_of(text, nonce, [n for n in names])
         # the candidate's declarations are in the unit's namespace
-        lookups = [d.model_dump(mode="json") for d in report.modules[0].declarations]
+        lookups = [{**d.model_dump(mode="json"), "constants": [], "local_constants": [], "binder_domains": []}
+                   for d in report.modules[0].declarations]
         data = json.loads(report.model_dump_json())
         data["lookups"] = lookups
         recorded = json.loads(json.dumps(data).replace(nonce, NONCE_PLACEHOLDER))
@@ -901,7 +905,7 @@ FORGED = (ROOT / "tests" / "cheats" / "shadow" / "forged_first.lean").read_text(
     ("Lean.Parser.parserExtension", "new syntax or notation"),
     ("Lean.Elab.Tactic.tacticElabAttribute", "a tactic"),
     ("Lean.Meta.instanceExtension", "an instance (changes how checkers elaborate)"),
-    ("Some.Unknown.extension", "does not know to be harmless"),
+    ("Some.Unknown.extension", "no honest control writes on this toolchain"),
 ])
 def test_a_candidate_that_registers_a_macro_is_rejected_before_its_checkers(extension, why):
     """The candidate's text precedes every checker: whatever it registers that could change how

@@ -27,7 +27,7 @@ from fyan.adopt.marks import UnitMarks, unit_marks
 from fyan.adopt.package import LakePackage, read_package
 from fyan.errors import ExitCode, FyanError, ProjectError
 from fyan.intake.catalogue import Catalogue
-from fyan.lean.inspector import InspectedDeclaration, ensure_inspector, run_inspector
+from fyan.lean.inspector import LookupRecord, ensure_inspector, run_inspector
 from fyan.selftest.trust import toolchain_trust
 from fyan.lean.lake import lake_build
 from fyan.lean.runner import Confinement
@@ -47,7 +47,7 @@ class AdoptionUnavailable(FyanError):
 class PackageEvidence(BaseModel):
     """The inspector's lookups (``\\lean`` name -> record) and how they were obtained."""
 
-    lookups: dict[str, InspectedDeclaration]
+    lookups: dict[str, LookupRecord]
     facts: dict[str, Any] = Field(default_factory=dict)
 
 

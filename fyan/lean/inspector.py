@@ -8,11 +8,14 @@ of reach of confined processes, and checks the executable's SHA-256 against the 
 manifest before each use). At gate time it loads a unit's compiled modules as an environment
 the way lean4checker and comparator do — ``importModules`` without loading extension states
 and without running initializers, so nothing of the candidate is elaborated or executed — and
-writes one JSON report (``InspectorReport``, format ``fyan-inspector/1``) with, for **every**
+writes one JSON report (``InspectorReport``, format ``fyan-inspector/2``, read strictly and
+echoing a nonce Fyan passes; issue 23 #7) with, for **every**
 declaration of the modules: kind, module, the elaborated type (hashed here: ``type_hash``;
 ``statement_hash`` adds a definition's value or an inductive type's constructors), a printed
 form, safety, ``implemented_by``/``extern``/``init``, ``sorryAx`` used directly, the transitive
-axioms; per module its imports and the extension entries it registers; and for each looked-up
+axioms, kernel-evaluated constants and missing constants; per module whether it is a ``module``
+file, its imports, the extension entries and the registrations (instances, unification hints,
+reducible declarations) it adds; and for each looked-up
 name (``names``) the same plus the constants its statement uses, the local definitions it
 depends on, and its binder domains. Issue 11 (DESIGN.md §3: "a trusted inspector").
 
@@ -33,15 +36,16 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import stat
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from fyan.config import LeanSection
 from fyan.lean.policy import declaration_findings, extension_findings
@@ -49,7 +53,7 @@ from fyan.lean.runner import Confinement, ProcessResult, run_process, tool_envir
 from fyan.lean.toolchain import Toolchain
 from fyan.resources import data_dir
 
-FORMAT = "fyan-inspector/1"
+FORMAT = "fyan-inspector/2"
 EXECUTABLE = "fyan-inspector"
 MANIFEST = "manifest.json"
 
@@ -59,143 +63,278 @@ def digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# -- the report --------------------------------------------------------------------------------
+# -- the report (format fyan-inspector/2) ----------------------------------------------------
+#
+# Read strictly: every field is required (nothing defaults to "safe"), unknown fields are refused
+# (``extra="forbid"``), kinds and safety are closed sets, and the report must echo the nonce Fyan
+# passed. Anything else is no evidence (``Inspection.problem``), with the raw output kept
+# (``Inspection.raw_output``). Issue 23 #7.
 
-class UsedConstant(BaseModel):
-    """A constant a statement uses directly, with the module that declares it, its kind, whether
-    it is a structure projection, and the constants in the conclusion of its own type (for an
-    instance: the class and what it is an instance for)."""
-
-    name: str
-    module: str = ""
-    kind: str = ""
-    projection: bool = False
-    conclusion: list[str] = Field(default_factory=list)
+#: the constant kinds the inspector names (``kindName``: exhaustive over Lean's ``ConstantInfo``)
+ConstantKind = Literal["axiom", "def", "theorem", "opaque", "quot", "inductive", "constructor", "recursor"]
+Safety = Literal["safe", "unsafe", "partial"]
 
 
-class LocalConstant(BaseModel):
-    """A declaration of the project's library that a statement depends on; ``digest`` is the
-    SHA-256 of what it means (its type, and its value for a definition)."""
-
-    name: str
-    module: str = ""
-    kind: str = ""
-    digest: str
-
-    @model_validator(mode="before")
-    @classmethod
-    def _digest(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "digest" not in data and "meaning" in data:
-            meaning = data["meaning"]
-            text = "\n:=\n".join(meaning) if isinstance(meaning, list) else str(meaning)
-            data = {**{k: v for k, v in data.items() if k != "meaning"}, "digest": digest(text)}
-        return data
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
 
-class InspectedDeclaration(BaseModel):
-    """What the inspector reports about one declaration (or ``found: false``).
-
-    ``type_hash`` is ``sha256:`` of the elaborated type's full structure (the inspector's
-    ``type_repr``); ``statement_hash`` adds a definition's value (its body *is* its statement)
-    or an inductive type's constructor types. ``axioms`` are transitive. ``constants``,
-    ``local_constants`` and ``binder_domain_hashes`` are given for looked-up names only."""
+class UsedConstant(_Strict):
+    """A constant a statement uses directly, with the module that declares it (``""``: not in the
+    environment, kind ``missing``), its kind, whether it is a structure projection, and the
+    constants in the conclusion of its own type (for an instance: the class and what it is an
+    instance for)."""
 
     name: str
-    found: bool = True
-    kind: str | None = None
-    module: str | None = None
-    level_params: list[str] = Field(default_factory=list)
-    type_hash: str | None = None
-    statement_hash: str | None = None
-    type_pp: str = ""
-    safety: str = "safe"
-    implemented_by: str | None = None
-    extern: bool = False
-    init: bool = False
-    sorry_direct: bool = False
-    sorry_in_type: bool = False
-    conclusion_true: bool = False
-    axioms: list[str] = Field(default_factory=list)
-    constants: list[UsedConstant] = Field(default_factory=list)
-    local_constants: list[LocalConstant] = Field(default_factory=list)
-    binder_domain_hashes: list[str] = Field(default_factory=list)
+    module: str
+    kind: ConstantKind | Literal["missing"]
+    projection: bool
+    conclusion: list[str]
 
-    @model_validator(mode="before")
-    @classmethod
-    def _hashes(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
-        type_repr = data.pop("type_repr", None)
-        value_repr = data.pop("value_repr", None)
-        domains = data.pop("binder_domains", None)
-        if type_repr is not None and data.get("type_hash") is None:
-            data["type_hash"] = digest(str(type_repr))
-        if isinstance(value_repr, list):  # an inductive type: its constructors' types
-            value_repr = "\n".join(map(str, value_repr))
-        if data.get("statement_hash") is None and data.get("type_hash") is not None:
-            data["statement_hash"] = (digest(f"{type_repr}\n:=\n{value_repr}")
-                                      if type_repr is not None and value_repr is not None else data["type_hash"])
-        if isinstance(domains, list) and "binder_domain_hashes" not in data:
-            data["binder_domain_hashes"] = [digest(str(d)) for d in domains]
-        return data
+
+class LocalConstant(_Strict):
+    """A declaration of the project's library that a statement depends on, with what it means (its
+    type, and its value for a definition: derived ``Repr`` of the elaborated terms)."""
+
+    name: str
+    module: str
+    kind: ConstantKind
+    meaning: list[str]
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of what it means."""
+        return digest("\n:=\n".join(self.meaning))
+
+
+class AboutConstant(_Strict):
+    """A constant a registration is about, with its module (``""``: not in the environment)."""
+
+    name: str
+    module: str
+
+
+class Registration(_Strict):
+    """Something a module registers that changes how later code elaborates (issue 23 #4): an
+    ``instance`` (``about``: the constants of its type's conclusion, the class first), a
+    ``unification_hint`` or a ``reducible`` declaration (``about``: the constants of its value);
+    ``scoped``: active where its namespace is opened (Fyan's unit files open their upstream
+    units' namespaces)."""
+
+    kind: Literal["instance", "unification_hint", "reducible"]
+    declaration: str
+    module: str
+    scoped: bool
+    about: list[AboutConstant]
+
+
+class InspectedDeclaration(_Strict):
+    """What the inspector reports about one declaration of an inspected module.
+
+    ``type_repr`` is the elaborated type's full structure, ``value_repr`` a definition's value (an
+    inductive type: its constructors' types; else null). ``axioms``, ``kernel_evaluated``
+    (``Lean.reduceBool``/``Lean.reduceNat`` reached: the kernel runs compiled code) and
+    ``missing_constants`` (reached but not in the environment) are transitive."""
+
+    name: str
+    found: Literal[True]
+    kind: ConstantKind
+    module: str
+    level_params: list[str]
+    type_repr: str
+    type_pp: str
+    value_repr: str | list[str] | None
+    safety: Safety
+    implemented_by: str | None
+    extern: bool
+    init: bool
+    sorry_direct: bool
+    sorry_in_type: bool
+    conclusion_true: bool
+    axioms: list[str]
+    kernel_evaluated: list[str]
+    missing_constants: list[str]
+
+    @property
+    def type_hash(self) -> str:
+        """``sha256:`` of the elaborated type's full structure."""
+        return digest(self.type_repr)
+
+    @property
+    def statement_hash(self) -> str:
+        """``type_hash``, plus a definition's value (its body *is* its statement) or an inductive
+        type's constructor types."""
+        value = "\n".join(self.value_repr) if isinstance(self.value_repr, list) else self.value_repr
+        return self.type_hash if value is None else digest(f"{self.type_repr}\n:=\n{value}")
 
     @property
     def uses_sorry(self) -> bool:
         """``sorryAx`` in the declaration itself or among its transitive axioms."""
         return self.sorry_direct or "sorryAx" in self.axioms
 
+    # a looked-up declaration has more (``InspectedLookup``); a module's declarations have none
+    @property
+    def local_digests(self) -> dict[str, str]:
+        return {}
+
+    @property
+    def binder_domain_hashes(self) -> list[str]:
+        return []
+
+
+class InspectedLookup(InspectedDeclaration):
+    """A looked-up name that was found: a declaration's fields plus the constants its statement
+    uses, the local definitions its meaning depends on, and its binder domains."""
+
+    constants: list[UsedConstant]
+    local_constants: list[LocalConstant]
+    binder_domains: list[str]
+
     @property
     def local_digests(self) -> dict[str, str]:
         return {c.name: c.digest for c in self.local_constants}
 
+    @property
+    def binder_domain_hashes(self) -> list[str]:
+        return [digest(d) for d in self.binder_domains]
 
-class ExtensionEntries(BaseModel):
+
+class MissingDeclaration(_Strict):
+    """A looked-up name that is not in the inspected environment (exactly ``{name, found:
+    false}``). Every check that needs it fails on it; the attributes below only keep callers that
+    read a record before testing ``found`` from crashing, and read as "nothing known"."""
+
+    name: str
+    found: Literal[False]
+
+    kind: None = None
+    module: None = None
+    type_hash: None = None
+    statement_hash: None = None
+    type_pp: str = ""
+    safety: None = None
+    implemented_by: None = None
+    extern: bool = False
+    init: bool = False
+    sorry_direct: bool = False
+    sorry_in_type: bool = False
+    conclusion_true: bool = False
+    level_params: tuple[str, ...] = ()
+    axioms: tuple[str, ...] = ()
+    kernel_evaluated: tuple[str, ...] = ()
+    missing_constants: tuple[str, ...] = ()
+    constants: tuple[UsedConstant, ...] = ()
+    local_constants: tuple[LocalConstant, ...] = ()
+    binder_domain_hashes: tuple[str, ...] = ()
+
+    @property
+    def uses_sorry(self) -> bool:
+        return False
+
+    @property
+    def local_digests(self) -> dict[str, str]:
+        return {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_name_and_found(cls, data: Any) -> Any:
+        if isinstance(data, dict) and set(data) != {"name", "found"}:
+            raise ValueError(f"a record of a missing declaration has exactly name and found, not {sorted(data)}")
+        return data
+
+
+Lookup = Annotated[InspectedLookup | MissingDeclaration, Field(discriminator="found")]
+#: a looked-up record, found or not (for type annotations of callers)
+LookupRecord = InspectedLookup | MissingDeclaration
+
+
+class ExtensionEntries(_Strict):
     """Entries a module adds to one environment extension (attributes, syntax, instances, ...)."""
 
     name: str
     entries: int
 
 
-class InspectedModule(BaseModel):
+class InspectedModule(_Strict):
+    """One inspected module: whether it is a file of Lean's module system (``is_module``; it was
+    loaded at the private level all the same: ``import_level``), its imports, every declaration,
+    its extension entries and registrations, the compiler's extra constant names."""
+
     name: str
-    found: bool = True
-    imports: list[str] = Field(default_factory=list)
-    declarations: list[InspectedDeclaration] = Field(default_factory=list)
-    extensions: list[ExtensionEntries] = Field(default_factory=list)
-    extra_constants: list[str] = Field(default_factory=list)
+    found: Literal[True]
+    is_module: bool
+    imports: list[str]
+    declarations: list[InspectedDeclaration]
+    extensions: list[ExtensionEntries]
+    registrations: list[Registration]
+    extra_constants: list[str]
+    #: the Lean version of the report this module came from (set by ``InspectorReport``; not JSON)
+    _lean_version: str | None = PrivateAttr(default=None)
+
+    @property
+    def lean_version(self) -> str | None:
+        return self._lean_version
 
 
-class InspectorReport(BaseModel):
-    """The inspector's JSON output (``FyanInspector.lean`` documents every field)."""
+class MissingModule(_Strict):
+    """A ``--module`` that is not in the environment: no evidence (``run_inspector`` fails on it)."""
 
-    format: str
-    lean_version: str | None = None
-    modules: list[InspectedModule] = Field(default_factory=list)
-    lookups: list[InspectedDeclaration] = Field(default_factory=list)
-    problems: list[str] = Field(default_factory=list)
-    error: str | None = None
+    name: str
+    found: Literal[False]
+
+
+ModuleRecord = Annotated[InspectedModule | MissingModule, Field(discriminator="found")]
+
+
+class InspectorReport(_Strict):
+    """The inspector's JSON output (``FyanInspector.lean`` documents every field). ``nonce`` echoes
+    the one Fyan passed; ``import_level`` is the ``OLeanLevel`` the modules were loaded at
+    (``private``: every body and private declaration, src/Lean/Environment.lean ``importModules``);
+    ``error`` says why nothing could be loaded (then no evidence)."""
+
+    format: Literal["fyan-inspector/2"]
+    nonce: str
+    lean_version: str
+    import_level: Literal["private"]
+    modules: list[ModuleRecord]
+    lookups: list[Lookup]
+    problems: list[str]
+    error: str | None
+
+    @model_validator(mode="after")
+    def _tag_modules(self) -> "InspectorReport":
+        for m in self.modules:
+            if isinstance(m, InspectedModule):
+                m._lean_version = self.lean_version
+        return self
 
     def module(self, name: str) -> InspectedModule | None:
-        return next((m for m in self.modules if m.name == name), None)
+        """The inspected module ``name`` (None when absent or missing)."""
+        return next((m for m in self.modules if m.name == name and isinstance(m, InspectedModule)), None)
 
-    def lookup(self, name: str) -> InspectedDeclaration | None:
+    def lookup(self, name: str) -> InspectedLookup | MissingDeclaration | None:
         return next((d for d in self.lookups if d.name == name), None)
 
     @property
-    def records(self) -> dict[str, InspectedDeclaration]:
+    def records(self) -> dict[str, InspectedLookup | MissingDeclaration]:
         """Looked-up declarations by name."""
         return {d.name: d for d in self.lookups}
 
 
+#: how much of the inspector's raw output an ``Inspection`` keeps when it gives no evidence
+RAW_OUTPUT_LIMIT = 64 * 1024
+
+
 class Inspection(BaseModel):
-    """One run of the inspector: the report, or why there is none (``problem``)."""
+    """One run of the inspector: the report, or why there is none (``problem``, with the report
+    file's first ``RAW_OUTPUT_LIMIT`` bytes in ``raw_output``)."""
 
     report: InspectorReport | None = None
     problem: str | None = None
     process: ProcessResult | None = None
     output_file: str | None = None
     executable_sha256: str | None = None
+    raw_output: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -207,21 +346,35 @@ class Inspection(BaseModel):
         if p is not None:
             out.update({"inspector_command": " ".join(p.argv), "inspector_exit_code": p.exit_code,
                         "inspector_duration_s": p.duration_s, "inspector_sandboxed": p.sandboxed})
+        if self.problem is not None:
+            out.update({"inspector_problem": self.problem, "inspector_raw_output": self.raw_output})
         return out
 
 
 def module_findings(module: InspectedModule, *, expected_imports: list[str] | None = None, strict: bool = False,
-                    extra_allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
-    """What ``fyan.lean.policy`` refuses in ``module``: declarations (axioms, ``unsafe``, ``partial``,
-    ``opaque``, ``implemented_by``, ``extern``, ``init``), extension entries (macros, syntax,
-    elaborators, ..., anything not known to be harmless; with ``strict`` also instances), and
-    imports other than ``expected_imports`` (and ``Init``)."""
+                    extra_allow: frozenset[str] | set[str] = frozenset(),
+                    learned: frozenset[str] | set[str] | None = None) -> list[str]:
+    """What ``fyan.lean.policy`` refuses in ``module``: a ``module`` file, declarations (axioms,
+    ``unsafe``, ``partial``, ``opaque``, ``implemented_by``, ``extern``, ``init``, kernel-evaluated
+    constants, constants missing from the environment), extension entries no honest control writes
+    on this toolchain (``learned``: default the extensions learned by the passing ``fyan selftest``
+    of the report's Lean version, ``fyan.selftest.trust.learned_extensions``; plus
+    ``extra_allow``, the configured ones; with ``strict`` also instances), and imports other than
+    ``expected_imports`` (and ``Init``)."""
+    if learned is None:
+        from fyan.selftest.trust import learned_extensions
+
+        learned = learned_extensions(module.lean_version)
+    allow = frozenset(learned) | frozenset(extra_allow)
     out = []
+    if module.is_module:
+        out.append(f"{module.name} is a `module` file (Lean's module system): Fyan never writes one, and its "
+                   "exported data hides proof bodies and private declarations from an ordinary import")
     for d in module.declarations:
-        for why in declaration_findings(d.kind, d.safety, d.implemented_by, d.extern, d.init):
+        for why in declaration_findings(d.kind, d.safety, d.implemented_by, d.extern, d.init,
+                                        kernel_evaluated=d.kernel_evaluated, missing=d.missing_constants):
             out.append(f"{d.name}: {why}")
-    for finding in extension_findings([(e.name, e.entries) for e in module.extensions], strict=strict,
-                                      extra_allow=extra_allow):
+    for finding in extension_findings([(e.name, e.entries) for e in module.extensions], strict=strict, allow=allow):
         out.append(f"{module.name} registers {finding}")
     if expected_imports is not None:
         allowed = set(expected_imports) | {"Init"}
@@ -436,7 +589,9 @@ def run_inspector(
         return Inspection(problem=f"the trusted inspector {build.executable} does not match its recorded SHA-256 "
                                   "(changed after it was built): evidence refused; it is rebuilt on the next run",
                           executable_sha256=sha)
-    argv = ([] if lean_env is not None else [str(toolchain.lake), "env"]) + [str(build.executable), "--out", str(out)]
+    nonce = secrets.token_hex(16)
+    argv = ([] if lean_env is not None else [str(toolchain.lake), "env"]) + [str(build.executable), "--out", str(out),
+                                                                              "--nonce", nonce]
     for flag, values in (("--module", modules), ("--name", names), ("--import", imports), ("--black-box", black_box),
                          ("--search-path", [str(p) for p in search_path])):
         for v in values:
@@ -451,32 +606,65 @@ def run_inspector(
     proc = run_process(argv, cwd=workspace, timeout_s=config.build_timeout, memory_mb=config.memory_limit_mb,
                        sandbox=config.sandbox, confinement=confinement, env=env, log_path=out_dir / f"{name}.log",
                        lean_kind="inspector")
+    return read_report(out, proc, sha, nonce=nonce, modules=list(modules),
+                       lean_version=toolchain.lean_version, rebuild_hint=str(build.folder))
+
+
+def _raw(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(RAW_OUTPUT_LIMIT).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def read_report(out: Path, proc: ProcessResult | None, sha: str | None, *, nonce: str, modules: list[str],
+                lean_version: str | None, rebuild_hint: str = "") -> Inspection:
+    """Read the inspector's report ``out`` strictly (``InspectorReport``; issue 23 #7): the
+    process must have exited 0, the report must parse with every field present and none unknown,
+    echo ``nonce``, come from ``lean_version`` (when known), carry no ``error`` and find every
+    module of ``modules``. Anything else is an ``Inspection`` with a ``problem`` and the report's
+    raw text (``raw_output``). Never raises."""
     rel = str(out)
-    if proc.refused or proc.exit_code is None:
+    if proc is not None and (proc.refused or proc.exit_code is None):
         return Inspection(problem=f"the inspector did not finish: {proc.describe()}", process=proc,
-                          executable_sha256=sha)
-    if proc.exit_code != 0:
+                          executable_sha256=sha, raw_output=_raw(out))
+    if proc is not None and proc.exit_code != 0:
         tail = [line for line in proc.output.strip().splitlines() if line.strip()][-1:]
         return Inspection(problem=f"the inspector failed ({proc.describe()})" + (f": {tail[0][:200]}" if tail else ""),
-                          process=proc, executable_sha256=sha)
+                          process=proc, executable_sha256=sha, raw_output=_raw(out))
+    raw = _raw(out)
+    if raw is None:
+        return Inspection(problem="the inspector wrote no report", process=proc, executable_sha256=sha)
     try:
         data = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        return Inspection(problem=f"the inspector's report is not JSON: {str(e).splitlines()[0]}", process=proc,
+                          output_file=rel, executable_sha256=sha, raw_output=raw)
+    if isinstance(data, dict) and data.get("format") != FORMAT:
+        return Inspection(problem=f"the inspector's report has format {data.get('format')!r}, expected {FORMAT}",
+                          process=proc, output_file=rel, executable_sha256=sha, raw_output=raw)
+    try:
         report = InspectorReport.model_validate(data)
-    except FileNotFoundError:
-        return Inspection(problem="the inspector wrote no report", process=proc, executable_sha256=sha)
-    except (ValueError, ValidationError) as e:
-        return Inspection(problem=f"the inspector's report is malformed: {str(e).splitlines()[0]}", process=proc,
-                          output_file=rel, executable_sha256=sha)
+    except ValidationError as e:
+        first = e.errors()[0] if e.errors() else {"loc": (), "msg": str(e)}
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        return Inspection(problem=f"the inspector's report does not follow {FORMAT} ({e.error_count()} error(s); "
+                                  f"{where or 'report'}: {first.get('msg')}): no evidence",
+                          process=proc, output_file=rel, executable_sha256=sha, raw_output=raw)
     result = Inspection(report=report, process=proc, output_file=rel, executable_sha256=sha)
-    if report.format != FORMAT:
-        result.problem = f"the inspector's report has format {report.format!r}, expected {FORMAT}"
-    elif report.error:
-        result.problem = f"the inspector could not load the modules: {report.error.splitlines()[0][:300]}"
-    elif report.lean_version and toolchain.lean_version and report.lean_version != toolchain.lean_version:
+    if report.nonce != nonce:
+        result.problem = ("the inspector's report does not echo this run's nonce (a report of another run, or not "
+                          "the inspector's): no evidence")
+    elif report.error is not None:
+        result.problem = f"the inspector could not load the modules: {report.error.splitlines()[0][:300] if report.error else '?'}"
+    elif lean_version and report.lean_version != lean_version:
         result.problem = (f"the inspector runs Lean {report.lean_version} but the toolchain is Lean "
-                          f"{toolchain.lean_version}: rebuild it (delete {build.folder})")
+                          f"{lean_version}: rebuild it" + (f" (delete {rebuild_hint})" if rebuild_hint else ""))
     else:
-        missing = [m for m in modules if (mod := report.module(m)) is None or not mod.found]
+        missing = [m for m in modules if report.module(m) is None]
         if missing:
             result.problem = f"module(s) {', '.join(missing)} not in the inspected environment"
+    if result.problem is not None:
+        result.raw_output = raw
     return result

@@ -10,34 +10,38 @@ imports nothing heavy, so the configuration can validate the allow-list with it.
   ``bv_decide``, ``decide +native``; ``shared/lean-samples/README.md``) are refused whatever the
   allow-list says, and the configuration refuses to list them (``refused_allowlist_entries``).
 * **Declarations** (``declaration_findings``): a unit's modules may not declare axioms, ``unsafe``
-  or ``partial`` definitions, ``opaque`` constants, or carry ``implemented_by``, ``extern`` or
-  ``init`` (code that replaces the logic or runs at import).
-* **Extension entries** (``extension_findings``): every attribute, syntax, elaborator, instance,
-  ... a module registers is an entry of some environment extension. The gate admits an entry
-  only when its extension is on the allow-list of harmless extensions (declaration ranges,
-  documentation, namespaces, compiler caches, ``simp`` and similar lemma sets, structure and
-  class information, equation lemmas): anything else — macros, syntax and notation, term,
-  command and tactic elaborators, delaborators, ``csimp``, ``implemented_by``, ``extern``,
-  ``init``, ``export``, simprocs, default instances, and every extension Fyan does not know —
-  is refused (fail closed), with the extension's name. ``[lean] extension_allowlist`` admits
-  more names for a project that needs them. Instances are admitted in units (a definition unit
-  may define an instance of its own structure; a downstream statement that would depend on an
-  instance no audit saw is caught by the frozen-statement check) and refused in SA-Pass
-  candidates (``strict``), where nothing may change how a checker elaborates.
+  or ``partial`` definitions, ``opaque`` constants, carry ``implemented_by``, ``extern`` or
+  ``init`` (code that replaces the logic or runs at import), reach a kernel-evaluated constant
+  (``KERNEL_EVALUATED``: ``Lean.reduceBool``/``Lean.reduceNat``, refused like
+  ``Lean.ofReduceBool``), or reach a constant missing from the environment (fail closed).
+* **Extension entries** (``extension_findings``; issue 24 #2): every attribute, syntax,
+  elaborator, instance, ... a module registers is an entry of some environment extension. An
+  extension is admitted only when an honest control of Fyan's writes it on this toolchain
+  (learned by ``fyan selftest``: ``fyan.selftest.trust.learned_extensions``) or ``[lean]
+  extension_allowlist`` names it, matched after normalising ``_private.<Module>.0.`` prefixes
+  and before any danger pattern; everything else is refused (fail closed), named, with the
+  danger pattern's reason where one matches (macros, syntax, elaborators, ``csimp``, ...).
+  Instances are refused in SA-Pass candidates (``strict``) whatever was learned.
+* **Meaning changed from another unit** (``foreign_meaning_findings``; issue 23 #4): instances
+  and unification hints about constants the unit does not own (seen through its own reducible
+  aliases), unless the plan declared them.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 #: Axioms refused by name whatever the allow-list says (and never accepted in it).
 REJECT_ALWAYS = {
     "sorryAx": "sorry: an unfinished proof",
     "Lean.ofReduceBool": "native_decide/compiler evaluation: trusts the compiler",
     "Lean.trustCompiler": "native_decide/compiler evaluation: trusts the compiler",
+    "Lean.ofReduceNat": "compiler evaluation (Lean.reduceNat): trusts the compiler",
 }
 #: Axioms of Lean's core library (anything else is a user axiom).
-CORE_AXIOMS = {"propext", "Classical.choice", "Quot.sound", "sorryAx", "Lean.ofReduceBool", "Lean.trustCompiler"}
+CORE_AXIOMS = {"propext", "Classical.choice", "Quot.sound", "sorryAx", "Lean.ofReduceBool", "Lean.ofReduceNat",
+               "Lean.trustCompiler"}
 
 
 def is_native_axiom(name: str) -> bool:
@@ -75,28 +79,39 @@ def classify_axioms(axioms: list[str], allow: list[str]) -> list[str]:
     return bad
 
 
-#: Extensions whose entries never change how later code elaborates or what compiled code does
-#: (exact names; older toolchains used short names such as ``declranges``).
-HARMLESS_EXTENSIONS = frozenset({
-    "Lean.declRangeExt", "declranges", "Lean.docStringExt", "docstring", "Lean.moduleDocExt", "moduleDoc",
-    "Lean.versoDocStringExt", "Lean.versoModuleDocExt", "Lean.namespacesExt", "namespaces", "Lean.protectedExt",
-    "protected", "Lean.privateExt", "Lean.noncomputableExt", "noncomputable", "Lean.aliasExtension", "aliasesExt",
-    "Lean.reducibilityCoreExt", "Lean.reducibilityExtraExt", "Lean.reducibilityAttrs", "reducibility",
-    "Lean.structureExt", "structExt", "Lean.classExtension", "classExt", "Lean.Meta.Match.Extension.extension",
-    "Lean.Meta.matcherExt", "Lean.Meta.simpExtension", "simpExt", "Lean.Meta.sizeOfSpecLemmasExt",
-    "Lean.Elab.Structural.eqnInfoExt", "Lean.Elab.WF.eqnInfoExt", "Lean.Elab.Eqns.eqnInfoExt", "Lean.Meta.eqnsExt",
-    "Lean.Meta.eqn1ThmExt", "Lean.Meta.recursorAttribute", "Lean.Linter.deprecatedAttr", "Lean.Meta.Rfl.reflExt",
-    "Lean.Meta.Symm.symmExt", "Lean.Meta.Trans.transExt", "Lean.Meta.extExtension", "Lean.Elab.Tactic.Ext.extExtension",
-    "Lean.Meta.coeDeclAttr", "Lean.Meta.NormCast.normCastExt", "Lean.Meta.instanceExtension", "instanceExt",
-    "Lean.Meta.globalInstanceExtension", "Lean.Elab.Command.derivingHandlersExt", "Lean.Meta.congrExtension",
-    "Lean.Elab.Term.elabAsElim", "Lean.Meta.Simp.simpTheoremsExt",
-})
-#: Families of harmless extensions, by name prefix (compiler caches and IR of definitions).
-HARMLESS_PREFIXES = ("Lean.Compiler.LCNF.", "Lean.IR.", "Lean.Compiler.")
-#: Extensions of instances: admitted in units, refused in SA-Pass candidates (``strict``).
+#: Constants the kernel evaluates with compiled code instead of by reduction: ``Lean.reduceBool`` and
+#: ``Lean.reduceNat`` are opaques, not axioms (src/Init/Core.lean), and src/kernel/type_checker.cpp
+#: ``reduce_native`` (Lean ≤ 4.34; gone in 4.35.0, whose library has no such code) runs the compiled
+#: code of their argument and believes the result. A proof reaching them shows no axiom; the
+#: inspector reports them as ``kernel_evaluated`` (reached transitively, like the axioms).
+KERNEL_EVALUATED = {
+    "Lean.reduceBool": "Lean.reduceBool: the kernel runs compiled code and believes it (like Lean.ofReduceBool)",
+    "Lean.reduceNat": "Lean.reduceNat: the kernel runs compiled code and believes it (like Lean.ofReduceNat)",
+}
+
+
+def kernel_evaluated_findings(names: list[str] | tuple[str, ...], allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """One finding per kernel-evaluated constant reached (``KERNEL_EVALUATED``; any other name the
+    inspector reports there too), unless ``allow`` (the project's axiom allow-list) names it."""
+    return [f"reaches {KERNEL_EVALUATED.get(n, n + ': evaluated by the kernel with compiled code')} (refused)"
+            for n in names if n not in allow]
+
+
+_PRIVATE_PREFIX = re.compile(r"^_private\.(?:[^.]+\.)*?0\.")
+
+
+def normalize_extension_name(name: str) -> str:
+    """An extension's name without the ``_private.<Module>.0.`` prefix Lean gives a ``private``
+    declaration (``_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt`` → ``Lean.modPkgExt``): the
+    same extension is private in one Lean version and not in another (issue 24 #2)."""
+    return _PRIVATE_PREFIX.sub("", name, count=1)
+
+
+#: Extensions of instances: refused in SA-Pass candidates (``strict``) whatever was learned.
 INSTANCE_EXTENSIONS = frozenset({"Lean.Meta.instanceExtension", "instanceExt", "Lean.Meta.globalInstanceExtension"})
 
-#: Known kinds of dangerous entries (checked before the allow-list, for precise reasons).
+#: Known kinds of dangerous entries, for a precise reason when an extension no honest control
+#: writes is refused (every unlearned extension is refused; these only say why).
 _DANGEROUS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), why) for p, why in (
     (r"(?i)macro", "a macro (rewrites syntax before elaboration)"),
     (r"(?i)parser|syntax|notation|token", "new syntax or notation"),
@@ -110,42 +125,55 @@ _DANGEROUS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), why)
     (r"(?i)initattr|\binit\b", "@[init]/initialize (runs code when the module is imported)"),
     (r"(?i)simproc", "a simproc (meta-code run by simp)"),
     (r"(?i)defaultinstance", "a default instance (changes how later statements elaborate)"),
+    (r"(?i)unif", "a unification hint (changes how later statements elaborate)"),
+    (r"(?i)reducibilityExtra", "a reducibility change of a declaration of another module"),
     (r"(?i)builtin", "a builtin registration"),
     (r"(?i)attribute(Ext|Extension|MapRef)?$", "a new attribute"),
     (r"(?i)envExtension|persistentEnvExtensions", "a new environment extension"),
 ))
 
+UNLEARNED = ("an extension no honest control writes on this toolchain (refused: fail closed; `fyan selftest` "
+             "learns the extensions honest modules write, [lean] extension_allowlist adds more)")
 
-def extension_reason(name: str, *, strict: bool = False, extra_allow: frozenset[str] | set[str] = frozenset()) -> str | None:
+
+def extension_reason(name: str, *, strict: bool = False, allow: frozenset[str] | set[str] = frozenset()) -> str | None:
     """Why entries of the extension ``name`` are refused, or None when they are admitted.
-    ``strict``: also refuse instances (SA-Pass candidates)."""
-    if name in extra_allow:
-        return None
-    if name in INSTANCE_EXTENSIONS:
-        return "an instance (changes how checkers elaborate)" if strict else None
-    if name in HARMLESS_EXTENSIONS:
+
+    Order (issue 24 #2): with ``strict`` (SA-Pass candidates) instances are refused first; then
+    ``name`` is admitted when it, or its normalised form (``normalize_extension_name``), is in
+    ``allow`` (the extensions ``fyan selftest`` learned from Fyan's honest controls on this
+    toolchain, plus ``[lean] extension_allowlist``) — before any danger pattern, so Lean's
+    ``exportedAxiomsExt`` is not taken for ``@[export]``; anything else is refused, with the danger
+    pattern's reason when one matches."""
+    norm = normalize_extension_name(name)
+    if strict and (name in INSTANCE_EXTENSIONS or norm in INSTANCE_EXTENSIONS):
+        return "an instance (changes how checkers elaborate)"
+    allowed = {normalize_extension_name(a) for a in allow}
+    if name in allow or norm in allowed:
         return None
     for pattern, why in _DANGEROUS:
-        if pattern.search(name):
-            return why
-    if name.startswith(HARMLESS_PREFIXES):
-        return None
-    return "an extension Fyan does not know to be harmless (refused: fail closed)"
+        if pattern.search(norm):
+            return f"{why}; {UNLEARNED}"
+    return UNLEARNED
 
 
 def extension_findings(extensions: list[tuple[str, int]], *, strict: bool = False,
-                       extra_allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
+                       allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """One finding per refused extension: ``<name> (<n> entries): <why>``."""
     out = []
     for name, count in extensions:
-        why = extension_reason(name, strict=strict, extra_allow=extra_allow)
+        why = extension_reason(name, strict=strict, allow=allow)
         if why is not None:
             out.append(f"{name} ({count} entr{'y' if count == 1 else 'ies'}): {why}")
     return out
 
 
-def declaration_findings(kind: str | None, safety: str, implemented_by: str | None, extern: bool, init: bool) -> list[str]:
-    """Why a declaration may not be part of a unit's modules (empty: it may)."""
+def declaration_findings(kind: str | None, safety: str | None, implemented_by: str | None, extern: bool, init: bool, *,
+                         kernel_evaluated: list[str] | tuple[str, ...] = (),
+                         missing: list[str] | tuple[str, ...] = (),
+                         kernel_allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """Why a declaration may not be part of a unit's modules (empty: it may). ``missing``: constants
+    it reaches that are not in the environment (fail closed: issue 23 #9)."""
     out = []
     if kind == "axiom":
         out.append("declares an axiom")
@@ -161,4 +189,59 @@ def declaration_findings(kind: str | None, safety: str, implemented_by: str | No
         out.append("@[extern] (foreign code)")
     if init:
         out.append("@[init]/initialize (runs code when the module is imported)")
+    out += kernel_evaluated_findings(kernel_evaluated, kernel_allow)
+    if missing:
+        out.append(f"refers to {', '.join(missing[:5])}, not in the inspected environment (refused: fail closed)")
     return out
+
+
+# -- meaning changed from another unit (issue 23 #4) -------------------------------------------
+
+def _owned(module: str, own_prefix: str) -> bool:
+    return bool(module) and (module == own_prefix or module.startswith(own_prefix + "."))
+
+
+def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """Registrations of ``module_report`` (an ``InspectedModule``) that change how code of *other*
+    units elaborates: an instance or unification hint none of whose subjects the unit owns, or a
+    ``@[reducible]`` declaration whose value unfolds only to constants of other units used by
+    such an instance. The unit owns the constants of modules under ``own_prefix`` (its module's
+    namespace, e.g. ``Lib.ThmRoot``); ``declared`` names registrations the plan declared (by
+    declaration name), which are admitted.
+
+    An instance is about the constants of its type's conclusion after the class (the first one,
+    ``Registration.about``); an own reducible alias counts as the constants it unfolds to, so
+    ``abbrev MyInt := Int`` with ``instance : LE MyInt`` is an instance on ``Int``. A unification
+    hint is about the constants of its value. Returns one finding per refused registration,
+    naming the declaration and the foreign constants."""
+    regs = list(getattr(module_report, "registrations", []))
+    aliases = {r.declaration: [a for a in r.about if a.name != r.declaration]
+               for r in regs if r.kind == "reducible" and _owned(r.module, own_prefix)}
+
+    def subjects(about: list[Any], depth: int = 0) -> list[Any]:
+        out: list[Any] = []
+        for a in about:
+            if a.name in aliases and depth < 8:
+                out += subjects(aliases[a.name], depth + 1)
+            else:
+                out.append(a)
+        return out
+
+    found = []
+    for r in regs:
+        if r.declaration in declared or r.kind == "reducible":
+            continue
+        about = list(r.about)
+        if r.kind == "instance" and about:
+            cls, about = about[0], about[1:]
+            if _owned(cls.module, own_prefix):
+                continue  # an instance of the unit's own class
+        subj = subjects(about)
+        if any(_owned(a.module, own_prefix) for a in subj):
+            continue
+        foreign = sorted({a.name for a in subj if a.module} or {"(no constant)"})
+        what = "a unification hint" if r.kind == "unification_hint" else "an instance"
+        found.append(f"{r.declaration}: {what}{' (scoped)' if r.scoped else ''} about {', '.join(foreign[:6])}, which "
+                     f"{own_prefix} does not own: it would change how other units' statements elaborate (declare it in "
+                     "the plan if intended)")
+    return found

@@ -44,7 +44,9 @@ class Case:
     """One entry of the corpus: ``kind`` ``cheat`` or ``control``; ``text`` the model-written part
     of the unit ``thm-root`` (``fyan.selftest.harness``); ``setup`` ``""``, ``"bridge"`` or
     ``"meta"``; for a cheat, ``caught_by`` (a check of ``fyan.gates.completion.CHECK_ORDER``) and
-    ``reason`` (a fragment of its reason), ``also`` / ``with_kernel_checker`` (check → fragment)."""
+    ``reason`` (a fragment of its reason), ``also`` / ``with_kernel_checker`` (check → fragment); the raw
+    entry may add ``or_caught_by`` (check → fragment): a check that may reject it instead on a
+    toolchain that cannot build the trick at all."""
 
     id: str
     kind: str
@@ -74,12 +76,13 @@ def cases(folder: Path | None = None) -> list[Case]:
 
 
 def corpus_digest(folder: Path | None = None) -> str:
-    """SHA-256 (hex) over the manifest and every ``*.lean`` file of the corpus (names and bytes):
+    """SHA-256 (hex) over the manifest, every ``*.lean`` file of the corpus and the honest controls
+    ``learn/*.lean`` (relative names and bytes):
     a selftest is valid for exactly this corpus."""
     folder = folder or cases_dir()
     h = hashlib.sha256()
-    for path in sorted([folder / "manifest.toml", *folder.glob("*.lean")]):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted([folder / "manifest.toml", *folder.glob("*.lean"), *folder.glob("learn/*.lean")]):
+        h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -102,6 +105,12 @@ def judge(case: Case, report: GateReport, *, kernel_checker: bool = False) -> Ve
     problems: list[str] = []
     if report.passed:
         problems.append("the cheat passed the gate")
+    for name, fragment in case.entry.get("or_caught_by", {}).items():
+        # a trick the toolchain cannot even build (Lean 4.35 has no kernel evaluation of
+        # Lean.reduceBool): rejected by that check instead, which is as good
+        alt = next((c for c in report.checks if c.name == name), None)
+        if alt is not None and alt.status == "fail" and alt.required and fragment in alt.reason and not report.passed:
+            return Verdict(True, [name] + [f for f in failing if f != name], [])
     expected = {case.caught_by: case.reason, **case.also, **(case.with_kernel_checker if kernel_checker else {})}
     for name, fragment in expected.items():
         try:

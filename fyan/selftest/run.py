@@ -2,7 +2,9 @@
 
 For a toolchain pin, in a scratch folder: find the toolchain (``fyan.lean.toolchain.discover``,
 the ``[lean]`` settings of this machine: ``FYAN_LEAN__*``), build the trusted inspector for the
-pin (``fyan.lean.inspector.ensure_inspector``), then run every case of the cheat corpus
+pin (``fyan.lean.inspector.ensure_inspector``), learn the environment extensions Fyan's honest
+control modules write on it (``fyan.selftest.learn``: the gate's allow-list), then run every case
+of the cheat corpus
 (``fyan.selftest.corpus``: the honest controls and every cheat) through the real completion gate
 on the two-unit project of ``fyan.selftest.harness`` (a scratch Lake package; no Mathlib), and
 judge each report against the manifest. The selftest passes only when every cheat is rejected by
@@ -68,6 +70,8 @@ class SelftestResult:
 
     #: only some cases ran (``run_selftest(only=...)``): never a pass, never kept unless a case failed
     partial: bool = False
+    #: the extensions Fyan's honest controls wrote on this toolchain (``fyan.selftest.learn``)
+    learned_extensions: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -81,7 +85,8 @@ class SelftestResult:
         """The JSON kept in the data folder (``fyan.selftest.trust``)."""
         return {"format": trust.FORMAT, "key": self.key, "passed": self.passed, "toolchain": self.toolchain,
                 "pin": self.pin, "inspector_sha256": self.inspector_sha256, "date": self.date,
-                **trust.current_identity(), "cases": [c.as_dict() for c in self.cases]}
+                **trust.current_identity(), "learned_extensions": self.learned_extensions,
+                "cases": [c.as_dict() for c in self.cases]}
 
     def payload(self) -> dict[str, Any]:
         return {**self.record(), "problem": self.problem, "record_file": self.record_file,
@@ -148,8 +153,21 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
             out.mkdir(parents=True, exist_ok=True)
             result.record_dir = str(out)
         result.partial = only is not None
-        # a project's own [lean] settings reach the scratch projects (the env's FYAN_LEAN__* win, as everywhere)
+        # first learn the extensions honest modules write on this toolchain (issue 24 #2)
+        from fyan.selftest.learn import learn_extensions
+
+        learned = learn_extensions(tc, cfg.toolchain, cfg, inspector, scratch / "learn", scratch / "learn-logs")
+        if learned.problem is not None:
+            result.problem = f"the honest extensions could not be learned: {learned.problem}"
+            return result
+        result.learned_extensions = learned.extensions
+        if out is not None:
+            (out / "learned-extensions.json").write_text(json.dumps(learned.by_module, indent=2) + "\n",
+                                                         encoding="utf-8")
+        # a project's own [lean] settings reach the scratch projects (the env's FYAN_LEAN__* win, as everywhere);
+        # the cases' gate admits exactly the learned extensions and the configured ones
         settings = cfg.model_dump(include=PROJECT_SETTINGS, exclude_defaults=True) if lean is not None else {}
+        settings["extension_allowlist"] = sorted(set(learned.extensions) | set(cfg.extension_allowlist))
         for case in [c for c in corpus.cases() if only is None or c.id in only]:
             res = run_case(case, cfg.toolchain, scratch / "cases" / case.id, before_case=before_case, out=out,
                            settings=settings,

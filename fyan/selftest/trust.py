@@ -140,5 +140,23 @@ def toolchain_trust(toolchain: Toolchain, config: LeanSection) -> Trust:
                  "trust_without_selftest = true in fyan.toml to trust it unproven")
 
 
+def learned_extensions(lean_version: str | None) -> frozenset[str]:
+    """The extensions Fyan's honest controls wrote on Lean ``lean_version``, as learned by its
+    passing ``fyan selftest`` (``learned_extensions`` of the record; ``fyan.selftest.learn``), or
+    nothing when there is no valid passing record for it: then every extension a module writes
+    is refused unless ``[lean] extension_allowlist`` names it (fail closed). Never raises."""
+    if not lean_version:
+        return frozenset()
+    key = re.sub(r"[^A-Za-z0-9.\-]+", "-", lean_version).strip("-")
+    try:
+        record = load_record(key)
+        if record is None or record_problem(record, key) is not None:
+            return frozenset()
+    except (OSError, ValueError):
+        return frozenset()
+    names = record.get("learned_extensions")
+    return frozenset(n for n in names if isinstance(n, str)) if isinstance(names, list) else frozenset()
+
+
 def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

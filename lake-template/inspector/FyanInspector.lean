@@ -12,42 +12,59 @@ without `enableInitializersExecution`, so no source is elaborated after the untr
 and no initializer (`initialize`, `[init]`) of the candidate runs. Nothing of the candidate is
 evaluated: the program only reads declarations and extension entries.
 
-Usage (run through `lake env` in the unit's Lake workspace, which sets `LEAN_PATH` and
-`LEAN_SYSROOT`):
+It imports at `OLeanLevel.private`: "If it is `private`, all data is loaded as if no `module`
+annotations were present in the imports" (src/Lean/Environment.lean, `importModules`), so a
+module of Lean's module system shows every proof body and private declaration, as any other
+(`docs/lean-contract.md`, row "import level").
 
-    fyan-inspector --out FILE [--module M]... [--name N]... [--import M]...
+Every API this file uses is listed in `docs/lean-contract.md` with the Lean source that shows it
+for v4.24 through the newest sources read; nothing here depends on an API that changed meaning
+in that range (no `String.take`: it returns `String.Slice` in newer Lean).
+
+Usage (run through `lake env`, which sets `LEAN_PATH` and `LEAN_SYSROOT`):
+
+    fyan-inspector --out FILE --nonce HEX [--module M]... [--name N]... [--import M]...
                    [--black-box N]... [--search-path DIR]... [--local-prefix P]
 
-It writes one JSON object to FILE (format `fyan-inspector/1`, schema in
-`fyan/lean/inspector.py`):
+It writes one JSON object to FILE (format `fyan-inspector/2`; the schema, every field required,
+is `fyan/lean/inspector.py`), echoing `--nonce`:
 
-* `modules`: for each `--module`, its imports, its extension entries (extension name and entry
-  count: every attribute, syntax, elaborator, instance, ... the module registers), and for
-  **every** declaration of the module: kind, module, level parameters, the full structure of
-  its elaborated type (derived `Repr` of `Expr`, metadata removed; Fyan hashes it) and a short
-  printed form, the value's structure for definitions, safety (`safe`/`unsafe`/`partial`),
-  `implemented_by`, `extern`, `init`, whether `sorryAx` occurs in it directly (and in its type),
-  whether its type concludes in `True`, and its transitive axioms (as `Lean.collectAxioms` follows constants);
-* `lookups`: for each `--name` (looked up in the environment of the modules and `--import`s):
-  `found`, the same fields, the constants its statement uses directly (with their modules, kinds,
-  whether each is a structure projection, and the constants in the conclusion of their own
-  types, after the binders), the
-  constants of modules under `--local-prefix` its meaning depends on transitively (with their
-  meaning), and the domains of its leading `∀` binders;
-* `problems`: modules that could not be found.
+* `modules`: for each `--module`: `is_module` (a file of Lean's module system), its imports, its
+  extension entries (extension name and entry count), its `registrations` (every instance and
+  unification hint it registers, and every `@[reducible]` declaration, with the constants they
+  are about and their modules), and for **every** declaration of the module: kind, module, level
+  parameters, the full structure of its elaborated type (derived `Repr` of `Expr`, metadata
+  removed; Fyan hashes it) and a short printed form, the value's structure for definitions,
+  safety, `implemented_by`, `extern`, `init` (`[init]`, `initialize`, `builtin_initialize`),
+  whether `sorryAx` occurs in it directly (and in its type), whether its type concludes in
+  `True`, and, transitively (as `Lean.collectAxioms` follows constants): its `axioms`, the
+  `kernel_evaluated` constants it reaches (`Lean.reduceBool`, `Lean.reduceNat`: opaques the
+  kernel evaluates with compiled code, src/kernel/type_checker.cpp `reduce_native`), and the
+  `missing_constants` it refers to that are not in the environment;
+* `lookups`: for each `--name`: `{name, found: false}` when absent, else the same fields plus the
+  constants its statement uses directly (with their modules, kinds, whether each is a structure
+  projection, and the constants in the conclusion of their own types), the constants of modules
+  under `--local-prefix` its meaning depends on transitively (with their meaning), and the
+  domains of its leading `∀` binders;
+* `problems`: modules that are not in the environment.
+
+A module that cannot be loaded, an unknown argument, anything thrown: `error` (exit 0, the
+report says why); Fyan fails closed on it.
 
 `--black-box N`: the axioms of `N` are reported for `N` itself but not passed on to the
 declarations that use `N` (SA-Pass judges a checker without the candidate's own proof).
 `--search-path DIR`: extra folders searched for `.olean` files before `LEAN_PATH`.
-
-The transitive axioms of all reported declarations are computed in one pass over the
-constants they reach: a bit set of axioms per constant, propagated along the references until
-nothing changes (cycles through inductive types included).
 -/
 
 open Lean
 
 namespace FyanInspector
+
+def format : String := "fyan-inspector/2"
+
+/-- The constants the kernel evaluates with compiled code (src/kernel/type_checker.cpp,
+`reduce_native`, Lean ≤ 4.34): reaching one is refused like `Lean.ofReduceBool`. -/
+def kernelEvaluated : Array Name := #[`Lean.reduceBool, `Lean.reduceNat]
 
 /-- The command line of one run (see the module documentation). -/
 structure Args where
@@ -58,6 +75,7 @@ structure Args where
   searchPath : Array System.FilePath := #[]
   localPrefix : Name := .anonymous
   out : Option System.FilePath := none
+  nonce : String := ""
 
 /-- A declaration name written on the command line: components separated by `.`, a component
 written in `«»` taken verbatim. -/
@@ -90,9 +108,11 @@ def parseArgs (a : Args) : List String → Except String Args
   | "--search-path" :: v :: rest => parseArgs { a with searchPath := a.searchPath.push ⟨v⟩ } rest
   | "--local-prefix" :: v :: rest => parseArgs { a with localPrefix := parseName v } rest
   | "--out" :: v :: rest => parseArgs { a with out := some ⟨v⟩ } rest
+  | "--nonce" :: v :: rest => parseArgs { a with nonce := v } rest
   | arg :: _ => .error s!"unknown or incomplete argument '{arg}'"
 
-/-- The kind of a constant, as Fyan names it. -/
+/-- The kind of a constant, as Fyan names it. The match is exhaustive: a constructor added to
+`ConstantInfo` in a future Lean makes this file fail to compile (fail closed). -/
 def kindName : ConstantInfo → String
   | .axiomInfo _ => "axiom"
   | .defnInfo _ => "def"
@@ -128,8 +148,19 @@ what Fyan hashes to compare elaborated statements. -/
 def exprRepr (e : Expr) : String :=
   (repr (stripMData e)).pretty 1000000
 
-def truncate (s : String) (n : Nat) : String :=
-  if s.length ≤ n then s else (s.take n) ++ "…"
+/-- The first `n` characters of `s` (and `…` when cut). Built with `String.push` only:
+`String.take` returns a `String.Slice` in newer Lean (src/Init/Data/String/TakeDrop.lean). -/
+def truncate (s : String) (n : Nat) : String := Id.run do
+  if s.length ≤ n then
+    return s
+  let mut out := ""
+  let mut i := 0
+  for c in s.toList do
+    if i ≥ n then
+      break
+    out := out.push c
+    i := i + 1
+  return out.push '…'
 
 /-- The constants a constant refers to, followed as Lean's `collectAxioms` follows them. -/
 def refs : ConstantInfo → Array Name
@@ -147,24 +178,47 @@ def meaningOf : ConstantInfo → Array Expr
   | .defnInfo v => #[v.type, v.value]
   | ci => #[ci.type]
 
+/-- The environment with its module names read once (`EnvironmentHeader.moduleNames` is
+rebuilt from `header.modules` on every call in newer Lean, src/Lean/Environment.lean). -/
+structure Ctx where
+  env : Environment
+  moduleNames : Array Name
+  moduleIdx : Std.HashMap Name Nat
+
+def Ctx.mk' (env : Environment) : Ctx := Id.run do
+  let names := env.header.moduleNames
+  let mut idx : Std.HashMap Name Nat := {}
+  for i in [0:names.size] do
+    idx := idx.insert names[i]! i
+  return { env, moduleNames := names, moduleIdx := idx }
+
 /-- The module that declares `c`. -/
-def moduleOf (env : Environment) (c : Name) : Option Name := do
-  let idx ← env.getModuleIdxFor? c
-  env.header.moduleNames[idx.toNat]?
+def Ctx.moduleOf (ctx : Ctx) (c : Name) : Option Name := do
+  let idx ← ctx.env.getModuleIdxFor? c
+  ctx.moduleNames[idx.toNat]?
 
-def moduleText (env : Environment) (c : Name) : String :=
-  ((moduleOf env c).map Name.toString).getD ""
+def Ctx.moduleText (ctx : Ctx) (c : Name) : String :=
+  ((ctx.moduleOf c).map Name.toString).getD ""
 
-/-- Transitive axioms of each constant reachable from `interest` (see the module
-documentation). A constant of `blackBox` keeps its own axioms but passes none on. -/
-def transitiveAxioms (env : Environment) (interest : Array Name) (blackBox : NameSet) :
-    Std.HashMap Name (Array Name) := Id.run do
-  -- depth-first, recording each constant's references and a post-order
+/-- What each constant reaches transitively: its axioms, the kernel-evaluated constants and the
+constants missing from the environment. -/
+structure Reach where
+  axioms : Array Name := #[]
+  kernel : Array Name := #[]
+  missing : Array Name := #[]
+
+/-- Transitive marks of each constant reachable from `interest`: every axiom, every
+kernel-evaluated constant and every constant not in the environment is a mark; a bit set of
+marks per constant is propagated along the references until nothing changes (cycles through
+inductive types included). A constant of `blackBox` keeps its own marks but passes none on. -/
+def transitiveMarks (env : Environment) (interest : Array Name) (blackBox : NameSet) :
+    Std.HashMap Name Reach := Id.run do
   let mut seen : NameSet := {}
   let mut refsOf : Std.HashMap Name (Array Name) := {}
   let mut post : Array Name := #[]
-  let mut axiomNames : Array Name := #[]
-  let mut axiomIdx : Std.HashMap Name Nat := {}
+  let mut markNames : Array Name := #[]
+  let mut markKind : Array Nat := #[]  -- 0 axiom, 1 kernel-evaluated, 2 missing
+  let mut markIdx : Std.HashMap Name Nat := {}
   let mut stack : Array (Name × Bool) := interest.map fun n => (n, false)
   while 0 < stack.size do
     let (c, expanded) := stack[stack.size - 1]!
@@ -175,25 +229,33 @@ def transitiveAxioms (env : Environment) (interest : Array Name) (blackBox : Nam
     if seen.contains c then
       continue
     seen := seen.insert c
+    if kernelEvaluated.contains c then
+      markIdx := markIdx.insert c markNames.size
+      markNames := markNames.push c
+      markKind := markKind.push 1
     match env.find? c with
-    | none => post := post.push c
+    | none =>
+      markIdx := markIdx.insert c markNames.size
+      markNames := markNames.push c
+      markKind := markKind.push 2
+      post := post.push c
     | some ci =>
       if let .axiomInfo _ := ci then
-        axiomIdx := axiomIdx.insert c axiomNames.size
-        axiomNames := axiomNames.push c
+        markIdx := markIdx.insert c markNames.size
+        markNames := markNames.push c
+        markKind := markKind.push 0
       let rs := refs ci
       refsOf := refsOf.insert c rs
       stack := stack.push (c, true)
       for r in rs do
         unless seen.contains r do
           stack := stack.push (r, false)
-  -- a bit set of axioms per constant, propagated until nothing changes
   let mut masks : Std.HashMap Name Nat := {}
   let mut changed := true
   while changed do
     changed := false
     for c in post do
-      let mut m : Nat := match axiomIdx.get? c with
+      let mut m : Nat := match markIdx.get? c with
         | some i => 2 ^ i
         | none => 0
       for r in refsOf.getD c #[] do
@@ -203,21 +265,24 @@ def transitiveAxioms (env : Environment) (interest : Array Name) (blackBox : Nam
       if m != masks.getD c 0 then
         masks := masks.insert c m
         changed := true
-  let mut result : Std.HashMap Name (Array Name) := {}
+  let mut result : Std.HashMap Name Reach := {}
   for c in post do
     let m := masks.getD c 0
     if m != 0 then
-      let mut found : Array Name := #[]
-      for i in [0:axiomNames.size] do
+      let mut r : Reach := {}
+      for i in [0:markNames.size] do
         if m.testBit i then
-          found := found.push axiomNames[i]!
-      result := result.insert c found
+          match markKind[i]! with
+          | 0 => r := { r with axioms := r.axioms.push markNames[i]! }
+          | 1 => r := { r with kernel := r.kernel.push markNames[i]! }
+          | _ => r := { r with missing := r.missing.push markNames[i]! }
+      result := result.insert c r
   return result
 
 /-- The constants declared in modules under `pfx` that the meaning of `start` depends on,
 transitively through the meaning of such constants (and the constructors of such inductive
 types). A theorem's proof does not change what is stated, so it is not followed. -/
-def localClosure (env : Environment) (pfx : Name) (start : Array Name) : Array (Name × Name × ConstantInfo) := Id.run do
+def localClosure (ctx : Ctx) (pfx : Name) (start : Array Name) : Array (Name × Name × ConstantInfo) := Id.run do
   let mut seen : NameSet := {}
   let mut out : Array (Name × Name × ConstantInfo) := #[]
   let mut todo : Array Name := start
@@ -227,8 +292,8 @@ def localClosure (env : Environment) (pfx : Name) (start : Array Name) : Array (
     if seen.contains c then
       continue
     seen := seen.insert c
-    let some ci := env.find? c | continue
-    let some m := moduleOf env c | continue
+    let some ci := ctx.env.find? c | continue
+    let some m := ctx.moduleOf c | continue
     if pfx.isAnonymous || !pfx.isPrefixOf m then
       continue
     out := out.push (c, m, ci)
@@ -256,14 +321,19 @@ def nameJson (n : Option Name) : Json :=
   | some m => toJson m.toString
   | none => Json.null
 
+def namesJson (ns : Array Name) : Json :=
+  toJson (ns.map Name.toString)
+
 /-- The record of one declaration (fields in the module documentation). -/
-def declFields (env : Environment) (axioms : Std.HashMap Name (Array Name)) (ci : ConstantInfo) :
+def declFields (ctx : Ctx) (reach : Std.HashMap Name Reach) (ci : ConstantInfo) :
     List (String × Json) :=
+  let env := ctx.env
   let n := ci.name
+  let r := reach.getD n {}
   [("name", toJson n.toString),
    ("found", toJson true),
    ("kind", toJson (kindName ci)),
-   ("module", toJson (moduleText env n)),
+   ("module", toJson (ctx.moduleText n)),
    ("level_params", toJson (ci.levelParams.map Name.toString)),
    ("type_repr", toJson (exprRepr ci.type)),
    ("type_pp", toJson (truncate (toString ci.type) 2000)),
@@ -271,13 +341,22 @@ def declFields (env : Environment) (axioms : Std.HashMap Name (Array Name)) (ci 
    ("safety", toJson (safetyName ci)),
    ("implemented_by", nameJson (Compiler.getImplementedBy? env n)),
    ("extern", toJson (isExtern env n)),
-   ("init", toJson (hasInitAttr env n)),
+   -- `hasInitAttr` is false for `initialize do …` (an `IO Unit` initializer):
+   -- src/Lean/Compiler/InitAttr.lean; `isIOUnitInitFn` covers `builtin_initialize` too
+   ("init", toJson (hasInitAttr env n || isIOUnitInitFn env n)),
    ("sorry_direct", toJson ((refs ci).contains ``sorryAx)),
    ("sorry_in_type", toJson (ci.type.getUsedConstants.contains ``sorryAx)),
    ("conclusion_true", toJson (ci.type.getForallBody.isConstOf ``True)),
-   ("axioms", toJson ((axioms.getD n #[]).map Name.toString))]
+   ("axioms", namesJson r.axioms),
+   ("kernel_evaluated", namesJson r.kernel),
+   ("missing_constants", namesJson r.missing)]
 
-def lookupJson (env : Environment) (axioms : Std.HashMap Name (Array Name)) (pfx : Name) (n : Name) : Json :=
+/-- A constant with the module that declares it (`""`: not in the environment). -/
+def constJson (ctx : Ctx) (c : Name) : Json :=
+  Json.mkObj [("name", toJson c.toString), ("module", toJson (ctx.moduleText c))]
+
+def lookupJson (ctx : Ctx) (reach : Std.HashMap Name Reach) (pfx : Name) (n : Name) : Json :=
+  let env := ctx.env
   match env.find? n with
   | none => Json.mkObj [("name", toJson n.toString), ("found", toJson false)]
   | some ci => Id.run do
@@ -290,65 +369,112 @@ def lookupJson (env : Environment) (axioms : Std.HashMap Name (Array Name)) (pfx
           let info := env.find? c
           let kind : String := match info with
             | some cci => kindName cci
-            | none => ""
+            | none => "missing"
           let conclusion : Array String := match info with
             | some cci => cci.type.getForallBody.getUsedConstants.map Name.toString
             | none => #[]
           direct := direct.push (Json.mkObj [
             ("name", toJson c.toString),
-            ("module", toJson (moduleText env c)),
+            ("module", toJson (ctx.moduleText c)),
             ("kind", toJson kind),
             ("projection", toJson (env.isProjectionFn c)),
             ("conclusion", toJson conclusion)])
     let start := (meaningOf ci).foldl (fun acc e => acc ++ e.getUsedConstants) #[]
-    let locals := (localClosure env pfx start).map fun (c, m, cci) => Json.mkObj [
+    let locals := (localClosure ctx pfx start).map fun (c, m, cci) => Json.mkObj [
       ("name", toJson c.toString),
       ("module", toJson m.toString),
       ("kind", toJson (kindName cci)),
       ("meaning", toJson ((meaningOf cci).map exprRepr))]
-    return Json.mkObj (declFields env axioms ci ++ [
+    return Json.mkObj (declFields ctx reach ci ++ [
       ("constants", Json.arr direct),
       ("local_constants", Json.arr locals),
       ("binder_domains", toJson (binderDomains ci.type))])
 
-def moduleJson (env : Environment) (axioms : Std.HashMap Name (Array Name)) (m : Name) : Json :=
-  match env.header.moduleNames.findIdx? (· == m) with
+/-- One registration: `kind` (`instance`, `unification_hint`, `reducible`), the declaration,
+whether it is `scoped` (active where its namespace is opened), and the constants it is about
+(an instance: those of its type's conclusion, the class first; a hint or a reducible
+declaration: those of its value), each with its module. -/
+def registrationJson (ctx : Ctx) (kind : String) (decl : Name) (isScoped : Bool) : Json :=
+  let about : Array Name := match ctx.env.find? decl with
+    | some ci =>
+      if kind == "instance" then ci.type.getForallBody.getUsedConstants
+      else (meaningOf ci).foldl (fun acc e => acc ++ e.getUsedConstants) #[]
+    | none => #[]
+  Json.mkObj [
+    ("kind", toJson kind),
+    ("declaration", toJson decl.toString),
+    ("module", toJson (ctx.moduleText decl)),
+    ("scoped", toJson isScoped),
+    ("about", Json.arr (about.map (constJson ctx)))]
+
+/-- What module `i` registers that changes how later code elaborates: the entries it exports to
+`Meta.instanceExtension` and `Meta.unificationHintExtension` (`ScopedEnvExtension.Entry`:
+`global` or `scoped`, src/Lean/ScopedEnvExtension.lean), read with `getModuleEntries` (filled by
+`finalizeImport` without `loadExts`), and its own `@[reducible]` declarations
+(`getReducibilityStatusCore`, src/Lean/ReducibilityAttrs.lean). -/
+def registrations (ctx : Ctx) (i : Nat) (data : ModuleData) : Array Json := Id.run do
+  let env := ctx.env
+  let mut out : Array Json := #[]
+  for e in Meta.instanceExtension.ext.getModuleEntries env i do
+    match e with
+    | ScopedEnvExtension.Entry.global ie =>
+      if let some n := ie.globalName? then out := out.push (registrationJson ctx "instance" n false)
+    | ScopedEnvExtension.Entry.scoped _ ie =>
+      if let some n := ie.globalName? then out := out.push (registrationJson ctx "instance" n true)
+  for e in Meta.unificationHintExtension.ext.getModuleEntries env i do
+    match e with
+    | ScopedEnvExtension.Entry.global h => out := out.push (registrationJson ctx "unification_hint" h.val false)
+    | ScopedEnvExtension.Entry.scoped _ h => out := out.push (registrationJson ctx "unification_hint" h.val true)
+  for n in data.constNames do
+    if getReducibilityStatusCore env n matches .reducible then
+      out := out.push (registrationJson ctx "reducible" n false)
+  return out
+
+def moduleJson (ctx : Ctx) (reach : Std.HashMap Name Reach) (m : Name) : Json :=
+  match ctx.moduleIdx.get? m with
   | none => Json.mkObj [("name", toJson m.toString), ("found", toJson false)]
   | some i =>
-    let data := env.header.moduleData[i]!
-    let decls := data.constants.map fun ci => Json.mkObj (declFields env axioms ci)
+    let data := ctx.env.header.moduleData[i]!
+    let decls := data.constants.map fun ci => Json.mkObj (declFields ctx reach ci)
     let exts := data.entries.filterMap fun (ext, es) =>
       if es.isEmpty then none
       else some (Json.mkObj [("name", toJson ext.toString), ("entries", toJson es.size)])
     Json.mkObj [
       ("name", toJson m.toString),
       ("found", toJson true),
+      ("is_module", toJson data.isModule),
       ("imports", toJson (data.imports.map fun imp => imp.module.toString)),
       ("declarations", Json.arr decls),
       ("extensions", Json.arr exts),
+      ("registrations", Json.arr (registrations ctx i data)),
       ("extra_constants", toJson (data.extraConstNames.map Name.toString))]
+
+def header (nonce : String) : List (String × Json) :=
+  [("format", toJson format), ("nonce", toJson nonce), ("lean_version", toJson Lean.versionString),
+   ("import_level", toJson "private")]
 
 def run (a : Args) : IO Json := do
   initSearchPath (← findSysroot) a.searchPath.toList
   let targets := a.modules ++ a.imports
-  let env ← importModules (targets.map fun m => ({ module := m } : Import)) {}
+  -- `level := .private`: every body and private declaration of a `module` file (module docs)
+  let env ← importModules (targets.map fun m => ({ module := m } : Import)) {} (level := OLeanLevel.private)
+  let ctx := Ctx.mk' env
   let mut interest : Array Name := #[]
   let mut problems : Array String := #[]
   for m in a.modules do
-    match env.header.moduleNames.findIdx? (· == m) with
+    match ctx.moduleIdx.get? m with
     | some i => interest := interest ++ env.header.moduleData[i]!.constNames
     | none => problems := problems.push s!"module {m} is not in the environment"
   for n in a.names do
     if env.contains n then
       interest := interest.push n
   let black := a.blackBox.foldl (fun s n => s.insert n) ({} : NameSet)
-  let axioms := transitiveAxioms env interest black
-  return Json.mkObj [
-    ("format", toJson "fyan-inspector/1"),
-    ("lean_version", toJson Lean.versionString),
-    ("modules", Json.arr (a.modules.map (moduleJson env axioms))),
-    ("lookups", Json.arr (a.names.map (lookupJson env axioms a.localPrefix))),
-    ("problems", toJson problems)]
+  let reach := transitiveMarks env interest black
+  return Json.mkObj (header a.nonce ++ [
+    ("modules", Json.arr (a.modules.map (moduleJson ctx reach))),
+    ("lookups", Json.arr (a.names.map (lookupJson ctx reach a.localPrefix))),
+    ("problems", toJson problems),
+    ("error", Json.null)])
 
 end FyanInspector
 
@@ -367,9 +493,8 @@ def main (args : List String) : IO UInt32 := do
       try
         report ← FyanInspector.run a
       catch e =>
-        report := Json.mkObj [
-          ("format", toJson "fyan-inspector/1"),
-          ("lean_version", toJson Lean.versionString),
-          ("error", toJson (toString e))]
+        report := Json.mkObj (FyanInspector.header a.nonce ++ [
+          ("modules", Json.arr #[]), ("lookups", Json.arr #[]), ("problems", toJson ([] : List String)),
+          ("error", toJson (toString e))])
       IO.FS.writeFile out (report.compress ++ "\n")
       return 0

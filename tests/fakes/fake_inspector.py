@@ -4,9 +4,9 @@ No Lean toolchain runs in CI, so the real inspector cannot be built here. The La
 (``tests/fakes/fake_lake.py``) "builds" this script in its place (``lake build fyan-inspector``
 writes a shim that runs it) and "compiles" a module by copying its source into a stand-in
 ``.olean`` (JSON) under ``.lake/build/lib/lean``. This double stands in for the inspector at its
-process boundary: same arguments (``--out``, ``--module``, ``--name``, ``--import``,
+process boundary: same arguments (``--out``, ``--nonce``, ``--module``, ``--name``, ``--import``,
 ``--black-box``, ``--search-path``, ``--local-prefix``), same JSON report (format
-``fyan-inspector/1``), read from the *built* stand-ins — never from the current sources — so a
+``fyan-inspector/2``, every field of the strict schema, the nonce echoed), read from the *built* stand-ins — never from the current sources — so a
 stale or planted output is what it reports, as the real one would.
 
 What it emulates from the built source (``fyan.lean.declarations.scan``; everything after an
@@ -20,9 +20,18 @@ What it emulates from the built source (``fyan.lean.declarations.scan``; everyth
   axioms), ``native_decide``/``decide +native``/``native := true`` adds
   ``<decl>._native.native_decide.ax_1_1``, an ``axiom`` is its own axiom; axioms are
   transitive through the declarations a declaration mentions (by name);
-* extension entries: declaration ranges and docs for every module, IR for definitions,
-  instances, ``simp``, and — for the tricks — macros, syntax/notation, elaborators, ``csimp``,
+* kernel-evaluated constants: a declaration mentioning ``Lean.reduceBool``/``Lean.reduceNat`` (or
+  ``reduceBool``/``reduceNat``) reaches them, transitively like the axioms;
+* extension entries: the names real Lean 4.35.0 writes for honest modules (``HONEST_EXTENSIONS``:
+  read from ``.olean`` files the real core ``lean`` wrote, ``tests/test_lean_contract.py``) —
+  ``modPkgExt``, ``deprecatedModuleExt``, ``exportedAxiomsExt``, declaration ranges, namespaces,
+  module docs, docstrings, ``reducibilityCore``, inductive/structure/class/instance/``simp``
+  entries, the compiler's LCNF/IR caches, the linter log for a declaration with an unused
+  variable — and, for the tricks, macros, syntax/notation, elaborators, ``csimp``,
   ``implemented_by``, ``extern``, ``init`` (``local`` ones are not exported, as in Lean);
+* registrations: every ``instance`` (about its class and the constants after it) and every
+  ``abbrev``/``@[reducible]`` declaration (about the constants of its value); a constant that is
+  not a declaration of the loaded modules is taken to be the library's (module ``Init``);
 * imports: ``Init`` and the module's ``import`` lines;
 * looked-up names: the same fields, the workspace declarations the statement mentions
   (``constants``, with the names mentioned in their own types as ``conclusion``) and, under
@@ -33,8 +42,9 @@ A stand-in written by the SA-Pass compile double (``fake_lean_env.py``) carries 
 ``inspection`` that is returned as is. Scenario overrides (``FYAN_FAKE_SCENARIO``):
 ``inspect`` ({decl: fields}), ``inspect_by_module`` ({module: {decl: fields}}, applied when that
 module is inspected with ``--module``), ``inspect_module`` ({module: {"extensions": [...],
-"imports": [...]}}), ``inspector_output`` (raw text written as the report),
-``inspector_process`` ({"exit": n, "sleep": s, "signal": n}).
+"imports": [...]}}), ``inspector_output`` (raw text written as the report; ``@NONCE@`` is replaced by the run's nonce),
+``inspector_process`` ({"exit": n, "sleep": s, "signal": n}), ``inspector_nonce`` (echo this nonce
+instead of the one passed).
 """
 
 from __future__ import annotations
@@ -56,6 +66,8 @@ KIND = {"theorem": "theorem", "def": "def", "abbrev": "def", "instance": "def", 
         "axiom": "axiom", "structure": "inductive", "inductive": "inductive", "class": "inductive"}
 _SORRY = re.compile(r"(?<![\w.'])(?:sorry|admit|sorryAx)(?![\w'])")
 _NATIVE = re.compile(r"native_decide|decide\s*\+native|native\s*:=\s*true")
+_KERNEL_EVALUATED = {"Lean.reduceBool": re.compile(r"(?<![\w'])(?:Lean\.)?reduceBool(?![\w'])"),
+                     "Lean.reduceNat": re.compile(r"(?<![\w'])(?:Lean\.)?reduceNat(?![\w'])")}
 
 
 def scenario() -> dict:
@@ -65,7 +77,7 @@ def scenario() -> dict:
 
 def parse(argv: list[str]) -> dict:
     opts: dict = {"modules": [], "names": [], "imports": [], "black_box": [], "search_path": [], "local_prefix": "",
-                  "out": None}
+                  "out": None, "nonce": ""}
     keys = {"--module": "modules", "--name": "names", "--import": "imports", "--black-box": "black_box",
             "--search-path": "search_path"}
     i = 0
@@ -79,6 +91,8 @@ def parse(argv: list[str]) -> dict:
             opts["local_prefix"] = value
         elif flag == "--out":
             opts["out"] = value
+        elif flag == "--nonce":
+            opts["nonce"] = value
         else:
             raise SystemExit(f"fake inspector: unknown argument {flag}")
         i += 2
@@ -175,7 +189,9 @@ class Env:
                     "implemented_by": m_impl.group(1) if m_impl else impl.get(d.name) or impl.get(d.full_name),
                     "extern": "extern" in attrs, "init": bool(re.search(r"\binit\b", attrs)),
                     "sorry_direct": bool(_SORRY.search(text)), "conclusion_true": d.type_text == "True",
+                    "sorry_in_type": bool(_SORRY.search(d.header)), "kernel_evaluated": [], "missing_constants": [],
                 },
+                "kernel": [n for n, rx in _KERNEL_EVALUATED.items() if rx.search(text)],
                 "own": (["sorryAx"] if _SORRY.search(text) else [])
                 + ([f"{d.full_name}._native.native_decide.ax_1_1"] if _NATIVE.search(text) else [])
                 + ([d.full_name] if kind == "axiom" else []),
@@ -187,17 +203,65 @@ class Env:
                 if e["decl"].name in tokens or full in tokens or e["decl"].name.split(".")[-1] in tokens]
 
     def _axioms(self) -> None:
-        axioms = {n: set(e["own"]) for n, e in self.decls.items()}
         uses = {n: [m for m in self.mentions(e["tokens"]) if m != n] for n, e in self.decls.items()}
-        changed = True
-        while changed:
-            changed = False
-            for n in axioms:
-                new = axioms[n].union(*(axioms[m] for m in uses[n])) if uses[n] else axioms[n]
-                if new != axioms[n]:
-                    axioms[n], changed = new, True
-        for n, e in self.decls.items():
-            e["record"]["axioms"] = sorted(axioms[n])
+        for own, field in (("own", "axioms"), ("kernel", "kernel_evaluated")):
+            marks = {n: set(e[own]) for n, e in self.decls.items()}
+            changed = True
+            while changed:
+                changed = False
+                for n in marks:
+                    new = marks[n].union(*(marks[m] for m in uses[n])) if uses[n] else marks[n]
+                    if new != marks[n]:
+                        marks[n], changed = new, True
+            for n, e in self.decls.items():
+                e["record"][field] = sorted(marks[n])
+
+    def module_of(self, name: str) -> str:
+        """The module of a declaration of the loaded modules; any other name is the library's."""
+        e = self.decls.get(name)
+        return e["module"] if e else "Init"
+
+
+#: Extension names real Lean 4.35.0 writes for honest modules, read from the ``.olean`` files the
+#: real core ``lean`` (``tests/lean_core.py``) wrote for prelude modules with each construct
+#: (``tests/test_lean_contract.py`` compiles them again and checks this table against them).
+HONEST_EXTENSIONS = {
+    "module": ["_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt", "Lean.deprecatedModuleExt",
+               "_private.Lean.Util.CollectAxioms.0.Lean.exportedAxiomsExt", "Lean.declRangeExt"],
+    "namespace": ["_private.Lean.Namespace.0.Lean.namespacesExt"],
+    "module_doc": ["_private.Lean.DocString.Extension.0.Lean.moduleDocExt"],
+    "docstring": ["Lean.docStringExt"],
+    "inductive": ["Lean.auxRecExt", "Lean.protectedExt", "reducibilityCore",
+                  "_private.Lean.Compiler.LCNF.MonoTypes.0.Lean.Compiler.LCNF.trivialStructureInfoExt",
+                  "Lean.Compiler.LCNF.monoTypeExt",
+                  "_private.Lean.Compiler.LCNF.ToImpureType.0.Lean.Compiler.LCNF.impureTypeExt",
+                  "_private.Lean.Compiler.LCNF.ToImpureType.0.Lean.Compiler.LCNF.impureTrivialStructureInfoExt",
+                  "_private.Lean.Compiler.LCNF.ToImpureType.0.Lean.Compiler.LCNF.ctorLayoutExt"],
+    "structure": ["Lean.projectionFnInfoExt", "_private.Lean.Structure.0.Lean.structureExt"],
+    "class": ["Lean.classExtension"],
+    "instance": ["Lean.Meta.instanceExtension", "reducibilityCore"],
+    "abbrev": ["reducibilityCore", "Lean.Compiler.inlineAttrs"],
+    "reducible": ["reducibilityCore"],
+    "simp": ["Lean.Meta.simpExtension"],
+    "def": ["Lean.IR.declMapExt", "Lean.Compiler.LCNF.baseExt", "Lean.Compiler.LCNF.monoExt",
+            "Lean.Compiler.LCNF.impureSigExt", "Lean.Compiler.LCNF.UnreachableBranches.functionSummariesExt"],
+    "linted": ["Lean.Linter.lintLogExt"],
+}
+
+_WORD = r"(?<![\w.'])%s(?![\w'])"
+
+
+def _unused_binder(decl) -> bool:
+    """The unused-variables linter (real Lean writes its warning into ``Lean.Linter.lintLogExt``):
+    an explicit binder of a theorem used neither in its type nor in its proof."""
+    if decl.kind not in ("theorem", "lemma"):
+        return False
+    binders = decl.header[: len(decl.header) - len(decl.type_text)] if decl.type_text else decl.header
+    for group in re.findall(r"\(([^():]*):", binders):
+        for name in group.split():
+            if name != "_" and not re.search(_WORD % re.escape(name), decl.type_text + " " + decl.body):
+                return True
+    return False
 
 
 def extensions(source: str, decls: list[dict]) -> list[dict]:
@@ -208,13 +272,27 @@ def extensions(source: str, decls: list[dict]) -> list[dict]:
         if n:
             counts[name] = counts.get(name, 0) + n
 
-    add("Lean.declRangeExt", len(decls))
-    add("Lean.moduleDocExt", source.count("/-!"))
-    add("Lean.docStringExt", source.count("/--"))
-    add("Lean.IR.declMapExt", sum(d["kind"] == "def" for d in decls))
+    def honest(construct: str, n: int = 1) -> None:
+        for name in HONEST_EXTENSIONS[construct]:
+            add(name, n)
+
+    honest("module")
+    counts["Lean.declRangeExt"] += len(decls) - 1
+    counts["_private.Lean.Util.CollectAxioms.0.Lean.exportedAxiomsExt"] += len(decls) - 1
     exported = re.sub(r"(?m)^\s*local\s+.*$", "", clean)  # local entries are not exported
-    add("Lean.Meta.instanceExtension", len(re.findall(r"(?<![\w.'])instance(?![\w'])", exported)))
-    add("Lean.Meta.simpExtension", len(re.findall(r"[\[,]\s*simp\b", exported)))
+    honest("namespace", len(re.findall(r"(?m)^\s*namespace\s", clean)))
+    honest("module_doc", source.count("/-!"))
+    honest("docstring", source.count("/--"))
+    kinds = [d["decl"].kind for d in decls]
+    honest("inductive", sum(k in ("inductive", "structure", "class") for k in kinds))
+    honest("structure", sum(k in ("structure", "class") for k in kinds))
+    honest("class", kinds.count("class"))
+    honest("instance", len(re.findall(_WORD % "instance", exported)))
+    honest("abbrev", kinds.count("abbrev"))
+    honest("reducible", len(re.findall(r"@\[[^\]]*\breducible\b", exported)))
+    honest("simp", len(re.findall(r"[\[,]\s*simp\b", exported)))
+    honest("def", sum(d["kind"] == "def" for d in decls))
+    honest("linted", sum(_unused_binder(d["decl"]) for d in decls))
     add("Lean.Elab.macroAttribute", len(re.findall(r"(?<![\w.'])(?:macro|macro_rules|notation|infix\w*)(?![\w'])|"
                                                     r"\[\s*macro\b", exported)))
     add("Lean.Parser.parserExtension", len(re.findall(r"(?<![\w.'])(?:macro|syntax|notation|infix\w*|elab)\s+\"",
@@ -226,12 +304,51 @@ def extensions(source: str, decls: list[dict]) -> list[dict]:
     add("Lean.Compiler.implementedByAttr", len(re.findall(r"implemented_by", exported)))
     add("Lean.externAttr", len(re.findall(r"[\[,]\s*extern\b", exported)))
     add("Lean.regularInitAttr", len(re.findall(r"(?<![\w.'])initialize(?![\w'])|[\[,]\s*init\b", exported)))
+    add("Lean.Meta.unificationHintExtension", len(re.findall(r"(?<![\w.'])unif_hint(?![\w'])", exported)))
+    add("reducibilityExtra", len(re.findall(r"attribute\s*\[[^\]]*\b(?:reducible|irreducible)\b", exported)))
     return [{"name": k, "entries": v} for k, v in counts.items()]
+
+
+def registrations(env: "Env", module: str, source: str) -> list[dict]:
+    """Instances (about their class and the constants after it) and ``abbrev``/``@[reducible]``
+    declarations (about the constants of their value) of ``module``."""
+    exported = re.sub(r"(?m)^\s*local\s+.*$", "", strip_comments(source))
+    out = []
+    for full, e in env.decls.items():
+        d = e["decl"]
+        if e["module"] != module:
+            continue
+        if d.kind == "instance" and re.search(_WORD % "instance", exported):
+            about = [t for t in re.findall(r"[A-Za-z_][\w'.]*", d.type_text) if t not in ("Type", "Prop", "Sort")]
+            kind = "instance"
+        elif d.kind == "abbrev" or re.search(r"\breducible\b", d.attributes):
+            about = [t for t in re.findall(r"[A-Za-z_][\w'.]*", d.body) if t[0].isupper()]
+            kind = "reducible"
+        else:
+            continue
+        names = []
+        for t in about:
+            resolved = next(iter(env.mentions({t})), t)
+            if resolved not in names and resolved != full:
+                names.append(resolved)
+        out.append({"kind": kind, "declaration": full, "module": module, "scoped": "scoped" in d.modifiers,
+                    "about": [{"name": n, "module": env.module_of(n)} for n in names]})
+    return out
+
+
+def _library_record(name: str) -> dict:
+    """A library constant a scenario says exists (``constants``): found in module ``Init``."""
+    return {"name": name, "found": True, "kind": "theorem", "module": "Init", "level_params": [], "type_repr": name,
+            "type_pp": name, "value_repr": None, "safety": "safe", "implemented_by": None, "extern": False,
+            "init": False, "sorry_direct": False, "sorry_in_type": False, "conclusion_true": False, "axioms": [],
+            "kernel_evaluated": [], "missing_constants": [], "constants": [], "local_constants": [],
+            "binder_domains": []}
 
 
 def report(opts: dict, sc: dict) -> dict:
     env = Env(opts["modules"] + opts["imports"], opts["search_path"])
-    out = {"format": "fyan-inspector/1", "lean_version": "4.31.0", "modules": [], "lookups": [], "problems": []}
+    out = {"format": "fyan-inspector/2", "nonce": sc.get("inspector_nonce", opts["nonce"]), "lean_version": "4.31.0",
+           "import_level": "private", "modules": [], "lookups": [], "problems": [], "error": None}
     missing = [m for m in opts["modules"] + opts["imports"] if m in env.missing]
     if missing:
         rel = Path(*missing[0].split(".")).with_suffix(".olean")
@@ -248,10 +365,14 @@ def report(opts: dict, sc: dict) -> dict:
             out["lookups"] += [d for d in recorded.get("lookups", []) if d["name"] in opts["names"]]
             continue
         decls = [e for e in env.decls.values() if e["module"] == module]
-        records = [{**e["record"], **overrides.get(e["record"]["name"], {})} for e in decls]
-        mod = {"name": module, "found": True,
+        lookup_only = {"constants", "local_constants", "binder_domains"}
+        records = [{**e["record"], **{k: v for k, v in overrides.get(e["record"]["name"], {}).items()
+                                      if k not in lookup_only}} for e in decls
+                   if overrides.get(e["record"]["name"], {}).get("found", True)]  # found: false = absent
+        mod = {"name": module, "found": True, "is_module": bool(re.match(r"\s*module\b", data["source"])),
                "imports": ["Init"] + re.findall(r"(?m)^import\s+(\S+)", data["source"]),
-               "declarations": records, "extensions": extensions(data["source"], decls), "extra_constants": []}
+               "declarations": records, "extensions": extensions(data["source"], decls),
+               "registrations": registrations(env, module, data["source"]), "extra_constants": []}
         mod.update(sc.get("inspect_module", {}).get(module, {}))
         out["modules"].append(mod)
     if any("inspection" in env.modules[m] for m in opts["modules"]):
@@ -262,12 +383,12 @@ def report(opts: dict, sc: dict) -> dict:
         if e is None:
             rec = {"name": name, "found": False}
             if name in sc.get("constants", []):
-                rec = {"name": name, "found": True, "kind": "theorem", "module": "Init", "type_repr": name, "axioms": []}
+                rec = _library_record(name)
             out["lookups"].append({**rec, **overrides.get(name, {})})
             continue
         d = e["decl"]
         meaning_tokens = _tokens(d.header + (" " + d.body if e["kind"] == "def" else ""))
-        direct = [{"name": m, "module": env.decls[m]["module"],
+        direct = [{"name": m, "module": env.decls[m]["module"], "kind": env.decls[m]["kind"], "projection": False,
                    "conclusion": env.mentions(env.decls[m]["type_tokens"])}
                   for m in env.mentions(meaning_tokens) if m != name]
         local, todo, seen = [], [c["name"] for c in direct], {name}
@@ -281,11 +402,9 @@ def report(opts: dict, sc: dict) -> dict:
             local.append({"name": full, "module": ce["module"], "kind": ce["kind"], "meaning": [cd.frozen_signature]})
             todo += env.mentions(_tokens(cd.header + (" " + cd.body if ce["kind"] == "def" else "")))
         rec = {**e["record"], "constants": direct, "local_constants": local, "binder_domains": []}
-        over = dict(overrides.get(name, {}))
-        if "type_hash" in over:
-            rec.pop("type_repr", None)
-            rec.pop("value_repr", None)
-        rec.update(over)
+        rec.update(overrides.get(name, {}))
+        if rec.get("found") is False:
+            rec = {"name": name, "found": False}
         out["lookups"].append(rec)
     return out
 
@@ -309,7 +428,8 @@ def main(argv: list[str]) -> int:
         print("fake inspector: --out FILE is required", file=sys.stderr)
         return 2
     if "inspector_output" in sc:
-        Path(opts["out"]).write_text(sc["inspector_output"], encoding="utf-8")
+        # "@NONCE@" stands for the nonce of this run (a lying answer that echoes it correctly)
+        Path(opts["out"]).write_text(sc["inspector_output"].replace("@NONCE@", opts["nonce"]), encoding="utf-8")
     else:
         Path(opts["out"]).write_text(json.dumps(report(opts, sc)) + "\n", encoding="utf-8")
     return int(spec.get("exit", 0))

@@ -1,0 +1,179 @@
+"""The trusted inspector's answer read strictly (issue 23 #7), the rules applied to it (kernel-
+evaluated constants, missing constants, ``module`` files, foreign instances: issue 23 #3, #4, #9,
+#10) and the extension allow-list learned, not hard-coded (issue 24 #2).
+
+``read_report`` is the real reader ``run_inspector`` uses; the answers here are written by the test
+(lying, partial, with extra fields, for another run) as a compromised or broken inspector could.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fyan.lean import policy
+from fyan.lean.inspector import InspectedModule, InspectorReport, module_findings, read_report
+from tests import inspector_records as records
+
+NONCE = "0123456789abcdef0123456789abcdef"
+
+
+def _read(tmp_path, data, nonce=NONCE, modules=("M",)):
+    out = tmp_path / "inspect.json"
+    out.write_text(data if isinstance(data, str) else json.dumps(data))
+    return read_report(out, None, "sha", nonce=nonce, modules=list(modules), lean_version="4.31.0")
+
+
+def _good():
+    return records.report(NONCE, modules=[records.module("M", declarations=[records.declaration("M.t", module="M")])],
+                          lookups=[records.lookup("M.t", module="M")])
+
+
+def test_a_complete_answer_echoing_the_nonce_is_evidence(tmp_path):
+    got = _read(tmp_path, _good())
+    assert got.ok and got.raw_output is None and got.report.lookup("M.t").kind == "theorem"
+
+
+@pytest.mark.parametrize("lie, expected", [
+    # an answer with only a name used to read as found, safe, without axioms
+    (lambda r: {**r, "lookups": [{"name": "M.t"}]}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "lookups": [{"name": "M.t", "found": True}]}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "lookups": [{"name": "M.t", "found": False, "axioms": []}]}, "does not follow fyan-inspector/2"),
+    # unknown fields are refused, not ignored
+    (lambda r: {**r, "trusted": True}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "modules": [{**r["modules"][0], "verdict": "clean"}]}, "does not follow fyan-inspector/2"),
+    # no field defaults to "safe": a declaration without its axioms is no evidence
+    (lambda r: {**r, "modules": [{**r["modules"][0], "declarations": [
+        {k: v for k, v in r["modules"][0]["declarations"][0].items() if k != "axioms"}]}]},
+     "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "modules": [{**r["modules"][0], "declarations": [
+        {k: v for k, v in r["modules"][0]["declarations"][0].items() if k != "kernel_evaluated"}]}]},
+     "does not follow fyan-inspector/2"),
+    # an unknown constant kind or safety fails closed
+    (lambda r: {**r, "lookups": [{**r["lookups"][0], "kind": "mutual_def"}]}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "lookups": [{**r["lookups"][0], "safety": "trusted"}]}, "does not follow fyan-inspector/2"),
+    # a report of another run (replayed, or written by the candidate)
+    (lambda r: {**r, "nonce": "f" * 32}, "does not echo this run's nonce"),
+    (lambda r: {k: v for k, v in r.items() if k != "nonce"}, "does not follow fyan-inspector/2"),
+    # the previous format, or another level than the one that shows every body
+    (lambda r: {**r, "format": "fyan-inspector/1"}, "has format 'fyan-inspector/1'"),
+    (lambda r: {**r, "import_level": "exported"}, "does not follow fyan-inspector/2"),
+    # a module the environment lacks, an import that could not be loaded
+    (lambda r: {**r, "modules": [{"name": "M", "found": False}]}, "module(s) M not in the inspected environment"),
+    (lambda r: {**r, "modules": [], "error": "object file ./M.olean of module M does not exist"},
+     "could not load the modules: object file ./M.olean"),
+])
+def test_a_lying_partial_or_foreign_answer_is_no_evidence_and_is_kept(tmp_path, lie, expected):
+    got = _read(tmp_path, lie(_good()))
+    assert not got.ok and expected in got.problem, got.problem
+    assert got.raw_output and json.loads(got.raw_output)  # the raw answer stays in the report
+    assert got.evidence()["inspector_raw_output"] == got.raw_output
+
+
+def test_a_missing_lookup_is_exactly_name_and_found_and_reads_as_nothing_known():
+    report = InspectorReport.model_validate(records.report(lookups=[{"name": "M.gone", "found": False}]))
+    gone = report.lookup("M.gone")
+    assert gone.found is False and gone.kind is None and gone.type_hash is None and not gone.uses_sorry
+
+
+# -- the rules -----------------------------------------------------------------------------------
+
+def _module(**fields) -> InspectedModule:
+    return InspectorReport.model_validate(records.report(modules=[records.module("L.U.Basic", **fields)])).module(
+        "L.U.Basic")
+
+
+@pytest.mark.parametrize("reached", [["Lean.reduceBool"], ["Lean.reduceNat"], ["Lean.reduceBool", "Lean.reduceNat"]])
+def test_reaching_a_kernel_evaluated_constant_is_refused_like_of_reduce_bool(reached):
+    m = _module(declarations=[records.declaration("L.U.t", kernel_evaluated=reached)])
+    found = module_findings(m, learned=frozenset())
+    for name in reached:
+        assert any(f.startswith(f"L.U.t: reaches {name}: the kernel runs compiled code") for f in found), found
+    assert policy.declaration_findings("theorem", "safe", None, False, False, kernel_evaluated=reached,
+                                       kernel_allow=set(reached)) == []
+    assert "Lean.ofReduceNat (rejected by name" in policy.classify_axioms(["Lean.ofReduceNat"], ["Lean.ofReduceNat"])[0]
+
+
+def test_a_constant_missing_from_the_environment_fails_closed():
+    m = _module(declarations=[records.declaration("L.U.t", missing_constants=["L.D.gone"])])
+    assert any("refers to L.D.gone, not in the inspected environment" in f for f in module_findings(m, learned=set()))
+
+
+def test_a_module_file_is_named_and_refused():
+    assert any("is a `module` file" in f for f in module_findings(_module(is_module=True), learned=set()))
+    assert not any("`module` file" in f for f in module_findings(_module(is_module=False), learned=set()))
+
+
+# -- the extension allow-list: learned, normalised, before the danger patterns --------------------
+
+HONEST_4_35 = ["_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt", "_private.Lean.Namespace.0.Lean.namespacesExt",
+               "reducibilityCore", "Lean.projectionFnInfoExt", "Lean.Linter.lintLogExt",
+               "_private.Lean.Util.CollectAxioms.0.Lean.exportedAxiomsExt"]
+
+
+def test_every_extension_no_honest_control_writes_is_refused_named():
+    m = _module(extensions=[{"name": n, "entries": 1} for n in HONEST_4_35])
+    found = module_findings(m, learned=frozenset())
+    assert len(found) == len(HONEST_4_35) and all("no honest control writes on this toolchain" in f for f in found)
+    # newest Lean's exportedAxiomsExt looks like @[export] to the danger patterns ...
+    assert any("exportedAxiomsExt (1 entry): @[export]" in f for f in found)
+    # ... but a learned name is admitted before they are consulted
+    assert module_findings(m, learned=frozenset(HONEST_4_35)) == []
+
+
+def test_learned_names_match_across_the_private_prefix_of_another_version():
+    older = _module(extensions=[{"name": "Lean.modPkgExt", "entries": 1}, {"name": "Lean.namespacesExt", "entries": 2}])
+    assert module_findings(older, learned=frozenset(HONEST_4_35)) == []
+    assert policy.normalize_extension_name("_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt") == "Lean.modPkgExt"
+
+
+def test_a_learned_or_configured_instance_extension_is_still_refused_in_an_sapass_candidate():
+    m = _module(extensions=[{"name": "Lean.Meta.instanceExtension", "entries": 1}])
+    assert module_findings(m, learned={"Lean.Meta.instanceExtension"}) == []
+    assert "an instance (changes how checkers elaborate)" in module_findings(
+        m, learned={"Lean.Meta.instanceExtension"}, strict=True)[0]
+
+
+def test_the_gate_reads_the_learned_names_of_the_reports_lean_version(double_selftest):
+    learned = set(double_selftest.learned_extensions)
+    assert {"_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt", "Lean.Meta.instanceExtension",
+            "Lean.Meta.simpExtension", "Lean.Linter.lintLogExt"} <= learned
+    assert not any("macro" in n.lower() or "parser" in n.lower() for n in learned)  # notation is no control
+    m = _module(extensions=[{"name": n, "entries": 1} for n in sorted(learned)]
+                + [{"name": "Lean.Elab.macroAttribute", "entries": 1}])
+    assert [f.split(" (")[0] for f in module_findings(m)] == ["L.U.Basic registers Lean.Elab.macroAttribute"]
+
+
+# -- meaning changed from another unit (issue 23 #4) ----------------------------------------------
+
+def _reg(kind, decl, about, module="Lib.ThmRoot.Basic", scoped=False):
+    return {"kind": kind, "declaration": decl, "module": module, "scoped": scoped,
+            "about": [{"name": n, "module": m} for n, m in about]}
+
+
+@pytest.mark.parametrize("regs, refused", [
+    # an instance of a library class on a library type: changes how every importer elaborates
+    ([_reg("instance", "Lib.ThmRoot.instLEInt", [("LE", "Init.Prelude"), ("Int", "Init.Data.Int.Basic")])],
+     ["Lib.ThmRoot.instLEInt: an instance about Int"]),
+    # on a type another unit owns
+    ([_reg("instance", "Lib.ThmRoot.instLEDouble", [("LE", "Init.Prelude"), ("Lib.DefDouble.D", "Lib.DefDouble.Basic")],
+           scoped=True)], ["Lib.ThmRoot.instLEDouble: an instance (scoped) about Lib.DefDouble.D"]),
+    # through an own reducible alias of a library type
+    ([_reg("reducible", "Lib.ThmRoot.MyInt", [("Int", "Init.Data.Int.Basic")]),
+      _reg("instance", "Lib.ThmRoot.instLEMyInt", [("LE", "Init.Prelude"), ("Lib.ThmRoot.MyInt", "Lib.ThmRoot.Basic")])],
+     ["Lib.ThmRoot.instLEMyInt: an instance about Int"]),
+    ([_reg("unification_hint", "Lib.ThmRoot.hint", [("Int", "Init.Data.Int.Basic")])],
+     ["Lib.ThmRoot.hint: a unification hint about Int"]),
+    # honest: an instance on the unit's own structure, or of its own class
+    ([_reg("instance", "Lib.ThmRoot.instInhPt", [("Inhabited", "Init.Prelude"), ("Lib.ThmRoot.Pt", "Lib.ThmRoot.Basic")])],
+     []),
+    ([_reg("instance", "Lib.ThmRoot.instSizeInt", [("Lib.ThmRoot.HasSize", "Lib.ThmRoot.Basic"), ("Int", "Init")])], []),
+    ([_reg("reducible", "Lib.ThmRoot.Coord", [("Int", "Init.Data.Int.Basic")])], []),
+])
+def test_instances_and_hints_on_types_the_unit_does_not_own_are_refused(regs, refused):
+    m = _module(registrations=regs)
+    found = policy.foreign_meaning_findings(m, "Lib.ThmRoot")
+    assert [f.split(", which")[0] for f in found] == refused
+    # unless the plan declared them
+    assert policy.foreign_meaning_findings(m, "Lib.ThmRoot", declared={r["declaration"] for r in regs}) == []
