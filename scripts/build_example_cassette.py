@@ -58,12 +58,14 @@ def main(project_dir: Path) -> int:
     project_dir = project_dir.resolve()
     cassette = project_dir / "replay" / "cassette.jsonl"
     with tempfile.TemporaryDirectory(prefix="fyan-cassette-") as tmp:
+        (Path(tmp) / "toolchain").mkdir()
         work = Path(tmp) / project_dir.name
         shutil.copytree(project_dir, work, ignore=shutil.ignore_patterns(".fyan", "units", "lean", "workspaces", "cassette.jsonl"))
-        shim = Path(tmp) / "lake"
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests/fakes/fake_lake.py"}" "$@"\n')
-        shim.chmod(0o755)
-        os.environ["FYAN_LEAN__LAKE"] = str(shim)
+        # the toolchain double laid out as a real prefix (bin/lake, bin/lean, lib/lean): the tests' own
+        from tests.conftest import FakeLake  # noqa: E402
+
+        fake = FakeLake(Path(tmp) / "toolchain")
+        os.environ["FYAN_LEAN__LAKE"] = str(fake.path)
         os.environ["FYAN_LEAN__SANDBOX"] = "off"
         os.environ["FYAN_LEAN__INSPECTOR_DIR"] = str(Path(tmp) / "inspector")  # the double's, never ~/.cache
         # the double is no Lean: nothing about a toolchain is proven here (`fyan selftest`, issue 17)

@@ -189,12 +189,15 @@ def test_a_passing_selftest_is_stated_in_the_report(honest, fake_lake, double_se
 
 
 def test_the_opt_out_completes_and_every_report_says_so(fake_lake, data_dir, tmp_path, double_selftest):
-    # without a selftest nothing is learned: the opt-out needs the extensions named by hand
-    # (issue 24 #2: the allow-list is learned or configured, never hard-coded)
-    allow = {"trust_without_selftest": True, "extension_allowlist": double_selftest.learned_extensions}
+    # without a selftest the gate learns the extensions honest modules write now, from Fyan's
+    # controls (fyan.selftest.learn.learned_now; issue 24 #2: learned or configured, never hard-coded)
+    allow = {"trust_without_selftest": True}
     s = h.setup(tmp_path / "p", h.HONEST, lean=allow)
     report = s.gate(None, fake=fake_lake)
     assert report.passed, report.summary()
+    learned = sorted((data_dir / "learned").glob("*.json"))
+    assert len(learned) == 1 and set(json.loads(learned[0].read_text())["extensions"]) == set(
+        double_selftest.learned_extensions)
     assert report.toolchain_trust == ("NOT PROVEN: Lean 4.31.0 has never passed `fyan selftest` here; trusted anyway "
                                       "because [lean] trust_without_selftest = true")
     assert "  selftest: NOT PROVEN" in report_text(report)
@@ -352,3 +355,14 @@ def test_selftest_of_a_project_uses_its_lean_settings(fake_lake, data_dir, tmp_p
     payload = json.loads(capsys.readouterr().out)
     assert payload["problem"] is None and len(payload["cases"]) == len(corpus.cases())
     assert all(c["ok"] for c in payload["cases"] if c["kind"] == "control")  # the cases found the double too
+
+
+def test_the_opt_out_still_refuses_an_extension_no_honest_control_writes(fake_lake, data_dir, tmp_path):
+    """learned_now learns from Fyan's controls, not from the candidate: an extension the controls
+    never write (a macro's) stays refused with the opt-out."""
+    s = h.setup(tmp_path / "p", h.HONEST, lean={"trust_without_selftest": True})
+    scenario = {"inspect_module": {"Cheats.ThmRoot.Basic": {"extensions": [
+        {"name": "Lean.Parser.parserExtension", "entries": 1}]}}}
+    report = s.gate(scenario, fake=fake_lake)
+    assert not report.passed
+    assert "Lean.Parser.parserExtension" in report.check("environment_policy").reason

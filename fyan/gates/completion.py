@@ -198,6 +198,8 @@ class _Gate:
         self.pin: str | None = None
         self.environment: str | None = None  # why Lean could not run here (not the candidate's fault)
         self.trust: str | None = None  # whether the toolchain passed its selftest (fyan.selftest.trust)
+        #: the extensions learned now when the toolchain is trusted unproven (else the selftest's)
+        self.learned: frozenset[str] | None = None
         self.stale: dict[str, list[str]] = {}
 
     def put(self, name: str, ok: bool | None, reason: str, required: bool | None = None, **evidence: Any) -> None:
@@ -366,6 +368,15 @@ class _Gate:
         if self.inspector is None:
             self._fail_lean(f"no trusted inspector: {why}", environment=True, toolchain=tc.version, pin=pin.pin)
             return
+        if not trust.proven:
+            # trusted unproven: learn the extensions honest modules write on this toolchain now
+            from fyan.selftest.learn import learned_now
+
+            self.learned, why = learned_now(tc, pin.pin or "", cfg, self.inspector, self.log_dir)
+            if self.learned is None:
+                self._fail_lean(f"the extensions honest modules write could not be learned: {why}",
+                                environment=True, toolchain=tc.version, pin=pin.pin)
+                return
         st_module = unit_module(self.project, self.unit, "Statement")
         need_reference = [f.decl for f in freezes if f.type_hash is None]
         wants_statement = statement is not None and (need_reference or find_comparator(self.project) is not None)
@@ -484,7 +495,8 @@ class _Gate:
             self.put("environment_policy", False, self._lean_missing_reason("the compiled module was not inspected"))
             return
         findings = module_findings(module, expected_imports=unit_imports(self.project, self.store, self.unit),
-                                   extra_allow=frozenset(self.project.config.lean.extension_allowlist))
+                                   extra_allow=frozenset(self.project.config.lean.extension_allowlist),
+                                   learned=self.learned)
         evidence = {"findings": findings, "extensions": {e.name: e.entries for e in module.extensions},
                     "imports": module.imports, **self._inspector_evidence()}
         self.put("environment_policy", not findings, "; ".join(findings) or

@@ -114,3 +114,39 @@ def learn_extensions(toolchain, pin: str, config: LeanSection, inspector, work: 
         names |= set(out.by_module[m])
     out.extensions = sorted(names)
     return out
+
+
+def learned_now(toolchain, pin: str, config: LeanSection, inspector, log_dir: Path) -> tuple[frozenset[str] | None, str]:
+    """The extensions Fyan's honest controls write on ``toolchain``, learned now for a gate that
+    trusts the toolchain unproven (``[lean] trust_without_selftest``): without a selftest record
+    nothing says what an honest module writes, and refusing every extension would refuse every
+    honest unit. Learned once per toolchain version line and kept in Fyan's data folder
+    (``learned/<key>.json``, beside the selftest records; never in a workspace). Returns
+    ``(extensions, "")`` or ``(None, why)`` when the controls cannot be compiled or inspected (the
+    gate then fails closed as an environment problem). Never raises."""
+    import hashlib
+    import json
+    import tempfile
+
+    from fyan.selftest.trust import data_root, toolchain_key
+
+    key = toolchain_key(toolchain)
+    tag = hashlib.sha256(toolchain.version.encode()).hexdigest()[:12]
+    cache = data_root() / "learned" / f"{key}-{tag}.json"
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if data.get("toolchain") == toolchain.version and isinstance(data.get("extensions"), list):
+            return frozenset(n for n in data["extensions"] if isinstance(n, str)), ""
+    except (OSError, ValueError):
+        pass
+    with tempfile.TemporaryDirectory(prefix="fyan-learn-") as tmp:
+        learned = learn_extensions(toolchain, pin, config, inspector, Path(tmp) / "learn", log_dir / "learn")
+    if learned.problem is not None:
+        return None, learned.problem
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"toolchain": toolchain.version, "extensions": learned.extensions}) + "\n",
+                         encoding="utf-8")
+    except OSError:
+        pass
+    return frozenset(learned.extensions), ""

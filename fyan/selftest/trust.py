@@ -116,6 +116,9 @@ class Trust:
     trusted: bool
     statement: str
     problem: str | None = None
+    #: False when trusted only because ``[lean] trust_without_selftest`` says so: no selftest record
+    #: vouches for the toolchain, so nothing was learned about the extensions honest modules write
+    proven: bool = True
 
 
 def toolchain_trust(toolchain: Toolchain, config: LeanSection) -> Trust:
@@ -132,7 +135,8 @@ def toolchain_trust(toolchain: Toolchain, config: LeanSection) -> Trust:
         rec = load_record(key) or {}
         return Trust(True, f"proven: `fyan selftest` passed for Lean {key} on {rec.get('date', '?')}")
     if config.trust_without_selftest:
-        return Trust(True, f"NOT PROVEN: {problem}; trusted anyway because [lean] trust_without_selftest = true")
+        return Trust(True, f"NOT PROVEN: {problem}; trusted anyway because [lean] trust_without_selftest = true",
+                     proven=False)
     pin = config.toolchain
     return Trust(False, f"refused: {problem}",
                  f"the gate does not trust this toolchain yet: {problem}; run `fyan selftest --toolchain {pin}` "
