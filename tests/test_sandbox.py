@@ -42,15 +42,17 @@ def test_writes_only_in_the_workspace(tmp_path, outside_tmp):
         "echo ok > inside.txt; "
         f"echo x > {units}/forged.lean; echo units=$?; "
         f"echo y > {tmp_path}/escaped.txt; echo tmp=$?; "
+        "echo r > /etc/fyan-sandbox-test; echo root=$?; "
         "echo z > $HOME/.fyan-sandbox-test; echo home=$?"
     )
     result = run_process(["/bin/sh", "-c", script], cwd=ws, timeout_s=30, sandbox="require", writable=[ws])
     assert result.sandboxed and result.exit_code == 0
     assert (ws / "inside.txt").read_text() == "ok\n"
-    assert "units=2" in result.output and "Read-only file system" in result.output  # refused outright
-    assert not (units / "forged.lean").exists()
-    assert "tmp=2" in result.output and not (tmp_path / "escaped.txt").exists()  # /tmp is read-only too
-    assert not (Path.home() / ".fyan-sandbox-test").exists()
+    assert "units=2" in result.output and not (units / "forged.lean").exists()  # /var/tmp is private
+    assert "root=2" in result.output and "Read-only file system" in result.output  # refused outright
+    assert not Path("/etc/fyan-sandbox-test").exists()
+    assert "tmp=2" in result.output and not (tmp_path / "escaped.txt").exists()  # /tmp is private too
+    assert "home=0" in result.output and not (Path.home() / ".fyan-sandbox-test").exists()  # a private tmpfs
     # control: the same command unsandboxed does write outside
     run_process(["/bin/sh", "-c", f"echo x > {units}/control.lean"], cwd=ws, timeout_s=30, sandbox="off")
     assert (units / "control.lean").exists()
@@ -153,7 +155,8 @@ def test_bwrap_that_cannot_create_namespaces_is_detected(tmp_path):
     bwrap.chmod(0o755)
     path, why = bwrap_status(str(fake_bin))
     assert path is None
-    assert why.startswith(f"bwrap ({bwrap}) cannot create its namespaces here: bwrap: No permissions")
+    assert why.startswith(f"bwrap ({bwrap}) cannot create its namespaces here (a user namespace with every "
+                          "capability dropped, pid, ipc, network): bwrap: No permissions")
     env = {"PATH": str(fake_bin)}
     auto = run_process(["/bin/sh", "-c", "echo hi"], cwd=tmp_path, timeout_s=30, sandbox="auto", env=env)
     assert auto.ok and not auto.sandboxed and auto.note == f"not sandboxed: {why}"
