@@ -7,12 +7,14 @@ part 12). This wrapper runs ``PROGRAM`` so that every process it starts ends wit
 first mechanism that works for the user running Fyan:
 
 ``pidns``
-    a new PID namespace (``unshare(CLONE_NEWPID)``; as a user without ``CAP_SYS_ADMIN`` inside a
-    new user namespace that maps only the user's own uid and gid, so files and permissions stay
-    the same). The wrapper's child is the namespace's init: it starts ``PROGRAM``, reaps orphans
+    a new PID namespace (``unshare(CLONE_NEWPID | CLONE_NEWNS)``; as a user without
+    ``CAP_SYS_ADMIN`` inside a new user namespace that maps only the user's own uid and gid, so
+    files and permissions stay the same). The wrapper's child is the namespace's init: it mounts
+    the namespace's own ``/proc`` (in a private copy of the mount table: programs read
+    ``/proc/<getpid()>``, Lean among them, to find themselves), starts ``PROGRAM``, reaps orphans
     and, when ``PROGRAM`` exits, exits itself; the kernel then kills every other process of the
     namespace (pid_namespaces(7)). The init dies with the wrapper (``PR_SET_PDEATHSIG``), so
-    killing the wrapper kills the namespace. The file system and ``/proc`` stay the host's.
+    killing the wrapper kills the namespace. The file system stays the host's.
 ``subreaper``
     when no namespace can be created (a container that forbids them): the wrapper becomes a
     child subreaper (``PR_SET_CHILD_SUBREAPER``, prctl(2)), so every orphaned descendant is
@@ -35,8 +37,10 @@ import signal
 import sys
 import time
 
+CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -61,16 +65,23 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
+def _mount(source: bytes, target: bytes, fstype: bytes | None, flags: int) -> None:
+    _check(_libc.mount(ctypes.c_char_p(source), ctypes.c_char_p(target), ctypes.c_char_p(fstype),
+                       ctypes.c_ulong(flags), ctypes.c_void_p(None)))
+
+
 def enter_pid_namespace() -> str:
-    """Make the next child of this process the init of a new PID namespace; returns how (raises
-    ``OSError`` when no namespace can be created here)."""
+    """Make the next child of this process the init of a new PID namespace, in a private copy of
+    the mount table (so its ``/proc`` never reaches the host); returns how (raises ``OSError``
+    when no namespace can be created here)."""
     try:
-        _check(_libc.unshare(CLONE_NEWPID))
+        _check(_libc.unshare(CLONE_NEWPID | CLONE_NEWNS))
+        _mount(b"none", b"/", None, MS_REC | MS_PRIVATE)
         return "pidns"
     except OSError:
         pass
     uid, gid = os.getuid(), os.getgid()
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWPID))
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS))
     try:  # map only the user's own ids: the command keeps its uid, gid and permissions
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
@@ -78,7 +89,13 @@ def enter_pid_namespace() -> str:
     except OSError as e:  # cannot be undone: never run the command under an unmapped uid
         sys.stderr.write(f"fyan reaper: could not map uid {uid} into the new user namespace: {e}\n")
         os._exit(126)
+    _mount(b"none", b"/", None, MS_REC | MS_PRIVATE)
     return "pidns-user"
+
+
+def mount_proc() -> None:
+    """In the init of the new PID namespace: its own ``/proc`` (raises ``OSError``)."""
+    _mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
 def _exec(argv: list[str]) -> None:
@@ -118,6 +135,11 @@ def _run_in_namespace(argv: list[str]) -> None:
         except BlockingIOError:
             pass
         os.close(alive_r)
+        try:
+            mount_proc()
+        except OSError as e:  # the probe said it works: it does not, so never run unreaped
+            sys.stderr.write(f"fyan reaper: cannot mount /proc of the new pid namespace: {e}\n")
+            os._exit(126)
         command = os.fork()
         if command == 0:
             os.close(write_end)
@@ -226,10 +248,16 @@ def probe() -> str:
         os.close(read_end)
         try:
             how = enter_pid_namespace()
-            child = os.fork()  # a namespace is only usable if its init can be started
+            child = os.fork()  # a namespace is only usable if its init starts and mounts its /proc
             if child == 0:
+                try:
+                    mount_proc()
+                except OSError:
+                    os._exit(1)
                 os._exit(0)
-            os.waitpid(child, 0)
+            _, status = os.waitpid(child, 0)
+            if status != 0:
+                how = "subreaper"
         except OSError:
             how = "subreaper"
         os.write(write_end, how.encode())
@@ -252,15 +280,15 @@ def main(args: list[str]) -> None:
     if not args:
         sys.stderr.write("usage: reaper.py [--probe | --mechanism auto|pidns|subreaper] -- PROGRAM ARG...\n")
         os._exit(2)
-    if mechanism in ("auto", "pidns"):
+    if mechanism == "auto":
+        mechanism = "subreaper" if probe() == "subreaper" else "pidns"
+    if mechanism == "pidns":
         try:
             enter_pid_namespace()
         except OSError as e:
-            if mechanism == "pidns":
-                sys.stderr.write(f"fyan reaper: no pid namespace here: {e}\n")
-                os._exit(126)
-        else:
-            _run_in_namespace(args)
+            sys.stderr.write(f"fyan reaper: no pid namespace here: {e}\n")
+            os._exit(126)
+        _run_in_namespace(args)
     _run_as_subreaper(args)
 
 
