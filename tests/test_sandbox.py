@@ -353,3 +353,21 @@ def test_private_folders_and_no_privilege_inside(tmp_path, outside_tmp):
     assert "/var/tmp=1" in out  # only the way down to the workspace and the named file
     assert "UMOUNTED" not in out and "REMOUNTED" not in out and "NESTED" not in out
     assert "named" in out
+
+
+@needs_bwrap
+def test_a_setuid_program_written_inside_loses_the_bit(tmp_path, outside_tmp):
+    """Fresh-eyes finding (issue 23): the uid inside stays the caller's, so a confined root
+    process could leave a setuid-root program in its workspace for the host's other users.
+    Every regular file it wrote loses the setuid/setgid bits when it ends."""
+    import os
+    import stat
+
+    ws = outside_tmp / "ws"
+    ws.mkdir()
+    script = "cp /bin/true prog && chmod 6755 prog && echo set; mkdir -p d && cp /bin/true d/p2 && chmod u+s d/p2"
+    result = run_process(["/bin/sh", "-c", script], cwd=ws, timeout_s=30, sandbox="require")
+    assert result.sandboxed and "set" in result.output, result
+    for f in (ws / "prog", ws / "d" / "p2"):
+        assert not os.lstat(f).st_mode & (stat.S_ISUID | stat.S_ISGID), oct(os.lstat(f).st_mode)
+    assert os.access(ws / "prog", os.X_OK) and "cleared setuid/setgid bits of 2 file(s)" in result.note

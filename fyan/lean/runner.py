@@ -53,6 +53,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -381,6 +382,26 @@ def sandbox_tmpdir(writable: list[Path] | tuple[Path, ...]) -> Path:
     return tmp
 
 
+def strip_set_id_bits(folders: list[Path] | tuple[Path, ...]) -> list[Path]:
+    """Clear the setuid and setgid bits of every regular file under ``folders`` (``lstat``; links
+    are not followed) and return the files changed. A confined process keeps its uid (0 for root)
+    and may ``chmod u+s`` a program it wrote: its workspace must not hand a setuid-root program to
+    the host's other users. Run after the process tree ended."""
+    changed = []
+    for folder in folders:
+        for dirpath, _, filenames in os.walk(folder):
+            for name in filenames:
+                path = Path(dirpath) / name
+                try:
+                    st = os.lstat(path)
+                    if stat.S_ISREG(st.st_mode) and st.st_mode & (stat.S_ISUID | stat.S_ISGID):
+                        os.chmod(path, stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))
+                        changed.append(path)
+                except OSError:
+                    continue
+    return changed
+
+
 def _limit(memory_mb: int | None):
     def apply() -> None:
         if memory_mb:
@@ -395,22 +416,30 @@ REAPER = Path(__file__).with_name("reaper.py")
 
 
 def reaped_argv(argv: list[str]) -> list[str]:
-    """``argv`` run by ``fyan/lean/reaper.py`` (a PID namespace, else a child subreaper), so that
-    unconfined, too, nothing it starts (a ``setsid`` child included) outlives it."""
-    return [sys.executable, "-I", "-S", str(REAPER), "--", *argv]
+    """``argv`` run by ``fyan/lean/reaper.py`` (a PID namespace, else a child subreaper: what
+    ``_probe_reaper`` found here, once per Fyan process), so that unconfined, too, nothing it
+    starts (a ``setsid`` child included) outlives it."""
+    how = _probe_reaper()
+    mechanism = "subreaper" if how == "subreaper" else "pidns" if how.startswith("pidns") else "auto"
+    return [sys.executable, "-I", "-S", str(REAPER), "--mechanism", mechanism, "--", *argv]
 
 
 @lru_cache(maxsize=1)
-def tree_mechanism() -> str:
-    """How an unconfined command's process tree is ended here (``fyan doctor``): ``pid namespace``,
-    ``pid namespace in a user namespace`` or ``child subreaper``."""
+def _probe_reaper() -> str:
     try:
         proc = subprocess.run([sys.executable, "-I", "-S", str(REAPER), "--probe"], capture_output=True, text=True,
                               timeout=20, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"unknown ({e})"
+    return proc.stdout.strip() or f"unknown ({proc.stderr.strip()[-200:]})"
+
+
+def tree_mechanism() -> str:
+    """How an unconfined command's process tree is ended here (``fyan doctor``): ``pid namespace``,
+    ``pid namespace in a user namespace`` or ``child subreaper``."""
+    how = _probe_reaper()
     return {"pidns": "pid namespace", "pidns-user": "pid namespace in a user namespace",
-            "subreaper": "child subreaper"}.get(proc.stdout.strip(), f"unknown ({proc.stderr.strip()[-200:]})")
+            "subreaper": "child subreaper"}.get(how, how)
 
 
 @dataclass
@@ -602,6 +631,10 @@ def run_process(
         duration = time.monotonic() - start
         if lean_kind is not None:
             admission.current().record(lean_kind, ticket.unit, group.peak_rss_mb)
+    if sandboxed:
+        stripped = strip_set_id_bits(confinement.writable)
+        if stripped:
+            note = f"cleared setuid/setgid bits of {len(stripped)} file(s) it wrote; " + (note or "")
     text = out.decode("utf-8", errors="replace")
     code = None if timed_out else proc.returncode
     memory = bool(memory_mb) and code not in (0, None) and any(m in text for m in MEMORY_MARKERS)

@@ -54,7 +54,7 @@ from fyan.agents import process_groups
 from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider, Usage
 from fyan.errors import ConfigError, ProviderError
 from fyan.lean.runner import (Confinement, ProcessGroup, confine, confined_environment, home_dir, sandbox_tmpdir,
-                              toolchain_paths)
+                              strip_set_id_bits, toolchain_paths)
 
 SKIP_DIRS = {".lake", ".git", ".sandbox-tmp"}
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -185,6 +185,8 @@ class CommandAgentProvider(Provider):
             tail = err.decode("utf-8", errors="replace").strip().splitlines()[-5:]
             raise ProviderError(f"command agent {self.argv[0]!r} exited with status {proc.returncode}"
                                 + (": " + " | ".join(tail) if tail else ""))
+        if wrapped.sandboxed:
+            strip_set_id_bits(confinement.writable)
         files = changed_files(cwd, before)
         return ModelResponse(text=out.decode("utf-8", errors="replace"), usage=Usage(), provider=self.name,
                              model=request.model, latency_s=latency, key=request.key(), files=files)
