@@ -29,6 +29,16 @@ STAGE_NAMES = ("specify", "reason", "plan", "audit", "prove", "critic", "curate"
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_']*(?:\.[A-Za-z_][A-Za-z0-9_']*)*$")
 
 
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _check_variable_names(value: list[str]) -> list[str]:
+    bad = [v for v in value if not _VARIABLE.match(v)]
+    if bad:
+        raise ValueError(f"not environment variable names: {bad} (letters, digits and _, not starting with a digit)")
+    return value
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -142,7 +152,16 @@ class StageAgent(_Section):
         default=[], description="With provider = 'command': paths outside the workspace the confined CLI may write "
         "(e.g. its own state folder; ~ allowed). Never the project folder."
     )
+    pass_env: list[str] = Field(
+        default=[], description="With provider = 'command': variables of Fyan's environment the confined CLI gets "
+        "besides PATH, HOME, LANG, TMPDIR and FYAN_* (e.g. [\"ANTHROPIC_API_KEY\"]); nothing else passes."
+    )
     timeout: float = Field(default=1800.0, gt=0, description="Seconds per call (command agent: the kill deadline).")
+
+    @field_validator("pass_env")
+    @classmethod
+    def _variable_names(cls, value: list[str]) -> list[str]:
+        return _check_variable_names(value)
 
 
 class AgentsSection(_Section):
@@ -217,6 +236,10 @@ class LeanSection(_Section):
         "home and the project are hidden; ~/.elan and the toolchain's own folder are readable), e.g. a toolchain "
         "installed elsewhere in your home (~ allowed)."
     )
+    pass_env: list[str] = Field(
+        default=["ELAN_HOME"], description="Variables of Fyan's environment that Lean processes (builds, compiles, "
+        "the inspector, kernel replay) get besides PATH, HOME, LANG, TMPDIR and FYAN_*; nothing else passes."
+    )
     axiom_allowlist: list[str] = Field(
         default=["propext", "Classical.choice", "Quot.sound"],
         description="Axioms a complete unit may depend on. sorryAx, Lean.ofReduceBool, Lean.trustCompiler and "
@@ -253,6 +276,11 @@ class LeanSection(_Section):
                              "release (leanprover/lean4:v4.31.0, v4.31.0 or 4.31.0) or a nightly "
                              "(leanprover/lean4:nightly-2025-06-01)")
         return value
+
+    @field_validator("pass_env")
+    @classmethod
+    def _variable_names(cls, value: list[str]) -> list[str]:
+        return _check_variable_names(value)
 
     @field_validator("axiom_allowlist")
     @classmethod

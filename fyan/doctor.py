@@ -12,7 +12,9 @@ For each agent configuration a project uses (the stages sharing one are reported
 * ``command`` — the program is found on ``PATH``.
 
 Then the Lean toolchain (``fyan.lean.toolchain.discover``: ``lake --version``), the build
-sandbox (bubblewrap), the trusted inspector, and the selftest state per toolchain (``fyan
+sandbox (bubblewrap; how an unconfined command's process tree is ended), the environment
+confined processes get (which variables pass: names and whether set, never values), the
+trusted inspector, and the selftest state per toolchain (``fyan
 selftest``: the gate trusts only a toolchain whose selftest passed, issue 17). Nothing is reported usable that was not checked.
 """
 
@@ -129,13 +131,40 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
         from fyan.lean.runner import SANDBOX_REMEDY
 
         why = f"{why}; {SANDBOX_REMEDY}"
-    sandbox = {"available": bwrap is not None, "detail": why, "setting": lean_cfg.sandbox}
+    from fyan.lean.runner import tree_mechanism
+
+    sandbox = {"available": bwrap is not None, "detail": why, "setting": lean_cfg.sandbox,
+               "unconfined_tree": tree_mechanism()}
+    environment = environment_status(config, lean_cfg)
     inspector = _inspector_status(lean_cfg)
     selftest = selftest_status(lean_cfg, disc.toolchain)
     ok = (all(p["usable"] for p in providers) and lean["present"] and (bwrap is not None or lean_cfg.sandbox != "require")
           and selftest["trusted"] is not False)
-    return {"providers": providers, "lean": lean, "sandbox": sandbox, "inspector": inspector, "selftest": selftest,
-            "ok": ok}
+    return {"providers": providers, "lean": lean, "sandbox": sandbox, "environment": environment,
+            "inspector": inspector, "selftest": selftest, "ok": ok}
+
+
+def environment_status(config: FyanConfig | None, lean_cfg, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """What of Fyan's environment (``env``, default this process's) reaches confined processes
+    (``fyan.lean.runner.confined_environment``): ``always`` (``TOOL_VARIABLES`` and the passing
+    ``FYAN_*`` names), ``lean`` (``[lean] pass_env``) and one entry per command agent configuration
+    (its ``pass_env``), each name with whether it is set; ``withheld``: how many other variables
+    are set and do not pass (names of secret-looking ``FYAN_*`` ones in ``withheld_fyan``)."""
+    from fyan.lean.runner import TOOL_VARIABLES, _passes
+
+    env = dict(os.environ) if env is None else env
+    always = {k: k in env for k in TOOL_VARIABLES}
+    always.update({k: True for k in sorted(env) if k.startswith("FYAN_") and _passes(k)})
+    lean = {k: k in env for k in lean_cfg.pass_env}
+    agents = []
+    if config is not None:
+        for agent, stages in agent_groups(config, stages_in_use(config)):
+            if agent.provider == "command":
+                agents.append({"stages": stages, "pass_env": {k: k in env for k in agent.pass_env}})
+    named = set(always) | set(lean) | {k for a in agents for k in a["pass_env"]}
+    return {"always": always, "lean": lean, "agents": agents,
+            "withheld_fyan": sorted(k for k in env if k.startswith("FYAN_") and not _passes(k) and k not in named),
+            "withheld": len([k for k in env if k not in named])}
 
 
 def selftest_status(lean_cfg, toolchain) -> dict[str, Any]:
@@ -184,6 +213,20 @@ def render(report: dict[str, Any]) -> str:
     sb = report["sandbox"]
     lines.append(f"[{mark[sb['available']] if sb['available'] or sb['setting'] == 'require' else '--  '}] sandbox for "
                  f"model-written code ([lean] sandbox = {sb['setting']}): {sb['detail']}")
+    lines.append(f"         unconfined (sandbox off), a command's process tree ends by: {sb.get('unconfined_tree')}")
+    env = report.get("environment")
+    if env:
+        def names(d: dict[str, bool]) -> str:
+            return ", ".join(k + ("" if set_ else " (unset)") for k, set_ in d.items()) or "nothing"
+
+        lines.append(f"[ok  ] environment of confined processes: {names(env['always'])}")
+        lines.append(f"         Lean processes also get ([lean] pass_env): {names(env['lean'])}")
+        for a in env["agents"]:
+            lines.append(f"         command agent for {', '.join(a['stages'])} also gets (pass_env): {names(a['pass_env'])}")
+        withheld = f"{env['withheld']} other variable(s) of this environment do not pass"
+        if env["withheld_fyan"]:
+            withheld += f" (secret-looking: {', '.join(env['withheld_fyan'])})"
+        lines.append("         " + withheld)
     ins = report.get("inspector")
     if ins:
         lines.append(f"[{'ok  ' if ins['built'] else '--  '}] trusted inspector: {ins['detail']}")

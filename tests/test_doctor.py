@@ -56,6 +56,7 @@ model = "local-model"
 [agents.stages.prove]
 provider = "command"
 command = ["fyan-no-such-agent", "--print"]
+pass_env = ["ANTHROPIC_API_KEY", "FYAN_DOCTOR_UNSET"]
 [agents.stages.review]
 provider = "openai-compatible"
 base_url = "http://127.0.0.1:9/v1"
@@ -76,6 +77,15 @@ base_url = "http://127.0.0.1:9/v1"
     text = capsys.readouterr().out
     assert SECRET not in text and SECRET not in json.dumps(report)
     assert "[FAIL] provider command (example-authored) for prove" in text
+    # what reaches confined processes (issue 23, part 2): names and whether set, never values
+    env = report["environment"]
+    assert set(env["always"]) >= {"PATH", "HOME", "LANG", "TMPDIR"} and "SSH_AUTH_SOCK" not in env["always"]
+    assert env["lean"] == {"ELAN_HOME": False} or env["lean"] == {"ELAN_HOME": True}
+    assert env["agents"] == [{"stages": ["prove"], "pass_env": {"ANTHROPIC_API_KEY": True, "FYAN_DOCTOR_UNSET": False}}]
+    assert "command agent for prove also gets (pass_env): ANTHROPIC_API_KEY, FYAN_DOCTOR_UNSET (unset)" in text
+    assert "environment of confined processes: PATH" in text and "do not pass" in text
+    assert report["sandbox"]["unconfined_tree"] in ("pid namespace", "pid namespace in a user namespace",
+                                                   "child subreaper")
 
 
 def test_doctor_on_the_example_with_a_toolchain(capsys, fake_lake):

@@ -282,7 +282,8 @@ elif mode == "fail":
 def command_agent(tmp_path: Path, mode: str, timeout: float = 30.0) -> CommandAgentProvider:
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
-    return CommandAgentProvider([sys.executable, str(script), mode], timeout_s=timeout)
+    # the script lives in pytest's /tmp folder, which the sandbox makes private: named readable
+    return CommandAgentProvider([sys.executable, str(script), mode], timeout_s=timeout, readable=[str(script)])
 
 
 def test_command_agent_runs_in_the_workspace_and_returns_its_file_changes(tmp_path):

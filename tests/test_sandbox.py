@@ -42,15 +42,17 @@ def test_writes_only_in_the_workspace(tmp_path, outside_tmp):
         "echo ok > inside.txt; "
         f"echo x > {units}/forged.lean; echo units=$?; "
         f"echo y > {tmp_path}/escaped.txt; echo tmp=$?; "
+        "echo r > /etc/fyan-sandbox-test; echo root=$?; "
         "echo z > $HOME/.fyan-sandbox-test; echo home=$?"
     )
     result = run_process(["/bin/sh", "-c", script], cwd=ws, timeout_s=30, sandbox="require", writable=[ws])
     assert result.sandboxed and result.exit_code == 0
     assert (ws / "inside.txt").read_text() == "ok\n"
-    assert "units=2" in result.output and "Read-only file system" in result.output  # refused outright
-    assert not (units / "forged.lean").exists()
-    assert "tmp=2" in result.output and not (tmp_path / "escaped.txt").exists()  # /tmp is read-only too
-    assert not (Path.home() / ".fyan-sandbox-test").exists()
+    assert "units=2" in result.output and not (units / "forged.lean").exists()  # /var/tmp is private
+    assert "root=2" in result.output and "Read-only file system" in result.output  # refused outright
+    assert not Path("/etc/fyan-sandbox-test").exists()
+    assert "tmp=2" in result.output and not (tmp_path / "escaped.txt").exists()  # /tmp is private too
+    assert "home=0" in result.output and not (Path.home() / ".fyan-sandbox-test").exists()  # a private tmpfs
     # control: the same command unsandboxed does write outside
     run_process(["/bin/sh", "-c", f"echo x > {units}/control.lean"], cwd=ws, timeout_s=30, sandbox="off")
     assert (units / "control.lean").exists()
@@ -153,7 +155,8 @@ def test_bwrap_that_cannot_create_namespaces_is_detected(tmp_path):
     bwrap.chmod(0o755)
     path, why = bwrap_status(str(fake_bin))
     assert path is None
-    assert why.startswith(f"bwrap ({bwrap}) cannot create its namespaces here: bwrap: No permissions")
+    assert why.startswith(f"bwrap ({bwrap}) cannot create its namespaces here (a user namespace with every "
+                          "capability dropped, pid, ipc, network): bwrap: No permissions")
     env = {"PATH": str(fake_bin)}
     auto = run_process(["/bin/sh", "-c", "echo hi"], cwd=tmp_path, timeout_s=30, sandbox="auto", env=env)
     assert auto.ok and not auto.sandboxed and auto.note == f"not sandboxed: {why}"
@@ -247,3 +250,124 @@ def test_the_process_group_ends_with_the_command_even_after_a_normal_exit(tmp_pa
     assert result.ok and "started" in result.output
     time.sleep(2.8)
     assert not late.exists()  # the child left behind died with the command's process group
+
+
+# -- issue 23: the whole process tree ends, the environment is minimal -----------------------------
+
+def _leftovers(token: str) -> list[int]:
+    import os
+
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if token.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.parametrize("mechanism", ["auto", "subreaper"])
+@pytest.mark.parametrize("ending", ["exit", "timeout"])
+def test_unconfined_a_setsid_child_ends_with_the_command(tmp_path, monkeypatch, mechanism, ending):
+    """Issue 23, part 12: with sandbox = "off" a child in a new session (setsid) used to outlive
+    the command (a process group does not hold it). The reaper ends it: by a PID namespace where
+    one can be made (as root, or in a user namespace), else as a child subreaper (forced here),
+    after a normal exit and at the timeout (SIGTERM to the reaper, then SIGKILL)."""
+    import os
+    import signal
+
+    from fyan.lean import runner
+
+    if mechanism == "subreaper":
+        monkeypatch.setattr(runner, "reaped_argv", lambda argv: [sys.executable, "-I", "-S", str(runner.REAPER),
+                                                                 "--mechanism", "subreaper", "--", *argv])
+    late = tmp_path / "late.txt"
+    delay = 3 if ending == "timeout" else 0.5  # the child writes only after the command ended
+    child = f"setsid sh -c 'sleep {delay}; for i in 1 2 3 4 5 6; do sleep 0.5; echo t >> {late}; done' " \
+            "</dev/null >/dev/null 2>&1 &"
+    script = child + (" echo started" if ending == "exit" else " echo started; sleep 30")
+    try:
+        result = run_process(["/bin/sh", "-c", script], cwd=tmp_path, timeout_s=2 if ending == "timeout" else 30,
+                             sandbox="off")
+        assert "started" in result.output and result.timed_out == (ending == "timeout"), result
+        time.sleep(delay + 3)
+        assert not late.exists() and _leftovers(str(tmp_path)) == []
+    finally:
+        for pid in _leftovers(str(tmp_path)):  # only what this test started, by id
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_the_reaper_keeps_the_exit_status_and_the_signal(tmp_path):
+    for mechanism in ("auto", "subreaper"):
+        from fyan.lean.runner import REAPER
+
+        argv = [sys.executable, "-I", "-S", str(REAPER), "--mechanism", mechanism, "--"]
+        assert subprocess.run([*argv, "/bin/sh", "-c", "exit 7"]).returncode == 7
+        assert subprocess.run([*argv, "/bin/sh", "-c", "kill -TERM $$"]).returncode == -15
+        missing = subprocess.run([*argv, str(tmp_path / "no-such-program")], capture_output=True, text=True)
+        assert missing.returncode == 127 and "No such file" in missing.stderr
+
+
+@pytest.mark.parametrize("sandbox", ["off", "require"])
+def test_a_process_gets_only_the_minimal_environment_and_what_pass_env_names(tmp_path, monkeypatch, sandbox):
+    """Issue 23, part 2: PATH, HOME, LANG, TMPDIR, the FYAN_* variables (not secret-looking ones)
+    and what pass_env names; nothing else of Fyan's environment (SSH_AUTH_SOCK, API keys)."""
+    if sandbox == "require" and BWRAP is None:
+        pytest.skip(f"no usable bubblewrap here: {WHY}")
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-not-passed")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-passed")
+    monkeypatch.setenv("FYAN_OPENAI_COMPATIBLE_API_KEY", "sk-fyan-secret")
+    monkeypatch.setenv("FYAN_FAKE_SETTING", "kept")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    result = run_process(["/bin/sh", "-c", "env"], cwd=tmp_path, timeout_s=30, sandbox=sandbox,
+                         pass_env=["OPENAI_API_KEY", "UNSET_VARIABLE"])
+    env = dict(line.split("=", 1) for line in result.output.splitlines() if "=" in line)
+    assert env["OPENAI_API_KEY"] == "sk-passed" and env["FYAN_FAKE_SETTING"] == "kept" and env["LANG"] == "C.UTF-8"
+    for name in ("SSH_AUTH_SOCK", "ANTHROPIC_API_KEY", "FYAN_OPENAI_COMPATIBLE_API_KEY", "UNSET_VARIABLE"):
+        assert name not in env, name
+    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "OPENAI_API_KEY", "NO_COLOR", "TERM", "PWD", "SHLVL", "_", "OLDPWD"}
+    assert {k for k in env if not k.startswith("FYAN_")} <= allowed, sorted(env)
+
+
+@needs_bwrap
+def test_private_folders_and_no_privilege_inside(tmp_path, outside_tmp):
+    """Issue 23, part 1: /tmp, /var/tmp, /run, /dev/shm and $HOME are private and empty (what
+    the confinement names is bound back), no capability is left, umount and remount fail, and no
+    nested user namespace can be made, whoever runs Fyan."""
+    ws = outside_tmp / "ws"
+    ws.mkdir()
+    marker = outside_tmp / "visible.txt"
+    marker.write_text("named")
+    script = ("for d in /tmp /var/tmp /run /dev/shm $HOME; do echo \"$d=$(ls -A $d | wc -l)"
+              "\"; done; grep CapEff /proc/self/status; umount -l /tmp && echo UMOUNTED; "
+              "mount -o remount,rw / && echo REMOUNTED; unshare -Ur true 2>/dev/null && echo NESTED; "
+              f"cat {marker}; echo")
+    confinement = Confinement(writable=(ws,), read_only=(marker,))
+    result = run_process(["/bin/sh", "-c", script], cwd=ws, timeout_s=30, sandbox="require", confinement=confinement)
+    out = result.output
+    assert result.sandboxed and "CapEff:\t0000000000000000" in out, out
+    for d in ("/tmp", "/run", "/dev/shm"):
+        assert f"{d}=0" in out, out
+    assert "/var/tmp=1" in out  # only the way down to the workspace and the named file
+    assert "UMOUNTED" not in out and "REMOUNTED" not in out and "NESTED" not in out
+    assert "named" in out
+
+
+@needs_bwrap
+def test_a_setuid_program_written_inside_loses_the_bit(tmp_path, outside_tmp):
+    """Fresh-eyes finding (issue 23): the uid inside stays the caller's, so a confined root
+    process could leave a setuid-root program in its workspace for the host's other users.
+    Every regular file it wrote loses the setuid/setgid bits when it ends."""
+    import os
+    import stat
+
+    ws = outside_tmp / "ws"
+    ws.mkdir()
+    script = "cp /bin/true prog && chmod 6755 prog && echo set; mkdir -p d && cp /bin/true d/p2 && chmod u+s d/p2"
+    result = run_process(["/bin/sh", "-c", script], cwd=ws, timeout_s=30, sandbox="require")
+    assert result.sandboxed and "set" in result.output, result
+    for f in (ws / "prog", ws / "d" / "p2"):
+        assert not os.lstat(f).st_mode & (stat.S_ISUID | stat.S_ISGID), oct(os.lstat(f).st_mode)
+    assert os.access(ws / "prog", os.X_OK) and "cleared setuid/setgid bits of 2 file(s)" in result.note

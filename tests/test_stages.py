@@ -334,7 +334,7 @@ print("added nice_two")
 def test_formalizer_command_agent_edits_the_workspace_file(tmp_path, no_lake):
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
-    agent = CommandAgentProvider([sys.executable, str(script)], timeout_s=60)
+    agent = CommandAgentProvider([sys.executable, str(script)], timeout_s=60, readable=[str(script)])  # /tmp is private
     project, gateway, engine = to_prove(tmp_path, agent)
     run = engine.step("def-a", Stage.PROVE)
     assert run.status is RunStatus.SUCCEEDED, run.reason

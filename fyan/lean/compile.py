@@ -163,7 +163,7 @@ def resolve(toolchain: Toolchain, package: Path, config: LeanSection, *, log_dir
         raise LeanSetupError(f"the toolchain of {toolchain.lake} has no `lean` beside `lake`; reinstall it with elan")
     timeout = min(config.build_timeout, 300.0)
     log = (lambda n: log_dir / f"{n}.log") if log_dir is not None else (lambda n: None)
-    env = tool_environment({k: v for k, v in os.environ.items() if k in ("ELAN_HOME", "ELAN_TOOLCHAIN")})
+    env = tool_environment(pass_env=("ELAN_HOME", "ELAN_TOOLCHAIN", *config.pass_env))
     prefix = run_process([str(toolchain.lean), "--print-prefix"], cwd=package, timeout_s=timeout, sandbox="off",
                          env=env, log_path=log("lean-prefix"))
     if not prefix.ok or not prefix.output.strip():
@@ -330,7 +330,7 @@ def compile_module(setup: LeanSetup, *, source_root: Path, module: str, out_root
         proc = ProcessResult(argv=argv, cwd=str(source_root), exit_code=None, duration_s=0.0, note=str(e))
         return done(proc, False, f"lean {module} did not run: cannot prepare {olean.parent}: {e.strerror or e}",
                     f"cannot prepare the output folder {olean.parent}: {e.strerror or e}")
-    run_env = tool_environment(setup.environment(search_path), env)
+    run_env = tool_environment(setup.environment(search_path), env, pass_env=config.pass_env)
     if confinement is None:
         confinement = Confinement(writable=(out_root,), read_only=tuple(setup.readable()))
     proc = run_process(argv, cwd=source_root, timeout_s=config.build_timeout, memory_mb=config.memory_limit_mb,

@@ -488,7 +488,8 @@ def build_inspector(toolchain: Toolchain, pin: str, dest_root: Path, *, timeout_
         (scratch / "lean-toolchain").write_text(pin.strip() + "\n", encoding="utf-8")
         log = (log_dir or scratch) / "inspector-build.log"
         proc = run_process([str(toolchain.lake), "build", EXECUTABLE], cwd=scratch, timeout_s=timeout_s,
-                           memory_mb=memory_mb, sandbox="off", log_path=log, lean_kind="inspector_build")
+                           memory_mb=memory_mb, sandbox="off", log_path=log, lean_kind="inspector_build",
+                           pass_env=("ELAN_HOME", "ELAN_TOOLCHAIN"))
         exe = scratch / ".lake" / "build" / "bin" / EXECUTABLE
         if not proc.ok or not exe.is_file():
             tail = [line for line in proc.output.strip().splitlines() if line.strip()][-3:]
@@ -602,9 +603,10 @@ def run_inspector(
         confinement = Confinement(writable=(out_dir, workspace))
     env = None
     if lean_env is not None:
-        env = tool_environment(lean_env)
+        env = tool_environment(lean_env, pass_env=config.pass_env)
     proc = run_process(argv, cwd=workspace, timeout_s=config.build_timeout, memory_mb=config.memory_limit_mb,
-                       sandbox=config.sandbox, confinement=confinement, env=env, log_path=out_dir / f"{name}.log",
+                       sandbox=config.sandbox, confinement=confinement, env=env, pass_env=config.pass_env,
+                       log_path=out_dir / f"{name}.log",
                        lean_kind="inspector")
     return read_report(out, proc, sha, nonce=nonce, modules=list(modules),
                        lean_version=toolchain.lean_version, rebuild_hint=str(build.folder))

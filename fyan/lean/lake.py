@@ -130,7 +130,7 @@ def lake_build(toolchain: Toolchain, workspace: Path, targets: list[str], config
     proc = run_process(
         [str(toolchain.lake), "build", *targets], cwd=workspace, timeout_s=config.build_timeout,
         memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace], confinement=confinement,
-        log_path=log_path, lean_kind="build",
+        pass_env=config.pass_env, log_path=log_path, lean_kind="build",
     )
     log = parse_lake_output(proc.output)
     ok, reason = _verdict(targets, proc, log)
@@ -150,5 +150,5 @@ def lake_env(toolchain: Toolchain, workspace: Path, args: list[str], config: Lea
     return run_process(
         [str(toolchain.lake), "env", *args], cwd=workspace, timeout_s=config.build_timeout,
         memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace], confinement=confinement,
-        stdin_text=stdin_text, log_path=artifacts_dir / f"{name}.log", lean_kind=kind,
+        pass_env=config.pass_env, stdin_text=stdin_text, log_path=artifacts_dir / f"{name}.log", lean_kind=kind,
     )

@@ -11,16 +11,25 @@ agent is an untrusted process itself (DESIGN.md §2). ``run_process`` runs a com
   result says so when the output shows it (``memory_exceeded``);
 * with stdout and stderr merged into one pipe (Lake prints one line per job instead of a
   spinner when it is not on a terminal), ``NO_COLOR=1`` and ``TERM=dumb``;
-* inside bubblewrap when ``bwrap`` works here, confined by a ``Confinement``: the whole file
-  system read-only; ``hidden`` folders (the user's home, the project folder) replaced by empty
-  ones, so the state store, ``.fyan/``, other units and the user's files are neither writable
-  nor readable; ``read_only`` paths bound back read-only (the toolchain under ``~/.elan``, the
-  project's Lake package, outputs a build must not touch); ``writable`` folders (the workspace)
-  bound read-write; the network unshared (a private loopback only) unless ``network`` is set;
-  PID, IPC and session unshared, so every process the command starts dies with it. ``TMPDIR``
-  points into the first writable folder (``.sandbox-tmp/``), since the host's ``/tmp`` is
-  read-only there like everything else (it is not replaced by an empty one, so a toolchain or
-  checkout that lives below ``/tmp`` still runs).
+* with a minimal environment (``confined_environment``): ``PATH``, ``HOME``, ``LANG``,
+  ``TMPDIR``, the ``FYAN_*`` variables (not secret-looking ones) and what a ``pass_env`` names;
+  only fds 0-2 are inherited;
+* inside bubblewrap when ``bwrap`` works here, confined by a ``Confinement`` (docs/sandbox.md):
+  its own user namespace with every capability dropped (as root too: ``umount`` and
+  ``mount -o remount`` fail, a nested user namespace cannot be made), its own PID, IPC, UTS and
+  cgroup namespaces and session, so every process the command starts dies with it; the whole
+  file system read-only; ``/tmp``, ``/var/tmp``, ``/run``, ``/dev/shm`` and ``$HOME`` private
+  empty tmpfs (no host sockets, no other users' files); ``hidden`` folders (the project
+  folder) replaced by empty ones, so the state store, ``.fyan/``, other units and the user's
+  files are neither writable nor readable; ``read_only`` paths bound back read-only (the
+  toolchain under ``~/.elan``, the project's Lake package, outputs a build must not touch);
+  ``writable`` folders (the workspace) bound read-write; the network unshared (a private
+  loopback only, no abstract Unix sockets of the host) unless ``network`` is set. ``TMPDIR``
+  points into the first writable folder (``.sandbox-tmp/``), so temporary files live on disk,
+  not in the memory of a tmpfs;
+* unconfined (``off``, or ``auto`` without bwrap) through ``fyan/lean/reaper.py``, which ends
+  the whole process tree with the command (a PID namespace, else a child subreaper): a
+  ``setsid`` child does not outlive it either.
 
 ``sandbox`` is ``require`` (the default of ``[lean] sandbox``: refuse to run without a working
 bwrap: ``exit_code`` None, ``refused`` True, the reason and the remedy in ``note``), ``auto``
@@ -44,7 +53,9 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -177,28 +188,60 @@ def project_confinement(project_root: Path, writable: list[Path], *, lake: Path 
                        hidden=tuple(hidden), network=network)
 
 
+#: folders every confined process gets as private, empty tmpfs (plus ``$HOME``), except what its
+#: confinement names (bound back): host sockets (ssh-agent, D-Bus, Docker, X11), other users'
+#: temporary files and the user's files stay out of reach
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/run")
+
+
+@lru_cache(maxsize=8)
+def _bwrap_disables_userns(path: str) -> bool:
+    """Whether this bwrap knows ``--disable-userns`` (bubblewrap >= 0.8: no nested user namespace
+    inside the sandbox)."""
+    try:
+        proc = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--disable-userns" in proc.stdout + proc.stderr
+
+
+def namespace_flags(bwrap: str) -> list[str]:
+    """The namespaces and privileges of every confined process: its own user namespace with every
+    capability dropped (as root too: ``umount``, ``mount -o remount`` and a nested user namespace
+    fail, while the uid inside may stay 0), its own PID namespace (the whole tree dies with the
+    command and with Fyan), IPC, UTS and cgroup namespaces, a new session."""
+    flags = ["--unshare-user"]
+    if _bwrap_disables_userns(bwrap):
+        flags.append("--disable-userns")
+    return flags + ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
+                    "--unshare-uts", "--unshare-cgroup-try"]
+
+
 @lru_cache(maxsize=8)
 def _probe_bwrap(path: str) -> tuple[bool, str]:
     try:
         proc = subprocess.run(
-            [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net",
-             "--unshare-pid", "--", "true"],
+            [path, *namespace_flags(path), "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+             "--tmpfs", "/tmp", "--", "true"],
             capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
         return False, f"bwrap ({path}) cannot run here: {e}"
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
-        return False, (f"bwrap ({path}) cannot create its namespaces here: "
-                       f"{detail[-1] if detail else 'exit ' + str(proc.returncode)}")
-    return True, "bubblewrap works here"
+        return False, (f"bwrap ({path}) cannot create its namespaces here (a user namespace with every capability "
+                       f"dropped, pid, ipc, network): {detail[-1] if detail else 'exit ' + str(proc.returncode)}")
+    return True, "bubblewrap works here (user namespace, no capabilities, pid namespace)"
 
 
 def bwrap_status(path_env: str | None = None) -> tuple[str | None, str]:
     """(path to a working ``bwrap`` or None, explanation for the report).
 
     Looks ``bwrap`` up on ``path_env`` (default: ``$PATH``) and probes each executable once
-    per process (``bwrap --unshare-net --unshare-pid -- true``).
+    per process with the namespaces every confined process gets (``namespace_flags``: a user
+    namespace with every capability dropped, pid, ipc, network); a bwrap that cannot create
+    them (a container, unprivileged user namespaces disabled) is unusable, and its error is the
+    reason.
     """
     path = shutil.which("bwrap", path=path_env if path_env is not None else os.environ.get("PATH"))
     if path is None:
@@ -211,50 +254,124 @@ def _inside(path: Path, folders: list[Path]) -> bool:
     return any(path == f or f in path.parents for f in folders)
 
 
+def _depth(path: Path) -> int:
+    return len(path.parts)
+
+
+def private_dirs(env: dict[str, str] | None = None) -> list[Path]:
+    """The folders a confined process sees as empty private tmpfs (``PRIVATE_DIRS`` and ``$HOME``
+    of ``env``), resolved, those that exist."""
+    found = [Path(p).resolve() for p in PRIVATE_DIRS]
+    home = home_dir(env)
+    if home is not None:
+        found.append(home.resolve())
+    return [p for p in dict.fromkeys(found) if p != Path("/") and p.is_dir()]
+
+
+def _prefix(real: Path) -> Path:
+    return real.parent.parent if real.parent.name == "bin" else real.parent
+
+
+def program_paths(program: str, path_env: str | None = None) -> list[Path]:
+    """Folders the program a confined process starts needs to read: the installation prefix of
+    its real path (the folder above ``bin/``, else its own folder) and, for a script, that of
+    its interpreter (``#!/path/python``, ``#!/usr/bin/env node``). Bound back read-only, so a
+    program installed in a private folder (``$HOME``: pyenv, ``~/.local``) still runs."""
+    found = shutil.which(program, path=path_env if path_env is not None else os.environ.get("PATH"))
+    if found is None:
+        return []
+    real = Path(found).resolve()
+    paths = [_prefix(real)]
+    try:
+        with open(real, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return paths
+    if head.startswith(b"#!"):
+        words = head[2:].split(b"\n", 1)[0].decode(errors="replace").split()
+        if words and Path(words[0]).name == "env" and len(words) > 1:
+            words = [w for w in words[1:] if not w.startswith("-")][:1]
+        if words:
+            interpreter = shutil.which(words[0], path=path_env if path_env is not None else os.environ.get("PATH"))
+            if interpreter:
+                paths.append(_prefix(Path(interpreter).resolve()))
+    return list(dict.fromkeys(paths))
+
+
 def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement) -> list[str]:
     """The ``bwrap`` command line that runs ``argv`` in ``cwd`` under ``confinement`` (module
-    docstring): read-only paths that contain a hidden folder, tmpfs over the hidden folders,
-    read-only re-exposures, writable binds, then read-only protections inside writable folders
-    (later binds win in bubblewrap)."""
+    docstring): ``namespace_flags``, the whole file system read-only, a new ``/dev`` (its
+    ``/dev/shm`` a private tmpfs) and ``/proc``; then, shallowest path first (a later mount hides
+    what is below it, so the deepest rule wins), a private tmpfs over ``private_dirs`` (writable:
+    tools keep temporary files and settings there) and over each hidden folder (read-only once
+    the binds inside it are made), read-only binds of ``read_only`` paths, read-write binds of ``writable``
+    ones, and read-only binds of ``read_only`` paths inside writable ones; the program's own
+    folders (``program_paths``) are readable. With the network on,
+    ``/etc/resolv.conf`` is bound back when it points into a private folder."""
     writable = [w.resolve() for w in confinement.writable]
-    cmd = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
+    cmd = [bwrap, *namespace_flags(bwrap)]
     if not confinement.network:
         cmd.append("--unshare-net")
-    cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    hidden = [h for h in dict.fromkeys(p.resolve() for p in confinement.hidden) if h != Path("/") and h.is_dir()]
-    read_only = [r.resolve() for r in confinement.read_only]
-    # a read-only path that contains a hidden folder is bound first, so the folder stays hidden
-    containing = [r for r in read_only if any(h == r or r in h.parents for h in hidden) and not _inside(r, writable)]
-    outside = [r for r in read_only if r not in containing and not _inside(r, writable)]
-    protect = [r for r in read_only if _inside(r, writable)]
-    for r in dict.fromkeys(containing):
-        if r.exists():
-            cmd += ["--ro-bind", str(r), str(r)]
+    cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
+    masks = [h for h in dict.fromkeys(p.resolve() for p in confinement.hidden) if h != Path("/") and h.is_dir()]
+    private = private_dirs()
+    masks = [h for h in masks if h not in private]
+    hidden = private + masks
+    read_only = [r.resolve() for r in confinement.read_only] + program_paths(argv[0])
+    if confinement.network:
+        resolv = Path("/etc/resolv.conf").resolve()
+        if resolv.exists() and _inside(resolv, hidden):
+            read_only.append(resolv)
+    # (depth, order at equal depth, mount): hidden < read-only < writable < read-only inside writable
+    mounts: list[tuple[int, int, list[str]]] = []
     for h in hidden:
-        cmd += ["--tmpfs", str(h)]
-    for r in dict.fromkeys(outside):
-        if r.exists():
-            cmd += ["--ro-bind", str(r), str(r)]
+        mounts.append((_depth(h), 0, ["--tmpfs", str(h)]))
+    for r in dict.fromkeys(read_only):
+        if r.exists() and r != Path("/"):
+            mounts.append((_depth(r), 3 if _inside(r, writable) else 1, ["--ro-bind", str(r), str(r)]))
     for w in dict.fromkeys(writable):
-        cmd += ["--bind", str(w), str(w)]
-    for r in dict.fromkeys(protect):
-        if r.exists():
-            cmd += ["--ro-bind", str(r), str(r)]
+        mounts.append((_depth(w), 2, ["--bind", str(w), str(w)]))
+    for _, _, mount in sorted(mounts, key=lambda m: (m[0], m[1])):
+        cmd += mount
+    for h in masks:  # last: the mount points of what is bound inside a mask are made by now
+        cmd += ["--remount-ro", str(h)]
     cmd += ["--chdir", str(cwd.resolve()), "--"]
     return cmd + argv
 
 
-#: variables of Fyan's own environment a Lean process (a compile, the inspector, a checker) gets;
-#: everything else — API keys, SSH_AUTH_SOCK, tokens — stays out (issue 23, part 2)
-TOOL_VARIABLES = ("PATH", "HOME", "LANG", "LC_ALL", "TZ")
+#: variables of Fyan's own environment every confined process (a command agent, a build, a compile,
+#: the inspector, a checker) gets, with the ``FYAN_*`` ones (``confined_environment``); everything
+#: else (API keys, SSH_AUTH_SOCK, tokens) stays out unless a ``pass_env`` names it (issue 23, part 2)
+TOOL_VARIABLES = ("PATH", "HOME", "LANG", "TMPDIR")
+
+#: parts of a ``FYAN_*`` name that mark a secret (``FYAN_OPENAI_COMPATIBLE_API_KEY``): those pass
+#: only when a ``pass_env`` names them
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 
 
-def tool_environment(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a toolchain process: ``TOOL_VARIABLES`` and the ``FYAN_*`` variables of
-    ``base`` (default: this process's), then ``extra`` (``LEAN_PATH``, ``LEAN_SYSROOT``)."""
+def _passes(name: str) -> bool:
+    if name in TOOL_VARIABLES:
+        return True
+    return name.startswith("FYAN_") and not any(m in name.upper() for m in SECRET_MARKERS)
+
+
+def confined_environment(base: dict[str, str] | None = None, pass_env: list[str] | tuple[str, ...] = (),
+                         extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a confined process: ``TOOL_VARIABLES`` and the ``FYAN_*`` variables
+    (not those whose name marks a secret: ``SECRET_MARKERS``) of ``base`` (default: this
+    process's), the variables ``pass_env`` names (the provider's or ``[lean] pass_env``; unset ones
+    are skipped), then ``extra`` (Fyan's own: ``LEAN_PATH``, ``FYAN_UNIT``, ...)."""
     base = os.environ if base is None else base
-    env = {k: v for k, v in base.items() if k in TOOL_VARIABLES or k.startswith("FYAN_")}
+    env = {k: v for k, v in base.items() if _passes(k)}
+    env.update({k: base[k] for k in pass_env if k in base})
     return {**env, **(extra or {})}
+
+
+def tool_environment(extra: dict[str, str] | None = None, base: dict[str, str] | None = None,
+                     pass_env: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment of a toolchain process: ``confined_environment`` of ``base`` with
+    ``pass_env`` (``[lean] pass_env``), then ``extra`` (``LEAN_PATH``, ``LEAN_SYSROOT``)."""
+    return confined_environment(base, pass_env, extra)
 
 
 def sandbox_tmpdir(writable: list[Path] | tuple[Path, ...]) -> Path:
@@ -265,6 +382,26 @@ def sandbox_tmpdir(writable: list[Path] | tuple[Path, ...]) -> Path:
     return tmp
 
 
+def strip_set_id_bits(folders: list[Path] | tuple[Path, ...]) -> list[Path]:
+    """Clear the setuid and setgid bits of every regular file under ``folders`` (``lstat``; links
+    are not followed) and return the files changed. A confined process keeps its uid (0 for root)
+    and may ``chmod u+s`` a program it wrote: its workspace must not hand a setuid-root program to
+    the host's other users. Run after the process tree ended."""
+    changed = []
+    for folder in folders:
+        for dirpath, _, filenames in os.walk(folder):
+            for name in filenames:
+                path = Path(dirpath) / name
+                try:
+                    st = os.lstat(path)
+                    if stat.S_ISREG(st.st_mode) and st.st_mode & (stat.S_ISUID | stat.S_ISGID):
+                        os.chmod(path, stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))
+                        changed.append(path)
+                except OSError:
+                    continue
+    return changed
+
+
 def _limit(memory_mb: int | None):
     def apply() -> None:
         if memory_mb:
@@ -272,6 +409,37 @@ def _limit(memory_mb: int | None):
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     return apply
+
+
+#: the wrapper that ends an unconfined command's whole process tree (``fyan/lean/reaper.py``)
+REAPER = Path(__file__).with_name("reaper.py")
+
+
+def reaped_argv(argv: list[str]) -> list[str]:
+    """``argv`` run by ``fyan/lean/reaper.py`` (a PID namespace, else a child subreaper: what
+    ``_probe_reaper`` found here, once per Fyan process), so that unconfined, too, nothing it
+    starts (a ``setsid`` child included) outlives it."""
+    how = _probe_reaper()
+    mechanism = "subreaper" if how == "subreaper" else "pidns" if how.startswith("pidns") else "auto"
+    return [sys.executable, "-I", "-S", str(REAPER), "--mechanism", mechanism, "--", *argv]
+
+
+@lru_cache(maxsize=1)
+def _probe_reaper() -> str:
+    try:
+        proc = subprocess.run([sys.executable, "-I", "-S", str(REAPER), "--probe"], capture_output=True, text=True,
+                              timeout=20, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"unknown ({e})"
+    return proc.stdout.strip() or f"unknown ({proc.stderr.strip()[-200:]})"
+
+
+def tree_mechanism() -> str:
+    """How an unconfined command's process tree is ended here (``fyan doctor``): ``pid namespace``,
+    ``pid namespace in a user namespace`` or ``child subreaper``."""
+    how = _probe_reaper()
+    return {"pidns": "pid namespace", "pidns-user": "pid namespace in a user namespace",
+            "subreaper": "child subreaper"}.get(how, how)
 
 
 @dataclass
@@ -288,24 +456,31 @@ def confine(argv: list[str], cwd: Path, sandbox: str, confinement: Confinement,
             env: dict[str, str] | None = None, what: str = "[lean] sandbox") -> Confined:
     """Wrap ``argv`` for ``sandbox`` mode (``require``, ``auto``, ``off``): the bwrap command
     line, or a refusal (``require`` without a usable bwrap; the note says why and what to do),
-    or ``argv`` unchanged with a note saying it runs unconfined. ``what`` names the setting in
-    the refusal."""
-    if sandbox == "off":
-        return Confined(list(argv), False, False, None)  # the explicit choice: reports state it
+    or ``argv`` unconfined (wrapped by ``reaped_argv``, so its whole process tree still ends with
+    it) with a note saying it runs unconfined. ``what`` names the setting in the refusal."""
+    if sandbox == "off":  # the explicit choice: reports state it; the process tree still ends with it
+        return Confined(reaped_argv(argv), False, False, None)
     bwrap, why = bwrap_status(env.get("PATH") if env is not None else None)
     if bwrap is None:
         if sandbox == "require":
             return Confined(list(argv), False, True, f"refused: {what} = \"require\" but {why}; {SANDBOX_REMEDY}")
-        return Confined(list(argv), False, False, f"not sandboxed: {why}")
+        return Confined(reaped_argv(argv), False, False, f"not sandboxed: {why}")
     return Confined(bwrap_argv(bwrap, argv, cwd, confinement), True, False, confinement.describe())
+
+
+#: seconds the leader of a group (bwrap, or the reaper) gets after SIGTERM to end its process tree
+TERM_GRACE_S = 2.0
 
 
 class ProcessGroup:
     """One confined process and every process it starts, as one process group (its own
     session). ``start`` is the one place a group is started and ``end`` the one place it is
     ended (SIGKILL to the whole group, also after a normal exit: children left behind by the
-    command die with it). Stop paths (Ctrl-C, SIGTERM, a daemon stopping) can register groups
-    here."""
+    command die with it). A process group alone does not hold a tree (a ``setsid`` child leaves
+    it): the leader is bwrap (a PID namespace that dies with it) or ``fyan/lean/reaper.py``
+    (``reaped_argv``), and at the timeout it gets SIGTERM first so the reaper can end the tree.
+    Only the fds 0-2 are passed (``close_fds``). Stop paths (Ctrl-C, SIGTERM, a daemon stopping)
+    can register groups here."""
 
     def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str], memory_mb: int | None = None,
                  stdin: int | None = None, stderr: int | None = subprocess.STDOUT) -> None:
@@ -324,7 +499,7 @@ class ProcessGroup:
         self.proc = subprocess.Popen(
             self.argv, cwd=self.cwd, env=self.env, stdout=subprocess.PIPE, stderr=self.stderr,
             stdin=self.stdin if self.stdin is not None else subprocess.DEVNULL,
-            start_new_session=True, preexec_fn=_limit(self.memory_mb),
+            start_new_session=True, preexec_fn=_limit(self.memory_mb), close_fds=True,
         )
         return self.proc
 
@@ -378,6 +553,10 @@ class ProcessGroup:
             waiter.join(timeout=timeout_s)
             timed_out = waiter.is_alive()
         finally:
+            if waiter.is_alive():  # the leader (bwrap or the reaper) first ends the tree it holds
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(proc.pid, signal.SIGTERM)
+                waiter.join(timeout=TERM_GRACE_S)
             self.end()
             waiter.join()
             if "status" in reaped:
@@ -399,6 +578,7 @@ def run_process(
     writable: list[Path] | None = None,
     confinement: Confinement | None = None,
     env: dict[str, str] | None = None,
+    pass_env: list[str] | tuple[str, ...] = (),
     stdin_text: str | None = None,
     log_path: Path | None = None,
     lean_kind: str | None = None,
@@ -409,10 +589,11 @@ def run_process(
 
     ``timeout_s`` in seconds, ``memory_mb`` in MiB (None: no limit), ``confinement`` what the
     sandbox lets the command see and write (default: write only ``writable``, itself defaulting
-    to ``cwd``), ``stdin_text`` fed on stdin (else stdin is ``/dev/null``). ``lean_kind``
-    (``build``, ``inspector``, ``kernel_replay``, …) marks a Lean process: it waits for memory
-    (``fyan.lean.admission``; the wait is ``admission_wait_s``) and its peak memory is recorded
-    for its kind and unit.
+    to ``cwd``), ``env`` the whole environment of the command (default: ``confined_environment``
+    with ``pass_env``; callers build theirs with it too), ``stdin_text`` fed on stdin (else
+    stdin is ``/dev/null``). ``lean_kind`` (``build``, ``inspector``, ``kernel_replay``, …) marks
+    a Lean process: it waits for memory (``fyan.lean.admission``; the wait is
+    ``admission_wait_s``) and its peak memory is recorded for its kind and unit.
     """
     if confinement is None:
         confinement = Confinement(writable=tuple(writable if writable is not None else [cwd]))
@@ -424,7 +605,8 @@ def run_process(
         return _finish(ProcessResult(argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0, refused=True,
                                      note=wrapped.note), log_path)
     note, sandboxed = wrapped.note, wrapped.sandboxed
-    run_env = {**(env if env is not None else os.environ), "NO_COLOR": "1", "TERM": "dumb"}
+    base = env if env is not None else confined_environment(pass_env=pass_env)
+    run_env = {**base, "NO_COLOR": "1", "TERM": "dumb"}
     if sandboxed and confinement.writable:
         run_env["TMPDIR"] = str(sandbox_tmpdir(confinement.writable))
     group = ProcessGroup(wrapped.argv, cwd=Path(cwd), env=run_env, memory_mb=memory_mb,
@@ -449,6 +631,10 @@ def run_process(
         duration = time.monotonic() - start
         if lean_kind is not None:
             admission.current().record(lean_kind, ticket.unit, group.peak_rss_mb)
+    if sandboxed:
+        stripped = strip_set_id_bits(confinement.writable)
+        if stripped:
+            note = f"cleared setuid/setgid bits of {len(stripped)} file(s) it wrote; " + (note or "")
     text = out.decode("utf-8", errors="replace")
     code = None if timed_out else proc.returncode
     memory = bool(memory_mb) and code not in (0, None) and any(m in text for m in MEMORY_MARKERS)

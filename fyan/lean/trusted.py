@@ -434,7 +434,7 @@ def run_tool(ws: GateWorkspace, argv: list[str], config: LeanSection, log_dir: P
     ``kind``; returns its ``ProcessResult``."""
     from fyan.lean.runner import run_process
 
-    env = tool_environment(ws.setup.environment(ws.search_path()))
+    env = tool_environment(ws.setup.environment(ws.search_path()), pass_env=config.pass_env)
     return run_process(argv, cwd=cwd or ws.root, timeout_s=config.build_timeout, memory_mb=config.memory_limit_mb,
                        sandbox=config.sandbox, confinement=ws.confinement(writable=list(writable), readable=list(readable)),
                        env=env, log_path=log_dir / f"{name}.log", lean_kind=kind)

@@ -10,15 +10,22 @@
   sources) and the user's home are hidden, so neither writable nor readable; the project's
   Lake package, the Lean toolchain, the program's own folder and ``sandbox_readable`` are
   readable; ``sandbox_writable`` is writable too; the network is there only with
-  ``network = true``. Fyan's own code is read-only like the rest of the file system;
+  ``network = true``. Fyan's own code is read-only like the rest of the file system. As root
+  too: the CLI runs in its own user namespace with every capability dropped, ``/tmp``,
+  ``/run``, ``/var/tmp``, ``/dev/shm`` and the home are private empty tmpfs (docs/sandbox.md);
 * in the folder ``ModelRequest.workspace`` (the unit's Lake workspace for the Formalizer; a
   scratch folder for stages that have none), as **its own process group**, started in one
   place (``ProcessGroup.start``) and ended in one place (``ProcessGroup.end``) whatever
   happens — a normal exit, an error, the timeout —, so nothing it started outlives the attempt
-  (inside the sandbox its PID namespace ends with it too);
+  (inside the sandbox its PID namespace ends with it; unconfined, ``fyan/lean/reaper.py`` ends
+  the whole tree, a ``setsid`` child included);
 * with the whole prompt on **stdin** (system prompt, then the conversation, separated by
-  ``---`` lines), and ``FYAN_STAGE``, ``FYAN_UNIT``, ``FYAN_PROMPT``, ``FYAN_WORKSPACE`` and, for a
-  structured reply, ``FYAN_REPLY_SCHEMA`` (the JSON schema) in its environment;
+  ``---`` lines), and ``FYAN_STAGE``, ``FYAN_UNIT``, ``FYAN_PROMPT``, ``FYAN_WORKSPACE`` (the
+  workspace's real path, the one that exists inside the sandbox) and, for a structured reply,
+  ``FYAN_REPLY_SCHEMA`` (the JSON schema) in its environment;
+* with **nothing else of Fyan's environment** but ``PATH``, ``HOME``, ``LANG``, ``TMPDIR``, the
+  ``FYAN_*`` variables (``fyan.lean.runner.confined_environment``) and the variables its
+  ``pass_env`` names (its credentials: ``pass_env = ["ANTHROPIC_API_KEY"]``); only fds 0-2;
 * with a wall-clock timeout (``timeout``, seconds): at the deadline the whole process group is
   killed and the call fails with ``ProviderError`` (retryable: the attempt fails, the next one
   may do better).
@@ -27,8 +34,8 @@ Its **stdout** is the reply text; the files it created, changed or deleted in th
 (``.lake/``, ``.git/`` and the sandbox's temporary folder excluded; found by comparing sha256
 before and after) are the response's ``files`` — what the Formalizer takes as the attempt's
 output. A non-zero exit fails the call with the tail of stderr. Usage is not metered (0 tokens,
-0 USD): a CLI reports its own usage in its own way. The CLI inherits the environment (it needs
-its own credentials); Fyan never passes keys of its own.
+0 USD): a CLI reports its own usage in its own way. Fyan passes a key only when ``pass_env``
+names it.
 """
 
 from __future__ import annotations
@@ -46,7 +53,8 @@ from fyan import logs
 from fyan.agents import process_groups
 from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider, Usage
 from fyan.errors import ConfigError, ProviderError
-from fyan.lean.runner import Confinement, ProcessGroup, confine, home_dir, sandbox_tmpdir, toolchain_paths
+from fyan.lean.runner import (Confinement, ProcessGroup, confine, confined_environment, home_dir, sandbox_tmpdir,
+                              strip_set_id_bits, toolchain_paths)
 
 SKIP_DIRS = {".lake", ".git", ".sandbox-tmp"}
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -87,14 +95,14 @@ class CommandAgentProvider(Provider):
     ``sandbox``: ``require`` | ``auto`` | ``off`` (``[lean] sandbox``); ``project_root``: the
     folder to hide (None: only the home is hidden); ``network``: allow the network inside;
     ``readable`` / ``writable``: extra paths (``~`` expanded); ``lake``: the toolchain to keep
-    readable."""
+    readable; ``pass_env``: variables of Fyan's environment it gets besides the minimal ones."""
 
     name = "command"
     edits_files = True
 
     def __init__(self, argv: list[str], timeout_s: float = 1800.0, *, sandbox: str = "require",
                  project_root: Path | None = None, network: bool = False, readable: list[str] = (),
-                 writable: list[str] = (), lake: Path | None = None) -> None:
+                 writable: list[str] = (), lake: Path | None = None, pass_env: list[str] = ()) -> None:
         if not argv:
             raise ConfigError('provider = "command" needs command = ["program", "arg", ...] in fyan.toml')
         self.argv = list(argv)
@@ -105,6 +113,7 @@ class CommandAgentProvider(Provider):
         self.readable = [Path(p).expanduser() for p in readable]
         self.writable = [Path(p).expanduser() for p in writable]
         self.lake = lake
+        self.pass_env = list(pass_env)
         if project_root is not None:
             root = project_root.resolve()
             overlap = [p for p in self.writable if p.resolve() == root or root in p.resolve().parents
@@ -144,8 +153,9 @@ class CommandAgentProvider(Provider):
 
     def _run(self, request: ModelRequest, cwd: Path) -> ModelResponse:
         before = snapshot(cwd)
-        env = {**os.environ, "FYAN_STAGE": request.stage, "FYAN_UNIT": request.unit or "",
-               "FYAN_PROMPT": request.prompt, "FYAN_WORKSPACE": str(cwd)}
+        env = confined_environment(pass_env=self.pass_env, extra={
+            "FYAN_STAGE": request.stage, "FYAN_UNIT": request.unit or "", "FYAN_PROMPT": request.prompt,
+            "FYAN_WORKSPACE": str(cwd.resolve())})
         if request.json_schema is not None:
             env["FYAN_REPLY_SCHEMA"] = json.dumps(request.json_schema)
         confinement = self.confinement(cwd)
@@ -175,6 +185,8 @@ class CommandAgentProvider(Provider):
             tail = err.decode("utf-8", errors="replace").strip().splitlines()[-5:]
             raise ProviderError(f"command agent {self.argv[0]!r} exited with status {proc.returncode}"
                                 + (": " + " | ".join(tail) if tail else ""))
+        if wrapped.sandboxed:
+            strip_set_id_bits(confinement.writable)
         files = changed_files(cwd, before)
         return ModelResponse(text=out.decode("utf-8", errors="replace"), usage=Usage(), provider=self.name,
                              model=request.model, latency_s=latency, key=request.key(), files=files)

@@ -62,7 +62,7 @@ def live_provider(kind: str, agent: StageAgent, breakers: Breakers | None = None
         return CommandAgentProvider(
             agent.command, timeout_s=agent.timeout, sandbox=lean.sandbox if lean else "require",
             project_root=project.paths.root if project is not None else None, network=agent.network,
-            readable=agent.sandbox_readable, writable=agent.sandbox_writable,
+            readable=agent.sandbox_readable, writable=agent.sandbox_writable, pass_env=agent.pass_env,
             lake=Path(lean.lake).expanduser() if lean and lean.lake else None)
     if kind == "none":
         raise ConfigError("no model is configured (provider = \"none\")", hint=NO_MODEL_HINT)
