@@ -222,6 +222,11 @@ class LeanSection(_Section):
         description="Axioms a complete unit may depend on. sorryAx, Lean.ofReduceBool, Lean.trustCompiler and "
         "*._native.* are refused here (they can never be acceptable).",
     )
+    kernel_allow: list[str] = Field(
+        default=[], description="Kernel-evaluated constants (Lean.reduceBool, Lean.reduceNat: the kernel runs "
+        "compiled code and believes it) a complete unit may reach. Empty by default: reaching one is refused like "
+        "Lean.ofReduceBool (issue 23 #3).",
+    )
     extension_allowlist: list[str] = Field(
         default=[], description="More environment extensions whose entries a unit's modules may register "
         "(by name, as the gate report prints them), besides Fyan's list of harmless ones."
@@ -262,6 +267,16 @@ class LeanSection(_Section):
         bad = refused_allowlist_entries(value)
         if bad:
             raise ValueError("these can never be accepted: " + "; ".join(bad))
+        return value
+
+    @field_validator("kernel_allow")
+    @classmethod
+    def _kernel_evaluated_names(cls, value: list[str]) -> list[str]:
+        from fyan.lean.policy import KERNEL_EVALUATED
+
+        bad = [n for n in value if n not in KERNEL_EVALUATED]
+        if bad:
+            raise ValueError(f"not kernel-evaluated constants: {bad} (known: {sorted(KERNEL_EVALUATED)})")
         return value
 
     @field_validator("extra_imports")

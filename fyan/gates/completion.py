@@ -250,7 +250,10 @@ class _Gate:
         decls = declarations.scan(source) if source is not None else []
 
         if source is not None:
-            findings = lint(model_part(source))
+            # a kernel-evaluated constant the project admits ([lean] kernel_allow) is decided by the
+            # environment rule alone; the lint would otherwise refuse what the configuration allows
+            findings = lint(model_part(source), allow=frozenset({"kernel-evaluated"})
+                            if self.project.config.lean.kernel_allow else frozenset())
             problems = [str(f) for f in lint_errors(findings)]
             if source != render_unit_file(self.project, self.store, self.unit, model_part(source), "Basic"):
                 problems.insert(0, "Basic.lean was changed outside the model-written part (the imports, `open` "
@@ -484,7 +487,8 @@ class _Gate:
             self.put("environment_policy", False, self._lean_missing_reason("the compiled module was not inspected"))
             return
         findings = module_findings(module, expected_imports=unit_imports(self.project, self.store, self.unit),
-                                   extra_allow=frozenset(self.project.config.lean.extension_allowlist))
+                                   extra_allow=frozenset(self.project.config.lean.extension_allowlist),
+                                   kernel_allow=frozenset(self.project.config.lean.kernel_allow))
         evidence = {"findings": findings, "extensions": {e.name: e.entries for e in module.extensions},
                     "imports": module.imports, **self._inspector_evidence()}
         self.put("environment_policy", not findings, "; ".join(findings) or

@@ -353,14 +353,16 @@ class Inspection(BaseModel):
 
 def module_findings(module: InspectedModule, *, expected_imports: list[str] | None = None, strict: bool = False,
                     extra_allow: frozenset[str] | set[str] = frozenset(),
-                    learned: frozenset[str] | set[str] | None = None) -> list[str]:
+                    learned: frozenset[str] | set[str] | None = None,
+                    kernel_allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """What ``fyan.lean.policy`` refuses in ``module``: a ``module`` file, declarations (axioms,
     ``unsafe``, ``partial``, ``opaque``, ``implemented_by``, ``extern``, ``init``, kernel-evaluated
     constants, constants missing from the environment), extension entries no honest control writes
     on this toolchain (``learned``: default the extensions learned by the passing ``fyan selftest``
     of the report's Lean version, ``fyan.selftest.trust.learned_extensions``; plus
     ``extra_allow``, the configured ones; with ``strict`` also instances), and imports other than
-    ``expected_imports`` (and ``Init``)."""
+    ``expected_imports`` (and ``Init``). ``kernel_allow``: kernel-evaluated constants admitted
+    (``[lean] kernel_allow``; default none)."""
     if learned is None:
         from fyan.selftest.trust import learned_extensions
 
@@ -372,7 +374,8 @@ def module_findings(module: InspectedModule, *, expected_imports: list[str] | No
                    "exported data hides proof bodies and private declarations from an ordinary import")
     for d in module.declarations:
         for why in declaration_findings(d.kind, d.safety, d.implemented_by, d.extern, d.init,
-                                        kernel_evaluated=d.kernel_evaluated, missing=d.missing_constants):
+                                        kernel_evaluated=d.kernel_evaluated, missing=d.missing_constants,
+                                        kernel_allow=kernel_allow):
             out.append(f"{d.name}: {why}")
     for finding in extension_findings([(e.name, e.entries) for e in module.extensions], strict=strict, allow=allow):
         out.append(f"{module.name} registers {finding}")
