@@ -221,3 +221,21 @@ def test_kernel_allow_admits_exactly_the_kernel_evaluated_constants_it_names(fak
     for bad in (["Lean.ofReduceBool"], ["propext"], ["Lean.*"]):
         with pytest.raises(pydantic.ValidationError, match="not kernel-evaluated constants"):
             LeanSection(kernel_allow=bad)
+
+
+def test_a_foreign_instance_the_plan_declares_is_admitted_and_only_that_one(fake_lake, tmp_path):
+    """Issue 23 #4: an instance about a type the unit does not own passes `environment_policy` only
+    when the audited plan (`lemma_dag.json`, a node of kind `instance`) declares it by name."""
+    import json
+
+    by_id = {c["id"]: c for c in CHEATS}
+    plan = {"roots": ["double_even"], "nodes": [
+        {"name": "double_even", "statement": "double n is even"},
+        {"name": "intLEAnything", "kind": "instance", "statement": "an order on Int (declared on purpose)"}]}
+    declared = h.setup(tmp_path / "a", model_part(by_id["foreign_instance"]), lemma_dag=json.dumps(plan))
+    report = declared.gate(scenario=None, fake=fake_lake)
+    policy = report.check("environment_policy")
+    assert policy.status == "pass" and policy.evidence["declared_registrations"] == ["Cheats.ThmRoot.intLEAnything"]
+    other = h.setup(tmp_path / "b", model_part(by_id["foreign_coercion"]), lemma_dag=json.dumps(plan))
+    report = other.gate(scenario=None, fake=fake_lake)
+    assert "Cheats.ThmRoot.boolToInt: an instance about" in report.check("environment_policy").reason

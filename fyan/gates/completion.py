@@ -38,7 +38,9 @@ frozen declarations with role ``root``), every required check passes:
 7. ``environment_policy`` — the module declares no axiom, nothing ``unsafe``, ``partial`` or
    ``opaque``, nothing ``implemented_by``/``extern``/``init``, registers no extension entry
    outside the allow-list of harmless ones (macros, syntax, elaborators, tactics, ``csimp``, ...
-   and anything unknown are refused: ``fyan.lean.policy``), and imports exactly what Fyan wrote;
+   and anything unknown are refused: ``fyan.lean.policy``), registers no instance or unification
+   hint about types the unit does not own (seen through its own ``@[reducible]`` aliases) unless
+   the audited plan (``lemma_dag.json``) declares it, and imports exactly what Fyan wrote;
 8. ``source_lints`` — the file is Fyan's rendering (imports, ``open``, namespace) around the
    model-written declarations, which use none of the constructs of ``fyan.lean.lints`` (a second
    line, and the only one for compile-time code such as ``#eval`` that leaves no trace).
@@ -76,7 +78,7 @@ from fyan.lean.compile import CompileResult
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.package import model_part, render_unit_file, unit_imports, unit_module, upstream
-from fyan.lean.policy import classify_axioms
+from fyan.lean.policy import classify_axioms, foreign_meaning_findings
 from fyan.lean.runner import SANDBOX_REMEDY, bwrap_status
 from fyan.lean.signatures import compare_compiled, compare_source, unaudited_dependencies
 from fyan.lean.toolchain import Discovery, check_pin, discover, find_kernel_checker
@@ -489,12 +491,32 @@ class _Gate:
         findings = module_findings(module, expected_imports=unit_imports(self.project, self.store, self.unit),
                                    extra_allow=frozenset(self.project.config.lean.extension_allowlist),
                                    kernel_allow=frozenset(self.project.config.lean.kernel_allow))
+        declared = self._declared_registrations()
+        findings += foreign_meaning_findings(module, self.module.rpartition(".")[0], declared)
         evidence = {"findings": findings, "extensions": {e.name: e.entries for e in module.extensions},
+                    "declared_registrations": sorted(declared),
                     "imports": module.imports, **self._inspector_evidence()}
         self.put("environment_policy", not findings, "; ".join(findings) or
                  f"no axiom, unsafe, partial, opaque, implemented_by, extern or init declaration; "
                  f"{len(module.extensions)} extension(s) with entries, all harmless; imports as written by Fyan",
                  **evidence)
+
+    def _declared_registrations(self) -> frozenset[str]:
+        """Full names of the instances the audited plan declares (``lemma_dag.json`` nodes of kind
+        ``instance``, recorded and hash-checked): the only registrations about types the unit does not
+        own that ``environment_policy`` admits (issue 23 #4). An unreadable plan declares nothing."""
+        from fyan.agents.schemas import LemmaDag
+        from fyan.lean.package import unit_namespace
+
+        data, _ = self._recorded("lemma_dag.json")
+        if data is None:
+            return frozenset()
+        try:
+            dag = LemmaDag.model_validate_json(data)
+        except ValueError:
+            return frozenset()
+        ns = unit_namespace(self.project, self.unit)
+        return frozenset(f"{ns}.{n.name}" for n in dag.nodes if n.kind == "instance")
 
     def _frozen(self, freezes: list[FreezeRecord], decls, problem: str | None) -> None:
         if not freezes:

@@ -125,11 +125,12 @@ def _audit(plan: dict[str, tuple[list[str], list[str]]], without_toolchain: set[
     return check
 
 
-def _drive(project: Project, gw: Gateway, unit_id: str, statement: str, basic: str, stages) -> None:
+def _drive(project: Project, gw: Gateway, unit_id: str, statement: str, basic: str, stages,
+           lemma_dag: str = "{}\n") -> None:
     unit = gw.store.unit(unit_id)
     files = {
         Stage.PLAN: {"Statement.lean": render_unit_file(project, gw.store, unit, statement, "Statement"),
-                     "lemma_dag.json": "{}\n"},
+                     "lemma_dag.json": lemma_dag},
         Stage.PROVE: {"Basic.lean": render_unit_file(project, gw.store, unit, basic, "Basic")},
     }
     for stage in stages:
@@ -160,13 +161,13 @@ def _ingested(root: Path, checks, extra_toml: str) -> tuple[Project, Gateway]:
 
 
 def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolchain: bool = False,
-          meta: bool = False, lean: dict[str, object] | None = None) -> Setup:
+          meta: bool = False, lean: dict[str, object] | None = None, lemma_dag: str = "{}\n") -> Setup:
     """The project in ``root`` with ``thm-root``'s candidate ``basic`` (model-written part)
     recorded after its prove stage; ``bridge`` adds the bridge obligation to the freeze;
     ``freeze_without_toolchain`` freezes ``thm-root`` as if no toolchain had been installed;
     ``meta`` makes every unit file import ``Lean`` (``[lean] extra_imports``), for candidates
     that use Lean's API; ``lean`` adds more ``[lean]`` settings (``fyan selftest``: the pin and
-    ``trust_without_selftest``).
+    ``trust_without_selftest``); ``lemma_dag`` is ``thm-root``'s recorded plan (``lemma_dag.json``).
 
     Everything up to ``thm-root``'s audit is done once per variant and toolchain kind (double or
     real) and copied: the project folder is self-contained (relative paths only)."""
@@ -176,7 +177,7 @@ def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolch
     double = "FYAN_FAKE_LOG" in os.environ  # any instance of the toolchain double behaves the same
     settings = {**({"extra_imports": ["Lean"]} if meta else {}), **(lean or {})}
     key = (bridge, freeze_without_toolchain, double, os.environ.get("FYAN_LEAN__SANDBOX"),
-           json.dumps(settings, sort_keys=True))
+           json.dumps(settings, sort_keys=True), lemma_dag)
     if key not in _SNAPSHOTS:
         snap = _SNAPSHOT_ROOT / f"variant-{len(_SNAPSHOTS)}"
         lean_toml = "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items())
@@ -184,7 +185,7 @@ def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolch
         project, gw = _ingested(snap, checks, extra)
         _drive(project, gw, "def-double", DEF_BODY, DEF_BODY, list(Stage))
         statement = ROOT_STATEMENT + ("\n\n" + BRIDGE_STATEMENT if bridge else "")
-        _drive(project, gw, "thm-root", statement, "", [Stage.REASON, Stage.PLAN, Stage.AUDIT])
+        _drive(project, gw, "thm-root", statement, "", [Stage.REASON, Stage.PLAN, Stage.AUDIT], lemma_dag)
         gw.close()
         _SNAPSHOTS[key] = snap
     shutil.copytree(_SNAPSHOTS[key], root, symlinks=True)
