@@ -298,7 +298,8 @@ class AdoptSection(_Section):
 
 
 class AuditSection(_Section):
-    threshold: int = Field(default=2, ge=0, le=3, description="Minimum grade that freezes a statement.")
+    threshold: int = Field(default=2, ge=1, le=3, description="Minimum grade that freezes a statement (at least 1: "
+                           "a row resting on a claim code cannot check grades 0 and must stay below it).")
     grade1_policy: Literal["repair", "bridge"] = Field(
         default="repair",
         description="Statements graded 1 (at least 1, below the threshold) go back to the Planner "

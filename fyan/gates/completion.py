@@ -613,14 +613,15 @@ class _Gate:
         if result.routing == "freeze" and result.grade is not None and result.grade >= threshold and roots:
             how = f"audit grade {result.grade} >= threshold {threshold}"
         elif bridges and result.routing == "bridge" and result.bridge is not None and result.bridge.result.valid \
-                and (result.bridge.result.grade or 0) >= threshold and {b.decl for b in bridges} == {result.bridge.name}:
+                and (result.bridge.result.grade or 0) >= threshold and {b.decl for b in bridges} == {result.bridge.name} \
+                and self._bridge_signature_matches(bridges, result.bridge.lean):
             how = (f"audit grade {result.grade}, certified through the bridge obligation {result.bridge.name} "
                    f"(S0 audited with grade {result.bridge.result.grade})")
             if not self.results["bridge_obligations"].passed:
                 problems.append("the bridge obligation is not discharged (see bridge_obligations)")
         elif bridges:
             how = ""
-            problems.append("the bridge obligation does not match an audited S0 (routing, S0 grade or name)")
+            problems.append("the bridge obligation does not match an audited S0 (routing, S0 grade, name or signature)")
         else:
             how = ""
             problems.append(f"audit grade {result.grade} below threshold {threshold}" if result.valid
@@ -636,6 +637,17 @@ class _Gate:
             problems.append("certification is stale: " + "; ".join(stale))
         self.put("semantic_certification", not problems, "; ".join(problems) if problems else how,
                  grade=result.grade, threshold=threshold, routing=result.routing)
+
+    @staticmethod
+    def _bridge_signature_matches(bridges: list[FreezeRecord], audited_lean: str) -> bool:
+        """Whether every frozen bridge obligation states exactly the S0 the audit graded: the same
+        normalized signature as the audited declaration of that name, not only the same name."""
+        audited = declarations.scan(audited_lean)
+        for b in bridges:
+            d = declarations.find(audited, b.decl) or next((x for x in audited if b.decl.endswith("." + x.name)), None)
+            if d is None or d.frozen_signature != b.normalized_signature:
+                return False
+        return True
 
     def _kernel_replay(self) -> None:
         tc = self.discovery.toolchain

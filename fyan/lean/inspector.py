@@ -163,9 +163,14 @@ class InspectedDeclaration(_Strict):
     @property
     def statement_hash(self) -> str:
         """``type_hash``, plus a definition's value (its body *is* its statement) or an inductive
-        type's constructor types."""
+        type's constructor types, plus the universe parameters in order when there are any."""
         value = "\n".join(self.value_repr) if isinstance(self.value_repr, list) else self.value_repr
-        return self.type_hash if value is None else digest(f"{self.type_repr}\n:=\n{value}")
+        # universe parameters in order: `foo.{u, v}` and `foo.{v, u}` have one type_repr, but an
+        # explicit `foo.{0, 1}` downstream means different things (issue 23 #4)
+        levels = f"universe {' '.join(self.level_params)}\n" if self.level_params else ""
+        if value is None:
+            return digest(levels + self.type_repr) if levels else self.type_hash
+        return digest(f"{levels}{self.type_repr}\n:=\n{value}")
 
     @property
     def uses_sorry(self) -> bool:
