@@ -245,6 +245,11 @@ class LeanSection(_Section):
         description="Axioms a complete unit may depend on. sorryAx, Lean.ofReduceBool, Lean.trustCompiler and "
         "*._native.* are refused here (they can never be acceptable).",
     )
+    kernel_allow: list[str] = Field(
+        default=[], description="Kernel-evaluated constants (Lean.reduceBool, Lean.reduceNat: the kernel runs "
+        "compiled code and believes it) a complete unit may reach. Empty by default: reaching one is refused like "
+        "Lean.ofReduceBool (issue 23 #3).",
+    )
     extension_allowlist: list[str] = Field(
         default=[], description="More environment extensions whose entries a unit's modules may register "
         "(by name, as the gate report prints them), besides Fyan's list of harmless ones."
@@ -292,6 +297,16 @@ class LeanSection(_Section):
             raise ValueError("these can never be accepted: " + "; ".join(bad))
         return value
 
+    @field_validator("kernel_allow")
+    @classmethod
+    def _kernel_evaluated_names(cls, value: list[str]) -> list[str]:
+        from fyan.lean.policy import KERNEL_EVALUATED
+
+        bad = [n for n in value if n not in KERNEL_EVALUATED]
+        if bad:
+            raise ValueError(f"not kernel-evaluated constants: {bad} (known: {sorted(KERNEL_EVALUATED)})")
+        return value
+
     @field_validator("extra_imports")
     @classmethod
     def _module_names(cls, value: list[str]) -> list[str]:
@@ -311,7 +326,8 @@ class AdoptSection(_Section):
 
 
 class AuditSection(_Section):
-    threshold: int = Field(default=2, ge=0, le=3, description="Minimum grade that freezes a statement.")
+    threshold: int = Field(default=2, ge=1, le=3, description="Minimum grade that freezes a statement (at least 1: "
+                           "a row resting on a claim code cannot check grades 0 and must stay below it).")
     grade1_policy: Literal["repair", "bridge"] = Field(
         default="repair",
         description="Statements graded 1 (at least 1, below the threshold) go back to the Planner "

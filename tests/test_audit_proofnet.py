@@ -27,4 +27,6 @@ def test_hand_written_records_for_proofnet_pairs_validate_and_grades_match_the_l
     # the grades spread over the scale: one-way changes at the right polarity are 1, wrong ones 0
     grades = Counter(r.result.grade for r in rows if not r.label_faithful)
     assert grades[0] >= 4 and grades[1] >= 2
-    assert sum(r.agrees for r in rows) == len(rows) - 2
+    # two labels rest on implicit premises; two faithful records rest on conversions code cannot
+    # check, which never raise a grade (issue 23 #5)
+    assert sum(r.agrees for r in rows) == len(rows) - 4

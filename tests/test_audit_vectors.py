@@ -251,3 +251,69 @@ def test_objects_grouped_with_their_claim_count_at_the_claims_polarity():
     ], transfer={})
     item = a.item(2)
     assert item.polarity == "positive" and not item.admissible and item.grade == 0
+
+
+# -- issue 23 #5: a claim code cannot check never raises a grade ---------------------------------
+
+SRC_23 = F("x", "ℝ", IMP(A("0 < x"), A("x < x + 1")))
+
+
+def _flip_audit(lean: str, conversions: list[str], threshold: int = 2):
+    return audit(SRC_23, lean, [
+        row(["s1"], ["c1"]),
+        row(["s3"], ["c3"], "trivial_equivalent", conversions=conversions,
+            argument="0 < x is written the other way round as x > 0"),
+        row(["s4"], ["c4"]),
+    ], threshold=threshold)
+
+
+def test_an_inequality_flip_code_verifies_grades_2():
+    a = _flip_audit("theorem t (x : ℝ) (h : x > 0) : x < x + 1 := by sorry", ["inequality_flip"])
+    assert a.result.valid, a.result.errors
+    assert a.result.grade == 2 and a.result.routing == "freeze"
+
+
+def test_an_inequality_flip_that_weakens_the_statement_grades_0_at_every_threshold():
+    """The attacker's record: `inequality_flip` claimed for `x ≥ 0` against `0 < x` (a weaker
+    hypothesis: a stronger claim is frozen than the source's). It graded 2 = the default threshold."""
+    for threshold in (1, 2, 3):
+        a = _flip_audit("theorem t (x : ℝ) (h : x ≥ 0) : x < x + 1 := by sorry", ["inequality_flip"], threshold)
+        assert a.result.valid, a.result.errors
+        assert a.result.grade == 0 and a.result.routing == "repair", (threshold, a.result.grade)
+        assert "unverified conversion: inequality_flip does not turn" in a.item(2).note
+
+
+def test_a_conversion_code_does_not_check_never_raises_a_grade():
+    """Every conversion outside CHECKED_CONVERSIONS, even on a row whose texts are equivalent."""
+    from fyan.audit.record import CHECKED_CONVERSIONS, CONVERSIONS
+
+    unchecked = sorted(set(CONVERSIONS) - CHECKED_CONVERSIONS)
+    assert "coercion_insertion" in unchecked and "numeral_representation" in unchecked
+    for conv in unchecked:
+        a = _flip_audit("theorem t (x : ℝ) (h : x > 0) : x < x + 1 := by sorry", [conv, "inequality_flip"])
+        assert a.result.valid, (conv, a.result.errors)
+        assert a.result.grade == 0 and a.result.routing == "repair", conv
+        assert f"{conv}: a conversion deterministic code does not check" in a.item(2).note, conv
+
+
+def test_the_symmetric_forms_code_checks():
+    src = F("x", "ℝ", IMP(A("x = 1"), A("x + 1 = 2")))
+    ok = audit(src, "theorem t (x : ℝ) (h : 1 = x) : x + 1 = 2 := by sorry", [
+        row(["s1"], ["c1"]), row(["s3"], ["c3"], "trivial_equivalent", conversions=["eq_symmetry"],
+                                 argument="x = 1 is written as 1 = x"), row(["s4"], ["c4"])])
+    assert ok.result.grade == 2, ok.result.items
+    wrong = audit(src, "theorem t (x : ℝ) (h : 2 = x) : x + 1 = 2 := by sorry", [
+        row(["s1"], ["c1"]), row(["s3"], ["c3"], "trivial_equivalent", conversions=["eq_symmetry"],
+                                 argument="x = 1 is written as 2 = x"), row(["s4"], ["c4"])])
+    assert wrong.result.grade == 0
+
+
+def test_the_threshold_cannot_be_set_where_an_unchecked_claim_would_freeze():
+    import pydantic
+    import pytest
+
+    from fyan.config import AuditSection
+
+    with pytest.raises(pydantic.ValidationError):
+        AuditSection(threshold=0)
+    assert AuditSection(threshold=1).threshold == 1

@@ -180,3 +180,62 @@ def test_corpus_case_with_real_lean(case, real_lake, tmp_path):
     `pytest -m lean` and `fyan selftest` cannot drift apart."""
     result = run_case(case, FyanConfig(project={"name": "t", "source": "-"}).lean.toolchain, tmp_path / case.id)
     assert result.ok, (case.id, result.caught_by, result.problems)
+
+
+ENVIRONMENT_SHOWN = [c for c in CHEATS if c["caught_by"] != "source_lints"]
+
+
+@pytest.mark.parametrize("entry", [c for c in ENVIRONMENT_SHOWN if c["finding"] in ("kernel-evaluated code",
+                                                                                     "smaller holes", "4")],
+                         ids=[c["id"] for c in ENVIRONMENT_SHOWN if c["finding"] in ("kernel-evaluated code",
+                                                                                     "smaller holes", "4")])
+def test_a_lint_miss_is_still_caught_by_the_environment_rule(entry, fake_lake, tmp_path, monkeypatch):
+    """Issue 23 #3: the lints are a second line. With every lint blind (a spelling no lint knows), a
+    cheat the compiled environment shows is still rejected by its intended check."""
+    import fyan.gates.completion as completion
+
+    monkeypatch.setattr(completion, "lint", lambda text, **kw: [])
+    s = setup_for(entry, tmp_path / "p")
+    report = s.gate(scenario=replay(s, entry), fake=fake_lake)
+    assert report.check("source_lints").status == "pass", report.check("source_lints").reason
+    intended = report.check(entry["caught_by"])
+    assert not report.passed and intended.status == "fail" and entry["reason"] in intended.reason, intended
+
+
+def test_kernel_allow_admits_exactly_the_kernel_evaluated_constants_it_names(fake_lake, tmp_path):
+    """Issue 23 #3: `[lean] kernel_allow` is the only way a unit may reach Lean.reduceBool/reduceNat;
+    it admits the constants it names and nothing else, and names nothing but those constants."""
+    import pydantic
+
+    from fyan.config import LeanSection
+
+    by_id = {c["id"]: c for c in CHEATS}
+    allowed = h.setup(tmp_path / "a", model_part(by_id["reduce_bool_abbrev"]), meta=True,
+                      lean={"kernel_allow": ["Lean.reduceBool"]})
+    report = allowed.gate(scenario=None, fake=fake_lake)
+    assert report.passed, report.summary()
+    other = h.setup(tmp_path / "b", model_part(by_id["reduce_nat_root"]), meta=True,
+                    lean={"kernel_allow": ["Lean.reduceBool"]})
+    report = other.gate(scenario=None, fake=fake_lake)
+    assert not report.passed and "reaches Lean.reduceNat" in report.check("environment_policy").reason
+    for bad in (["Lean.ofReduceBool"], ["propext"], ["Lean.*"]):
+        with pytest.raises(pydantic.ValidationError, match="not kernel-evaluated constants"):
+            LeanSection(kernel_allow=bad)
+
+
+def test_a_foreign_instance_the_plan_declares_is_admitted_and_only_that_one(fake_lake, tmp_path):
+    """Issue 23 #4: an instance about a type the unit does not own passes `environment_policy` only
+    when the audited plan (`lemma_dag.json`, a node of kind `instance`) declares it by name."""
+    import json
+
+    by_id = {c["id"]: c for c in CHEATS}
+    plan = {"roots": ["double_even"], "nodes": [
+        {"name": "double_even", "statement": "double n is even"},
+        {"name": "intLEAnything", "kind": "instance", "statement": "an order on Int (declared on purpose)"}]}
+    declared = h.setup(tmp_path / "a", model_part(by_id["foreign_instance"]), lemma_dag=json.dumps(plan))
+    report = declared.gate(scenario=None, fake=fake_lake)
+    policy = report.check("environment_policy")
+    assert policy.status == "pass" and policy.evidence["declared_registrations"] == ["Cheats.ThmRoot.intLEAnything"]
+    other = h.setup(tmp_path / "b", model_part(by_id["foreign_coercion"]), lemma_dag=json.dumps(plan))
+    report = other.gate(scenario=None, fake=fake_lake)
+    assert "Cheats.ThmRoot.boolToInt: an instance about" in report.check("environment_policy").reason

@@ -615,3 +615,29 @@ def test_compile_time_code_that_tampers_with_the_gate_workspace_fails_the_build(
     assert "changed the gate workspace beyond its own outputs (compile-time code?)" in reason and fragment in reason
     assert report.environment_problem is None  # the candidate's doing, not the machine's
     assert honest.gate(None, fake=fake_lake).passed  # control: the same unit without the tampering
+
+
+def test_a_bridge_is_matched_to_its_audited_s0_by_signature_not_only_by_name(fake_lake, tmp_path):
+    """Issue 23 (mutation survivor): the audit graded an S0 named `double_even_faithful`; a frozen
+    bridge of that name stating something else does not certify the root."""
+    weaker = ("theorem double_even_faithful : (∀ n : Int, ∃ k, double n = 2 * k) → True := by\n  sorry")
+    s = h.setup(tmp_path / "p", h.HONEST_BRIDGE, bridge=True, audited_bridge=weaker)
+    report = s.gate(scenario=None, fake=fake_lake)
+    assert "does not match an audited S0 (routing, S0 grade, name or signature)" in failed(report,
+                                                                                          "semantic_certification")
+    same = h.setup(tmp_path / "q", h.HONEST_BRIDGE, bridge=True)
+    assert same.gate(scenario=None, fake=fake_lake).passed
+
+
+def test_universe_parameters_are_part_of_the_elaborated_statement():
+    """Issue 23 #4: `foo.{u, v}` and `foo.{v, u}` print the same type but bind explicit universe
+    arguments differently; the statement hash (what a freeze binds) tells them apart."""
+    from fyan.lean.inspector import InspectedDeclaration
+
+    rec = records.declaration("L.U.t", type_repr="Lean.Expr.sort (Lean.Level.param `u)", level_params=["u", "v"])
+    swapped = {**rec, "level_params": ["v", "u"]}
+    none = {**rec, "level_params": []}
+    hashes = {InspectedDeclaration.model_validate(r).statement_hash for r in (rec, swapped, none)}
+    assert len(hashes) == 3
+    plain = InspectedDeclaration.model_validate(none)
+    assert plain.statement_hash == plain.type_hash  # no universe: unchanged from earlier freezes

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fyan.lean.declarations import lex
-from fyan.lean.lints import errors, lint
+from fyan.lean.lints import FORBIDDEN_NAMES, errors, lint
 
 HONEST = """theorem add_comm' (a b : Nat) : a + b = b + a := by
   -- a comment that mentions #eval, axiom and native_decide is harmless
@@ -144,3 +144,108 @@ def test_findings_point_at_the_constructs_own_line():
     assert [f.text for f in lint(src)] == ["#eval 1", "axiom ax : False"]
     braced = 'theorem t : True := trivial\n\n\ndef s := "{"\n'
     assert [(f.rule, f.line) for f in lint(braced)] == [("unreadable-literal", 4)]
+
+
+# -- issue 23 #3: names resolved as Lean resolves them (src/Lean/ResolveName.lean) ---------------
+
+@pytest.mark.parametrize("src, rule", [
+    # `_root_.`: the IO lint matched `IO` only without a dot before it
+    ("open _root_.IO\ndef f := println \"x\"", "io"),
+    ("open _root_.IO in\ntheorem t : True := trivial", "io"),
+    ("def f : _root_.IO Unit := pure ()", "io"),
+    ("def f := _root_.IO.println \"x\"", "io"),
+    # `export`, `open … renaming`, `open … hiding`, `open … (x)`, `open scoped`
+    ("export IO (println)", "io"),
+    ("open IO renaming println → say\ndef f := say \"x\"", "io"),
+    ("open IO hiding print\ndef f := println \"x\"", "io"),
+    ("open IO (println)\ndef f := println \"x\"", "io"),
+    ("open scoped IO\ndef f := 0", "io"),
+    # kernel-evaluated constants: spelled out, under `open Lean in`, renamed, through a namespace, an alias
+    ("theorem t : Lean.reduceBool b = true := rfl", "kernel-evaluated"),
+    ("open Lean in\ntheorem t : reduceBool b = true := rfl", "kernel-evaluated"),
+    ("open Lean renaming reduceNat → rn\ntheorem t : rn 1 = 1 := rfl", "kernel-evaluated"),
+    ("open Lean hiding Name\ntheorem t : reduceNat x = 1 := rfl", "kernel-evaluated"),
+    ("namespace Lean\ntheorem t : reduceBool x = true := rfl\nend Lean", "kernel-evaluated"),
+    ("abbrev rb := Lean.reduceBool\ntheorem t : rb b = true := rfl", "kernel-evaluated"),
+    ("open _root_.Lean in\ntheorem t : ofReduceBool a b h = h := rfl", "kernel-evaluated"),
+    # the meta API through an opened namespace
+    ("open Lean\ndef f := Elab.Command.elabCommand", "meta-api"),
+    ("open Lean Elab in\ndef f := Command.elabCommand", "meta-api"),
+    ("namespace Lean.Meta\ndef f := 0\nend Lean.Meta", "meta-api"),
+])
+def test_names_are_resolved_as_lean_resolves_them(src, rule):
+    assert rule in rules(src), [str(f) for f in lint(src)]
+
+
+@pytest.mark.parametrize("src", [
+    "example : 1 = 1 := by decide (config := { native := (true) })",
+    "example : 1 = 1 := by decide (config := { native := Bool.true })",
+    "example : 1 = 1 := by decide (config := { native := _root_.Bool.true })",
+    "example : 1 = 1 := by decide (config := {native := true, ..})",
+    "example : 1 = 1 := by decide (config := ({ kernel := false, native := ((true)) }))",
+    "example : 1 = 1 := by decide (config := { native /- off? -/ := -- no\n  true })",
+    "example : 1 = 1 := by decide (native := true)",
+    "example : 1 = 1 := by decide +native",
+    "example : 1 = 1 := by decide + native",
+    "example : 1 = 1 := by decide (config := { native := !false })",
+    "example : 1 = 1 := by decide (config := (⟨false, false, true, false⟩ : Lean.Parser.Tactic.DecideConfig))",
+])
+def test_compiler_trust_in_every_spelling(src):
+    """Issue 23 #12: `decide`'s `native` option in any spelling but a literal `false`."""
+    assert "native-decide" in rules(src), [str(f) for f in lint(src)]
+
+
+@pytest.mark.parametrize("src", [
+    "open Nat in\ntheorem t (n : Nat) : n + 0 = n := rfl",
+    "example : 1 = 1 := by decide (config := { native := false })",
+    "example : 1 = 1 := by decide +kernel",
+    "namespace Foo\ndef println := 0\nend Foo\nopen Foo in\nexample : println = 0 := rfl",
+    "theorem reduceBoolish : True := trivial",
+])
+def test_resolution_refuses_no_honest_name(src):
+    assert errors(lint(src)) == [], [str(f) for f in lint(src)]
+
+
+_PRELUDE = """prelude
+inductive N where
+  | z : N
+namespace IO
+def println : N := N.z
+def print : N := N.z
+end IO
+namespace Lean
+def reduceBool (b : N) : N := b
+end Lean
+"""
+
+#: (spelling, the declaration it defines, the full name real Lean resolves the spelling to)
+_SPELLINGS = [
+    ("open _root_.IO in\ndef x := println", "x", "IO.println"),
+    ("open IO renaming println → say in\ndef x := say", "x", "IO.println"),
+    ("open IO hiding print in\ndef x := println", "x", "IO.println"),
+    ("open IO (println) in\ndef x := println", "x", "IO.println"),
+    ("namespace IO\ndef x := println\nend IO", "IO.x", "IO.println"),
+    ("export IO (println)\ndef x := println", "x", "IO.println"),
+    ("open Lean in\ndef x := reduceBool N.z", "x", "Lean.reduceBool"),
+    ("open _root_.Lean renaming reduceBool → rb in\ndef x := rb N.z", "x", "Lean.reduceBool"),
+]
+
+
+@pytest.mark.lean_core
+@pytest.mark.parametrize("spelling, decl, full", _SPELLINGS)
+def test_real_lean_resolves_each_spelling_to_the_name_the_lint_refuses(core_lean, tmp_path, spelling, decl, full):
+    """Real Lean 4.35.0 (prelude file) resolves each spelling to ``full`` (``#print`` with full
+    names), and the lint, reading the same spelling, refuses ``full`` (issue 23 #3)."""
+    import json
+    import subprocess
+
+    path = tmp_path / "Spelling.lean"
+    path.write_text(f"{_PRELUDE}{spelling}\nset_option pp.fullNames true\n#print {decl}\n")
+    out = subprocess.run([str(core_lean), "--json", str(path)], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)
+    messages = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert out.returncode == 0 and not [m for m in messages if m["severity"] == "error"], out.stdout
+    printed = messages[-1]["data"]
+    assert full in printed.split(":=", 1)[1], printed
+    root = next(n for n in FORBIDDEN_NAMES if full == n or full.startswith(n + "."))  # IO, Lean.reduceBool
+    assert FORBIDDEN_NAMES[root][0] in rules(spelling), [str(f) for f in lint(spelling)]

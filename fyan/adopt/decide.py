@@ -80,7 +80,8 @@ def evidence(name: str, rec: InspectedDeclaration | None, allow: list[str]) -> D
         name=name, found=True, kind=rec.kind, module=rec.module, type_pp=rec.type_pp, type_hash=rec.type_hash,
         statement_hash=rec.statement_hash, axioms=list(rec.axioms), uses_sorry=rec.uses_sorry,
         sorry_in_type=rec.sorry_in_type, refused_axioms=refused,
-        findings=declaration_findings(rec.kind, rec.safety, rec.implemented_by, rec.extern, rec.init),
+        findings=declaration_findings(rec.kind, rec.safety, rec.implemented_by, rec.extern, rec.init,
+                                      kernel_evaluated=rec.kernel_evaluated, missing=rec.missing_constants),
         local_digests=rec.local_digests, constants=[c.name for c in rec.constants],
     )
 

@@ -12,7 +12,12 @@ Per row (an *item*):
   (``mutated_weaker``), mixed needs both (neither one-way relation). An inadmissible relation
   grades 0; otherwise the relation's grade (``RELATION_GRADE``);
 * a slot with a code finding (an escaped variable, a claim assumed as a hypothesis, an unfrozen
-  local definition) makes its row grade 0.
+  local definition) makes its row grade 0;
+* a ``trivial_equivalent`` row grades 2 only when code verifies its conversions
+  (``validator.conversion_problem``; ``record.CHECKED_CONVERSIONS``); a conversion code cannot
+  check (``inequality_flip`` claimed where the texts do not flip, ``coercion_insertion``, ...) is
+  the judge's word alone and grades the row 0, so a record resting on one stays below every
+  threshold (issue 23 #5).
 
 When an item grades 1 the transfer checker runs on the record's transfer evidence; a refusal is
 one more item, graded 0. Grade = min over all items, starting at 3.
@@ -28,7 +33,8 @@ from fyan.audit.formula import Polarity, join
 from fyan.audit.record import RELATION_GRADE, AuditResult, EvidenceRecord, EvidenceRow, ItemGrade, SlotView
 from fyan.audit.slots import Slot, SlotTable
 from fyan.audit.transfer import check_record_transfer
-from fyan.audit.validator import AuditContext, is_omission, omission_direction, validate
+from fyan.audit.validator import (AuditContext, conversion_problem, is_omission, omission_direction, rename_maps,
+                                  validate)
 
 ADMISSIBLE: dict[str, tuple[str, ...]] = {
     "mutated_stronger": ("positive",),
@@ -51,7 +57,8 @@ def _evidence(row: EvidenceRow) -> str:
     return "; ".join(parts)
 
 
-def grade_row(i: int, row: EvidenceRow, src: SlotTable, cand: SlotTable) -> ItemGrade:
+def grade_row(i: int, row: EvidenceRow, src: SlotTable, cand: SlotTable,
+              rename: dict[str, str] | None = None, checked_defs: frozenset[str] = frozenset()) -> ItemGrade:
     slots: list[Slot] = [s for s in (*(src.get(x) for x in row.source), *(cand.get(x) for x in row.candidate)) if s]
     # objects grouped with formulas about them stand for the quantified formula: its own polarity
     with_leaves = any(s.kind != "object" for s in slots)
@@ -77,6 +84,12 @@ def grade_row(i: int, row: EvidenceRow, src: SlotTable, cand: SlotTable) -> Item
         missing = "candidate" if not row.candidate else "source"
         replaced = ", ".join(f"{s.id} `{s.text}` → {s.replacement or '(no ⊤/⊥ for an object)'}" for s in slots)
         item.note = (item.note + "; " if item.note else "") + f"omitted on the {missing} side: {replaced}"
+    if row.relation == "trivial_equivalent" and not is_omission(row):
+        problem = conversion_problem(row.conversions, [s for s in slots if s.id in row.source],
+                                     [s for s in slots if s.id in row.candidate], rename or {}, checked_defs)
+        if problem:  # issue 23 #5: what code cannot verify never raises a grade
+            item.grade = 0
+            item.note = (item.note + "; " if item.note else "") + f"unverified conversion: {problem}"
     rel = item.relation
     if rel in ADMISSIBLE and pol not in ADMISSIBLE[rel]:
         item.admissible = False
@@ -115,7 +128,8 @@ def grade_record(record: EvidenceRecord, src: SlotTable, cand: SlotTable, ctx: A
     if errors:
         return AuditResult(valid=False, errors=errors, threshold=ctx.threshold, routing="reject", root=ctx.root,
                            slots=views)
-    items = [grade_row(i, row, src, cand) for i, row in enumerate(record.rows, start=1)]
+    rename = rename_maps(record, src, cand)
+    items = [grade_row(i, row, src, cand, rename, ctx.checked_defs) for i, row in enumerate(record.rows, start=1)]
     transfer = None
     if any(it.grade == 1 for it in items):
         transfer = check_record_transfer(record, src, cand)

@@ -37,8 +37,9 @@ RELATIONS: dict[str, tuple[int, str]] = {
 }
 RELATION_GRADE: dict[str, int] = {k: v[0] for k, v in RELATIONS.items()}
 
-#: The closed list of conversions a ``trivial_equivalent`` row may name. Those marked
-#: "(checked)" are verified by code; the others are the judge's claim, which caps the row at 2.
+#: The closed list of conversions a ``trivial_equivalent`` row may name. Only those in
+#: ``CHECKED_CONVERSIONS`` can give the row its grade 2 (code verifies them); any other is the
+#: judge's claim and grades the row 0.
 CONVERSIONS: dict[str, str] = {
     "alpha_renaming": "bound variables renamed",
     "conjunct_reordering": "the conjuncts (or disjuncts) of a hypothesis or claim reordered",
@@ -64,6 +65,15 @@ CONVERSIONS: dict[str, str] = {
                       "equation is substituted (checked: the row holds the object and its defining equation)",
     "decidability_instance": "a Decidable… instance binder that classical logic always provides (checked)",
 }
+#: Conversions deterministic code verifies on the row's slots (``fyan.audit.validator``: the
+#: definition, one-point and decidability checks at validation, the textual ones in
+#: ``conversion_problem``). A ``trivial_equivalent`` row that names any other conversion rests on
+#: the judge's word: it never raises the grade (graded 0, below every threshold; issue 23 #5).
+CHECKED_CONVERSIONS = frozenset({
+    "definition_unfolding", "one_point_rule", "decidability_instance", "defined_term_naming",
+    "alpha_renaming", "conjunct_reordering", "implicit_explicit_binder", "eq_symmetry", "iff_symmetry",
+    "inequality_flip", "double_negation",
+})
 #: Conversions that may justify a row with one side empty.
 REMOVAL_CONVERSIONS = ("one_point_rule", "decidability_instance")
 

@@ -31,7 +31,8 @@ import re
 from dataclasses import dataclass, field
 
 from fyan.audit.formula import canonical, identifiers
-from fyan.audit.record import CONVERSIONS, PLACEHOLDERS, REMOVAL_CONVERSIONS, EvidenceRecord, EvidenceRow
+from fyan.audit.record import (CHECKED_CONVERSIONS, CONVERSIONS, PLACEHOLDERS, REMOVAL_CONVERSIONS, EvidenceRecord,
+                               EvidenceRow)
 from fyan.audit.slots import Slot, SlotTable
 
 SUBSTANTIVE = ("mutated_equivalent", "mutated_stronger", "mutated_weaker", "mutated")
@@ -131,6 +132,83 @@ def same_texts(srcs: list[Slot], cands: list[Slot], rename: dict[str, str]) -> s
             return f"the texts differ: {left} vs {right} (after renaming bound variables and definitions)" + (
                 "; or one is ∀ and the other ∃" if kind == "object" else "")
     return None
+
+
+_TOP_RELATION = re.compile(r"^(?P<l>.+?)(?P<op>≤|≥|<|>|=|≠|↔)(?P<r>.+)$")
+_FLIP = {">": "<", "≥": "≤"}
+
+
+def _top_level(text: str) -> tuple[str, str, str] | None:
+    """(lhs, relation, rhs) when ``text`` (canonical) is one relation at parenthesis depth 0."""
+    depth, hits = 0, []
+    for i, ch in enumerate(text):
+        if ch in "([{⟨":
+            depth += 1
+        elif ch in ")]}⟩":
+            depth -= 1
+        elif depth == 0 and ch in "≤≥<>=≠↔" and not (ch == "=" and i and text[i - 1] in ":"):
+            hits.append(i)
+    if len(hits) != 1:
+        return None
+    i = hits[0]
+    return text[:i], text[i], text[i + 1:]
+
+
+def _normal(text: str, conversions: set[str]) -> str:
+    """``text`` (canonical) in the normal form of the textual conversions named: ``a > b`` as
+    ``b < a`` (inequality_flip), the sides of ``=``/``≠`` (eq_symmetry) and ``↔`` (iff_symmetry)
+    in a fixed order, ``¬¬A`` as ``A`` (double_negation)."""
+    if "double_negation" in conversions:
+        while text.startswith("¬¬"):
+            text = text[2:]
+        text = text.replace("¬(¬", "(")
+    rel = _top_level(text)
+    if rel is None:
+        return text
+    lhs, op, rhs = rel
+    if op in _FLIP and "inequality_flip" in conversions:
+        lhs, op, rhs = rhs, _FLIP[op], lhs
+    elif (op in "=≠" and "eq_symmetry" in conversions) or (op == "↔" and "iff_symmetry" in conversions):
+        lhs, rhs = sorted((lhs, rhs))
+    return f"{lhs}{op}{rhs}"
+
+
+def conversion_problem(conversions: list[str], srcs: list[Slot], cands: list[Slot], rename: dict[str, str],
+                       checked_defs: frozenset[str] = frozenset()) -> str | None:
+    """None when code verifies the row's conversions: the textual ones (renaming, reordering of the
+    row's conjuncts, binder kinds, the symmetric/flipped forms of ``_normal``) on the slot texts,
+    ``defined_term_naming`` on definition slots whose candidate names a checked definition
+    (``checked_defs``: audited and frozen itself); else why not. Conversions outside
+    ``CHECKED_CONVERSIONS`` are never verified."""
+    unchecked = [c for c in conversions if c not in CHECKED_CONVERSIONS]
+    if unchecked:
+        return (f"{', '.join(unchecked)}: a conversion deterministic code does not check (the judge's claim alone "
+                "never raises a grade)")
+    if "defined_term_naming" in conversions:
+        slots = srcs + cands
+        if not cands or any(s.kind != "definition" for s in slots):
+            return "defined_term_naming applies to rows of definition slots only"
+        unchecked_defs = [c.text for c in cands if c.text not in checked_defs and c.text.split(".")[-1] not in checked_defs]
+        if unchecked_defs:
+            return f"defined_term_naming: {', '.join(unchecked_defs)} is not a checked (audited, frozen) definition"
+        conversions = [c for c in conversions if c != "defined_term_naming"]
+        if not conversions:
+            return None
+    textual = set(conversions) - {"definition_unfolding", "one_point_rule", "decidability_instance"}
+    if not textual or set(conversions) & {"definition_unfolding", "one_point_rule", "decidability_instance"}:
+        return None  # verified at validation (definitions frozen, the one-point equation, Decidable binders)
+    if sorted(s.kind for s in srcs) != sorted(c.kind for c in cands):
+        return "the row pairs slots of different kinds"
+    plain = same_texts(srcs, cands, rename)
+    if plain is None:
+        return None
+    for kind in ("hypothesis", "goal"):
+        a = sorted(_normal(canonical(s.text, rename), textual) for s in srcs if s.kind == kind)
+        b = sorted(_normal(canonical(c.text, {}), textual) for c in cands if c.kind == kind)
+        if a != b:
+            return f"{', '.join(sorted(textual))} does not turn {a} into {b}"
+    objects = [s for s in srcs + cands if s.kind == "object"]
+    return plain if objects else None
 
 
 def _check_one_point(slots: list[Slot]) -> str | None:

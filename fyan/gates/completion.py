@@ -38,7 +38,9 @@ frozen declarations with role ``root``), every required check passes:
 7. ``environment_policy`` — the module declares no axiom, nothing ``unsafe``, ``partial`` or
    ``opaque``, nothing ``implemented_by``/``extern``/``init``, registers no extension entry
    outside the allow-list of harmless ones (macros, syntax, elaborators, tactics, ``csimp``, ...
-   and anything unknown are refused: ``fyan.lean.policy``), and imports exactly what Fyan wrote;
+   and anything unknown are refused: ``fyan.lean.policy``), registers no instance or unification
+   hint about types the unit does not own (seen through its own ``@[reducible]`` aliases) unless
+   the audited plan (``lemma_dag.json``) declares it, and imports exactly what Fyan wrote;
 8. ``source_lints`` — the file is Fyan's rendering (imports, ``open``, namespace) around the
    model-written declarations, which use none of the constructs of ``fyan.lean.lints`` (a second
    line, and the only one for compile-time code such as ``#eval`` that leaves no trace).
@@ -76,7 +78,7 @@ from fyan.lean.compile import CompileResult
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.package import model_part, render_unit_file, unit_imports, unit_module, upstream
-from fyan.lean.policy import classify_axioms
+from fyan.lean.policy import classify_axioms, foreign_meaning_findings
 from fyan.lean.runner import SANDBOX_REMEDY, bwrap_status
 from fyan.lean.signatures import compare_compiled, compare_source, unaudited_dependencies
 from fyan.lean.toolchain import Discovery, check_pin, discover, find_kernel_checker
@@ -252,7 +254,10 @@ class _Gate:
         decls = declarations.scan(source) if source is not None else []
 
         if source is not None:
-            findings = lint(model_part(source))
+            # a kernel-evaluated constant the project admits ([lean] kernel_allow) is decided by the
+            # environment rule alone; the lint would otherwise refuse what the configuration allows
+            findings = lint(model_part(source), allow=frozenset({"kernel-evaluated"})
+                            if self.project.config.lean.kernel_allow else frozenset())
             problems = [str(f) for f in lint_errors(findings)]
             if source != render_unit_file(self.project, self.store, self.unit, model_part(source), "Basic"):
                 problems.insert(0, "Basic.lean was changed outside the model-written part (the imports, `open` "
@@ -496,13 +501,34 @@ class _Gate:
             return
         findings = module_findings(module, expected_imports=unit_imports(self.project, self.store, self.unit),
                                    extra_allow=frozenset(self.project.config.lean.extension_allowlist),
-                                   learned=self.learned)
+                                   learned=self.learned,
+                                   kernel_allow=frozenset(self.project.config.lean.kernel_allow))
+        declared = self._declared_registrations()
+        findings += foreign_meaning_findings(module, self.module.rpartition(".")[0], declared)
         evidence = {"findings": findings, "extensions": {e.name: e.entries for e in module.extensions},
+                    "declared_registrations": sorted(declared),
                     "imports": module.imports, **self._inspector_evidence()}
         self.put("environment_policy", not findings, "; ".join(findings) or
                  f"no axiom, unsafe, partial, opaque, implemented_by, extern or init declaration; "
                  f"{len(module.extensions)} extension(s) with entries, all harmless; imports as written by Fyan",
                  **evidence)
+
+    def _declared_registrations(self) -> frozenset[str]:
+        """Full names of the instances the audited plan declares (``lemma_dag.json`` nodes of kind
+        ``instance``, recorded and hash-checked): the only registrations about types the unit does not
+        own that ``environment_policy`` admits (issue 23 #4). An unreadable plan declares nothing."""
+        from fyan.agents.schemas import LemmaDag
+        from fyan.lean.package import unit_namespace
+
+        data, _ = self._recorded("lemma_dag.json")
+        if data is None:
+            return frozenset()
+        try:
+            dag = LemmaDag.model_validate_json(data)
+        except ValueError:
+            return frozenset()
+        ns = unit_namespace(self.project, self.unit)
+        return frozenset(f"{ns}.{n.name}" for n in dag.nodes if n.kind == "instance")
 
     def _frozen(self, freezes: list[FreezeRecord], decls, problem: str | None) -> None:
         if not freezes:
@@ -599,14 +625,15 @@ class _Gate:
         if result.routing == "freeze" and result.grade is not None and result.grade >= threshold and roots:
             how = f"audit grade {result.grade} >= threshold {threshold}"
         elif bridges and result.routing == "bridge" and result.bridge is not None and result.bridge.result.valid \
-                and (result.bridge.result.grade or 0) >= threshold and {b.decl for b in bridges} == {result.bridge.name}:
+                and (result.bridge.result.grade or 0) >= threshold and {b.decl for b in bridges} == {result.bridge.name} \
+                and self._bridge_signature_matches(bridges, result.bridge.lean):
             how = (f"audit grade {result.grade}, certified through the bridge obligation {result.bridge.name} "
                    f"(S0 audited with grade {result.bridge.result.grade})")
             if not self.results["bridge_obligations"].passed:
                 problems.append("the bridge obligation is not discharged (see bridge_obligations)")
         elif bridges:
             how = ""
-            problems.append("the bridge obligation does not match an audited S0 (routing, S0 grade or name)")
+            problems.append("the bridge obligation does not match an audited S0 (routing, S0 grade, name or signature)")
         else:
             how = ""
             problems.append(f"audit grade {result.grade} below threshold {threshold}" if result.valid
@@ -622,6 +649,17 @@ class _Gate:
             problems.append("certification is stale: " + "; ".join(stale))
         self.put("semantic_certification", not problems, "; ".join(problems) if problems else how,
                  grade=result.grade, threshold=threshold, routing=result.routing)
+
+    @staticmethod
+    def _bridge_signature_matches(bridges: list[FreezeRecord], audited_lean: str) -> bool:
+        """Whether every frozen bridge obligation states exactly the S0 the audit graded: the same
+        normalized signature as the audited declaration of that name, not only the same name."""
+        audited = declarations.scan(audited_lean)
+        for b in bridges:
+            d = declarations.find(audited, b.decl) or next((x for x in audited if b.decl.endswith("." + x.name)), None)
+            if d is None or d.frozen_signature != b.normalized_signature:
+                return False
+        return True
 
     def _kernel_replay(self) -> None:
         tc = self.discovery.toolchain

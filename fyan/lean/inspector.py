@@ -163,9 +163,14 @@ class InspectedDeclaration(_Strict):
     @property
     def statement_hash(self) -> str:
         """``type_hash``, plus a definition's value (its body *is* its statement) or an inductive
-        type's constructor types."""
+        type's constructor types, plus the universe parameters in order when there are any."""
         value = "\n".join(self.value_repr) if isinstance(self.value_repr, list) else self.value_repr
-        return self.type_hash if value is None else digest(f"{self.type_repr}\n:=\n{value}")
+        # universe parameters in order: `foo.{u, v}` and `foo.{v, u}` have one type_repr, but an
+        # explicit `foo.{0, 1}` downstream means different things (issue 23 #4)
+        levels = f"universe {' '.join(self.level_params)}\n" if self.level_params else ""
+        if value is None:
+            return digest(levels + self.type_repr) if levels else self.type_hash
+        return digest(f"{levels}{self.type_repr}\n:=\n{value}")
 
     @property
     def uses_sorry(self) -> bool:
@@ -353,14 +358,16 @@ class Inspection(BaseModel):
 
 def module_findings(module: InspectedModule, *, expected_imports: list[str] | None = None, strict: bool = False,
                     extra_allow: frozenset[str] | set[str] = frozenset(),
-                    learned: frozenset[str] | set[str] | None = None) -> list[str]:
+                    learned: frozenset[str] | set[str] | None = None,
+                    kernel_allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """What ``fyan.lean.policy`` refuses in ``module``: a ``module`` file, declarations (axioms,
     ``unsafe``, ``partial``, ``opaque``, ``implemented_by``, ``extern``, ``init``, kernel-evaluated
     constants, constants missing from the environment), extension entries no honest control writes
     on this toolchain (``learned``: default the extensions learned by the passing ``fyan selftest``
     of the report's Lean version, ``fyan.selftest.trust.learned_extensions``; plus
     ``extra_allow``, the configured ones; with ``strict`` also instances), and imports other than
-    ``expected_imports`` (and ``Init``)."""
+    ``expected_imports`` (and ``Init``). ``kernel_allow``: kernel-evaluated constants admitted
+    (``[lean] kernel_allow``; default none)."""
     if learned is None:
         from fyan.selftest.trust import learned_extensions
 
@@ -372,7 +379,8 @@ def module_findings(module: InspectedModule, *, expected_imports: list[str] | No
                    "exported data hides proof bodies and private declarations from an ordinary import")
     for d in module.declarations:
         for why in declaration_findings(d.kind, d.safety, d.implemented_by, d.extern, d.init,
-                                        kernel_evaluated=d.kernel_evaluated, missing=d.missing_constants):
+                                        kernel_evaluated=d.kernel_evaluated, missing=d.missing_constants,
+                                        kernel_allow=kernel_allow):
             out.append(f"{d.name}: {why}")
     for finding in extension_findings([(e.name, e.entries) for e in module.extensions], strict=strict, allow=allow):
         out.append(f"{module.name} registers {finding}")

@@ -75,7 +75,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("import", "error", r"(?<![\w.'])import(?![\w'])", "imports are written by Fyan, not by the model"),
     ("native-decide", "error",
      r"(?<![\w.'])(?:native_decide|bv_decide|bv_check)(?![\w'])|\+\s*native(?![\w'])|"
-     r"(?<![\w.'])native\s*:=\s*true",
+     r"(?<![\w.'])native\s*:=(?!\s*(?:\(\s*)*(?:_root_\.)?(?:Bool\.)?false(?![\w']))|"
+     r"(?<![\w.'])(?:Lean\.Parser\.Tactic\.)?DecideConfig(?![\w'])",
      "trusts the compiler (Lean.ofReduceBool, *._native.* axioms)"),
     ("warn-sorry-off", "error", r"(?<![\w'])warn\.sorry(?![\w'])", "silences sorry warnings"),
     ("sorry", "warning", r"(?<![\w.'])(?:sorry|admit|sorryAx)(?![\w'])", "an unfinished proof"),
@@ -113,6 +114,70 @@ _COMPILED = [(rule, sev, re.compile(pat), why) for rule, sev, pat, why in RULES]
 _HASH_COMMAND = re.compile(r"(?<![\w.'#])#([A-Za-z_][\w!?]*)")
 _GUILLEMETS = re.compile(r"«([^»\n]*)»")
 _ATTR_START = re.compile(r"@\[|(?<![\w.'])attribute\s*\[")
+
+
+#: Constants and namespaces a proof file has no business reaching, by their full names (a name and
+#: everything under it), with the rule that reports them. Resolved as Lean resolves identifiers
+#: (``resolved_names``), so no spelling (``_root_.IO``, ``open IO in``, ``open Lean renaming``,
+#: ``export``, ``namespace Lean``) hides them.
+FORBIDDEN_NAMES: dict[str, tuple[str, str]] = {
+    **{n: ("io", "IO in a proof file: code with effects") for n in ("IO", "EIO", "BaseIO", "unsafeIO", "unsafeBaseIO",
+                                                                   "unsafeEIO", "unsafeCast")},
+    **{n: ("meta-api", "meta-programming API: code that builds or changes declarations")
+       for n in ("Lean.Elab", "Lean.Meta", "Lean.Environment", "Lean.Kernel", "Lean.Compiler", "Lean.Core",
+                 "Lean.Parser", "Lean.Macro", "Lean.MacroM", "Lean.addDecl", "Lean.addAndCompile", "Lean.modifyEnv",
+                 "Lean.setEnv", "Lean.evalConst")},
+    **{n: ("kernel-evaluated", "the kernel runs compiled code and believes it (Lean.reduceBool/reduceNat, "
+                               "Lean.ofReduceBool, Lean.trustCompiler)")
+       for n in ("Lean.reduceBool", "Lean.reduceNat", "Lean.ofReduceBool", "Lean.ofReduceNat", "Lean.trustCompiler")},
+}
+
+_IDENT = re.compile(r"(?<![\w'.!?])(?:[^\W\d][\w'!?]*)(?:\.[^\W\d][\w'!?]*)*")
+#: ``open``/``export``/``namespace`` and the namespaces they name (``open A B in``, ``open A (x)``,
+#: ``open A renaming x → y``, ``open A hiding x``, ``open scoped A``, ``export A (x)``)
+_SCOPE = re.compile(r"(?<![\w.'])(open|export|namespace)[ \t]+((?:[^\W\d][\w'!?.]*[ \t]*)+)")
+
+
+def _root(name: str) -> str:
+    return name[len("_root_."):] if name.startswith("_root_.") else name
+
+
+def resolved_names(text: str) -> list[tuple[int, str, set[str]]]:
+    """(offset, identifier, the full names Lean could resolve it to) for every identifier of the
+    comment-free ``text``: the name itself without ``_root_.``, and the name under every namespace
+    the file opens, exports or enters anywhere (``open … in`` included; src/Lean/ResolveName.lean
+    ``resolveGlobalName``: the current namespace's prefixes and every ``OpenDecl``). Over-approximates
+    on purpose (an ``open`` counts for the whole file): a lint may refuse too much, never too little."""
+    scopes: set[str] = set()
+    for m in _SCOPE.finditer(text):
+        words = m.group(2).split()
+        kind = m.group(1)
+        for w in words:
+            if w in ("in", "renaming", "hiding"):
+                break
+            if w in ("scoped", "private"):
+                continue
+            w = _root(w.rstrip("."))
+            if kind == "namespace":
+                parts = w.split(".")
+                scopes |= {".".join(parts[: i + 1]) for i in range(len(parts))}
+            else:
+                scopes |= {w} | {f"{s}.{w}" for s in list(scopes)}
+    out = []
+    for m in _IDENT.finditer(text):
+        name = _root(m.group(0))
+        out.append((m.start(), m.group(0), {name} | {f"{s}.{name}" for s in scopes}))
+    return out
+
+
+def _forbidden(names: set[str]) -> tuple[str, str, str] | None:
+    for n in sorted(names):
+        parts = n.split(".")
+        for i in range(len(parts), 0, -1):
+            hit = FORBIDDEN_NAMES.get(".".join(parts[:i]))
+            if hit:
+                return ".".join(parts[:i]), *hit
+    return None
 
 
 @dataclass(frozen=True)
@@ -179,6 +244,18 @@ def lint(source: str, *, allow: frozenset[str] = frozenset()) -> list[Finding]:
             continue
         for m in pattern.finditer(clean):
             add(rule, sev, m.start(), why, clean)
+    seen = {(f.rule, f.line) for f in findings}
+    for offset, ident, names in resolved_names(clean):
+        # under an opened forbidden namespace (`open IO`) the `open` itself is reported, not every name
+        own = _root(ident)
+        hit = _forbidden({n for n in names if n == own or _forbidden({n[: -len(own) - 1]}) is None})
+        if hit is None or hit[1] in allow:
+            continue
+        full, rule, why = hit
+        line = clean.count("\n", 0, offset) + 1
+        if (rule, line) not in seen:
+            seen.add((rule, line))
+            add(rule, "error", offset, f"{why}: `{ident}` resolves to {full}", clean)
     if "hash-command" not in allow:
         for m in _HASH_COMMAND.finditer(clean):
             if m.group(1) not in HARMLESS_HASH_COMMANDS and m.group(1).rstrip("!") not in ("eval", "guard"):

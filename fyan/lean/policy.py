@@ -92,7 +92,7 @@ KERNEL_EVALUATED = {
 
 def kernel_evaluated_findings(names: list[str] | tuple[str, ...], allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """One finding per kernel-evaluated constant reached (``KERNEL_EVALUATED``; any other name the
-    inspector reports there too), unless ``allow`` (the project's axiom allow-list) names it."""
+    inspector reports there too), unless ``allow`` (``[lean] kernel_allow``) names it."""
     return [f"reaches {KERNEL_EVALUATED.get(n, n + ': evaluated by the kernel with compiled code')} (refused)"
             for n in names if n not in allow]
 

@@ -95,7 +95,8 @@ def _accept(ctx):
     return CheckOutcome(True, "accepted by the test harness")
 
 
-def _audit(plan: dict[str, tuple[list[str], list[str]]], without_toolchain: set[str]):
+def _audit(plan: dict[str, tuple[list[str], list[str]]], without_toolchain: set[str],
+           audited_bridge: str = BRIDGE_STATEMENT):
     def check(ctx):
         roots, bridges = plan[ctx.unit.id]
         statement = (ctx.project.paths.unit(ctx.unit.id) / "Statement.lean").read_text(encoding="utf-8")
@@ -114,7 +115,7 @@ def _audit(plan: dict[str, tuple[list[str], list[str]]], without_toolchain: set[
             specs += more
         if bridges:  # a grade-1 statement routed to a bridge whose S0 passed its own audit
             s0 = AuditResult(valid=True, grade=3, threshold=2, routing="freeze", root=f"{ns}.{bridges[0]}")
-            bridge = BridgeResult(name=f"{ns}.{bridges[0]}", lean=BRIDGE_STATEMENT, result=s0)
+            bridge = BridgeResult(name=f"{ns}.{bridges[0]}", lean=audited_bridge, result=s0)
             result = AuditResult(valid=True, grade=1, threshold=2, routing="bridge", root=f"{ns}.{roots[0]}",
                                  bridge=bridge)
         else:
@@ -125,11 +126,12 @@ def _audit(plan: dict[str, tuple[list[str], list[str]]], without_toolchain: set[
     return check
 
 
-def _drive(project: Project, gw: Gateway, unit_id: str, statement: str, basic: str, stages) -> None:
+def _drive(project: Project, gw: Gateway, unit_id: str, statement: str, basic: str, stages,
+           lemma_dag: str = "{}\n") -> None:
     unit = gw.store.unit(unit_id)
     files = {
         Stage.PLAN: {"Statement.lean": render_unit_file(project, gw.store, unit, statement, "Statement"),
-                     "lemma_dag.json": "{}\n"},
+                     "lemma_dag.json": lemma_dag},
         Stage.PROVE: {"Basic.lean": render_unit_file(project, gw.store, unit, basic, "Basic")},
     }
     for stage in stages:
@@ -144,9 +146,9 @@ _SNAPSHOT_ROOT = Path(tempfile.mkdtemp(prefix="fyan-gate-harness-"))
 atexit.register(shutil.rmtree, _SNAPSHOT_ROOT, ignore_errors=True)
 
 
-def _checks(plan, freeze_without_toolchain: bool):
+def _checks(plan, freeze_without_toolchain: bool, audited_bridge: str = BRIDGE_STATEMENT):
     return {Stage.REASON: _accept, Stage.PLAN: _accept, Stage.PROVE: _accept, Stage.GATE: check_gate,
-            Stage.AUDIT: _audit(plan, {"thm-root"} if freeze_without_toolchain else set())}
+            Stage.AUDIT: _audit(plan, {"thm-root"} if freeze_without_toolchain else set(), audited_bridge)}
 
 
 def _ingested(root: Path, checks, extra_toml: str) -> tuple[Project, Gateway]:
@@ -160,23 +162,25 @@ def _ingested(root: Path, checks, extra_toml: str) -> tuple[Project, Gateway]:
 
 
 def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolchain: bool = False,
-          meta: bool = False, lean: dict[str, object] | None = None) -> Setup:
+          meta: bool = False, lean: dict[str, object] | None = None, lemma_dag: str = "{}\n",
+          audited_bridge: str = BRIDGE_STATEMENT) -> Setup:
     """The project in ``root`` with ``thm-root``'s candidate ``basic`` (model-written part)
     recorded after its prove stage; ``bridge`` adds the bridge obligation to the freeze;
     ``freeze_without_toolchain`` freezes ``thm-root`` as if no toolchain had been installed;
     ``meta`` makes every unit file import ``Lean`` (``[lean] extra_imports``), for candidates
     that use Lean's API; ``lean`` adds more ``[lean]`` settings (``fyan selftest``: the pin and
-    ``trust_without_selftest``).
+    ``trust_without_selftest``); ``lemma_dag`` is ``thm-root``'s recorded plan (``lemma_dag.json``);
+    ``audited_bridge`` the S0 declaration the audit result says it graded (default: the frozen one).
 
     Everything up to ``thm-root``'s audit is done once per variant and toolchain kind (double or
     real) and copied: the project folder is self-contained (relative paths only)."""
     os.environ.pop("FYAN_FAKE_SCENARIO", None)  # the stages run with a clean toolchain (double or real)
     plan = {"def-double": (["double"], []), "thm-root": ([ROOT], [BRIDGE] if bridge else [])}
-    checks = _checks(plan, freeze_without_toolchain)
+    checks = _checks(plan, freeze_without_toolchain, audited_bridge)
     double = "FYAN_FAKE_LOG" in os.environ  # any instance of the toolchain double behaves the same
     settings = {**({"extra_imports": ["Lean"]} if meta else {}), **(lean or {})}
     key = (bridge, freeze_without_toolchain, double, os.environ.get("FYAN_LEAN__SANDBOX"),
-           json.dumps(settings, sort_keys=True))
+           json.dumps(settings, sort_keys=True), lemma_dag, audited_bridge)
     if key not in _SNAPSHOTS:
         snap = _SNAPSHOT_ROOT / f"variant-{len(_SNAPSHOTS)}"
         lean_toml = "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items())
@@ -184,7 +188,7 @@ def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolch
         project, gw = _ingested(snap, checks, extra)
         _drive(project, gw, "def-double", DEF_BODY, DEF_BODY, list(Stage))
         statement = ROOT_STATEMENT + ("\n\n" + BRIDGE_STATEMENT if bridge else "")
-        _drive(project, gw, "thm-root", statement, "", [Stage.REASON, Stage.PLAN, Stage.AUDIT])
+        _drive(project, gw, "thm-root", statement, "", [Stage.REASON, Stage.PLAN, Stage.AUDIT], lemma_dag)
         gw.close()
         _SNAPSHOTS[key] = snap
     shutil.copytree(_SNAPSHOTS[key], root, symlinks=True)

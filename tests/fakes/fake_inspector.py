@@ -17,7 +17,8 @@ What it emulates from the built source (``fyan.lean.declarations.scan``; everyth
   ``type_repr`` = the normalized header, ``value_repr`` = a definition's body, safety from
   ``unsafe``/``partial``, ``implemented_by``/``extern``/``init`` from attributes (both forms);
 * **any** ``sorry``/``admit``/``sorryAx`` in a declaration is ``sorryAx`` (``sorry_direct`` and its
-  axioms), ``native_decide``/``decide +native``/``native := true`` adds
+  axioms), ``native_decide``/``decide +native``/``native := true`` (any spelling of ``true``, as Lean
+  elaborates it: ``(true)``, ``Bool.true``, comments between; issue 23 #12) adds
   ``<decl>._native.native_decide.ax_1_1``, an ``axiom`` is its own axiom; axioms are
   transitive through the declarations a declaration mentions (by name);
 * kernel-evaluated constants: a declaration mentioning ``Lean.reduceBool``/``Lean.reduceNat`` (or
@@ -65,7 +66,9 @@ from fyan.lean.declarations import scan, strip_comments  # noqa: E402
 KIND = {"theorem": "theorem", "def": "def", "abbrev": "def", "instance": "def", "opaque": "opaque",
         "axiom": "axiom", "structure": "inductive", "inductive": "inductive", "class": "inductive"}
 _SORRY = re.compile(r"(?<![\w.'])(?:sorry|admit|sorryAx)(?![\w'])")
-_NATIVE = re.compile(r"native_decide|decide\s*\+native|native\s*:=\s*true")
+#: `decide`'s `native` option set (Lean elaborates every spelling of `true` alike: parenthesised,
+#: `Bool.true`, `_root_.Bool.true`, comments around it, which `strip_comments` removes first)
+_NATIVE = re.compile(r"native_decide|decide\s*\+\s*native|native\s*:=\s*(?:\(\s*)*(?:_root_\.)?(?:Bool\.)?true(?![\w'])")
 _KERNEL_EVALUATED = {"Lean.reduceBool": re.compile(r"(?<![\w'])(?:Lean\.)?reduceBool(?![\w'])"),
                      "Lean.reduceNat": re.compile(r"(?<![\w'])(?:Lean\.)?reduceNat(?![\w'])")}
 
@@ -193,7 +196,7 @@ class Env:
                 },
                 "kernel": [n for n, rx in _KERNEL_EVALUATED.items() if rx.search(text)],
                 "own": (["sorryAx"] if _SORRY.search(text) else [])
-                + ([f"{d.full_name}._native.native_decide.ax_1_1"] if _NATIVE.search(text) else [])
+                + ([f"{d.full_name}._native.native_decide.ax_1_1"] if _NATIVE.search(strip_comments(text)) else [])
                 + ([d.full_name] if kind == "axiom" else []),
                 "tokens": _tokens(text), "type_tokens": _tokens(d.header),
             }

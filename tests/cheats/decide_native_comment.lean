@@ -1,0 +1,8 @@
+-- Trick (issue 23 #12): comments between the option and its value.
+theorem double_twenty_one : double 21 = 42 := by
+  decide (config := { native /- the fast path -/ := -- yes
+    true })
+
+theorem double_even (n : Int) : ∃ k, double n = 2 * k := by
+  have _h := double_twenty_one
+  exact ⟨n, rfl⟩

@@ -1,0 +1,7 @@
+-- Trick (issue 23 #12): compiler trust spelled `decide (config := { native := (true) })`: the lint
+-- looked for `native := true` only.
+theorem double_twenty_one : double 21 = 42 := by decide (config := { native := (true) })
+
+theorem double_even (n : Int) : ∃ k, double n = 2 * k := by
+  have _h := double_twenty_one
+  exact ⟨n, rfl⟩
