@@ -17,7 +17,9 @@ decided from the inspector's report. Three implementations:
   then runs the trusted inspector on that module: a timeout per compile (seconds), a memory limit
   (MiB), the bubblewrap sandbox per ``[lean] sandbox``. Each compile writes only its own output
   folder, which is on no search path; its outputs are copied into the scratch folder's ``lib/``
-  (searched by the inspector) only when the folder holds nothing but the module's own files —
+  (searched by the inspector and by later compiles: a checker module imports the compiled
+  candidate module, issue 23 family 6) only when the folder holds nothing but the module's own
+  files (checkers run only after the candidate's inspection passed, ``fyan.shadow.evaluate``) —
   the scratch folder is never searched before the dependencies and Lean's own library. The folder
   (``<workspace>/.fyan-shadow/run-*``) is removed by ``close``.
 * ``RecordedCompiler`` — replays outcomes (output and inspection) from a JSON-lines file keyed by
@@ -179,7 +181,8 @@ class LeanCompiler(Compiler):
         out.mkdir()
         logs = self.log_dir or (self.scratch / "reports")
         result = compile_module(self.setup, source_root=self.scratch / "src", module=module, out_root=out,
-                                search_path=self.search, config=self.config, log_dir=logs, name=safe,
+                                search_path=[self.scratch / "lib", *self.search], config=self.config,
+                                log_dir=logs, name=safe,
                                 confinement=self._confinement([out]))
         proc = result.process
         outcome = _outcome(label, proc.output, proc.exit_code, f"lean: {self.toolchain.version}",

@@ -15,8 +15,9 @@ For one submission (``evaluate_submission``):
    reason); the candidate's transitive axioms have no ``sorryAx`` (unless ``allow_sorry_proofs``,
    for statement-only benchmarks — then no definition may use it and the statement itself
    never) and none outside the allow-list;
-4. when it compiles, compile each checker in its own copy of the candidate file (forward checks,
-   then the backward check): a check passes when the file compiles without error and the
+4. when it compiles, compile each checker in a module of its own that imports the compiled
+   candidate module (``assemble.checker_file``: nothing the submission scopes to its file reaches
+   a checker; forward checks, then the backward check): a check passes when the file compiles without error and the
    inspector finds the checker theorem, with no ``sorryAx`` anywhere in it (its axioms are
    computed with the candidate's own proof as a black box, so only the checker's proof counts)
    and no axiom outside the allow-list (issue 11, finding 6);
@@ -50,7 +51,7 @@ from fyan.lean.lints import lint
 from fyan.lean.policy import is_native_axiom
 from fyan.shadow import assemble
 from fyan.shadow.adapt import Adaptation, adapt, rename
-from fyan.shadow.compiler import CompileOutcome, Compiler, new_nonce
+from fyan.shadow.compiler import CompileOutcome, Compiler, module_name, new_nonce
 from fyan.shadow.extract import Candidate, NoCandidate, extract_candidate
 from fyan.shadow.score import Scores, Summary, score, summarize
 from fyan.shadow.shadowset import ShadowSet, checkers, find_file
@@ -273,8 +274,8 @@ def evaluate_submission(
             results[check] = CheckOutcome(check=check, passed=False,
                                           reason="not run: unresolved reference names " + ", ".join(unresolved))
             continue
-        assembled = assemble.checker_file(candidate, check, rename(checker, adaptation.mapping), new_nonce(),
-                                          adapter=adaptation.adapter)
+        assembled = assemble.checker_file(module_name(cfile.text, nonce), shadow_set.header, check,
+                                          rename(checker, adaptation.mapping), new_nonce(), adapter=adaptation.adapter)
         out, rel = ctx.run(assembled, f"{label}/{check}", lookups=[assembled.checker_name],
                            black_box=[candidate.name])
         passed, why = judge(out, assembled, allowed_axioms)

@@ -20,7 +20,9 @@ following the rows of ``docs/lean-contract.md`` ("Compiling a module") that the 
   (``fake_inspector.py``), and the ``.ilean`` a stub.
 
 A file of an SA-Pass module (``FyanShadow_…``) is answered from the recorded outcomes named by
-``FYAN_FAKE_LEAN_OUTCOMES`` when set (``fake_lean_env.py``: the demo's authored expectations).
+``FYAN_FAKE_LEAN_OUTCOMES`` when set (``fake_lean_env.py``: the demo's authored expectations),
+after its ``import FyanShadow_…`` lines (a checker importing the compiled candidate) are looked up
+on ``LEAN_PATH`` as above.
 
 Scenario overrides come from ``FYAN_FAKE_SCENARIO`` (``fake_lake.py``): ``build`` (``exit``,
 ``output`` with ``@MODULE@``/``@FILE@``, ``sleep``, ``signal``, ``write_olean`` false: exit as
@@ -132,6 +134,11 @@ def compile_file(args: list[str], sc: dict) -> int:
     if module.startswith("FyanShadow_") and os.environ.get("FYAN_FAKE_LEAN_OUTCOMES"):
         import fake_lean_env  # an SA-Pass file: its recorded outcome (fake_lean_env.py)
 
+        for imp in imports_of(file.read_text(encoding="utf-8")):  # a checker imports the candidate's module
+            problem = find_import(imp, shown, sc) if imp.startswith("FyanShadow_") else None
+            if problem is not None:
+                print(message(shown, 1, 0, "error", problem))
+                return 1
         return fake_lean_env.compile_file(file, olean)
     spec = sc.get("build", {})
     if sc.get("build_only") and module not in sc["build_only"]:
