@@ -200,6 +200,11 @@ class LeanSection(_Section):
     )
     build_timeout: float = Field(default=900.0, gt=0, description="Seconds per `lake` call.")
     memory_limit_mb: int = Field(default=8192, gt=0, description="Address-space limit per build, MiB.")
+    max_file_mb: int = Field(
+        default=64, gt=0,
+        description="Largest file Fyan reads or copies from a workspace, attempt, unit or submission folder, MiB; "
+        "a larger one (or a FIFO, device, link or folder in a file's place) is refused, never read (fyan.lean.safefile).",
+    )
     memory_budget_mb: int | None = Field(
         default=None, gt=0,
         description="MiB that Lean processes (builds, inspector, kernel replay, shadow compiles) may use together; "

@@ -37,6 +37,7 @@ from pathlib import Path
 import networkx as nx
 from pydantic import ValidationError
 
+from fyan.lean import safefile
 from fyan.agents.schemas import LemmaDag
 from fyan.gates.completion import GateReport, run_gate
 from fyan.gates.report import report_json
@@ -63,11 +64,11 @@ def provenance_block(text: str) -> str | None:
 
 
 def _problem_text(ctx: CheckContext) -> str:
-    return (ctx.project.paths.unit(ctx.unit.id) / "problem.tex").read_text(encoding="utf-8")
+    return safefile.read_text(ctx.project.paths.unit(ctx.unit.id) / "problem.tex")
 
 
 def check_reason(ctx: CheckContext) -> CheckOutcome:
-    text = (ctx.attempt_dir / "proof.md").read_text(encoding="utf-8")
+    text = safefile.read_text(ctx.attempt_dir / "proof.md")
     expected = provenance_block(_problem_text(ctx))
     if provenance_block(text) != expected:
         return CheckOutcome(False, "proof.md does not carry the unit's provenance block unchanged")
@@ -79,7 +80,7 @@ def check_reason(ctx: CheckContext) -> CheckOutcome:
 
 def _lemma_dag(path: Path) -> tuple[LemmaDag | None, list[str]]:
     try:
-        dag = LemmaDag.model_validate_json(path.read_text(encoding="utf-8"))
+        dag = LemmaDag.model_validate_json(safefile.read_text(path))
     except (ValidationError, ValueError) as e:
         return None, [f"lemma_dag.json does not validate: {e}"]
     problems: list[str] = []
@@ -166,7 +167,7 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
     dag, problems = _lemma_dag(ctx.attempt_dir / "lemma_dag.json")
     if dag is None or problems:
         return CheckOutcome(False, "; ".join(problems))
-    text = (ctx.attempt_dir / "Statement.lean").read_text(encoding="utf-8")
+    text = safefile.read_text(ctx.attempt_dir / "Statement.lean")
     problem = _model_file_problem(ctx, text, "Statement")
     if problem:
         return CheckOutcome(False, problem)
@@ -304,7 +305,7 @@ def frozen_problems(store, unit_id: str, text: str) -> list[str]:
 
 
 def check_prove(ctx: CheckContext) -> CheckOutcome:
-    text = (ctx.attempt_dir / "Basic.lean").read_text(encoding="utf-8")
+    text = safefile.read_text(ctx.attempt_dir / "Basic.lean")
     problem = _model_file_problem(ctx, text, "Basic")
     if problem:
         return CheckOutcome(False, problem)

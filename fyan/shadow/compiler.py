@@ -52,6 +52,7 @@ from pydantic import BaseModel, Field, ValidationError
 from fyan.config import LeanSection
 from fyan.errors import ExitCode, FyanError, InputError
 from fyan.lean.diagnostics import Diagnostic, parse_lean_json
+from fyan.lean import safefile
 from fyan.lean.inspector import InspectorBuild, InspectorReport, run_inspector
 from fyan.lean.compile import LeanSetup, compile_module
 from fyan.lean.runner import Confinement, project_confinement
@@ -191,14 +192,14 @@ class LeanCompiler(Compiler):
             outcome.inspection_problem = f"not inspected: the file does not compile ({result.reason})"
             return outcome
         extra = [p for p in out.rglob("*")
-                 if p.is_symlink() or not p.is_file() or not p.name.startswith(module + ".")]
+                 if not safefile.is_regular(p) or not p.name.startswith(module + ".")]
         if extra:
             outcome.inspection_problem = (f"not inspected: the compile left files that are not its module's outputs: "
                                           f"{', '.join(p.name for p in extra[:5])}")
             return outcome
         for path in out.iterdir():  # the checked outputs join the folder the inspector searches
             if path.is_file():
-                shutil.copyfile(path, self.scratch / "lib" / path.name)
+                safefile.copy_file(path, self.scratch / "lib" / path.name, limit=1 << 30)
         # every process of the compile has ended: now the trusted inspector reads the module
         reports = self.scratch / "reports"
         inspection = run_inspector(

@@ -45,6 +45,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from fyan.lean import safefile
 from fyan.errors import InputError
 from fyan.lean.inspector import module_findings
 from fyan.lean.lints import lint
@@ -372,7 +373,7 @@ def run_eval(
     def one(sub: Submission) -> SubmissionReport:
         shadow_set = shadow_sets[sub.problem]
         try:
-            text = sub.path.read_text(encoding="utf-8")
+            text = safefile.read_text(sub.path)
         except (OSError, UnicodeDecodeError) as e:
             return _fail_all(shadow_set, sub.problem, sub.name, f"cannot read {sub.path}: {e}", path=str(sub.path))
         return evaluate_submission(
