@@ -195,11 +195,11 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
         doubles = runtime.agents if runtime is not None and runtime.agents is not None else None
         with use_prompts(prompts):
             if spec.kind == "gate" and (doubles is None or run.stage not in doubles):
-                from fyan.gates.completion import run_gate
+                from fyan.gates.stages import run_gate_retrying
                 from fyan.lean.toolchain import discover
 
                 disc = discover(config.lean, cwd=project.paths.lean)
-                report = run_gate(project, store, unit, attempt_dir, disc)
+                report, _ = run_gate_retrying(project, store, unit, attempt_dir, disc)  # crashes retried here
                 evidence["gate_report"] = report.model_dump(mode="json")
             else:
                 agent = (doubles if doubles is not None else STAGE_AGENTS).get(run.stage)

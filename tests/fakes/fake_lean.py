@@ -26,7 +26,7 @@ on ``LEAN_PATH`` as above.
 
 Scenario overrides come from ``FYAN_FAKE_SCENARIO`` (``fake_lake.py``): ``build`` (``exit``,
 ``output`` with ``@MODULE@``/``@FILE@``, ``sleep``, ``signal``, ``write_olean`` false: exit as
-told without writing the ``.olean``) and ``build_only`` (modules it
+told without writing the ``.olean``; ``times``: only the first so many compiles) and ``build_only`` (modules it
 applies to), ``build_hook`` (a program run during the compile, in the source root, as
 compile-time code of a candidate could), ``sorry_warnings`` (default true), ``lean_githash``
 (what this build calls itself), ``lean_version``. Calls are appended to ``FYAN_FAKE_LOG`` and
@@ -45,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_lake import behave, imports_of, log, scenario  # noqa: E402
+from fake_lake import behave, imports_of, limited, log, scenario  # noqa: E402
 
 VERSION = "4.31.0"
 GITHASH = "f00dfeedf00dfeedf00dfeedf00dfeedf00dfeed"
@@ -143,6 +143,7 @@ def compile_file(args: list[str], sc: dict) -> int:
     spec = sc.get("build", {})
     if sc.get("build_only") and module not in sc["build_only"]:
         spec = {}
+    spec = limited(spec, "build")
     behave(spec)
     if sc.get("build_hook") and (not sc.get("build_only") or module in sc["build_only"]):
         subprocess.run([sc["build_hook"]], check=False, cwd=root)
