@@ -988,3 +988,43 @@ def test_a_scoped_trick_of_the_submission_does_not_reach_its_checkers(entry):
     cmod = module_name(lean.texts[f"{ss.problem}/{entry['id']}/compile"], "f" * 32)
     assert all(f"import {cmod}" in lean.texts[lab].split("\n") for lab in checks)
     assert r.scores.sa_pass == 0 and not any(c.passed for c in r.forward) and not r.backward.passed
+
+
+def test_only_a_candidate_that_passed_is_importable_by_later_compiles(tmp_path, monkeypatch):
+    """Checkers import their candidate, so later compiles search the scratch ``imports/`` — which
+    holds only candidate modules that passed (``trust_module``): a submission cannot import another
+    submission's module that was compiled but rejected (say, for a macro) and inherit what it
+    registers. The compile and the inspector are stood in for at the module boundary: the compile
+    double writes the module's ``.olean`` where ``fyan.lean.compile.compile_module`` would."""
+    from types import SimpleNamespace
+
+    import fyan.shadow.compiler as comp
+    from fyan.lean.inspector import Inspection
+
+    searched: list[list[Path]] = []
+
+    def fake_compile(setup, *, source_root, module, out_root, search_path, **kw):
+        searched.append([Path(p) for p in search_path])
+        (out_root / f"{module}.olean").write_bytes(b"olean of " + module.encode())
+        return SimpleNamespace(ok=True, reason="compiled", process=SimpleNamespace(
+            output="", exit_code=0, timed_out=False, duration_s=0.1, note=None))
+
+    monkeypatch.setattr(comp, "compile_module", fake_compile)
+    monkeypatch.setattr(comp, "run_inspector", lambda *a, **k: Inspection(problem="not needed here"))
+    setup = SimpleNamespace(version="4.31.0", readable=lambda: [], environment=lambda paths: {})
+    toolchain = SimpleNamespace(version="Lake (double)")
+    lean = LeanCompiler(toolchain, setup, tmp_path, LeanSection(sandbox="off"), timeout_s=5,
+                        inspector=SimpleNamespace(folder=tmp_path))
+    try:
+        rejected = "import Mathlib\n@[macro Lean.Parser.Tactic.first] def m : Lean.Macro := fun _ => `(tactic| sorry)\n"
+        accepted = "import Mathlib\ntheorem t : True := trivial\n"
+        lean.compile(rejected, label="a/compile", nonce="0" * 32)
+        lean.compile(accepted, label="b/compile", nonce="0" * 32)
+        lean.trust_module(module_name(accepted, "0" * 32))
+        lean.compile("import Mathlib\n", label="c/compile", nonce="0" * 32)
+        imports = lean.scratch / "imports"
+        assert all(p[0] == imports and lean.scratch / "lib" not in p for p in searched)
+        assert sorted(p.name for p in imports.iterdir()) == [f"{module_name(accepted, '0' * 32)}.olean"]
+        assert (lean.scratch / "lib" / f"{module_name(rejected, '0' * 32)}.olean").is_file()  # inspector only
+    finally:
+        lean.close()

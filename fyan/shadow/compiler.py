@@ -17,9 +17,11 @@ decided from the inspector's report. Three implementations:
   then runs the trusted inspector on that module: a timeout per compile (seconds), a memory limit
   (MiB), the bubblewrap sandbox per ``[lean] sandbox``. Each compile writes only its own output
   folder, which is on no search path; its outputs are copied into the scratch folder's ``lib/``
-  (searched by the inspector and by later compiles: a checker module imports the compiled
-  candidate module, issue 23 family 6) only when the folder holds nothing but the module's own
-  files (checkers run only after the candidate's inspection passed, ``fyan.shadow.evaluate``) —
+  (searched by the inspector) only when the folder holds nothing but the module's own files; a
+  candidate module that passed its checks (``trust_module``, ``fyan.shadow.evaluate``) is copied
+  on into ``imports/``, the only scratch folder later compiles search (a checker module imports
+  its candidate, issue 23 family 6; a submission can never import another submission's module
+  that was rejected) —
   the scratch folder is never searched before the dependencies and Lean's own library. The folder
   (``<workspace>/.fyan-shadow/run-*``) is removed by ``close``.
 * ``RecordedCompiler`` — replays outcomes (output and inspection) from a JSON-lines file keyed by
@@ -126,6 +128,10 @@ class Compiler(ABC):
     def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
                 black_box: list[str] = ()) -> CompileOutcome: ...
 
+    def trust_module(self, module: str) -> None:  # noqa: B027 - optional hook
+        """``module`` (compiled by this compiler) passed the candidate's checks: later compiles may
+        import it (a checker imports its candidate). Only such modules are importable."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release scratch space."""
 
@@ -160,7 +166,7 @@ class LeanCompiler(Compiler):
         self.project_root = project_root
         (scratch_parent / ".fyan-shadow").mkdir(parents=True, exist_ok=True)
         self.scratch = Path(tempfile.mkdtemp(prefix="run-", dir=scratch_parent / ".fyan-shadow"))
-        for d in ("src", "build", "lib", "tmp", "reports"):
+        for d in ("src", "build", "lib", "imports", "tmp", "reports"):
             (self.scratch / d).mkdir()
         self.description = f"lean {setup.version} ({toolchain.version}), read by the trusted inspector"
 
@@ -182,7 +188,7 @@ class LeanCompiler(Compiler):
         out.mkdir()
         logs = self.log_dir or (self.scratch / "reports")
         result = compile_module(self.setup, source_root=self.scratch / "src", module=module, out_root=out,
-                                search_path=[self.scratch / "lib", *self.search], config=self.config,
+                                search_path=[self.scratch / "imports", *self.search], config=self.config,
                                 log_dir=logs, name=safe,
                                 confinement=self._confinement([out]))
         proc = result.process
@@ -212,6 +218,10 @@ class LeanCompiler(Compiler):
         outcome.inspection = inspection.report if inspection.ok else None
         outcome.inspection_problem = inspection.problem
         return outcome
+
+    def trust_module(self, module: str) -> None:
+        for path in (self.scratch / "lib").glob(f"{module}.*"):
+            safefile.copy_file(path, self.scratch / "imports" / path.name, limit=1 << 30)
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
@@ -304,6 +314,9 @@ class RecordingCompiler(Compiler):
             with open(self.path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(entry.model_dump(mode="json"), ensure_ascii=False, sort_keys=True) + "\n")
         return outcome
+
+    def trust_module(self, module: str) -> None:
+        self.inner.trust_module(module)
 
     def close(self) -> None:
         self.inner.close()

@@ -262,6 +262,8 @@ def evaluate_submission(
     compile_check = CheckOutcome(check="compile", passed=compiled, reason=reason, file=rel,
                                  exit_code=outcome.exit_code, duration_s=outcome.duration_s,
                                  origin=outcome.origin, errors=_error_lines(outcome))
+    if compiled:  # its checkers may import it now (only a candidate that passed is importable)
+        compiler.trust_module(module_name(cfile.text, nonce))
     if compiled and adaptation.unresolved and adapter is not None:  # the model fallback, only when it matters
         adaptation = adapter(shadow_set, candidate, adaptation)
         common["adaptation"] = adaptation
