@@ -219,6 +219,21 @@ class LeanSection(_Section):
     )
     build_timeout: float = Field(default=900.0, gt=0, description="Seconds per `lake` call.")
     memory_limit_mb: int = Field(default=8192, gt=0, description="Address-space limit per build, MiB.")
+    environment_retries: int = Field(
+        default=2, ge=0,
+        description="How often a gate whose Lean processes failed for the environment's reasons (a crash, an "
+        "out-of-memory kill, a missing binary, an inspector crash) is run again in the same attempt, with "
+        "exponential backoff; such failures never count against the unit's gate attempts (issue 23, family 11).",
+    )
+    environment_backoff_s: float = Field(
+        default=5.0, ge=0,
+        description="Seconds before the first retry of such a gate; doubled for each further retry (at most 300).",
+    )
+    max_file_mb: int = Field(
+        default=64, gt=0,
+        description="Largest file Fyan reads or copies from a workspace, attempt, unit or submission folder, MiB; "
+        "a larger one (or a FIFO, device, link or folder in a file's place) is refused, never read (fyan.lean.safefile).",
+    )
     memory_budget_mb: int | None = Field(
         default=None, gt=0,
         description="MiB that Lean processes (builds, inspector, kernel replay, shadow compiles) may use together; "

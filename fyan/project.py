@@ -19,6 +19,7 @@ from pathlib import Path
 
 from fyan.config import FyanConfig, load_config
 from fyan.errors import ProjectError
+from fyan.lean import safefile
 
 
 #: A unit id: lowercase letters, digits and ``-`` (``fyan.specifier.units.sanitize_id``), so it is
@@ -120,6 +121,7 @@ class Project:
     def __init__(self, root: Path, config: FyanConfig) -> None:
         self.paths = ProjectPaths(root.resolve())
         self.config = config
+        safefile.configure(config.lean.max_file_mb * 1024 * 1024)
 
     @classmethod
     def open(cls, root: Path | str) -> Project:

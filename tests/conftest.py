@@ -82,6 +82,8 @@ class FakeLake:
         return checker
 
     def scenario(self, data: dict) -> None:
+        for counter in self.scenario_file.parent.glob(self.scenario_file.name + ".*.count"):
+            counter.unlink()  # a new scenario counts its `times` anew
         self.scenario_file.write_text(json.dumps(data))
         os.environ["FYAN_FAKE_SCENARIO"] = str(self.scenario_file)
 

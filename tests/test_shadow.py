@@ -251,28 +251,45 @@ def test_rename_replaces_whole_identifiers_only():
 # -- file assembly ----------------------------------------------------------------------------------
 
 
-def test_each_checker_gets_its_own_copy_with_imports_and_namespaces_intact():
+def test_each_checker_is_a_module_of_its_own_that_imports_the_compiled_candidate():
+    """Issue 23, family 6: a checker module holds the shadow set's header, ``import`` of the
+    candidate's compiled module and one checker — no line of the submission (its ``open``,
+    ``namespace``, ``set_option``, local instances), so nothing it scopes to its file reaches a
+    checker."""
     sub = ("import Mathlib\n\nopen Real\n\nnamespace MiniF2F\n\n"
            "theorem T3 (x y : ℝ) (h₀ : x = 1) (h₁ : y = 2) : x = 1 ∧ y ≤ 2 ∧ 2 ≤ y := by\n  sorry\n\nend MiniF2F\n")
-    ss = three_shadows()
+    ss = three_shadows().model_copy(update={"header": "import Mathlib\n-- a comment\nimport Aesop\n\nopen Nat\n"})
     cand = extract_candidate(sub)
     a = adapt(ss, cand)
     assert a.mapping == {"t3": "MiniF2F.T3"} and a.target.rule == "case-folded"
-    files = {check: assemble.checker_file(cand, check, rename(text, a.mapping), f"{i:032x}")
+    cf = assemble.candidate_file(cand, "0" * 32)
+    assert cf.checker_name is None and "#print" not in cf.text  # evidence comes from the inspector only
+    assert cf.text.startswith("import Mathlib\n\nopen Real\n\nnamespace MiniF2F") and "end MiniF2F" in cf.text
+    cmod = module_name(cf.text, cf.nonce)
+    files = {check: assemble.checker_file(cmod, ss.header, check, rename(text, a.mapping), f"{i:032x}")
              for i, (check, text) in enumerate(checkers(ss).items())}
     assert list(files) == ["forward:s1", "forward:s2", "forward:s3", "backward"]
     for check, f in files.items():
         lines = f.text.split("\n")
-        assert lines[0] == "import Mathlib" and lines[2] == "open Real" and lines[4] == "namespace MiniF2F"
-        assert "end MiniF2F" in lines and lines.index("end MiniF2F") < f.checker_lines[0]
+        assert lines[:4] == ["import Mathlib", "import Aesop", f"import {cmod}", ""] and lines[4] == "open Nat"
+        assert not {"open Real", "namespace MiniF2F", "end MiniF2F"} & set(lines)  # nothing of the submission
+        assert "T3 (x y" not in f.text
         body = "\n".join(lines[f.checker_lines[0] - 1: f.checker_lines[1]])
         assert body.startswith("-- fyan shadow check:") and "MiniF2F.T3" in body and "t3 " not in body
         assert f"theorem fyan_shadow_check_{f.nonce}" in body and f.checker_name == f"fyan_shadow_check_{f.nonce}"
         others = [c for c in files if c != check]
         assert not any(f"check: forward `{o.split(':')[-1]}`" in f.text for o in others if o.startswith("forward"))
     assert "type_of% @MiniF2F.T3" in files["backward"].text
-    cf = assemble.candidate_file(cand, "0" * 32)
-    assert cf.checker_name is None and "#print" not in cf.text  # evidence comes from the inspector only
+
+
+def test_split_header_keeps_the_header_commands_first():
+    assert assemble.split_header("") == ([], "")
+    assert assemble.split_header("\n-- c\nprelude\nimport A.B -- why\npublic import C\n\nopen X\nimport Late\n") == (
+        ["prelude", "import A.B", "public import C"], "open X\nimport Late")
+    f = assemble.checker_file("FyanShadow_abc", "prelude\nimport Core", "backward", "theorem fyan_shadow_check : T := t",
+                              "b" * 32)
+    assert f.text.startswith("prelude\nimport Core\nimport FyanShadow_abc\n\n-- ") or \
+        f.text.startswith("prelude\nimport Core\nimport FyanShadow_abc\n\ntheorem")
 
 
 # -- judging compile outcomes (the inspector's report of the compiled checker) -----------------
@@ -281,8 +298,7 @@ def test_each_checker_gets_its_own_copy_with_imports_and_namespaces_intact():
 def test_judge_decides_from_the_inspected_checker_not_from_printed_text():
     from fyan.shadow.compiler import _outcome
 
-    cand = extract_candidate("theorem t : True := trivial\n")
-    f = assemble.checker_file(cand, "forward:s", "theorem fyan_shadow_check : True := t", "a" * 32)
+    f = assemble.checker_file("FyanShadow_c", "", "forward:s", "theorem fyan_shadow_check : True := t", "a" * 32)
     name = f.checker_name
 
     def outcome(axioms=("propext",), lookups=(name,), output="", **kw):
@@ -927,3 +943,88 @@ def test_the_forged_first_submission_is_refused_by_the_lints_too():
                             compiler=HandMade(extensions=["Lean.Elab.macroAttribute"]))
     assert not r.compile.passed and "forbidden construct" in r.compile.reason
     assert "@[macro]" in r.compile.reason and "warn-sorry-off" in r.compile.reason
+
+
+# -- issue 23, family 6: what the submission scopes to its file never reaches a checker -----------
+
+_MANIFEST = __import__("tomllib").loads((ROOT / "tests" / "cheats" / "manifest.toml").read_text(encoding="utf-8"))
+SCOPING = [c for c in _MANIFEST["shadow_cheat"] if c.get("family") == "6" and "file" in c and "marker" in c]
+
+
+class ScopedLean(HandMade):
+    """Stands in for Lean and the inspector on a submission whose trick is a scoped command (a
+    ``local instance``, ``attribute [local instance]``, ``set_option``): the candidate compiles and
+    its module registers nothing (a local entry is not exported — real core Lean 4.35.0,
+    ``tests/test_shadow_scoping.py``); a checker elaborates with the trick's meaning, and compiles,
+    exactly when the trick is in scope in its file — in the same file, never across an ``import``
+    (same test). Elsewhere it reports the type mismatch the real meaning gives."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__()
+        self.marker = marker
+
+    def compile(self, text: str, *, label: str, nonce: str, lookups=(), black_box=()) -> CompileOutcome:
+        check = label.rsplit("/", 1)[-1]
+        self.fail = {} if check == "compile" or self.marker in text else {
+            check: "type mismatch\n  mathd_algebra_182 y\nhas type\n  7 * (3 * y + 2) = 21 * y + 14 : Prop "
+                   "(the candidate's local instances)"}
+        return super().compile(text, label=label, nonce=nonce, lookups=lookups, black_box=black_box)
+
+
+@pytest.mark.parametrize("entry", SCOPING, ids=[c["id"] for c in SCOPING])
+def test_a_scoped_trick_of_the_submission_does_not_reach_its_checkers(entry):
+    """Issue 23, family 6 (fails on main, where each checker was appended to the submission's
+    text): the candidate compiles and is inspected clean, but no checker module holds the
+    submission's text, so the trick's meaning never reaches a checker and SA-Pass is 0."""
+    text = (ROOT / "tests" / "cheats" / entry["file"]).read_text(encoding="utf-8")
+    assert entry["marker"] in text and not [f for f in __import__("fyan.lean.lints", fromlist=["lint"]).lint(
+        extract_candidate(text).kept, allow=frozenset({"import"})) if f.severity == "error"]  # no lint stops it
+    ss = load_shadow_sets(DEMO / "shadows")[entry["problem"]]
+    lean = ScopedLean(entry["marker"])
+    r = evaluate_submission(ss, text, submission=entry["id"], compiler=lean)
+    assert r.compile.passed, r.compile.reason
+    checks = [lab for lab in lean.labels if not lab.endswith("/compile")]
+    assert checks and all(entry["marker"] not in lean.texts[lab] for lab in checks)
+    cmod = module_name(lean.texts[f"{ss.problem}/{entry['id']}/compile"], "f" * 32)
+    assert all(f"import {cmod}" in lean.texts[lab].split("\n") for lab in checks)
+    assert r.scores.sa_pass == 0 and not any(c.passed for c in r.forward) and not r.backward.passed
+
+
+def test_only_a_candidate_that_passed_is_importable_by_later_compiles(tmp_path, monkeypatch):
+    """Checkers import their candidate, so later compiles search the scratch ``imports/`` — which
+    holds only candidate modules that passed (``trust_module``): a submission cannot import another
+    submission's module that was compiled but rejected (say, for a macro) and inherit what it
+    registers. The compile and the inspector are stood in for at the module boundary: the compile
+    double writes the module's ``.olean`` where ``fyan.lean.compile.compile_module`` would."""
+    from types import SimpleNamespace
+
+    import fyan.shadow.compiler as comp
+    from fyan.lean.inspector import Inspection
+
+    searched: list[list[Path]] = []
+
+    def fake_compile(setup, *, source_root, module, out_root, search_path, **kw):
+        searched.append([Path(p) for p in search_path])
+        (out_root / f"{module}.olean").write_bytes(b"olean of " + module.encode())
+        return SimpleNamespace(ok=True, reason="compiled", process=SimpleNamespace(
+            output="", exit_code=0, timed_out=False, duration_s=0.1, note=None))
+
+    monkeypatch.setattr(comp, "compile_module", fake_compile)
+    monkeypatch.setattr(comp, "run_inspector", lambda *a, **k: Inspection(problem="not needed here"))
+    setup = SimpleNamespace(version="4.31.0", readable=lambda: [], environment=lambda paths: {})
+    toolchain = SimpleNamespace(version="Lake (double)")
+    lean = LeanCompiler(toolchain, setup, tmp_path, LeanSection(sandbox="off"), timeout_s=5,
+                        inspector=SimpleNamespace(folder=tmp_path))
+    try:
+        rejected = "import Mathlib\n@[macro Lean.Parser.Tactic.first] def m : Lean.Macro := fun _ => `(tactic| sorry)\n"
+        accepted = "import Mathlib\ntheorem t : True := trivial\n"
+        lean.compile(rejected, label="a/compile", nonce="0" * 32)
+        lean.compile(accepted, label="b/compile", nonce="0" * 32)
+        lean.trust_module(module_name(accepted, "0" * 32))
+        lean.compile("import Mathlib\n", label="c/compile", nonce="0" * 32)
+        imports = lean.scratch / "imports"
+        assert all(p[0] == imports and lean.scratch / "lib" not in p for p in searched)
+        assert sorted(p.name for p in imports.iterdir()) == [f"{module_name(accepted, '0' * 32)}.olean"]
+        assert (lean.scratch / "lib" / f"{module_name(rejected, '0' * 32)}.olean").is_file()  # inspector only
+    finally:
+        lean.close()

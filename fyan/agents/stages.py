@@ -31,6 +31,7 @@ from pathlib import Path
 import hashlib
 import json
 
+from fyan.lean import safefile
 from fyan.agents.schemas import PlanReply, ProveReply, ReasonReview
 from fyan.agents.session import StageSession
 from fyan.errors import ModelOutputError
@@ -65,7 +66,7 @@ class UnitContext:
 
     def read(self, name: str) -> str | None:
         path = self.project.paths.unit(self.unit.id) / name
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        return safefile.read_text(path) if path.is_file() else None
 
     def write(self, name: str, text: str) -> None:
         path = self.attempt_dir / name
@@ -89,7 +90,7 @@ class UnitContext:
         adoptions = self.store.adoptions()
         for dep in upstream(self.store, self.unit.id):
             problem = (self.project.paths.unit(dep.id) / "problem.tex")
-            text = problem.read_text(encoding="utf-8") if problem.is_file() else ""
+            text = safefile.read_text(problem) if problem.is_file() else ""
             block = provenance_block(text) or ""
             adopted = adoptions.get(dep.id)
             if adopted is not None and adopted.outcome == "adopted":  # proved in the adopted package: use it as is
@@ -157,7 +158,7 @@ def _repair_request(u: UnitContext) -> str:
         return NONE
     result_path = u.project.paths.unit(u.unit.id) / "audit" / "result.json"
     if result_path.is_file():
-        result = AuditResult.model_validate_json(result_path.read_text(encoding="utf-8"))
+        result = AuditResult.model_validate_json(safefile.read_text(result_path))
         if result.repairs:
             return "\n".join(f"- {r}" for r in result.repairs)
     return audit.reason or NONE
@@ -216,7 +217,7 @@ def _gate_feedback(u: UnitContext) -> str:
     path = u.project.paths.unit(u.unit.id) / "gate" / "report.json"
     if not path.is_file():
         return gate.reason or NONE
-    report = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
+    report = GateReport.model_validate_json(safefile.read_text(path))
     return "The completion gate rejected the previous proof:\n" + "\n".join(
         f"- {c.name}: {c.reason}" for c in report.failures
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import msgpack
 
+from fyan.lean import safefile
 from fyan.config import config_snapshot
 from fyan.executor.payload import TaskKind, TaskSpec, UnitData, encode_unit, inputs_digest, interface_key
 from fyan.project import Project
@@ -141,8 +142,8 @@ class InputBuilder:
         files: dict[str, bytes] = {}
         for a in rows["artifacts"]:
             path = paths.root / a["path"]
-            if a["path"].startswith(f"units/{run.unit}/") and path.is_file():
-                files[a["path"]] = path.read_bytes()
+            if a["path"].startswith(f"units/{run.unit}/") and safefile.is_regular(path):
+                files[a["path"]] = safefile.read_bytes(path)
         deps = sorted({r["depends_on"] for r in rows["unit_deps"]})
         upstream = [self.interface(d) for d in deps]
         package = {f"lean/{n}": (paths.lean / n).read_bytes() for n in PACKAGE_FILES if (paths.lean / n).is_file()}
@@ -153,8 +154,8 @@ class InputBuilder:
         shadows = paths.root / "shadows" / run.unit
         if shadows.is_dir():
             for p in sorted(shadows.rglob("*")):
-                if p.is_file() and not p.is_symlink():
-                    extra[paths.rel(p)] = p.read_bytes()
+                if safefile.is_regular(p):
+                    extra[paths.rel(p)] = safefile.read_bytes(p)
         if run.stage is Stage.AUDIT:  # the judge reuses a valid earlier verdict on the same inputs
             from fyan.audit.decide import FILES, RESULT
 
@@ -162,8 +163,8 @@ class InputBuilder:
                 if r["stage"] == Stage.AUDIT.value and r["id"] != run.id:
                     for name in (*FILES, RESULT):
                         p = paths.root / r["attempt_dir"] / name
-                        if p.is_file():
-                            extra[f"{r['attempt_dir']}/{name}"] = p.read_bytes()
+                        if safefile.is_regular(p):  # an earlier attempt's files: agent-written
+                            extra[f"{r['attempt_dir']}/{name}"] = safefile.read_bytes(p)
         return TaskSpec(
             kind=kind, head=head, project_id=self.project_id, run=run.model_dump(mode="json"), config=self._config,
             unit=UnitData(unit=run.unit, version=0, rows=rows, files=files), upstream=upstream, package=package,

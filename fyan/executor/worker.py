@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fyan.lean import safefile
 from fyan.executor.mirror import Fetch, Mirror, MirrorError, Site, prompts_folder
 from fyan.executor.payload import (
     ModelCall, PayloadError, TaskResult, TaskSpec, decode_spec, encode_result, inputs_digest,
@@ -106,11 +107,11 @@ def _collect(folder: Path) -> dict[str, bytes]:
     for dirpath, _dirs, names in os.walk(folder):
         for name in names:
             path = Path(dirpath) / name
-            if path.is_symlink() or not path.is_file():
+            if not safefile.is_regular(path):  # links, FIFOs, devices: never opened
                 continue
             rel = path.relative_to(folder).as_posix()
             if rel != CASSETTE_APPEND:
-                out[rel] = path.read_bytes()
+                out[rel] = safefile.read_bytes(path)  # UnsafeFile (an OSError) above [lean] max_file_mb
     return out
 
 
@@ -195,11 +196,11 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
         doubles = runtime.agents if runtime is not None and runtime.agents is not None else None
         with use_prompts(prompts):
             if spec.kind == "gate" and (doubles is None or run.stage not in doubles):
-                from fyan.gates.completion import run_gate
+                from fyan.gates.stages import run_gate_retrying
                 from fyan.lean.toolchain import discover
 
                 disc = discover(config.lean, cwd=project.paths.lean)
-                report = run_gate(project, store, unit, attempt_dir, disc)
+                report, _ = run_gate_retrying(project, store, unit, attempt_dir, disc)  # crashes retried here
                 evidence["gate_report"] = report.model_dump(mode="json")
             else:
                 agent = (doubles if doubles is not None else STAGE_AGENTS).get(run.stage)

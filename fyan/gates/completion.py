@@ -199,6 +199,9 @@ class _Gate:
         self.no_lean: str | None = None
         self.pin: str | None = None
         self.environment: str | None = None  # why Lean could not run here (not the candidate's fault)
+        #: the environment problem is a process that crashed, was killed or did not start (another run
+        #: may not meet it: retried), not a configuration problem (issue 23, family 11)
+        self.environment_transient = False
         self.trust: str | None = None  # whether the toolchain passed its selftest (fyan.selftest.trust)
         #: the extensions learned now when the toolchain is trusted unproven (else the selftest's)
         self.learned: frozenset[str] | None = None
@@ -295,7 +298,8 @@ class _Gate:
             inspector=(f"{self.inspector.executable} (sha256 {self.inspector.sha256[:16]}…; {self.inspector.note})"
                        if self.inspector is not None else None),
             workspace=self.rel(self.ws.root) if self.ws is not None else None,
-            log_dir=self.rel(self.log_dir), environment_problem=self.environment, created_at=time.time(),
+            log_dir=self.rel(self.log_dir), environment_problem=self.environment,
+            environment_transient=self.environment is not None and self.environment_transient, created_at=time.time(),
         )
 
     def _recheck(self) -> None:
@@ -392,6 +396,7 @@ class _Gate:
         if first is not None and not first.ok:
             # the upstream units passed their own gates: failing to build them now is not this
             # candidate's doing (a broken package, a refused sandbox, a toolchain change)
+            self.environment_transient = transient_process(first.process)
             self._fail_lean(f"the upstream units do not build in the gate workspace: {first.reason}",
                             environment=True, log=self.rel(first.log_file))
             return
@@ -421,6 +426,7 @@ class _Gate:
             self.no_lean = f"the build failed ({self.build.reason})"
             if self.build.environment_error is not None:
                 self.environment = f"{self.build.reason}; the environment, not the proof: {self.build.environment_error}"
+                self.environment_transient = transient_process(self.build.process)
             return
         self.outputs = trusted.module_outputs(self.ws, self.module)
         names = list(dict.fromkeys(f.decl for f in freezes))
@@ -428,6 +434,11 @@ class _Gate:
                                           modules=[self.module], names=names, local_prefix=self.project.config.lean_lib)
         if not self.inspection.ok:
             self.no_lean = f"the inspector gave no evidence: {self.inspection.problem}"
+            env = inspector_environment_problem(self.inspection)
+            if env is not None:
+                self.environment = f"{self.no_lean}; the environment, not the proof: {env}"
+                self.environment_transient = self.inspection.process is not None and \
+                    (transient_process(self.inspection.process) or self.inspection.process.memory_exceeded)
 
     def _inspector_evidence(self) -> dict[str, Any]:
         if self.inspection is None:
@@ -722,6 +733,31 @@ class _Gate:
                  else f"comparator rejects {self.module} ({proc.describe()}): {(out[-1] if out else 'no output')[:200]}",
                  required=True, comparator=str(comparator), config=self.rel(path), command=" ".join(proc.argv),
                  exit_code=proc.exit_code, log=self.rel(self.log_dir / "comparator.log"))
+
+
+def transient_process(proc) -> bool:
+    """A process (``ProcessResult``) that failed as the machine can make any process fail, so that
+    another run may succeed: killed by a signal without a timeout (a crash; the kernel's
+    out-of-memory killer sends SIGKILL), or its executable not found (exit 127, or it never
+    started) — not a sandbox refusal or a timeout (issue 23, family 11)."""
+    if proc is None or proc.refused or proc.timed_out:
+        return False
+    return proc.exit_code is None or proc.exit_code < 0 or proc.exit_code == 127
+
+
+def inspector_environment_problem(inspection) -> str | None:
+    """Why an inspection failed for the environment's reasons (issue 23, family 11), or None when
+    the failure may be the candidate's (a report that does not follow the schema, a lookup it
+    refused, a timeout): the inspector could not be started or read, was killed by a signal
+    (crashed), ran out of memory, or its executable or the program it runs is missing (exit 127)."""
+    proc = inspection.process
+    if proc is None:
+        return inspection.problem  # never started: the build of Fyan's own program is unreadable
+    if proc.timed_out:
+        return None
+    if proc.refused or proc.exit_code is None or proc.memory_exceeded or proc.exit_code == 127 or proc.exit_code < 0:
+        return proc.describe()
+    return None
 
 
 def run_gate(project: Project, store: Store, unit: UnitRecord, log_dir: Path,

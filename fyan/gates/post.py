@@ -23,6 +23,7 @@ from collections import Counter
 
 from pydantic import BaseModel, Field, ValidationError
 
+from fyan.lean import safefile
 from fyan.agents.schemas import CurateReply, ReviewReply, Skill
 from fyan.gates.report import GateReport
 from fyan.lean import declarations
@@ -49,7 +50,7 @@ def unit_counts(project: Project, unit: UnitRecord) -> UnitCounts:
 
     Raises ``FileNotFoundError`` when ``Basic.lean`` is missing (a complete unit has one)."""
     folder = project.paths.unit(unit.id)
-    text = (folder / "Basic.lean").read_text(encoding="utf-8")
+    text = safefile.read_text(folder / "Basic.lean")
     clean = declarations.strip_comments(text)
     decls = declarations.scan(text)
     axioms: dict[str, list[str]] = {}
@@ -57,7 +58,7 @@ def unit_counts(project: Project, unit: UnitRecord) -> UnitCounts:
     report_path = folder / "gate" / "report.json"
     if report_path.is_file():
         try:
-            report = GateReport.model_validate_json(report_path.read_text(encoding="utf-8"))
+            report = GateReport.model_validate_json(safefile.read_text(report_path))
             evidence = report.check("axiom_audit").evidence.get("axioms")
             if isinstance(evidence, dict):
                 axioms = {k: sorted(v) for k, v in sorted(evidence.items())}
@@ -121,10 +122,10 @@ def render_review(unit: UnitRecord, counts: UnitCounts, reply: ReviewReply) -> s
 def check_review(ctx: PostContext) -> PostOutcome:
     counts = unit_counts(ctx.project, ctx.unit)
     try:
-        data = json.loads((ctx.attempt_dir / "review.json").read_text(encoding="utf-8"))
+        data = json.loads(safefile.read_text(ctx.attempt_dir / "review.json"))
         reply = ReviewReply.model_validate(data["reviewer"])
         written = UnitCounts.model_validate(data["counts"])
-        text = (ctx.attempt_dir / "review.md").read_text(encoding="utf-8")
+        text = safefile.read_text(ctx.attempt_dir / "review.md")
     except (OSError, KeyError, ValueError, ValidationError) as e:
         return PostOutcome(False, f"review attempt left no valid review.json/review.md: {e}".splitlines()[0])
     if written != counts:
@@ -148,7 +149,7 @@ def render_skill(skill: Skill, unit: UnitRecord, resolved: dict[str, str]) -> st
 
 def check_curate(ctx: PostContext) -> PostOutcome:
     try:
-        reply = CurateReply.model_validate_json((ctx.attempt_dir / "skills" / "proposed.json").read_text(encoding="utf-8"))
+        reply = CurateReply.model_validate_json(safefile.read_text(ctx.attempt_dir / "skills" / "proposed.json"))
     except (OSError, ValueError, ValidationError) as e:
         return PostOutcome(False, f"curate attempt left no valid skills/proposed.json: {e}".splitlines()[0])
     names = check_names(ctx.project, ctx.store, ctx.unit, [n for s in reply.skills for n in s.lemmas],
@@ -162,7 +163,7 @@ def check_curate(ctx: PostContext) -> PostOutcome:
             continue
         file = f"{skill.name}.md"
         existing = ctx.project.paths.skills / file
-        if file in admitted or (existing.is_file() and f"unit `{ctx.unit.id}`" not in existing.read_text(encoding="utf-8")):
+        if file in admitted or (existing.is_file() and f"unit `{ctx.unit.id}`" not in safefile.read_text(existing)):
             file = f"{skill.name}--{ctx.unit.id}.md"
         admitted[file] = render_skill(skill, ctx.unit, names.found).encode()
         report["admitted"].append({"skill": skill.name, "file": f"skills/{file}"})

@@ -38,7 +38,9 @@ class GateReport(BaseModel):
     in; ``log_dir``: where the build, inspector and checker logs of this run are.
     ``environment_problem``: why Lean could not run here at all (no toolchain, a wrong or missing
     pin, a broken Lake package, a sandbox refusal, no inspector): no candidate can fix that, so
-    the stage flow blocks the unit instead of asking the Formalizer again.
+    the stage flow blocks the unit instead of asking the Formalizer again. ``environment_transient``:
+    it came from a crashed or killed Lean process or inspector, or a missing binary (issue 23,
+    family 11: retried with backoff, never charged to the proof).
     """
 
     unit: str
@@ -53,6 +55,9 @@ class GateReport(BaseModel):
     workspace: str | None = None
     log_dir: str | None = None
     environment_problem: str | None = None
+    #: the environment problem is a crash, a kill or a missing binary another run may not meet
+    #: (retried in the same attempt: ``fyan.gates.stages.run_gate_retrying``), not configuration
+    environment_transient: bool = False
     created_at: float
     #: a passing gate's compiled module (``fyan.lean.trusted.module_outputs``: ``Basic.olean``
     #: as its build wrote it and ``Basic.olean.json``, base64): the gateway records them under

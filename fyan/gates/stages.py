@@ -31,16 +31,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import time
 
 from pathlib import Path
 
 import networkx as nx
 from pydantic import ValidationError
 
+from fyan import logs
 from fyan.agents.schemas import LemmaDag
 from fyan.gates.completion import GateReport, run_gate
 from fyan.gates.report import report_json
-from fyan.lean import declarations, trusted
+from fyan.lean import declarations, safefile, trusted
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.names import NameCheck, check_names
@@ -63,11 +65,11 @@ def provenance_block(text: str) -> str | None:
 
 
 def _problem_text(ctx: CheckContext) -> str:
-    return (ctx.project.paths.unit(ctx.unit.id) / "problem.tex").read_text(encoding="utf-8")
+    return safefile.read_text(ctx.project.paths.unit(ctx.unit.id) / "problem.tex")
 
 
 def check_reason(ctx: CheckContext) -> CheckOutcome:
-    text = (ctx.attempt_dir / "proof.md").read_text(encoding="utf-8")
+    text = safefile.read_text(ctx.attempt_dir / "proof.md")
     expected = provenance_block(_problem_text(ctx))
     if provenance_block(text) != expected:
         return CheckOutcome(False, "proof.md does not carry the unit's provenance block unchanged")
@@ -79,7 +81,7 @@ def check_reason(ctx: CheckContext) -> CheckOutcome:
 
 def _lemma_dag(path: Path) -> tuple[LemmaDag | None, list[str]]:
     try:
-        dag = LemmaDag.model_validate_json(path.read_text(encoding="utf-8"))
+        dag = LemmaDag.model_validate_json(safefile.read_text(path))
     except (ValidationError, ValueError) as e:
         return None, [f"lemma_dag.json does not validate: {e}"]
     problems: list[str] = []
@@ -166,7 +168,7 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
     dag, problems = _lemma_dag(ctx.attempt_dir / "lemma_dag.json")
     if dag is None or problems:
         return CheckOutcome(False, "; ".join(problems))
-    text = (ctx.attempt_dir / "Statement.lean").read_text(encoding="utf-8")
+    text = safefile.read_text(ctx.attempt_dir / "Statement.lean")
     problem = _model_file_problem(ctx, text, "Statement")
     if problem:
         return CheckOutcome(False, problem)
@@ -304,7 +306,7 @@ def frozen_problems(store, unit_id: str, text: str) -> list[str]:
 
 
 def check_prove(ctx: CheckContext) -> CheckOutcome:
-    text = (ctx.attempt_dir / "Basic.lean").read_text(encoding="utf-8")
+    text = safefile.read_text(ctx.attempt_dir / "Basic.lean")
     problem = _model_file_problem(ctx, text, "Basic")
     if problem:
         return CheckOutcome(False, problem)
@@ -327,10 +329,48 @@ def check_gate(ctx: CheckContext) -> CheckOutcome:
                                 failure_kind=FailureKind.ENVIRONMENT)
         return gate_outcome(report)
     disc = discover(ctx.project.config.lean, cwd=ctx.project.paths.lean)
-    return gate_outcome(run_gate(ctx.project, ctx.store, ctx.unit, ctx.attempt_dir, disc))
+    report, tries = run_gate_retrying(ctx.project, ctx.store, ctx.unit, ctx.attempt_dir, disc)
+    return gate_outcome(report, tries)
 
 
-def gate_outcome(report: GateReport) -> CheckOutcome:
+def transient_environment(report: GateReport) -> bool:
+    """The gate failed for the environment's reasons another run may not meet (a Lean or
+    inspector crash, an out-of-memory kill, a missing binary: ``GateReport.environment_problem``
+    with a toolchain found) — as opposed to a missing toolchain, a configuration problem that no
+    retry in this session fixes."""
+    return (not report.passed and report.toolchain is not None and report.environment_problem is not None
+            and report.environment_transient)
+
+
+def run_gate_retrying(project, store, unit, log_dir, discovery, *, sleep=time.sleep) -> tuple[GateReport, int]:
+    """``run_gate``, run again while ``transient_environment`` says so: at most
+    ``[lean] environment_retries`` more times, waiting ``environment_backoff_s`` seconds, doubled
+    per retry (at most 300), between runs (tenacity). Returns the last report and how many runs
+    were made. An environment failure is never the proof's: the caller routes it as
+    ``FailureKind.ENVIRONMENT`` (``gate_outcome``), which no attempt budget counts."""
+    from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponential
+
+    cfg = project.config.lean
+    tries = 0
+
+    def once() -> GateReport:
+        nonlocal tries
+        tries += 1
+        return run_gate(project, store, unit, log_dir, discovery)
+
+    def note(state) -> None:
+        logs.get().warning("gate_environment_retry", unit=unit.id, attempt=state.attempt_number,
+                           problem=state.outcome.result().environment_problem)
+
+    retrying = Retrying(stop=stop_after_attempt(cfg.environment_retries + 1),
+                        wait=wait_exponential(multiplier=cfg.environment_backoff_s, max=300),
+                        retry=retry_if_result(transient_environment), before_sleep=note,
+                        retry_error_callback=lambda state: state.outcome.result(), sleep=sleep)
+    report = retrying(once)
+    return report, tries
+
+
+def gate_outcome(report: GateReport, tries: int = 1) -> CheckOutcome:
     """Route a gate report: passed → complete; no toolchain or another environment problem →
     ``environment`` failure (blocks the unit for the session); any other failure → back to the
     Formalizer."""
@@ -346,7 +386,11 @@ def gate_outcome(report: GateReport) -> CheckOutcome:
         return CheckOutcome(False, report.environment_problem or TOOLCHAIN_MISSING, derived=derived,
                             failure_kind=FailureKind.ENVIRONMENT)
     if report.environment_problem is not None:
-        return CheckOutcome(False, report.environment_problem, derived=derived, failure_kind=FailureKind.ENVIRONMENT)
+        reason = report.environment_problem
+        if transient_environment(report):
+            reason = (f"waiting on the environment (not the proof; ran {tries} time(s) in this attempt, "
+                      f"[lean] environment_retries; the next `fyan run`/`fyan resume` tries again): {reason}")
+        return CheckOutcome(False, reason, derived=derived, failure_kind=FailureKind.ENVIRONMENT)
     return CheckOutcome(False, "completion gate failed: " + report.summary(), derived=derived, rewind_to=Stage.PROVE)
 
 

@@ -43,12 +43,12 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fyan.config import LeanSection
 from fyan.lean import compile as leanc
+from fyan.lean import safefile
 from fyan.lean.compile import CompileResult, LeanSetup, LeanSetupError, module_path
 from fyan.lean.inspector import Inspection, InspectorBuild, remove_tree, run_inspector
 from fyan.lean.package import unit_module, upstream
@@ -94,20 +94,11 @@ def recorded_bytes(project: Project, store: Store, unit_id: str, name: str) -> b
 
 
 def read_regular(path: Path, limit: int = 1 << 30) -> bytes:
-    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes, opened without
-    following a link and without blocking (a FIFO or device planted in its place is refused,
+    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes (default 1 GiB:
+    ``.olean`` files), checked with ``lstat`` and opened without following a link and without
+    blocking (``fyan.lean.safefile.read_bytes``: a FIFO or device planted in its place is refused,
     never read). Raises ``OSError`` (``FileNotFoundError`` when it does not exist)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{path} is not a regular file")
-        if st.st_size > limit:
-            raise OSError(f"{path} is larger than {limit} bytes")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(limit + 1)
-    finally:
-        os.close(fd)
+    return safefile.read_bytes(path, limit=limit)
 
 
 def _sha(data: bytes) -> str:
@@ -331,7 +322,7 @@ def prepare(project: Project, store: Store, unit: UnitRecord, files: dict[str, b
     try:
         remove_tree(root)
         root.mkdir(parents=True)
-        (root / "lean-toolchain").write_bytes((project.paths.lean / "lean-toolchain").read_bytes())
+        safefile.write_bytes(root / "lean-toolchain", safefile.read_bytes(project.paths.lean / "lean-toolchain"))
         ws = GateWorkspace(root, lib, project.paths.root, setup, toolchain, list(sources), list(outputs))
         for d in (ws.src, ws.libdir, ws.root / "build", ws.tmp):
             d.mkdir()
@@ -455,14 +446,14 @@ def comparator_package(ws: GateWorkspace, project: Project, store: Store, unit: 
     root.mkdir()
     deps = [d for d in upstream(store, unit.id) if d.id not in store.adopted()]
     try:
-        lakefile = workspace_lakefile((pkg / "lakefile.toml").read_text(encoding="utf-8"), ws.lib,
+        lakefile = workspace_lakefile(safefile.read_text(pkg / "lakefile.toml"), ws.lib,
                                       [unit_namespace(project, u) for u in [unit, *deps]])
-    except LakefileError as e:
+    except (LakefileError, OSError, UnicodeDecodeError) as e:
         raise GateEnvironmentError(str(e)) from None
     (root / "lakefile.toml").write_text(lakefile, encoding="utf-8")
     for name in ("lean-toolchain", "lake-manifest.json"):
         if (pkg / name).is_file():
-            (root / name).write_bytes((pkg / name).read_bytes())
+            safefile.copy_file(pkg / name, root / name)
     if (pkg / ".lake" / "packages").is_dir():
         (root / ".lake").mkdir()
         os.symlink((pkg / ".lake" / "packages").resolve(), root / ".lake" / "packages")

@@ -29,6 +29,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from fyan.lean import safefile
 from fyan.lean.compile import CompileResult, LeanSetup, compile_module
 from fyan.lean.package import (
     BUILD_LIB, olean_path, unit_module, unit_namespace, upstream, workspace_lakefile,
@@ -77,11 +78,11 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
             sources[unit_namespace(project, dep)] = pkg / lib / dep.module / "Basic.lean"
     roots = [unit_namespace(project, unit), *sources]
     if (pkg / "lakefile.toml").is_file():
-        text = workspace_lakefile((pkg / "lakefile.toml").read_text(encoding="utf-8"), lib, roots)
-        if not (root / "lakefile.toml").is_file() or (root / "lakefile.toml").read_text(encoding="utf-8") != text:
-            (root / "lakefile.toml").write_text(text, encoding="utf-8")
+        text = workspace_lakefile(safefile.read_text(pkg / "lakefile.toml"), lib, roots)
+        if not _holds(root / "lakefile.toml", text):  # whatever an agent left there is replaced, never read
+            safefile.write_text(root / "lakefile.toml", text, replace_folder=True)
     if (pkg / "lean-toolchain").is_file():
-        shutil.copyfile(pkg / "lean-toolchain", root / "lean-toolchain")
+        safefile.copy_file(pkg / "lean-toolchain", root / "lean-toolchain", replace_folder=True)
     packages = pkg / ".lake" / "packages"
     link = root / ".lake" / "packages"
     if packages.is_dir() and not link.exists():
@@ -96,14 +97,23 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
     for ns, src in sources.items():
         dest = root.joinpath(*ns.split("."), "Basic.lean")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
+        safefile.copy_file(src, dest, replace_folder=True)
     _link_outputs(root, lib, [unit.module, *(ns.removeprefix(lib + ".") for ns in sources)], compiled)
     ws = Workspace(root, lib, tuple(f"{ns}.Basic" for ns in sources))
     for part, text in files.items():
         path = ws.module_file(unit_module(project, unit, part))
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        safefile.write_text(path, text, replace_folder=True)
     return ws
+
+
+def _holds(path: Path, text: str) -> bool:
+    """``path`` is a regular file (under the cap) holding ``text``; a FIFO, device, link, folder
+    or oversized file in its place is not (and is not read)."""
+    try:
+        return safefile.read_text(path) == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _drop_links(root: Path, keep: dict[Path, Path]) -> None:

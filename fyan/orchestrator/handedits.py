@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fyan import logs
+from fyan.lean import safefile
 from fyan.errors import TransitionError
 from fyan.project import Project
 from fyan.state.store import Store
@@ -49,9 +51,13 @@ def edited(project: Project, store: Store, unit: str, recorded: set[str] | None 
     path = project.paths.unit(unit) / PROOF_FILE
     if recorded is None:
         recorded = recorded_hashes(store, unit).get(unit, set())
-    if not recorded or not path.is_file():
-        return None  # no proof recorded yet: nothing a person could have edited
-    data = path.read_bytes()
+    if not recorded or not safefile.is_regular(path):
+        return None  # no proof recorded yet (or no regular file there): nothing a person could have edited
+    try:
+        data = safefile.read_bytes(path)
+    except safefile.UnsafeFile as e:  # over [lean] max_file_mb: not taken in, said in the log
+        logs.get().warning("hand_edit_refused", unit=unit, reason=str(e))
+        return None
     return None if sha256_bytes(data) in recorded else data
 
 

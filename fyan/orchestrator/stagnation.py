@@ -25,6 +25,7 @@ import json
 import re
 from collections.abc import Callable
 
+from fyan.lean import safefile
 from fyan.agents.pricing import cost_usd
 from fyan.agents.prompts import render
 from fyan.agents.providers.base import Message, ModelRequest, Provider
@@ -42,7 +43,10 @@ NONE = "(none)"
 
 def _proof_text(project: Project, run: StageRun) -> str | None:
     path = project.paths.root / run.attempt_dir / "Basic.lean"
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    try:
+        return safefile.read_text(path, errors="replace")
+    except OSError:  # missing, or not a regular file under the cap: nothing to compare
+        return None
 
 
 def sorry_count(lean: str) -> int:
@@ -115,7 +119,10 @@ class Critic:
 
         def read(name: str) -> str:
             path = udir / name
-            text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+            try:
+                text = safefile.read_text(path, errors="replace")
+            except OSError:
+                text = ""
             return text.replace(provenance_block(text) or "", "").strip()
 
         proof = NONE

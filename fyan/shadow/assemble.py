@@ -3,9 +3,16 @@
 * ``candidate_file`` — the submission as kept (imports, ``open``, namespaces, helpers, the
   candidate) and the ``end`` commands closing its open scopes; the trusted inspector then reports
   the candidate's axioms and every extension entry the file registers;
-* ``checker_file`` — the same kept text and closings, a model-drafted adapter when one was used,
-  then *one* checker (names adapted), a theorem named ``fyan_shadow_check_<nonce>``. Every checker
-  gets its own copy, so one failing checker never hides the others;
+* ``checker_file`` — a module of its own (issue 23, family 6): the shadow set's imports and
+  ``import <the compiled candidate module>``, then the rest of the shadow set's header (its
+  ``open``/``set_option`` lines, which the checkers are written against), a model-drafted adapter
+  when one was used, then *one* checker (names adapted), a theorem named
+  ``fyan_shadow_check_<nonce>``. No text of the submission is in it: what the submission scopes to
+  its own file — ``local instance``, ``attribute [local …]``, ``local notation``, ``open``,
+  ``set_option``, ``section``/``namespace`` and their ``variable``s — ends with the submission's
+  module and never reaches a checker (Lean's import reads only the exported environment:
+  docs/lean-contract.md, "SA-Pass: a checker module imports the submission"). Every checker gets
+  its own module, so one failing checker never hides the others;
 * ``reference_file`` — the shadow set's header and reference, optionally one checker (the
   completeness check), or with the target replaced by ``theorem <target> : True := trivial``
   (the vacuity probe: a forward checker that still compiles does not depend on the target).
@@ -16,6 +23,7 @@ A check counts only when the inspector finds the checker theorem in the compiled
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from fyan.shadow.compiler import CHECKER_PREFIX
@@ -73,8 +81,41 @@ def candidate_file(candidate: Candidate, nonce: str) -> Assembled:
     return Assembled("compile", b.text(), nonce)
 
 
-def checker_file(candidate: Candidate, check: str, checker: str, nonce: str, adapter: str | None = None) -> Assembled:
-    b = _prefix(candidate)
+#: A line of a Lean file header: ``module``, ``prelude`` or an ``import`` (with the module
+#: system's ``public``/``meta``/``all`` modifiers).
+_HEADER_LINE = re.compile(r"^(?:module|prelude|(?:public\s+|private\s+)?(?:meta\s+)?import(?:\s+all)?\s+\S.*)$")
+
+
+def split_header(header: str) -> tuple[list[str], str]:
+    """The header lines (``module``/``prelude``/``import …``) at the start of ``header`` and the
+    text after them (blank and comment-only lines before the first command are dropped)."""
+    lines = header.strip("\n").split("\n") if header.strip() else []
+    head: list[str] = []
+    i = 0
+    while i < len(lines):
+        s = lines[i].split("--", 1)[0].strip()
+        if not s:
+            i += 1
+            continue
+        if not _HEADER_LINE.match(s):
+            break
+        head.append(s)
+        i += 1
+    return head, "\n".join(lines[i:]).strip("\n")
+
+
+def checker_file(candidate_module: str, header: str, check: str, checker: str, nonce: str,
+                 adapter: str | None = None) -> Assembled:
+    """One checker's module (module docstring): it imports ``candidate_module`` (the compiled
+    submission, ``compiler.module_name`` of ``candidate_file``) after the imports of ``header``
+    (the shadow set's) and elaborates the rest of ``header``, ``adapter`` and ``checker``."""
+    head, rest = split_header(header)
+    b = _Builder()
+    head = sorted(head, key=lambda h: 0 if h == "module" else 1 if h == "prelude" else 2)  # stable: imports keep order
+    b.add("\n".join([*head, f"import {candidate_module}"]))
+    if rest:
+        b.blank()
+        b.add(rest)
     if adapter:
         b.blank()
         b.add("-- fyan shadow: MODEL-DRAFTED ADAPTER (fallback; recorded in the report)\n" + adapter)

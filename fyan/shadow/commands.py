@@ -26,6 +26,7 @@ import os
 from pathlib import Path
 
 from fyan import arguments
+from fyan.lean import safefile
 from fyan.command_result import CommandResult
 from fyan.config import LeanSection, StageAgent
 from fyan.errors import ExitCode, InputError
@@ -214,7 +215,7 @@ def _draft_input(args: argparse.Namespace):
     if args.jsonl:
         path = Path(args.jsonl)
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            lines = safefile.read_text(path).splitlines()
         except OSError as e:
             raise InputError(f"{path}: cannot read: {e}") from None
         for n, line in enumerate(lines, start=1):
@@ -235,7 +236,7 @@ def _draft_input(args: argparse.Namespace):
         raise InputError("give --jsonl FILE, or --reference FILE.lean with --target NAME")
     ref = Path(args.reference)
     try:
-        text = ref.read_text(encoding="utf-8")
+        text = safefile.read_text(ref)
     except OSError as e:
         raise InputError(f"{ref}: cannot read: {e}") from None
     return DraftInput(problem=args.problem, target=args.target, reference=text, source=str(ref))

@@ -17,7 +17,11 @@ decided from the inspector's report. Three implementations:
   then runs the trusted inspector on that module: a timeout per compile (seconds), a memory limit
   (MiB), the bubblewrap sandbox per ``[lean] sandbox``. Each compile writes only its own output
   folder, which is on no search path; its outputs are copied into the scratch folder's ``lib/``
-  (searched by the inspector) only when the folder holds nothing but the module's own files —
+  (searched by the inspector) only when the folder holds nothing but the module's own files; a
+  candidate module that passed its checks (``trust_module``, ``fyan.shadow.evaluate``) is copied
+  on into ``imports/``, the only scratch folder later compiles search (a checker module imports
+  its candidate, issue 23 family 6; a submission can never import another submission's module
+  that was rejected) —
   the scratch folder is never searched before the dependencies and Lean's own library. The folder
   (``<workspace>/.fyan-shadow/run-*``) is removed by ``close``.
 * ``RecordedCompiler`` — replays outcomes (output and inspection) from a JSON-lines file keyed by
@@ -50,6 +54,7 @@ from pydantic import BaseModel, Field, ValidationError
 from fyan.config import LeanSection
 from fyan.errors import ExitCode, FyanError, InputError
 from fyan.lean.diagnostics import Diagnostic, parse_lean_json
+from fyan.lean import safefile
 from fyan.lean.inspector import InspectorBuild, InspectorReport, run_inspector
 from fyan.lean.compile import LeanSetup, compile_module
 from fyan.lean.runner import Confinement, project_confinement
@@ -123,6 +128,10 @@ class Compiler(ABC):
     def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
                 black_box: list[str] = ()) -> CompileOutcome: ...
 
+    def trust_module(self, module: str) -> None:  # noqa: B027 - optional hook
+        """``module`` (compiled by this compiler) passed the candidate's checks: later compiles may
+        import it (a checker imports its candidate). Only such modules are importable."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release scratch space."""
 
@@ -157,7 +166,7 @@ class LeanCompiler(Compiler):
         self.project_root = project_root
         (scratch_parent / ".fyan-shadow").mkdir(parents=True, exist_ok=True)
         self.scratch = Path(tempfile.mkdtemp(prefix="run-", dir=scratch_parent / ".fyan-shadow"))
-        for d in ("src", "build", "lib", "tmp", "reports"):
+        for d in ("src", "build", "lib", "imports", "tmp", "reports"):
             (self.scratch / d).mkdir()
         self.description = f"lean {setup.version} ({toolchain.version}), read by the trusted inspector"
 
@@ -179,7 +188,8 @@ class LeanCompiler(Compiler):
         out.mkdir()
         logs = self.log_dir or (self.scratch / "reports")
         result = compile_module(self.setup, source_root=self.scratch / "src", module=module, out_root=out,
-                                search_path=self.search, config=self.config, log_dir=logs, name=safe,
+                                search_path=[self.scratch / "imports", *self.search], config=self.config,
+                                log_dir=logs, name=safe,
                                 confinement=self._confinement([out]))
         proc = result.process
         outcome = _outcome(label, proc.output, proc.exit_code, f"lean: {self.toolchain.version}",
@@ -188,14 +198,14 @@ class LeanCompiler(Compiler):
             outcome.inspection_problem = f"not inspected: the file does not compile ({result.reason})"
             return outcome
         extra = [p for p in out.rglob("*")
-                 if p.is_symlink() or not p.is_file() or not p.name.startswith(module + ".")]
+                 if not safefile.is_regular(p) or not p.name.startswith(module + ".")]
         if extra:
             outcome.inspection_problem = (f"not inspected: the compile left files that are not its module's outputs: "
                                           f"{', '.join(p.name for p in extra[:5])}")
             return outcome
         for path in out.iterdir():  # the checked outputs join the folder the inspector searches
             if path.is_file():
-                shutil.copyfile(path, self.scratch / "lib" / path.name)
+                safefile.copy_file(path, self.scratch / "lib" / path.name, limit=1 << 30)
         # every process of the compile has ended: now the trusted inspector reads the module
         reports = self.scratch / "reports"
         inspection = run_inspector(
@@ -208,6 +218,10 @@ class LeanCompiler(Compiler):
         outcome.inspection = inspection.report if inspection.ok else None
         outcome.inspection_problem = inspection.problem
         return outcome
+
+    def trust_module(self, module: str) -> None:
+        for path in (self.scratch / "lib").glob(f"{module}.*"):
+            safefile.copy_file(path, self.scratch / "imports" / path.name, limit=1 << 30)
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
@@ -300,6 +314,9 @@ class RecordingCompiler(Compiler):
             with open(self.path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(entry.model_dump(mode="json"), ensure_ascii=False, sort_keys=True) + "\n")
         return outcome
+
+    def trust_module(self, module: str) -> None:
+        self.inner.trust_module(module)
 
     def close(self) -> None:
         self.inner.close()

@@ -15,8 +15,9 @@ For one submission (``evaluate_submission``):
    reason); the candidate's transitive axioms have no ``sorryAx`` (unless ``allow_sorry_proofs``,
    for statement-only benchmarks — then no definition may use it and the statement itself
    never) and none outside the allow-list;
-4. when it compiles, compile each checker in its own copy of the candidate file (forward checks,
-   then the backward check): a check passes when the file compiles without error and the
+4. when it compiles, compile each checker in a module of its own that imports the compiled
+   candidate module (``assemble.checker_file``: nothing the submission scopes to its file reaches
+   a checker; forward checks, then the backward check): a check passes when the file compiles without error and the
    inspector finds the checker theorem, with no ``sorryAx`` anywhere in it (its axioms are
    computed with the candidate's own proof as a black box, so only the checker's proof counts)
    and no axiom outside the allow-list (issue 11, finding 6);
@@ -44,13 +45,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from fyan.lean import safefile
 from fyan.errors import InputError
 from fyan.lean.inspector import module_findings
 from fyan.lean.lints import lint
 from fyan.lean.policy import is_native_axiom
 from fyan.shadow import assemble
 from fyan.shadow.adapt import Adaptation, adapt, rename
-from fyan.shadow.compiler import CompileOutcome, Compiler, new_nonce
+from fyan.shadow.compiler import CompileOutcome, Compiler, module_name, new_nonce
 from fyan.shadow.extract import Candidate, NoCandidate, extract_candidate
 from fyan.shadow.score import Scores, Summary, score, summarize
 from fyan.shadow.shadowset import ShadowSet, checkers, find_file
@@ -260,6 +262,8 @@ def evaluate_submission(
     compile_check = CheckOutcome(check="compile", passed=compiled, reason=reason, file=rel,
                                  exit_code=outcome.exit_code, duration_s=outcome.duration_s,
                                  origin=outcome.origin, errors=_error_lines(outcome))
+    if compiled:  # its checkers may import it now (only a candidate that passed is importable)
+        compiler.trust_module(module_name(cfile.text, nonce))
     if compiled and adaptation.unresolved and adapter is not None:  # the model fallback, only when it matters
         adaptation = adapter(shadow_set, candidate, adaptation)
         common["adaptation"] = adaptation
@@ -273,8 +277,8 @@ def evaluate_submission(
             results[check] = CheckOutcome(check=check, passed=False,
                                           reason="not run: unresolved reference names " + ", ".join(unresolved))
             continue
-        assembled = assemble.checker_file(candidate, check, rename(checker, adaptation.mapping), new_nonce(),
-                                          adapter=adaptation.adapter)
+        assembled = assemble.checker_file(module_name(cfile.text, nonce), shadow_set.header, check,
+                                          rename(checker, adaptation.mapping), new_nonce(), adapter=adaptation.adapter)
         out, rel = ctx.run(assembled, f"{label}/{check}", lookups=[assembled.checker_name],
                            black_box=[candidate.name])
         passed, why = judge(out, assembled, allowed_axioms)
@@ -371,7 +375,7 @@ def run_eval(
     def one(sub: Submission) -> SubmissionReport:
         shadow_set = shadow_sets[sub.problem]
         try:
-            text = sub.path.read_text(encoding="utf-8")
+            text = safefile.read_text(sub.path)
         except (OSError, UnicodeDecodeError) as e:
             return _fail_all(shadow_set, sub.problem, sub.name, f"cannot read {sub.path}: {e}", path=str(sub.path))
         return evaluate_submission(

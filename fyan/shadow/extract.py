@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fyan.lean import safefile
 from fyan.lean import declarations
 from fyan.lean.declarations import Declaration
 
@@ -127,4 +128,4 @@ def candidate_named(text: str, full_name: str) -> Candidate:
 
 def read_submission(path: Path) -> str:
     """The text of a submission file; raises ``OSError``/``UnicodeDecodeError`` as ``open`` does."""
-    return path.read_text(encoding="utf-8")
+    return safefile.read_text(path)

@@ -19,6 +19,7 @@ import hashlib
 from pathlib import Path
 
 from fyan.gates.report import CheckResult
+from fyan.lean import safefile
 from fyan.lean.inspector import InspectorBuild
 from fyan.lean.trusted import GateWorkspace
 from fyan.lean.toolchain import Discovery
@@ -77,7 +78,7 @@ def shadow_checks(
                             evidence={"shadow_set": rel, **evidence})]
 
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = hashlib.sha256(safefile.read_bytes(path)).hexdigest()
         shadow_set = load_shadow_set(path)
     except Exception as e:  # noqa: BLE001 - any unreadable evidence fails closed
         return result(False, f"unreadable shadow set: {getattr(e, 'message', e)}")

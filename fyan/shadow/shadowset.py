@@ -33,6 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from fyan.lean import safefile
 from fyan.errors import InputError
 from fyan.lean import declarations
 
@@ -186,7 +187,7 @@ def load_shadow_set(path: Path) -> ShadowSet:
     read, does not parse, does not validate, or its ``problem`` differs from its folder's name.
     """
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = safefile.read_text(path)
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read the shadow set: {e}") from None
     try:

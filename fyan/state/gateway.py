@@ -38,6 +38,7 @@ from urllib.parse import quote, unquote
 
 from pydantic import BaseModel, Field
 
+from fyan.lean import safefile
 from fyan.errors import TransitionError
 from fyan.project import Project
 from fyan.state.faults import fault_point
@@ -653,10 +654,10 @@ class Gateway:
         files: dict[str, bytes] = {}
         if outcome.passed:
             for rel in STAGE_OUTPUTS[run.stage]:
-                files[rel] = (attempt_dir / rel).read_bytes()
+                files[rel] = safefile.read_bytes(attempt_dir / rel)
             for rel in STAGE_EXTRA_OUTPUTS.get(run.stage, ()):
-                if (attempt_dir / rel).is_file():
-                    files[rel] = (attempt_dir / rel).read_bytes()
+                if safefile.is_regular(attempt_dir / rel):
+                    files[rel] = safefile.read_bytes(attempt_dir / rel)
         files.update(outcome.derived)
         tag = f"run-{run.id}"
         with self._finishing():  # staging, commit and publishing form one write (``stop_writes``)
@@ -720,6 +721,10 @@ class Gateway:
         missing = [rel for rel in STAGE_OUTPUTS[run.stage] if not (attempt_dir / rel).is_file()]
         if missing:
             return CheckOutcome(passed=False, reason=f"attempt left no {', '.join(missing)}")
+        special = [rel for rel in STAGE_OUTPUTS[run.stage] if not safefile.is_regular(attempt_dir / rel)]
+        if special:  # a link (even to a regular file) is not read: issue 23, family 8
+            return CheckOutcome(passed=False, reason=f"attempt left {', '.join(special)} as something other than a "
+                                                     "regular file (a link, FIFO or device is never read)")
         check = self.checks.get(run.stage)
         if check is None:
             return CheckOutcome(passed=False, reason=f"no deterministic check is configured for {run.stage.value}")

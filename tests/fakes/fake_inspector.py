@@ -44,7 +44,7 @@ A stand-in written by the SA-Pass compile double (``fake_lean_env.py``) carries 
 ``inspect`` ({decl: fields}), ``inspect_by_module`` ({module: {decl: fields}}, applied when that
 module is inspected with ``--module``), ``inspect_module`` ({module: {"extensions": [...],
 "imports": [...]}}), ``inspector_output`` (raw text written as the report; ``@NONCE@`` is replaced by the run's nonce),
-``inspector_process`` ({"exit": n, "sleep": s, "signal": n}), ``inspector_nonce`` (echo this nonce
+``inspector_process`` ({"exit": n, "sleep": s, "signal": n; "times": n: only the first n runs}), ``inspector_nonce`` (echo this nonce
 instead of the one passed).
 """
 
@@ -71,6 +71,23 @@ _SORRY = re.compile(r"(?<![\w.'])(?:sorry|admit|sorryAx)(?![\w'])")
 _NATIVE = re.compile(r"native_decide|decide\s*\+\s*native|native\s*:=\s*(?:\(\s*)*(?:_root_\.)?(?:Bool\.)?true(?![\w'])")
 _KERNEL_EVALUATED = {"Lean.reduceBool": re.compile(r"(?<![\w'])(?:Lean\.)?reduceBool(?![\w'])"),
                      "Lean.reduceNat": re.compile(r"(?<![\w'])(?:Lean\.)?reduceNat(?![\w'])")}
+
+
+def _limited(spec: dict) -> dict:
+    """``spec`` for its first ``times`` runs (counted beside the scenario file), then ``{}``."""
+    path = os.environ.get("FYAN_FAKE_SCENARIO")
+    if not spec or "times" not in spec or not path:
+        return spec
+    counter = Path(f"{path}.inspector.count")
+    try:
+        used = int(counter.read_text())
+    except (OSError, ValueError):
+        used = 0
+    try:
+        counter.write_text(str(used + 1))
+    except OSError:
+        pass
+    return spec if used < int(spec["times"]) else {}
 
 
 def scenario() -> dict:
@@ -421,7 +438,7 @@ def main(argv: list[str]) -> int:
         except OSError:  # inside the sandbox the log's folder is read-only
             pass
     sc = scenario()
-    spec = sc.get("inspector_process", {})
+    spec = _limited(sc.get("inspector_process", {}))
     if spec.get("sleep"):
         time.sleep(float(spec["sleep"]))
     if spec.get("signal"):

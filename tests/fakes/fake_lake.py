@@ -78,6 +78,24 @@ def module_file(module: str) -> Path:
     return Path(*module.split(".")).with_suffix(".lean")
 
 
+def limited(spec: dict, name: str) -> dict:
+    """``spec`` for its first ``times`` uses (counted in ``<scenario file>.<name>.count``), then
+    ``{}``: a toolchain that crashes twice, then works. Without ``times``: ``spec`` always."""
+    path = os.environ.get("FYAN_FAKE_SCENARIO")
+    if not spec or "times" not in spec or not path:
+        return spec
+    counter = Path(f"{path}.{name}.count")
+    try:
+        used = int(counter.read_text())
+    except (OSError, ValueError):
+        used = 0
+    try:
+        counter.write_text(str(used + 1))
+    except OSError:
+        pass
+    return spec if used < int(spec["times"]) else {}
+
+
 def behave(spec: dict) -> None:
     """Sleep and/or die by a signal as a scenario section says."""
     if spec.get("sleep"):

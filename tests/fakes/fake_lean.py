@@ -20,11 +20,13 @@ following the rows of ``docs/lean-contract.md`` ("Compiling a module") that the 
   (``fake_inspector.py``), and the ``.ilean`` a stub.
 
 A file of an SA-Pass module (``FyanShadow_…``) is answered from the recorded outcomes named by
-``FYAN_FAKE_LEAN_OUTCOMES`` when set (``fake_lean_env.py``: the demo's authored expectations).
+``FYAN_FAKE_LEAN_OUTCOMES`` when set (``fake_lean_env.py``: the demo's authored expectations),
+after its ``import FyanShadow_…`` lines (a checker importing the compiled candidate) are looked up
+on ``LEAN_PATH`` as above.
 
 Scenario overrides come from ``FYAN_FAKE_SCENARIO`` (``fake_lake.py``): ``build`` (``exit``,
 ``output`` with ``@MODULE@``/``@FILE@``, ``sleep``, ``signal``, ``write_olean`` false: exit as
-told without writing the ``.olean``) and ``build_only`` (modules it
+told without writing the ``.olean``; ``times``: only the first so many compiles) and ``build_only`` (modules it
 applies to), ``build_hook`` (a program run during the compile, in the source root, as
 compile-time code of a candidate could), ``sorry_warnings`` (default true), ``lean_githash``
 (what this build calls itself), ``lean_version``. Calls are appended to ``FYAN_FAKE_LOG`` and
@@ -43,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_lake import behave, imports_of, log, scenario  # noqa: E402
+from fake_lake import behave, imports_of, limited, log, scenario  # noqa: E402
 
 VERSION = "4.31.0"
 GITHASH = "f00dfeedf00dfeedf00dfeedf00dfeedf00dfeed"
@@ -132,10 +134,16 @@ def compile_file(args: list[str], sc: dict) -> int:
     if module.startswith("FyanShadow_") and os.environ.get("FYAN_FAKE_LEAN_OUTCOMES"):
         import fake_lean_env  # an SA-Pass file: its recorded outcome (fake_lean_env.py)
 
+        for imp in imports_of(file.read_text(encoding="utf-8")):  # a checker imports the candidate's module
+            problem = find_import(imp, shown, sc) if imp.startswith("FyanShadow_") else None
+            if problem is not None:
+                print(message(shown, 1, 0, "error", problem))
+                return 1
         return fake_lean_env.compile_file(file, olean)
     spec = sc.get("build", {})
     if sc.get("build_only") and module not in sc["build_only"]:
         spec = {}
+    spec = limited(spec, "build")
     behave(spec)
     if sc.get("build_hook") and (not sc.get("build_only") or module in sc["build_only"]):
         subprocess.run([sc["build_hook"]], check=False, cwd=root)

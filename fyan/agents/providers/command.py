@@ -44,6 +44,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -53,6 +54,7 @@ from fyan import logs
 from fyan.agents import process_groups
 from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider, Usage
 from fyan.errors import ConfigError, ProviderError
+from fyan.lean import safefile
 from fyan.lean.runner import (Confinement, ProcessGroup, confine, confined_environment, home_dir, sandbox_tmpdir,
                               strip_set_id_bits, toolchain_paths)
 
@@ -61,28 +63,46 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 def snapshot(root: Path) -> dict[str, str]:
-    """sha256 of every file under ``root`` (relative POSIX path), skipping ``SKIP_DIRS``."""
+    """sha256 of every regular file under ``root`` (relative POSIX path), skipping ``SKIP_DIRS``.
+    Links, FIFOs, devices and sockets are skipped without being opened; a regular file larger
+    than ``MAX_FILE_BYTES`` is not read (its entry is ``oversize:<bytes>``: ``changed_files``
+    refuses it) — issue 23, family 8 (``fyan.lean.safefile``)."""
     found: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
         for name in filenames:
             path = Path(dirpath) / name
-            if path.is_symlink() or not path.is_file():
+            try:
+                st = os.lstat(path)
+            except OSError:
                 continue
-            found[path.relative_to(root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            rel = path.relative_to(root).as_posix()
+            if st.st_size > MAX_FILE_BYTES:
+                found[rel] = f"oversize:{st.st_size}"
+                continue
+            try:
+                found[rel] = hashlib.sha256(safefile.read_bytes(path, limit=MAX_FILE_BYTES)).hexdigest()
+            except OSError as e:  # swapped for something else, or grew, while walked
+                found[rel] = f"unreadable:{e}"
     return found
 
 
 def changed_files(root: Path, before: dict[str, str]) -> dict[str, str | None]:
-    """Files under ``root`` that differ from ``before`` (new text, or None when deleted)."""
+    """Files under ``root`` that differ from ``before`` (new text, or None when deleted). Raises
+    ``ProviderError`` for a changed file that is too large or is no longer a regular file."""
     after = snapshot(root)
     changes: dict[str, str | None] = {}
     for rel, digest in after.items():
         if before.get(rel) != digest:
             path = root / rel
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise ProviderError(f"command agent wrote {rel} of {path.stat().st_size} bytes (limit {MAX_FILE_BYTES})")
-            changes[rel] = path.read_text(encoding="utf-8", errors="replace")
+            try:
+                data = safefile.read_bytes(path, limit=MAX_FILE_BYTES)
+            except OSError as e:
+                raise ProviderError(f"command agent wrote {rel}, which cannot be taken (limit {MAX_FILE_BYTES} "
+                                    f"bytes, regular files only): {e}") from None
+            changes[rel] = data.decode("utf-8", errors="replace")
     for rel in before:
         if rel not in after:
             changes[rel] = None
