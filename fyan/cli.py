@@ -193,10 +193,12 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
             keys = []
-            if args.unknown_references:
-                keys.append(f"unknown_references = {_toml_str(args.unknown_references)}")
-            if args.cycles:
-                keys.append(f"cycles = {_toml_str(args.cycles)}")
+            unknown = args.unknown_references or ("error" if args.strict else None)
+            if unknown:
+                keys.append(f"unknown_references = {_toml_str(unknown)}")
+            cycles = args.cycles or ("error" if args.strict else None)
+            if cycles:
+                keys.append(f"cycles = {_toml_str(cycles)}")
             if args.tolerant:
                 keys.append("tolerant = true")
             intake = "[intake]\n" + "\n".join(keys) + "\n\n" if keys else ""
@@ -891,12 +893,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only create the folder and fyan.toml; the first `fyan run` ingests (to configure a model "
                    "Specifier or providers first)")
     p.add_argument("--unknown-references", choices=["error", "warn"],
-                   help="a reference to a label defined nowhere in the document: stop (error, the default) "
-                   "or warn; written to the project's fyan.toml ([intake] unknown_references)")
+                   help="a reference to a label defined nowhere in the document: warn (the default; listed in the "
+                   "intake report and in its unit's findings, as LaTeX prints ?? and goes on) or stop (error); "
+                   "written to the project's fyan.toml ([intake] unknown_references)")
     p.add_argument("--cycles", choices=["error", "break"],
-                   help="dependency cycles among the references: stop and list them all (error, the default) or "
-                   "demote the weakest edge of each to a mention, with a warning (break); written to fyan.toml "
-                   "([intake] cycles)")
+                   help="dependency cycles among the references: demote the weakest edge of each to a mention, with "
+                   "a warning naming it (break, the default; a cycle of \\uses alone still stops) or stop and list "
+                   "them all (error); written to fyan.toml ([intake] cycles)")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse what LaTeX only warns about: unknown references and dependency cycles stop intake "
+                   "(the same as --unknown-references error --cycles error)")
     p.add_argument("--tolerant", action="store_true",
                    help="malformed math in a statement (unbalanced $, $$, \\(, \\[, braces) or malformed environments "
                    "(\\begin{proof} closed by \\end{definition}, a proof never closed), in TeX or in Markdown: warn for "

@@ -248,14 +248,17 @@ def test_init_cycles_and_tolerant_options_are_written_and_used(tmp_path, capsys)
                 "\\begin{lemma}\\label{b} By \\ref{a}. \\end{lemma}\n")
     assert main(["init", str(tmp_path / "p"), "--source", str(src)]) == 4
     assert "malformed math in 1 statement" in capsys.readouterr().err
-    assert main(["init", str(tmp_path / "p"), "--source", str(src), "--tolerant"]) == 4
-    err = capsys.readouterr().err
-    assert "1 dependency cycle(s)" in err and "m.tex:1" in err and str(tmp_path / "p") not in err
-    assert not (tmp_path / "p").exists()
-    assert main(["init", str(tmp_path / "p"), "--source", str(src), "--tolerant", "--cycles", "break"]) == 0
-    captured = capsys.readouterr()
-    assert "warning: m.tex:1: '$' is never closed" in captured.err
-    assert "warning: m.tex:1: cycle a -> b -> a: the edge a -> b (ref) is kept as a mention" in captured.err
+    for strict in (["--strict"], ["--cycles", "error"]):
+        assert main(["init", str(tmp_path / "p"), "--source", str(src), "--tolerant", *strict]) == 4
+        err = capsys.readouterr().err
+        assert "1 dependency cycle(s)" in err and "m.tex:1" in err and str(tmp_path / "p") not in err
+        assert not (tmp_path / "p").exists()
+    for folder, options in (("p", ["--cycles", "break"]), ("q", [])):  # break is the default (issue 25)
+        assert main(["init", str(tmp_path / folder), "--source", str(src), "--tolerant", *options]) == 0
+        captured = capsys.readouterr()
+        assert "warning: m.tex:1: '$' is never closed" in captured.err
+        assert ("warning: m.tex:1: cycle a -> b -> a: the edge a -> b (ref, m.tex:1 \\ref{b}) is its weakest edge: "
+                "kept as a mention") in captured.err
     toml = (tmp_path / "p" / "fyan.toml").read_text()
     assert 'cycles = "break"' in toml and "tolerant = true" in toml
 

@@ -96,6 +96,7 @@ WARNING_GROUPS: dict[str, str] = {
     "statement or proof (tolerant mode)",
     "nested-statement": "theorem-like environments inside another statement, outside a proof",
     "unknown-label": "references to labels defined nowhere in the document (no edge)",
+    "duplicate-label": "labels defined twice (a reference resolves to the last, as in LaTeX)",
     "generated-input": "missing files that LaTeX writes during its own run (skipped)",
     "missing-include": "missing \\include files (skipped, as LaTeX does)",
     "encoding": "files that are not UTF-8",
@@ -252,6 +253,10 @@ class Catalogue(BaseModel):
     theorem_envs: dict[str, str] = Field(
         default_factory=dict, description="Theorem-like environments the document declares: name -> kind."
     )
+    duplicate_labels: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Labels defined more than once -> every place (``file:line``), in reading order; ``labels`` "
+        "holds the last, which LaTeX resolves a reference to.")
 
     @property
     def has_uses(self) -> bool:

@@ -56,7 +56,7 @@ no input size reaches a recursion limit. What it understands:
 
 Errors (``InputError``, always naming file and line): unreadable or binary file, a file with no
 TeX in it, unbalanced ``\\begin``/``\\end`` (unless tolerant), a missing ``\\input`` file (the
-hint names the folder where it exists, if any), an ``\\input`` loop, a label defined twice, a
+hint names the folder where it exists, if any), an ``\\input`` loop, a
 file over the size limit, malformed math (unless tolerant). Non-UTF-8 files are read as Latin-1
 with a warning.
 
@@ -94,6 +94,7 @@ from fyan.intake.texscan import (
     EnvSpan,
     Fault,
     Hider,
+    blank_code,
     blank_spans,
     definitions,
     fold_case_kept,
@@ -150,9 +151,9 @@ FUNCTION_WORDS = frozenset(
 
 _MACRO = re.compile(r"\\([A-Za-z@]+)")
 _NEWTHEOREM = re.compile(
-    r"\\(?:newtheorem\*?|spnewtheorem\*?|newmdtheoremenv(?:\[[^\]]*\])?)\s*\{([^{}]+)\}\s*(?:\[[^\]]*\]\s*)?\{([^{}]*)\}"
-    r"|\\declaretheorem\s*(?:\[([^\]]*)\])?\s*\{([^{}]+)\}(?:\s*\[([^\]]*)\])?"
-)
+    (r"\\(?:newtheorem\*?|spnewtheorem\*?|newmdtheoremenv(?:\[[^\]]*\])?)\s*\{([^{}]+)\}\s*(?:\[[^\]]*\]\s*)?\{([^{}]*)\}"
+     r"|\\declaretheorem\s*(?:\[([^\]]*)\])?\s*\{([^{}]+)\}(?:\s*\[([^\]]*)\])?").replace(r"\s*", r"(?:\s|%)*")
+)  # a comment between the arguments (blanked to '%' and spaces) is space to TeX
 _WRAPPED = re.compile(r"\\(" + "|".join(sorted(REFERENCE_FORMS, key=len, reverse=True)) + r")(?![A-Za-z@])")
 _TERM_BODY = re.compile(
     r"\\(?:" + "|".join(sorted(TERM_MACROS, key=len, reverse=True)) + r")\s*\{\s*#(\d)\s*\}"
@@ -278,6 +279,7 @@ class TexStatementReader:
         self.files: list[str] = []
         self.statements: list[Statement] = []
         self.labels: dict[str, LabelSite] = {}
+        self.duplicate_labels: dict[str, list[str]] = {}  # label -> every place it is defined ("file:line")
         self.displays: list[Display] = []
         self.theorem_envs: dict[str, str] = {}  # env name -> canonical kind
         self.env_wrappers: dict[str, str] = {}  # \newenvironment{x}{\begin{y}}{\end{y}}: x -> y
@@ -457,7 +459,7 @@ class TexStatementReader:
         src.content = self.hider.hide(src.text if visible is None else visible)
         defs = definitions(src.content)
         self._learn(src, defs)
-        src.content = blank_spans(src.content, [(d.start, d.end) for d in defs])
+        src.content = blank_code(src.content, [(d.start, d.end) for d in defs])
         return defs
 
     def starts_statement(self, env: str) -> bool:
@@ -520,7 +522,7 @@ class TexStatementReader:
         """Read the statements in ``src.content[start:stop]`` (``src.content`` as ``prepare``
         leaves it). ``spans``: the environments beginning in the region, already paired by
         ``environments`` over a larger text (in ``\\begin`` order); default: paired here. Raises
-        ``InputError`` for malformed environments (unless tolerant) and labels defined twice."""
+        ``InputError`` for malformed environments (unless tolerant)."""
         if spans is None:
             spans = self.environments(src, start, stop)
         stack: list[_Frame] = []
@@ -769,12 +771,14 @@ class TexStatementReader:
     def _label(self, label: str, src: TexSource, pos: int, frame: _Frame | None, stack: list[_Frame],
                section: bool) -> None:
         line = src.line(pos)
-        if label in self.labels:
+        if label in self.labels:  # LaTeX warns and resolves to the last definition
             first = self.labels[label]
-            raise InputError(
-                f"{src.rel}:{line}: label {label!r} is defined twice (first at {first.file}:{first.line})",
-                hint="rename one of the labels",
-            )
+            places = self.duplicate_labels.setdefault(label, [f"{first.file}:{first.line}"])
+            places.append(f"{src.rel}:{line}")
+            self.warnings.append(IntakeWarning(
+                code="duplicate-label", where=f"{src.rel}:{line}",
+                message=f"label {label!r} is defined twice: at {first.file}:{first.line} and here; a reference "
+                "to it resolves to this one, the last (as LaTeX does), and is flagged in the unit that makes it"))
         b = frame.builder if frame is not None else None
         index = b.stmt.index if b is not None else None
         in_proof = frame is not None and frame.kind == "proof"
@@ -841,6 +845,7 @@ class TexStatementReader:
             displays=self.displays,
             macros=list(dict.fromkeys(self.macros)),
             theorem_envs=self.theorem_envs,
+            duplicate_labels=self.duplicate_labels,
         )
 
 

@@ -125,6 +125,28 @@ def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def blank_code(text: str, spans: list[tuple[int, int]]) -> str:
+    """``blank_spans`` for code that TeX reads but never typesets (macro and environment
+    definitions): a line that only blanking made empty starts with ``%`` (a comment line, as
+    the Hider leaves one), so that it never reads as a paragraph break (a ``\\renewcommand``
+    alone on a line inside ``\\[...\\]`` does not end the display)."""
+    out = blank_spans(text, spans)
+    if out is text:
+        return text
+    chars: list[str] | None = None
+    for start, end in spans:
+        a = text.rfind("\n", 0, start) + 1
+        while a < end:
+            b = text.find("\n", a)
+            b = len(text) if b < 0 else b
+            if text[a:b].strip() and not out[a:b].strip():
+                if chars is None:
+                    chars = list(out)
+                chars[a] = "%"
+            a = b + 1
+    return out if chars is None else "".join(chars)
+
+
 def strip_comment(line: str) -> str:
     """``line`` up to its first unescaped ``%``."""
     i = 0
@@ -196,7 +218,9 @@ def bracket_end(text: str, start: int, stop: int | None = None) -> int:
     return start
 
 
-_SPACE = re.compile(r"[ \t]*\n?[ \t]*")
+#: What may stand between a macro's arguments: spaces and one line break, and ``%`` comments
+#: (blanked to a ``%`` and spaces by the Hider), each eating its line end as TeX reads them.
+_SPACE = re.compile(r"[ \t]*(?:%[^\n]*\n[ \t]*)*\n?[ \t]*(?:%[^\n]*\n[ \t]*)*")
 
 
 def read_args(text: str, pos: int, spec: str, stop: int | None = None) -> tuple[list[str | None], int]:
@@ -488,6 +512,9 @@ def definitions(text: str) -> list[Definition]:
                 j = e
             elif c.isspace() or c == "*":
                 j += 1
+            elif c == "%":  # a comment between the arguments eats its line end (TeX reads on)
+                nl = text.find("\n", j)
+                j = n if nl < 0 else nl + 1
             elif c == "\\" and not groups and not name:
                 nm = re.compile(r"\\([A-Za-z@]+|.)").match(text, j)
                 name = nm.group(1)

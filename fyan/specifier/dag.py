@@ -84,11 +84,17 @@ from fyan.specifier.units import UnitSpec
 EdgeOrigin = Literal["uses", "nested", "ref", "proposed", "display", "closing", "title", "term", "notation"]
 
 #: Strength of each kind of evidence (statement scope, proof scope): a cycle is broken at its
-#: weakest edge. Source: the rule in the module docstring (issue 12).
+#: weakest edge. Source: the rule in the module docstring (issue 12); the order of trust of
+#: issue 25: ``\\uses`` > a reference in a proof (the author used it to prove) > a reference in a
+#: statement (often a pointer: "as in Lemma 3") > a mention.
 STRENGTH: dict[str, tuple[int, int]] = {
-    "uses": (10, 9), "nested": (8, 8), "ref": (7, 6), "proposed": (5, 5), "display": (4, 4), "closing": (3, 3),
+    "uses": (10, 9), "nested": (8, 8), "ref": (6, 7), "proposed": (5, 5), "display": (4, 4), "closing": (3, 3),
     "title": (2, 2), "term": (1, 1), "notation": (1, 1),
 }
+#: Rule 2: a reference in a proof's closing sentence to a *later* statement is a mention
+#: ("..., which we prove in Lemma 5.3"). Measured on the corpus blueprints' ``\\uses``
+#: (``scripts/dag_quality.py --closing``, issue 25): see ``CLOSING_MEASURE``.
+DEMOTE_LATER_CLOSING = True
 #: Evidence that is added only where it closes no cycle (rule 4).
 WEAK_ORIGINS = frozenset({"display", "closing", "title", "term", "notation"})
 
@@ -128,15 +134,44 @@ class Dag(BaseModel):
         return 1 + max(self.layers.values(), default=-1)
 
 
+class UnitFlag(BaseModel):
+    """Something about one unit's references that its findings must show: ``rule``
+    ``unknown-reference`` (a reference to a label defined nowhere), ``incomplete-dependencies``
+    (a ``\\uses`` of such a label: the unit's declared dependencies are incomplete) or
+    ``duplicate-label`` (a reference to a label defined twice, resolved to the last)."""
+
+    unit: str
+    rule: Literal["unknown-reference", "incomplete-dependencies", "duplicate-label"]
+    message: str
+
+
+class ReferenceCounts(BaseModel):
+    """The references of the units' statements and proofs: ``seen`` (all), ``unresolved`` (to
+    a label defined nowhere), ``kept`` (each gave a dependency edge or a mention), and the rest by
+    why they gave none: ``to_text`` (a section, a display or an item in running text),
+    ``to_non_unit`` (a statement of a kind that is no unit: carried as context), ``to_self`` (the
+    unit's own label, or the statement it is nested in)."""
+
+    seen: int = 0
+    kept: int = 0
+    unresolved: int = 0
+    to_text: int = 0
+    to_non_unit: int = 0
+    to_self: int = 0
+
+
 class EdgeSet(BaseModel):
     """What ``extract_edges`` found: dependency ``edges``, ``mentions`` (each with its note),
-    ``notes`` (references that give no edge and why) and ``warnings`` (unknown labels in warn
-    mode, mentions made to avoid a cycle, cycles broken)."""
+    ``notes`` (references that give no edge and why), ``warnings`` (unknown labels in warn
+    mode, mentions made to avoid a cycle, cycles broken), ``flags`` (per unit: unknown and
+    duplicated labels it references) and ``references`` (counts)."""
 
     edges: list[Edge]
     mentions: list[Edge] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     warnings: list[IntakeWarning] = Field(default_factory=list)
+    flags: list[UnitFlag] = Field(default_factory=list)
+    references: ReferenceCounts = Field(default_factory=ReferenceCounts)
 
 
 def build_graph(units: list[UnitSpec], edges: Iterable[Edge]) -> nx.DiGraph:
@@ -175,11 +210,17 @@ def extract_edges(
     term_edges: bool = True,
     notation_edges: bool = True,
     cycles: Literal["error", "break"] = "error",
+    demote_later_closing: bool | None = None,
 ) -> EdgeSet:
     """Deterministic edges of ``units`` by the rule of the module docstring.
 
     Raises ``DagError`` listing every unknown label with file and line (``error`` mode), or
-    every cycle of dependency evidence with its edges (``cycles = "error"``)."""
+    every cycle of dependency evidence with its edges (``cycles = "error"``; with ``"break"``
+    only the cycles that ``\\uses`` edges alone form). ``demote_later_closing``: a closing-sentence
+    reference to a later statement is a mention (default ``DEMOTE_LATER_CLOSING``)."""
+    demote = DEMOTE_LATER_CLOSING if demote_later_closing is None else demote_later_closing
+    counts = ReferenceCounts()
+    flags: list[UnitFlag] = []
     owner = {i: u.id for u in units for i in u.statements}
     order = {u.id: u.order for u in units}
     candidates: dict[tuple[str, str, str], Edge] = {}
@@ -208,20 +249,43 @@ def extract_edges(
             stmt = catalogue.statements[index]
             ancestors = _ancestors(catalogue, index) if stmt.parent is not None else set()
             for ref in stmt.references:
+                counts.seen += 1
                 site = catalogue.labels.get(ref.label)
                 if site is None:
-                    unknown.append(_unknown_message(ref, unit.id, catalogue))
+                    counts.unresolved += 1
+                    message = _unknown_message(ref, unit.id, catalogue)
+                    unknown.append(message)
+                    flags.append(UnitFlag(unit=unit.id, rule="unknown-reference",
+                                          message=message.partition(": ")[2] + " (LaTeX prints ??)"))
+                    if ref.macro == "uses":
+                        flags.append(UnitFlag(
+                            unit=unit.id, rule="incomplete-dependencies",
+                            message=f"{ref.where}: \\uses{{{ref.label}}} names a label defined nowhere: the "
+                            f"declared dependencies of {unit.id} are incomplete"))
                     continue
-                if site.statement_index is None or site.statement_index in ancestors:
-                    continue  # running text (a section, a display: carried as context), or the enclosing statement
+                if ref.label in catalogue.duplicate_labels:
+                    places = catalogue.duplicate_labels[ref.label]
+                    flags.append(UnitFlag(
+                        unit=unit.id, rule="duplicate-label",
+                        message=f"{ref.where}: {ref.shown} names a label defined {len(places)} times "
+                        f"({', '.join(places)}); read as the last, as LaTeX does"))
+                if site.statement_index is None:
+                    counts.to_text += 1
+                    continue  # running text (a section, a display: carried as context)
+                if site.statement_index in ancestors:
+                    counts.to_self += 1
+                    continue  # the enclosing statement
                 target = owner.get(site.statement_index)
                 if target is None:
+                    counts.to_non_unit += 1
                     other = catalogue.statements[site.statement_index]
                     notes.append(f"{ref.where}: {unit.id} refers to {other.display} ({other.kind}, not a unit kind); "
                                  "no edge (carried into problem.tex as context)")
                     continue
                 if target == unit.id:
+                    counts.to_self += 1
                     continue
+                counts.kept += 1
                 evidence = f"{ref.where} {ref.shown}"
                 origin: EdgeOrigin = "ref"
                 note = None
@@ -233,7 +297,7 @@ def extract_edges(
                         note = f"cites a display inside the proof of {target}, not its statement"
                 elif ref.closing:
                     origin = "closing"
-                    if order[target] > order[unit.id]:
+                    if demote and order[target] > order[unit.id]:
                         note = f"a closing remark naming the later statement {target}"
                 listed = uses_targets.get((index, ref.in_proof))
                 if note is None and origin != "uses" and listed is not None and target not in listed:
@@ -281,7 +345,8 @@ def extract_edges(
     mentions += closing
     edges, implied = _drop_implied(graph, kept + added)
     mentions += implied
-    return EdgeSet(edges=edges, mentions=_unique(mentions), notes=notes, warnings=warnings)
+    return EdgeSet(edges=edges, mentions=_unique(mentions), notes=notes, warnings=warnings, flags=flags,
+                   references=counts)
 
 
 #: Keyed evidence (a statement uses a definition's term, title or notation): dropped where the
@@ -411,35 +476,24 @@ def resolve_cycles(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge
 
     ``mode = "error"``: raise ``DagError`` naming all of them, each edge with its evidence.
     ``mode = "break"``: demote the weakest edge of each to a mention (with a note and a
-    warning). Returns (kept edges, demoted edges, warnings)."""
+    warning), except that cycles formed by ``\\uses`` edges alone (every step declared by the
+    author) still raise ``DagError``: there is no weaker edge to break. Returns (kept edges,
+    demoted edges, warnings)."""
     order = {u.id: u.order for u in units}
-    graph = build_graph(units, edges)
     by_pair: dict[tuple[str, str], list[Edge]] = {}
     for e in edges:
         if e.dependency:
             by_pair.setdefault((e.unit, e.depends_on), []).append(e)
-    found: list[tuple[list[tuple[str, str]], tuple[str, str]]] = []
-    while not nx.is_directed_acyclic_graph(graph):  # linear; cycles are searched only inside a component
-        component = next(c for c in nx.strongly_connected_components(graph) if len(c) > 1)
-        cycle = [(a, b) for a, b in nx.find_cycle(graph.subgraph(component))]
-        weakest = min(cycle, key=lambda p: (max(e.strength for e in by_pair[p]),
-                                            0 if order[p[1]] > order[p[0]] else 1, -order[p[0]]))
-        found.append((cycle, weakest))
-        graph.remove_edge(*weakest)
+    if mode == "break":
+        declared = [e for e in edges if e.dependency and e.origin == "uses"]
+        found = _cycles(build_graph(units, declared), by_pair, order)
+        if found:
+            _raise_cycles(catalogue, units, found, by_pair, declared=True)
+    found = _cycles(build_graph(units, edges), by_pair, order)
     if not found:
         return edges, [], []
     if mode == "error":
-        blocks = []
-        for n, (cycle, weakest) in enumerate(found, start=1):
-            steps = [f"{a} ({_where(catalogue, units, a)}) depends on {b}: "
-                     + "; ".join(f"{e.origin}, {e.evidence}" for e in by_pair[(a, b)]) for a, b in cycle]
-            blocks.append(f"cycle {n}:\n    " + "\n    ".join(steps)
-                          + f"\n    weakest edge: {weakest[0]} -> {weakest[1]}")
-        raise DagError(
-            f"{len(found)} dependency cycle(s):\n  " + "\n  ".join(blocks),
-            hint="remove or reword one reference of each cycle (a mention is not a dependency), or let Fyan "
-            "demote the weakest edge of each: `fyan init --cycles break` ([intake] cycles = \"break\")",
-        )
+        _raise_cycles(catalogue, units, found, by_pair)
     demoted: list[Edge] = []
     warnings: list[IntakeWarning] = []
     dropped = {weakest for _, weakest in found}
@@ -451,9 +505,47 @@ def resolve_cycles(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge
         warnings.append(IntakeWarning(
             code="cycle", where=by_pair[weakest][0].evidence.split(" ", 1)[0],
             message=f"cycle {path}: the edge {weakest[0]} -> {weakest[1]} "
-            f"({', '.join(e.origin for e in by_pair[weakest])}) is kept as a mention"))
+            f"({', '.join(e.origin for e in by_pair[weakest])}, {by_pair[weakest][0].evidence}) is its weakest "
+            "edge: kept as a mention"))
     kept = [e for e in edges if (e.unit, e.depends_on) not in dropped]
     return kept, demoted, warnings
+
+
+def _cycles(graph: nx.DiGraph, by_pair: dict[tuple[str, str], list[Edge]], order: dict[str, int]
+            ) -> list[tuple[list[tuple[str, str]], tuple[str, str]]]:
+    """Every cycle of ``graph``, one at a time, each with its weakest edge (lowest strength; a
+    forward reference before a backward one), which is removed before the next is searched."""
+    found: list[tuple[list[tuple[str, str]], tuple[str, str]]] = []
+    while not nx.is_directed_acyclic_graph(graph):  # linear; cycles are searched only inside a component
+        component = next(c for c in nx.strongly_connected_components(graph) if len(c) > 1)
+        cycle = [(a, b) for a, b in nx.find_cycle(graph.subgraph(component))]
+        weakest = min(cycle, key=lambda p: (max(e.strength for e in by_pair[p]),
+                                            0 if order[p[1]] > order[p[0]] else 1, -order[p[0]]))
+        found.append((cycle, weakest))
+        graph.remove_edge(*weakest)
+    return found
+
+
+def _raise_cycles(catalogue: Catalogue, units: list[UnitSpec], found: list, by_pair: dict,
+                  declared: bool = False) -> None:
+    """Raise ``DagError`` naming every cycle of ``found`` (``_cycles``), each edge with its
+    evidence; ``declared``: the cycles ``\\uses`` edges alone form."""
+    blocks = []
+    for n, (cycle, weakest) in enumerate(found, start=1):
+        steps = [f"{a} ({_where(catalogue, units, a)}) depends on {b}: "
+                 + "; ".join(f"{e.origin}, {e.evidence}" for e in by_pair[(a, b)]) for a, b in cycle]
+        blocks.append(f"cycle {n}:\n    " + "\n    ".join(steps)
+                      + ("" if declared else f"\n    weakest edge: {weakest[0]} -> {weakest[1]}"))
+    if declared:
+        raise DagError(
+            f"{len(found)} dependency cycle(s) formed by \\uses alone:\n  " + "\n  ".join(blocks),
+            hint="every edge of these cycles is declared with \\uses, so none is weaker than another: "
+            "remove the \\uses that is wrong in each")
+    raise DagError(
+        f"{len(found)} dependency cycle(s):\n  " + "\n  ".join(blocks),
+        hint="remove or reword one reference of each cycle (a mention is not a dependency), or let Fyan "
+        "demote the weakest edge of each: `fyan init --cycles break` ([intake] cycles = \"break\")",
+    )
 
 
 # -- defined terms and titles -----------------------------------------------------------------
