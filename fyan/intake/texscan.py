@@ -461,6 +461,7 @@ class Definition:
     spec: str = ""  # argument spec for read_args
     body: str = ""
     end_code: str = ""
+    default: str = ""  # the default of an optional first argument (``\\newcommand{\\x}[2][d]{...}``)
 
 
 def definitions(text: str) -> list[Definition]:
@@ -541,7 +542,8 @@ def definitions(text: str) -> list[Definition]:
                 nargs = int(opts[0]) if opts[0].strip().isdigit() else 0
                 optional = len(opts) > 1
                 spec = ("[" + "{" * (nargs - 1)) if optional and nargs else "{" * nargs
-            out.append(Definition("macro", name, start, end, nargs, optional, spec, body))
+            out.append(Definition("macro", name, start, end, nargs, optional, spec, body,
+                                  default=opts[1] if len(opts) > 1 else ""))
         pos = max(end, i)
 
 

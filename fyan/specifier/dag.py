@@ -256,7 +256,7 @@ def extract_edges(
                     message = _unknown_message(ref, unit.id, catalogue)
                     unknown.append(message)
                     flags.append(UnitFlag(unit=unit.id, rule="unknown-reference",
-                                          message=message.partition(": ")[2] + " (LaTeX prints ??)"))
+                                          message=message + " (LaTeX prints ??)"))
                     if ref.macro == "uses":
                         flags.append(UnitFlag(
                             unit=unit.id, rule="incomplete-dependencies",
