@@ -68,6 +68,7 @@ failed ``fyan init`` did not create).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -679,14 +680,27 @@ def _term_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, dict
         if stmt.kind == "definition":
             kept = _mask_own(kept)
         texts[unit.id] = (kept, kept.lower())
-    # every (definition, key) occurrence: unit -> match
+    # every (definition, key) occurrence: unit -> match. The units to search for a key are the
+    # later ones whose text has the key's first word token (an index of word tokens: linear in
+    # the document, not in definitions x statements)
+    words: dict[str, list[UnitSpec]] = {}
+    for unit in units:
+        for w in set(re.findall(r"\w+", texts[unit.id][1])):
+            words.setdefault(w, []).append(unit)
+    orders = sorted(u.order for u in units)
     found: dict[tuple[str, str], dict[str, re.Match]] = {}
     for d, keys in definitions:
         for shown, pattern, sensitive in keys:
             needle = shown.split('"', 1)[1][:-1]
             first = (needle if sensitive else needle.lower()).split()[0]
+            token = re.search(r"\w+", first.lower())
+            if token is None:
+                candidates: Iterable[UnitSpec] = units
+            else:
+                t = token.group(0)
+                candidates = {u.id: u for w in (t, t + "s", t + "es") for u in words.get(w, ())}.values()
             hits: dict[str, re.Match] = {}
-            for unit in units:
+            for unit in sorted(candidates, key=lambda u: u.order):
                 if unit.order <= d.order:
                     continue
                 text = texts[unit.id][0 if sensitive else 1]
@@ -695,7 +709,7 @@ def _term_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, dict
                 m = pattern.search(text)
                 if m is not None:
                     hits[unit.id] = m
-            later = sum(u.order > d.order for u in units)
+            later = len(orders) - bisect_right(orders, d.order)
             if len(hits) >= PERVASIVE_MIN and len(hits) > PERVASIVE_SHARE * later:
                 continue
             found[(d.id, shown)] = hits
@@ -706,14 +720,23 @@ def _term_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, dict
             if (d.id, shown) in found:
                 key = shown.split('"', 1)[1][:-1]
                 by_key.setdefault(key if sensitive else key.lower(), []).append((d, shown))
+    rank = {key: i for i, key in enumerate(by_key)}
+    keys_of: dict[str, set[str]] = {}  # unit -> the keys some definition's hits put in it
+    for key, defs in by_key.items():
+        defs.sort(key=lambda x: -x[0].order)
+        for d, shown in defs:
+            for uid in found[(d.id, shown)]:
+                keys_of.setdefault(uid, set()).add(key)
     out: dict[str, dict[str, _Choice]] = {}
     for unit in units:
+        if unit.id not in keys_of:
+            continue
         stmt = catalogue.statements[unit.statements[0]]
         chosen: dict[str, _Choice] = {}
         own = ({k[0].split('"', 1)[1][:-1].lower() for k in definition_keys(stmt)}
                if stmt.kind == "definition" else set())  # a definition that defines a key again redefines it
-        for key, defs in by_key.items():
-            for d, shown in sorted(defs, key=lambda x: -x[0].order):
+        for key in sorted(keys_of[unit.id], key=rank.__getitem__):
+            for d, shown in by_key[key]:
                 m = found[(d.id, shown)].get(unit.id)
                 if m is not None:
                     if shown.split('"', 1)[1][:-1].lower() not in own and d.id not in chosen:
@@ -767,9 +790,10 @@ def _notation_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, 
             line = stmt.provenance.line_start + stmt.body.count("\n", 0, use.start)
             hits.setdefault((did, n.key), {}).setdefault(unit.id, _Choice("notation", f"notation ${n.shown()}$", line))
     order = {u.id: u.order for u in units}
+    orders = sorted(order.values())
     out: dict[str, dict[str, _Choice]] = {}
     for (did, _), found in hits.items():
-        later = sum(o > order[did] for o in order.values())
+        later = len(orders) - bisect_right(orders, order[did])
         if len(found) >= PERVASIVE_MIN and len(found) > PERVASIVE_SHARE * later:
             continue
         for uid, choice in found.items():
@@ -798,6 +822,7 @@ def _keyed_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph,
     implied_edges: list[Edge] = []
     by_order = {u.id: u.order for u in units}
     work = graph.copy()  # the graph with the keyed edges of earlier statements
+    closure = _Closure(graph)
     for unit in sorted(units, key=lambda u: u.order):
         chosen = choices.get(unit.id)
         if not chosen:
@@ -806,16 +831,16 @@ def _keyed_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph,
         # implied edges add nothing: a definition reachable from the statement through its
         # references, or from another definition it uses ("sphere packing constant" implies
         # "sphere packing")
-        reach = nx.descendants(graph, unit.id) if unit.id in graph else set()
-        via_other = {other: nx.descendants(work, other) for other in chosen if other in work}
+        reach = closure.below(unit.id)
+        via_other = {other: closure.below_with_keyed(other) for other in chosen if other in work}
         for did, choice in sorted(chosen.items(), key=lambda x: by_order[x[0]]):
             evidence = (f"{stmt.provenance.file}:{choice.line} {choice.shown}" if stmt.provenance.page_start is None
                         else f"{stmt.provenance} {choice.shown}")
             edge = Edge(unit=unit.id, depends_on=did, origin=choice.origin, evidence=evidence)
-            if did in reach:
+            if closure.has(reach, did):
                 path = nx.shortest_path(graph, unit.id, did)
             else:
-                other = next((o for o, below in sorted(via_other.items()) if did in below), None)
+                other = next((o for o, below in sorted(via_other.items()) if closure.has(below, did)), None)
                 path = [unit.id, *nx.shortest_path(work, other, did)] if other is not None else None
             if path is not None:
                 implied_edges.append(edge.model_copy(update={
@@ -823,7 +848,58 @@ def _keyed_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph,
                 continue
             out.append(edge)
             work.add_edge(unit.id, did)
+            closure.add_keyed(unit.id, did)
     return out, implied_edges
+
+
+class _Closure:
+    """Reachability in a DAG as one integer bit set per node (bit ``i`` for the ``i``-th node):
+    the descendants of every node, computed once in reverse topological order (linear in the
+    edges, each step a machine-word OR over the nodes), and the descendants in the DAG plus the
+    keyed edges added so far (``add_keyed``), followed from the bit sets on demand. Replaces a
+    graph search per statement (issue 25: the DAG builder scales with the document)."""
+
+    def __init__(self, graph: nx.DiGraph) -> None:
+        self.index = {n: i for i, n in enumerate(graph.nodes)}
+        self.nodes = list(graph.nodes)
+        self.desc: dict[str, int] = {}
+        for node in reversed(list(nx.topological_sort(graph))):
+            bits = 0
+            for s in graph.successors(node):
+                bits |= self.desc[s] | (1 << self.index[s])
+            self.desc[node] = bits
+        self.keyed: dict[str, list[str]] = {}
+        self.keyed_bits = 0  # nodes with keyed edges
+
+    def below(self, node: str) -> int:
+        """Descendants of ``node`` in the DAG (bit set)."""
+        return self.desc.get(node, 0)
+
+    def has(self, bits: int, node: str) -> bool:
+        i = self.index.get(node)
+        return i is not None and bool(bits >> i & 1)
+
+    def add_keyed(self, unit: str, target: str) -> None:
+        for n in (unit, target):
+            if n not in self.index:
+                self.index[n] = len(self.nodes)
+                self.nodes.append(n)
+        self.keyed.setdefault(unit, []).append(target)
+        self.keyed_bits |= 1 << self.index[unit]
+
+    def below_with_keyed(self, node: str) -> int:
+        """Descendants of ``node`` through the DAG's edges and the keyed edges added so far."""
+        bits = self.below(node)
+        done = 0
+        todo = ((bits | (1 << self.index[node])) if node in self.index else bits) & self.keyed_bits
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            done |= low
+            for target in self.keyed[self.nodes[low.bit_length() - 1]]:
+                bits |= self.below(target) | (1 << self.index[target])
+            todo |= bits & self.keyed_bits & ~done
+        return bits
 
 
 def validate(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], unit_kinds: list[str]) -> Dag:
