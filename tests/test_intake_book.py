@@ -90,7 +90,7 @@ def test_definitions_read_the_same_wherever_they_live_comments_included(tmp_path
 
 
 @pytest.mark.parametrize("code", ["\\renewcommand{\\arraystretch}{1.2}", "\\newcommand{\\x}{y}", "\\def\\y{z}",
-                                  "\\renewcommand\\arraystretch%\n{1.5}", "\\let\\z\\relax"])
+                                  "\\providecommand{\\w}{v}", "\\let\\z\\relax"])
 def test_a_definition_alone_on_a_line_inside_display_math_is_not_malformed(tmp_path, code):
     body = f"\\begin{{theorem}}\\label{{t}} B.\n\\[\n{code}\nx = 1\n\\]\n\\end{{theorem}}\n"
     cat = read_tex(write(tmp_path / "m.tex", doc(body)))

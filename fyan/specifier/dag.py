@@ -767,17 +767,29 @@ def _notation_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, 
     # an owned macro whose expansion is generic (\\newcommand{\\E}{E}) stays as written everywhere
     macros.owned = {n.owned[1:] for notes in first.values() for n in notes if n.owned and n.generic_expansion}
     notes = {u.id: read(u) for u in defs} if macros.owned else first
-    by_head: dict[str, list[tuple[int, str, Notation]]] = {}
+    # the symbols a use can match (``score`` is None for the rest): same head, and the same
+    # subscript unless the symbol's subscript is a slot (a variable); in definition order
+    by_sub: dict[tuple[str, str | None], list[tuple[int, int, str, Notation]]] = {}
+    slots: dict[str, list[tuple[int, int, str, Notation]]] = {}
+    position = 0
     for u in defs:
         for n in notes[u.id]:
-            by_head.setdefault(n.atom.head, []).append((u.order, u.id, n))
+            entry = (position, u.order, u.id, n)
+            position += 1
+            if n.sub_slot and n.atom.sub is not None:
+                slots.setdefault(n.atom.head, []).append(entry)
+            else:
+                by_sub.setdefault((n.atom.head, n.atom.sub), []).append(entry)
     hits: dict[tuple[str, tuple], dict[str, _Choice]] = {}  # (definition, symbol) -> unit -> choice
     for unit in units:
         stmt = catalogue.statements[unit.statements[0]]
         for use in statement_uses(stmt.body, macros):
             best: tuple[int, int] | None = None
             pick: tuple[str, Notation] | None = None
-            for order, did, n in by_head.get(use.head, ()):
+            candidates = by_sub.get((use.head, use.sub), [])
+            if use.sub is not None and use.head in slots:
+                candidates = sorted(candidates + slots[use.head], key=lambda x: x[0])
+            for _, order, did, n in candidates:
                 if order > unit.order:
                     continue
                 value = score(n, use)
