@@ -103,6 +103,7 @@ from fyan.intake.texscan import (
     line_starts,
     math_faults,
     normalize_label,
+    paused_gc,
     read_args,
     recover_environments,
     strip_comment,
@@ -159,7 +160,8 @@ LAYOUT_ENVS = frozenset(
     "tikzcd picture subfigure wrapfigure multicols multicols* titlepage frame block small footnotesize "
     "scriptsize tiny large Large huge appendix appendices itemize* sloppypar CD xy xymatrix diagram "
     "lrbox spacing singlespace doublespace onehalfspace adjustbox scope axis tcolorbox mdframed framed "
-    "algorithm algorithmic algorithm2e theindex otherlanguage otherlanguage* caption".split())
+    "algorithm algorithmic algorithm2e theindex otherlanguage otherlanguage* caption part chapter section "
+    "subsection subsubsection".split())
 #: Macros whose brace argument is never a reference, even when it spells a label.
 NOT_REFERENCES = frozenset({"label", "begin", "end", "cite", "citep", "citet", "nocite", "index", "lean", "leanok",
                             "mathlibok", "proves", "notready", "discussion", "input", "include", "url", "href",
@@ -1048,6 +1050,11 @@ def read_tex(main: Path, *, source_root: Path | None = None, max_file_mib: float
     statements under plain-text headings (``plain_headings``).
     Returns a ``Catalogue``; raises ``InputError`` as described in the module docstring.
     """
+    with paused_gc():
+        return _read_tex(main, source_root, max_file_mib, tolerant)
+
+
+def _read_tex(main: Path, source_root: Path | None, max_file_mib: float | None, tolerant: bool) -> Catalogue:
     main = main.resolve()
     root = (source_root or main.parent).resolve()
     reader = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib)

@@ -25,10 +25,12 @@ Offsets are 0-based indices into the text; ``line_of`` turns one into a 1-based 
 
 from __future__ import annotations
 
+import gc
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 #: Environments whose content is not TeX (their content is blanked, their delimiters kept).
@@ -89,6 +91,24 @@ class EnvSpan:
     end: int
     parent: int | None = None
     children: list[int] = field(default_factory=list)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a whole document is read or its DAG built.
+
+    Intake allocates one object per token, statement, reference and edge and keeps most of
+    them; each collection of the oldest generation walks every live object, so with the
+    collector on, a document four times larger took five to six times longer (issue 25,
+    ``scripts/bench_intake.py --scale 4``). Nothing intake builds needs the collector to be
+    freed (reference counting frees it); the collector runs again on exit, as before."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def line_starts(text: str) -> list[int]:

@@ -78,7 +78,7 @@ from pydantic import BaseModel, Field
 
 from fyan.errors import DagError
 from fyan.intake.catalogue import Catalogue, IntakeWarning, Reference, Statement
-from fyan.intake.texscan import fold_case_kept
+from fyan.intake.texscan import fold_case_kept, paused_gc
 from fyan.specifier.notation import Macros, Notation, definition_notation, score, statement_uses
 from fyan.specifier.units import UnitSpec
 
@@ -219,7 +219,13 @@ def extract_edges(
     every cycle of dependency evidence with its edges (``cycles = "error"``; with ``"break"``
     only the cycles that ``\\uses`` edges alone form). ``demote_later_closing``: a closing-sentence
     reference to a later statement is a mention (default ``DEMOTE_LATER_CLOSING``)."""
-    demote = DEMOTE_LATER_CLOSING if demote_later_closing is None else demote_later_closing
+    with paused_gc():
+        return _extract_edges(catalogue, units, unknown_references, term_edges, notation_edges, cycles,
+                              DEMOTE_LATER_CLOSING if demote_later_closing is None else demote_later_closing)
+
+
+def _extract_edges(catalogue: Catalogue, units: list[UnitSpec], unknown_references: str, term_edges: bool,
+                   notation_edges: bool, cycles: Literal["error", "break"], demote: bool) -> EdgeSet:
     counts = ReferenceCounts()
     flags: list[UnitFlag] = []
     owner = {i: u.id for u in units for i in u.statements}
@@ -916,6 +922,11 @@ class _Closure:
 
 def validate(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], unit_kinds: list[str]) -> Dag:
     """Check units and edges (module docstring) and compute layers. Raises ``DagError``."""
+    with paused_gc():
+        return _validate(catalogue, units, edges, unit_kinds)
+
+
+def _validate(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], unit_kinds: list[str]) -> Dag:
     ids = [u.id for u in units]
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})
