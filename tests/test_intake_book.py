@@ -229,3 +229,35 @@ def test_the_intake_report_of_fyan_init(tmp_path, capsys):
     assert "empty \\ref{}: 1 (m.tex:7 \\ref{}); empty \\label{}: 1 (m.tex:7)" in text
     # warnings name unit ids, never "lemma #7"
     assert "inside lemma z" in out.err and "#" not in out.err
+
+
+def _script(name):
+    import sys
+
+    from tests.conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+
+
+def test_dag_quality_measures_the_later_statement_closing_rule(tmp_path, capsys):
+    # t's proof ends naming a later lemma its \uses also names; u's names one it does not use
+    path = write(tmp_path / "content.tex", "\\begin{theorem}\\label{t} T. \\end{theorem}\n"
+                 "\\begin{proof}\\uses{l} A computation. This gives the claim by Lemma~\\ref{l}. \\end{proof}\n"
+                 "\\begin{theorem}\\label{u} U. \\end{theorem}\n"
+                 "\\begin{proof} Easy. We prove a stronger form in Lemma~\\ref{m}. \\end{proof}\n"
+                 "\\begin{lemma}\\label{l} L. \\end{lemma}\n\\begin{lemma}\\label{m} M. \\end{lemma}\n")
+    assert _script("dag_quality").main([str(path), "--closing", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["later_closing"] == {"pairs": 2, "true_edges": 1}
+    assert row["with the rule"]["f1"] == 0.0 and row["without it"]["f1"] == 0.667
+
+
+def test_bench_intake_prints_the_book_scaling_beside_pylatexenc(capsys):
+    assert _script("bench_intake").main(["--only", "book", "--book", "30", "--scale", "2", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "BOOK generated, 30 statements" in out and "pylatexenc's plain parse of the same text" in out
+    assert "BOOK scaling: 60 statements" in out and "x the 30-statement time (target < 4 x; pylatexenc" in out
