@@ -193,10 +193,12 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
             keys = []
-            if args.unknown_references:
-                keys.append(f"unknown_references = {_toml_str(args.unknown_references)}")
-            if args.cycles:
-                keys.append(f"cycles = {_toml_str(args.cycles)}")
+            unknown = args.unknown_references or ("error" if args.strict else None)
+            if unknown:
+                keys.append(f"unknown_references = {_toml_str(unknown)}")
+            cycles = args.cycles or ("error" if args.strict else None)
+            if cycles:
+                keys.append(f"cycles = {_toml_str(cycles)}")
             if args.tolerant:
                 keys.append("tolerant = true")
             intake = "[intake]\n" + "\n".join(keys) + "\n\n" if keys else ""
@@ -313,10 +315,54 @@ def _init_result(args: argparse.Namespace, target: Path, catalogue, report) -> C
         f"Created project {target} from {report.format.upper() if report.format == 'pdf' else report.format} "
         f"source: {report.statements} theorem-like statements in {len(report.files)} file(s), "
         f"{report.units} units, {report.edges} dependency edges, {report.layers} layer(s).\n"
+        + intake_report(report)
         + _ingest_details(report)
         + nxt
     )
     return CommandResult(ExitCode.OK, {"project": str(target), **model, **report.model_dump(mode="json")}, text)
+
+
+def _list(items: list[str], limit: int = 12) -> str:
+    return ", ".join(items[:limit]) + (f", ... {len(items) - limit} more (--json lists them all)"
+                                       if len(items) > limit else "")
+
+
+def intake_report(report: Any) -> str:
+    """The intake report of ``fyan init`` (issue 25): statements by kind, environments used but
+    not classified (with counts), references seen/kept/unresolved, dependency edges by kind,
+    isolated statements and disconnected components, empty ``\\ref{}``/``\\label{}``; units by id."""
+    r = report.references
+    lines = ["Intake report:",
+             "  statements by kind: " + ", ".join(f"{k} {n}" for k, n in
+                                                  sorted(report.kinds.items(), key=lambda x: (-x[1], x[0])))]
+    if report.unclassified_envs:
+        lines.append(f"  environments used but not classified ({len(report.unclassified_envs)}; check none is a "
+                     "statement): " + _list([f"{k} ({n})" for k, n in report.unclassified_envs.items()]))
+    else:
+        lines.append("  environments used but not classified: none"
+                     + (f" (besides {report.layout_envs} layout environment(s): figure, center, ...)"
+                        if report.layout_envs else ""))
+    other = r.seen - r.kept - r.unresolved
+    lines.append(f"  references: {r.seen} seen, {r.kept} kept (dependency or mention), {r.unresolved} unresolved"
+                 + (f", {other} to no unit (running text {r.to_text}, non-unit statements {r.to_non_unit}, "
+                    f"the unit itself {r.to_self})" if other else ""))
+    kinds = ", ".join(f"{k} {n}" for k, n in report.edges_by_kind.items()) or "none"
+    lines.append(f"  dependency edges by kind: {kinds}; {len(report.mentions)} mention(s)")
+    if report.isolated:
+        lines.append(f"  isolated statements (no edge in or out): {len(report.isolated)}: {_list(report.isolated)}")
+    else:
+        lines.append("  isolated statements (no edge in or out): none")
+    comps = report.components
+    lines.append(f"  connected components (isolated statements apart): {len(comps)}"
+                 + (f" (sizes {_list([str(n) for n in comps])})" if len(comps) > 1 else ""))
+    if report.empty_references or report.empty_labels:
+        lines.append(f"  empty \\ref{{}}: {len(report.empty_references)}"
+                     + (f" ({_list(report.empty_references, 6)})" if report.empty_references else "")
+                     + f"; empty \\label{{}}: {len(report.empty_labels)}"
+                     + (f" ({_list(report.empty_labels, 6)})" if report.empty_labels else ""))
+    else:
+        lines.append("  empty \\ref{} or \\label{}: none")
+    return "\n".join(lines) + "\n"
 
 
 def _ingest_details(report: Any) -> str:
@@ -891,12 +937,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only create the folder and fyan.toml; the first `fyan run` ingests (to configure a model "
                    "Specifier or providers first)")
     p.add_argument("--unknown-references", choices=["error", "warn"],
-                   help="a reference to a label defined nowhere in the document: stop (error, the default) "
-                   "or warn; written to the project's fyan.toml ([intake] unknown_references)")
+                   help="a reference to a label defined nowhere in the document: warn (the default; listed in the "
+                   "intake report and in its unit's findings, as LaTeX prints ?? and goes on) or stop (error); "
+                   "written to the project's fyan.toml ([intake] unknown_references)")
     p.add_argument("--cycles", choices=["error", "break"],
-                   help="dependency cycles among the references: stop and list them all (error, the default) or "
-                   "demote the weakest edge of each to a mention, with a warning (break); written to fyan.toml "
-                   "([intake] cycles)")
+                   help="dependency cycles among the references: demote the weakest edge of each to a mention, with "
+                   "a warning naming it (break, the default; a cycle of \\uses alone still stops) or stop and list "
+                   "them all (error); written to fyan.toml ([intake] cycles)")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse what LaTeX only warns about: unknown references and dependency cycles stop intake "
+                   "(the same as --unknown-references error --cycles error)")
     p.add_argument("--tolerant", action="store_true",
                    help="malformed math in a statement (unbalanced $, $$, \\(, \\[, braces) or malformed environments "
                    "(\\begin{proof} closed by \\end{definition}, a proof never closed), in TeX or in Markdown: warn for "

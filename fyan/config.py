@@ -75,9 +75,10 @@ class IntakeSection(_Section):
         "theorem-like environments (problem, example, remark, ...) are catalogued, not units.",
     )
     unknown_references: Literal["error", "warn"] = Field(
-        default="error",
+        default="warn",
         description="What a reference from a statement or proof to a label defined nowhere "
-        "in the document does: stop intake, or be reported as a warning.",
+        "in the document does: be reported as a warning, in the intake report and in its unit's findings "
+        "(warn, the default: LaTeX prints ?? and goes on), or stop intake (error, `fyan init --strict`).",
     )
     term_edges: bool = Field(
         default=True,
@@ -93,9 +94,11 @@ class IntakeSection(_Section):
         "cycle. Bare letters, numbers and standard operators give no edge.",
     )
     cycles: Literal["error", "break"] = Field(
-        default="error",
-        description="Cycles among the dependency edges of the document: stop intake and report them all "
-        "(error), or demote the weakest edge of each to a mention, with a warning (break).",
+        default="break",
+        description="Cycles among the dependency edges of the document: demote the weakest edge of each to a "
+        "mention, with a warning naming it (break, the default; order of trust: \\uses, then a reference in a "
+        "proof, then one in a statement, then a mention; a cycle of \\uses edges alone still stops intake), or "
+        "stop intake and report them all (error, `fyan init --strict`).",
     )
     tolerant: bool = Field(
         default=False,

@@ -96,12 +96,12 @@ def stripped_copy(main: Path, dest: Path) -> Path:
     return dest / main.name
 
 
-def predicted(main: Path, term_edges: bool, notation_edges: bool) -> dict:
+def predicted(main: Path, term_edges: bool, notation_edges: bool, demote: bool | None = None) -> dict:
     start = time.perf_counter()
     cat = read_tex(main)
     units = build_units(cat, KINDS)
     found = extract_edges(cat, units, unknown_references="warn", term_edges=term_edges,
-                          notation_edges=notation_edges, cycles="break")
+                          notation_edges=notation_edges, cycles="break", demote_later_closing=demote)
     elapsed = time.perf_counter() - start
     pairs: dict[tuple[str, str], bool] = {}
     kinds: dict[str, set[tuple[str, str]]] = {k: set() for k in EVIDENCE}
@@ -166,6 +166,34 @@ def measure(path: Path) -> dict:
     return result
 
 
+def closing_rule(path: Path) -> dict:
+    """The rule "a closing-sentence reference to a later statement is a mention" measured: F1 of
+    the default run with the rule and without it, and the closing references to later
+    statements (how many are true edges)."""
+    main_file = path.resolve()
+    truth, _ = ground_truth(main_file)
+    out: dict = {"blueprint": str(path)}
+    with tempfile.TemporaryDirectory(prefix="fyan-dag-closing-") as tmp:
+        copy = stripped_copy(main_file, Path(tmp) / "src")
+        for name, demote in (("with the rule", True), ("without it", False)):
+            run = predicted(copy, True, True, demote)
+            out[name] = scores(set(run["pairs"]), set(truth))
+        cat = read_tex(copy)
+        units = build_units(cat, KINDS)
+        owner = {i: u for u in units for i in u.statements}
+        later = set()
+        for u in units:
+            for i in u.statements:
+                for r in cat.statements[i].references:
+                    site = cat.labels.get(r.label)
+                    if r.closing and site is not None and site.statement_index in owner:
+                        target = owner[site.statement_index]
+                        if target.order > u.order:
+                            later.add((u.id, target.id))
+        out["later_closing"] = {"pairs": len(later), "true_edges": len(later & set(truth))}
+    return out
+
+
 def corpus_dir() -> Path:
     return ROOT / "tests" / "fixtures" / "corpus"
 
@@ -175,8 +203,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("blueprint", type=Path, nargs="*",
                         help="main TeX file(s) of blueprints (default: every corpus blueprint)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--closing", action="store_true",
+                        help="measure the later-statement closing rule only (issue 25): F1 with and without it")
+    parser.add_argument("--corpus", type=Path, help="corpus folder (default: tests/fixtures/corpus)")
     args = parser.parse_args(argv)
-    paths = args.blueprint or [corpus_dir() / rel for rel in CORPUS_BLUEPRINTS]
+    paths = args.blueprint or [(args.corpus or corpus_dir()) / rel for rel in CORPUS_BLUEPRINTS]
+    if args.closing:
+        rows = [closing_rule(p) for p in paths]
+        if args.json:
+            print(json.dumps(rows, indent=2))
+            return 0
+        for r in rows:
+            a, b, c = r["with the rule"], r["without it"], r["later_closing"]
+            print(f"{r['blueprint']}: F1 {a['f1']:.3f} with the rule, {b['f1']:.3f} without it "
+                  f"(P {a['precision']:.3f}/{b['precision']:.3f}, R {a['recall']:.3f}/{b['recall']:.3f}); "
+                  f"closing references to a later statement: {c['pairs']} pair(s), {c['true_edges']} in \\uses")
+        return 0
     results = [measure(p) for p in paths]
     if args.json:
         print(json.dumps(results if len(results) > 1 else results[0], indent=2))

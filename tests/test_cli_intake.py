@@ -43,28 +43,29 @@ def test_init_from_markdown(tmp_path, capsys):
     assert "$$ n^2 = 4k^2 \\quad \\text{where } a_1*b_1*c $$" in problem  # math verbatim
 
 
-def test_dangling_references_stop_init_unless_asked_to_warn(tmp_path, capsys):
+def test_dangling_references_warn_by_default_and_stop_init_when_strict(tmp_path, capsys):
     src = write(tmp_path / "in" / "m.tex", "\\begin{lemma}\\label{a}\nBy \\ref{elsewhere}.\n\\end{lemma}\n")
-    assert main(["init", str(tmp_path / "p"), "--source", str(src)]) == 4
-    err = capsys.readouterr().err
-    assert "m.tex:2: \\ref{elsewhere} in a: unknown label" in err and "--unknown-references warn" in err
-    assert not (tmp_path / "p").exists()
+    for strict in (["--strict"], ["--unknown-references", "error"]):
+        assert main(["init", str(tmp_path / "p"), "--source", str(src), *strict]) == 4
+        err = capsys.readouterr().err
+        assert "m.tex:2: \\ref{elsewhere} in a: unknown label" in err and "--unknown-references warn" in err
+        assert not (tmp_path / "p").exists()
     code, result = run(capsys, "init", str(tmp_path / "p"), "--source", str(src), "--unknown-references", "warn")
     assert code == 0
     assert result["warnings"] == [{"code": "unknown-label", "where": "m.tex:2",
                                    "message": "\\ref{elsewhere} in a: unknown label; no edge"}]
     assert 'unknown_references = "warn"' in (tmp_path / "p" / "fyan.toml").read_text()
-    # without --json, every warning is printed on stderr
-    assert main(["init", str(tmp_path / "q"), "--source", str(src), "--unknown-references", "warn"]) == 0
+    # without --json, every warning is printed on stderr; warn is the default (issue 25)
+    assert main(["init", str(tmp_path / "q"), "--source", str(src)]) == 0
     captured = capsys.readouterr()
     assert "warning: m.tex:2: \\ref{elsewhere} in a: unknown label; no edge" in captured.err
     assert "1 warning(s) on stderr" in captured.out
 
 
-def test_uses_to_an_unknown_label_is_an_error_with_file_and_line(tmp_path, capsys):
+def test_uses_to_an_unknown_label_is_an_error_with_file_and_line_when_strict(tmp_path, capsys):
     src = write(tmp_path / "in" / "bp.tex", "\\begin{lemma}\\label{a}\n\\uses{b, c}\n\\end{lemma}\n"
                 "\\begin{lemma}\\label{b}x\\end{lemma}\n")
-    assert main(["init", str(tmp_path / "p"), "--source", str(src)]) == 4
+    assert main(["init", str(tmp_path / "p"), "--source", str(src), "--strict"]) == 4
     assert "bp.tex:2: \\uses{c} in a: unknown label" in capsys.readouterr().err
 
 

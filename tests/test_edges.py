@@ -59,8 +59,28 @@ def test_a_closing_remark_naming_a_later_statement_is_a_mention(tmp_path):
 """)
     _, _, found = edges_of(path)
     assert pairs(found) == {("t", "l", "ref")}
+    # the later-statement rule is off (issue 25: measured, it raised F1 on no corpus blueprint);
+    # the remark is a mention because it would close a cycle
     assert [(m.unit, m.depends_on, m.origin, m.note) for m in found.mentions] == [
-        ("l", "t", "closing", "a closing remark naming the later statement t")]
+        ("l", "t", "closing", "it would close the cycle l -> t -> l")]
+
+
+@pytest.mark.parametrize("closing", [
+    "This finishes the proof, given Lemma~\\ref{later}, which we prove below.",
+    "The rest follows from \\cref{later}, which we prove in the next section.",
+    "Hence the claim, by Proposition~\\ref{later} (proved later).",
+])
+def test_a_closing_sentence_naming_a_later_statement_is_a_dependency(tmp_path, closing):
+    """Issue 25: 13 of 14 such mentions in one large blueprint were real dependencies."""
+    path = write(tmp_path / "m.tex", "\\begin{theorem}\\label{t} T holds. \\end{theorem}\n"
+                 f"\\begin{{proof}} A computation. {closing} \\end{{proof}}\n"
+                 "\\begin{lemma}\\label{later} L holds. \\end{lemma}\n")
+    _, _, found = edges_of(path)
+    assert pairs(found) == {("t", "later", "closing")} and found.mentions == []
+    cat = read_tex(path)
+    units = build_units(cat, KINDS)
+    old = extract_edges(cat, units, demote_later_closing=True)  # the former rule, still measurable
+    assert old.edges == [] and [m.note for m in old.mentions] == ["a closing remark naming the later statement later"]
 
 
 def test_a_reference_to_a_display_inside_another_units_proof_is_a_mention(tmp_path):
@@ -248,14 +268,17 @@ def test_init_cycles_and_tolerant_options_are_written_and_used(tmp_path, capsys)
                 "\\begin{lemma}\\label{b} By \\ref{a}. \\end{lemma}\n")
     assert main(["init", str(tmp_path / "p"), "--source", str(src)]) == 4
     assert "malformed math in 1 statement" in capsys.readouterr().err
-    assert main(["init", str(tmp_path / "p"), "--source", str(src), "--tolerant"]) == 4
-    err = capsys.readouterr().err
-    assert "1 dependency cycle(s)" in err and "m.tex:1" in err and str(tmp_path / "p") not in err
-    assert not (tmp_path / "p").exists()
-    assert main(["init", str(tmp_path / "p"), "--source", str(src), "--tolerant", "--cycles", "break"]) == 0
-    captured = capsys.readouterr()
-    assert "warning: m.tex:1: '$' is never closed" in captured.err
-    assert "warning: m.tex:1: cycle a -> b -> a: the edge a -> b (ref) is kept as a mention" in captured.err
+    for strict in (["--strict"], ["--cycles", "error"]):
+        assert main(["init", str(tmp_path / "p"), "--source", str(src), "--tolerant", *strict]) == 4
+        err = capsys.readouterr().err
+        assert "1 dependency cycle(s)" in err and "m.tex:1" in err and str(tmp_path / "p") not in err
+        assert not (tmp_path / "p").exists()
+    for folder, options in (("p", ["--cycles", "break"]), ("q", [])):  # break is the default (issue 25)
+        assert main(["init", str(tmp_path / folder), "--source", str(src), "--tolerant", *options]) == 0
+        captured = capsys.readouterr()
+        assert "warning: m.tex:1: '$' is never closed" in captured.err
+        assert ("warning: m.tex:1: cycle a -> b -> a: the edge a -> b (ref, m.tex:1 \\ref{b}) is its weakest edge: "
+                "kept as a mention") in captured.err
     toml = (tmp_path / "p" / "fyan.toml").read_text()
     assert 'cycles = "break"' in toml and "tolerant = true" in toml
 

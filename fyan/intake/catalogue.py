@@ -96,6 +96,8 @@ WARNING_GROUPS: dict[str, str] = {
     "statement or proof (tolerant mode)",
     "nested-statement": "theorem-like environments inside another statement, outside a proof",
     "unknown-label": "references to labels defined nowhere in the document (no edge)",
+    "duplicate-label": "labels defined twice (a reference resolves to the last, as in LaTeX)",
+    "read-as-reference": "macros intake does not know, read as references (their argument is a label)",
     "generated-input": "missing files that LaTeX writes during its own run (skipped)",
     "missing-include": "missing \\include files (skipped, as LaTeX does)",
     "encoding": "files that are not UTF-8",
@@ -252,6 +254,19 @@ class Catalogue(BaseModel):
     theorem_envs: dict[str, str] = Field(
         default_factory=dict, description="Theorem-like environments the document declares: name -> kind."
     )
+    unclassified_envs: dict[str, int] = Field(
+        default_factory=dict,
+        description="Environments used in the document body that intake did not classify (neither a statement, "
+        "a proof, a display, a list nor layout): name -> count, most used first.")
+    layout_envs: dict[str, int] = Field(
+        default_factory=dict, description="Layout environments used (center, figure, tabular, ...): name -> count.")
+    empty_labels: list[str] = Field(default_factory=list, description="Every empty \\label{} (file:line).")
+    empty_references: list[str] = Field(default_factory=list,
+                                        description="Every empty reference, e.g. \\ref{} (file:line and macro).")
+    duplicate_labels: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Labels defined more than once -> every place (``file:line``), in reading order; ``labels`` "
+        "holds the last, which LaTeX resolves a reference to.")
 
     @property
     def has_uses(self) -> bool:

@@ -56,7 +56,7 @@ no input size reaches a recursion limit. What it understands:
 
 Errors (``InputError``, always naming file and line): unreadable or binary file, a file with no
 TeX in it, unbalanced ``\\begin``/``\\end`` (unless tolerant), a missing ``\\input`` file (the
-hint names the folder where it exists, if any), an ``\\input`` loop, a label defined twice, a
+hint names the folder where it exists, if any), an ``\\input`` loop, a
 file over the size limit, malformed math (unless tolerant). Non-UTF-8 files are read as Latin-1
 with a warning.
 
@@ -94,6 +94,7 @@ from fyan.intake.texscan import (
     EnvSpan,
     Fault,
     Hider,
+    blank_code,
     blank_spans,
     definitions,
     fold_case_kept,
@@ -102,6 +103,7 @@ from fyan.intake.texscan import (
     line_starts,
     math_faults,
     normalize_label,
+    paused_gc,
     read_args,
     recover_environments,
     strip_comment,
@@ -148,11 +150,35 @@ FUNCTION_WORDS = frozenset(
     "on one only or some such than that the then there these this those to two we with without all both either "
     "neither also can may must will shall does do is was were been being".split())
 
+#: Environments of LaTeX, its standard packages and common classes that are layout, not
+#: statements: used but not classified, they are counted apart from the unclassified ones that
+#: the intake report lists (an environment there may be a statement intake did not recognise).
+LAYOUT_ENVS = frozenset(
+    "document center flushleft flushright figure figure* table table* tabular tabular* tabularx longtable array "
+    "matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases dcases rcases split aligned gathered "
+    "alignedat multlined subequations quote quotation verse minipage abstract thebibliography tikzpicture "
+    "tikzcd picture subfigure wrapfigure multicols multicols* titlepage frame block small footnotesize "
+    "scriptsize tiny large Large huge appendix appendices itemize* sloppypar CD xy xymatrix diagram "
+    "lrbox spacing singlespace doublespace onehalfspace adjustbox scope axis tcolorbox mdframed framed "
+    "algorithm algorithmic algorithm2e theindex otherlanguage otherlanguage* caption part chapter section "
+    "subsection subsubsection".split())
+#: Macros whose brace argument is never a reference, even when it spells a label.
+NOT_REFERENCES = frozenset({"label", "begin", "end", "cite", "citep", "citet", "nocite", "index", "lean", "leanok",
+                            "mathlibok", "proves", "notready", "discussion", "input", "include", "url", "href",
+                            "section", "subsection", "chapter", "paragraph", "caption", "bibitem", "newlabel"})
+#: Commands that declare a theorem-like environment (what a declaring wrapper macro expands to).
+THEOREM_DECLARERS = ("newtheorem", "spnewtheorem", "declaretheorem", "newmdtheoremenv")
+#: Bounds of the macro expander for declaring wrappers: nesting depth and expanded size.
+EXPAND_DEPTH = 8
+EXPAND_CHARS = 200_000
+
 _MACRO = re.compile(r"\\([A-Za-z@]+)")
+_REFLIKE_ARG = re.compile(r"\*?[ \t]*\{([^{}\\$#%\n]{1,120})\}")
+_DECLARER = re.compile(r"\\(?:" + "|".join(THEOREM_DECLARERS) + r")(?![A-Za-z@])")
 _NEWTHEOREM = re.compile(
-    r"\\(?:newtheorem\*?|spnewtheorem\*?|newmdtheoremenv(?:\[[^\]]*\])?)\s*\{([^{}]+)\}\s*(?:\[[^\]]*\]\s*)?\{([^{}]*)\}"
-    r"|\\declaretheorem\s*(?:\[([^\]]*)\])?\s*\{([^{}]+)\}(?:\s*\[([^\]]*)\])?"
-)
+    (r"\\(?:newtheorem\*?|spnewtheorem\*?|newmdtheoremenv(?:\[[^\]]*\])?)\s*\{([^{}]+)\}\s*(?:\[[^\]]*\]\s*)?\{([^{}]*)\}"
+     r"|\\declaretheorem\s*(?:\[([^\]]*)\])?\s*\{([^{}]+)\}(?:\s*\[([^\]]*)\])?").replace(r"\s*", r"(?:\s|%)*")
+)  # a comment between the arguments (blanked to '%' and spaces) is space to TeX
 _WRAPPED = re.compile(r"\\(" + "|".join(sorted(REFERENCE_FORMS, key=len, reverse=True)) + r")(?![A-Za-z@])")
 _TERM_BODY = re.compile(
     r"\\(?:" + "|".join(sorted(TERM_MACROS, key=len, reverse=True)) + r")\s*\{\s*#(\d)\s*\}"
@@ -278,10 +304,22 @@ class TexStatementReader:
         self.files: list[str] = []
         self.statements: list[Statement] = []
         self.labels: dict[str, LabelSite] = {}
+        self.duplicate_labels: dict[str, list[str]] = {}  # label -> every place it is defined ("file:line")
         self.displays: list[Display] = []
         self.theorem_envs: dict[str, str] = {}  # env name -> canonical kind
         self.env_wrappers: dict[str, str] = {}  # \newenvironment{x}{\begin{y}}{\end{y}}: x -> y
         self.ref_wrappers: dict[str, tuple[str, int]] = {}  # macro -> (argument spec, label argument index)
+        self.ref_affixes: dict[str, tuple[str, str]] = {}  # \\newcommand{\\propref}[1]{\\ref{prop:#1}}: ("prop:", "")
+        self.declaring: dict[str, Definition] = {}  # macros whose expansion declares theorem environments
+        #: environments used in the body but not classified: name -> count (``LAYOUT_ENVS`` apart)
+        self.unclassified: dict[str, int] = {}
+        self.layout_envs: dict[str, int] = {}
+        #: a \\ref-like macro intake does not know, with a brace argument, in a statement or proof:
+        #: (macro, label, statement index, in proof, closing, file, line); kept if the label exists
+        self._reflike: list[tuple[str, str, int, bool, bool, str, int]] = []
+        self.defined: set[str] = set()  # macros the document defines
+        self.empty_labels: list[str] = []  # "file:line" of every \\label{}
+        self.empty_references: list[str] = []  # "file:line \\ref{}" of every empty reference
         self.term_macros: dict[str, tuple[str, int]] = {name: ("{", 0) for name in TERM_MACROS}
         self.text_macros: set[str] = set(TEXT_MACROS)
         self.macros: list[str] = []
@@ -297,16 +335,17 @@ class TexStatementReader:
     def _learn(self, src: TexSource, defs: list[Definition]) -> None:
         """What a file declares: theorem environments, reference/term/text macros, environment
         wrappers; every definition is kept verbatim for the blueprint export."""
-        for m in _NEWTHEOREM.finditer(src.content):
-            if m.group(1):
-                self._declare(m.group(1).strip(), m.group(2))
-            else:
-                env = m.group(4).strip()
-                opts = (m.group(3) or "") + "," + (m.group(5) or "")
-                name = re.search(r"name\s*=\s*\{?([^,}\]]+)", opts)
-                self._declare(env, name.group(1) if name else env)
+        self._declarations(src.content)
+        for d in defs:
+            if d.kind == "macro" and d.name and (_DECLARER.search(d.body) or any(
+                    re.search(r"\\" + re.escape(w) + r"(?![A-Za-z@])", d.body) for w in self.declaring)):
+                self.declaring[d.name] = d
+        if self.declaring:
+            self._expand_declarations(blank_code(src.content, [(d.start, d.end) for d in defs]))
         for d in defs:
             self.macros.append(src.text[d.start : d.end])
+            if d.kind == "macro" and d.name:
+                self.defined.add(d.name)
             if d.kind == "environment":
                 inner = re.search(r"\\begin\s*\{([^{}]+)\}", d.body)
                 if inner and d.name:
@@ -315,8 +354,10 @@ class TexStatementReader:
             if not d.name or d.name in BLUEPRINT_MACROS or d.name in REFERENCE_FORMS or not d.spec:
                 continue
             wrapped = self._wrapped_label(d.body)
-            if wrapped is not None and wrapped <= len(d.spec):
-                self.ref_wrappers[d.name] = (d.spec, wrapped - 1)
+            if wrapped is not None and wrapped[0] <= len(d.spec):
+                self.ref_wrappers[d.name] = (d.spec, wrapped[0] - 1)
+                if wrapped[1:] != ("", ""):
+                    self.ref_affixes[d.name] = wrapped[1:]
                 continue
             term = _TERM_BODY.search(d.body)
             if term is not None:
@@ -327,17 +368,68 @@ class TexStatementReader:
                 self.text_macros.add(d.name)
 
     @staticmethod
-    def _wrapped_label(body: str) -> int | None:
-        """The parameter number a macro body passes as a label to a reference macro, if any."""
+    def _wrapped_label(body: str) -> tuple[int, str, str] | None:
+        """The parameter number a macro body passes as a label (or part of one) to a reference
+        macro, with the text around it (``\\ref{prop:#1}``: ``(1, "prop:", "")``), if any."""
         for m in _WRAPPED.finditer(body):
             spec, indices, _ = REFERENCE_FORMS[m.group(1)]
             args, _ = read_args(body, m.end(), spec)
             for i in indices:
                 arg = args[i] if i < len(args) else None
-                p = re.fullmatch(r"\s*#(\d)\s*", arg or "")
+                p = re.fullmatch(r"\s*([^#{}\\\s]*)#(\d)([^#{}\\\s]*)\s*", arg or "")
                 if p:
-                    return int(p.group(1))
+                    return int(p.group(2)), p.group(1), p.group(3)
         return None
+
+    def _declarations(self, text: str) -> None:
+        """Declare the theorem environments that ``\\newtheorem``, ``\\declaretheorem``, ... in
+        ``text`` name (a parameter ``#1`` of a definition body is no name)."""
+        for m in _NEWTHEOREM.finditer(text):
+            if m.group(1):
+                if "#" not in m.group(1):
+                    self._declare(m.group(1).strip(), m.group(2))
+            elif "#" not in m.group(4):
+                env = m.group(4).strip()
+                opts = (m.group(3) or "") + "," + (m.group(5) or "")
+                name = re.search(r"name\s*=\s*\{?([^,}\]]+)", opts)
+                self._declare(env, name.group(1) if name else env)
+
+    def _expand_declarations(self, text: str) -> None:
+        """Expand every call of a declaring wrapper (a macro whose body declares theorem
+        environments, directly or through another wrapper: ``\\def\\thm#1#2{\\newtheorem{#1}{#2}}``
+        then ``\\thm{example}{Example}``) and declare what the expansion declares. A bounded
+        expander: the arguments replace ``#1``..``#9`` as TeX substitutes them (undelimited
+        parameters, an optional first argument with its default), at most ``EXPAND_DEPTH`` levels
+        deep and ``EXPAND_CHARS`` characters in all."""
+        call = re.compile(r"\\(" + "|".join(sorted(map(re.escape, self.declaring), key=len, reverse=True))
+                          + r")(?![A-Za-z@])")
+        budget = [EXPAND_CHARS]
+
+        def expand(piece: str, depth: int) -> str:
+            out: list[str] = []
+            pos = 0
+            for m in call.finditer(piece):
+                if m.start() < pos:
+                    continue
+                d = self.declaring[m.group(1)]
+                args, end = read_args(piece, m.end(), d.spec or "")
+                body = d.body
+                if d.optional and args and args[0] is None:
+                    args[0] = d.default or ""
+                for k, arg in enumerate(args, start=1):
+                    body = body.replace(f"#{k}", arg or "")
+                budget[0] -= len(body)
+                if budget[0] < 0 or depth >= EXPAND_DEPTH:
+                    break
+                out.append(piece[pos : m.start()])
+                out.append(expand(body, depth + 1))
+                pos = end
+            out.append(piece[pos:])
+            return "".join(out)
+
+        expanded = expand(text, 0)
+        if expanded != text:
+            self._declarations(expanded)
 
     def _declare(self, env: str, display: str | None) -> None:
         words = _plain_term(display or env).split()
@@ -457,7 +549,7 @@ class TexStatementReader:
         src.content = self.hider.hide(src.text if visible is None else visible)
         defs = definitions(src.content)
         self._learn(src, defs)
-        src.content = blank_spans(src.content, [(d.start, d.end) for d in defs])
+        src.content = blank_code(src.content, [(d.start, d.end) for d in defs])
         return defs
 
     def starts_statement(self, env: str) -> bool:
@@ -520,7 +612,7 @@ class TexStatementReader:
         """Read the statements in ``src.content[start:stop]`` (``src.content`` as ``prepare``
         leaves it). ``spans``: the environments beginning in the region, already paired by
         ``environments`` over a larger text (in ``\\begin`` order); default: paired here. Raises
-        ``InputError`` for malformed environments (unless tolerant) and labels defined twice."""
+        ``InputError`` for malformed environments (unless tolerant)."""
         if spans is None:
             spans = self.environments(src, start, stop)
         stack: list[_Frame] = []
@@ -556,6 +648,8 @@ class TexStatementReader:
                 if args[0] is not None and args[0].strip():
                     section = last_section_end >= 0 and not src.content[last_section_end:pos].strip()
                     self._label(normalize_label(args[0]), src, pos, frame, stack, section)
+                elif args[0] is not None:
+                    self.empty_labels.append(f"{src.rel}:{src.line(pos)}")
                 continue
             if name in REFERENCE_FORMS or name in self.ref_wrappers:
                 self._references(name, src, m, stop, frame)
@@ -570,6 +664,12 @@ class TexStatementReader:
                 continue
             b = frame.builder
             in_proof = frame.kind == "proof"
+            if self._maybe_reference(name):
+                arg = _REFLIKE_ARG.match(src.content, m.end(), stop)
+                if arg is not None:  # kept at the end if its argument is a label (``catalogue``)
+                    closing = in_proof and frame.closing_from is not None and pos >= frame.closing_from
+                    self._reflike.append((name, normalize_label(arg.group(1)), b.stmt.index, in_proof, closing,
+                                          src.rel, src.line(pos)))
             if name == "lean":
                 args, _ = read_args(src.content, m.end(), "{", stop)
                 b.stmt.lean_names.extend(n.strip() for n in (args[0] or "").split(",") if n.strip())
@@ -632,6 +732,8 @@ class TexStatementReader:
             return _Frame("list", span.end, span=span)
         kind = self._kind_of(name)
         if kind is None:
+            counts = self.layout_envs if name in LAYOUT_ENVS or name in self.hider.comment_envs else self.unclassified
+            counts[name] = counts.get(name, 0) + 1
             return _Frame("other", span.end, span=span)
         self._check_math(src, span, frame)
         if kind == "proof":
@@ -756,25 +858,31 @@ class TexStatementReader:
         line = src.line(m.start())
         in_proof = frame.kind == "proof"
         closing = in_proof and frame.closing_from is not None and m.start() >= frame.closing_from
+        prefix, suffix = self.ref_affixes.get(name, ("", ""))
         for i in indices:
             text = args[i] if i < len(args) else None
-            if not text:
+            if not text or not text.strip():
+                if text is not None:
+                    self.empty_references.append(f"{src.rel}:{line} \\{name}{{}}")
                 continue
             for label in (text.split(",") if is_list else [text]):
                 label = normalize_label(label)
                 if label:
+                    label = prefix + label + suffix
                     frame.builder.stmt.references.append(Reference(
                         label=label, macro=name, file=src.rel, line=line, in_proof=in_proof, closing=closing))
 
     def _label(self, label: str, src: TexSource, pos: int, frame: _Frame | None, stack: list[_Frame],
                section: bool) -> None:
         line = src.line(pos)
-        if label in self.labels:
+        if label in self.labels:  # LaTeX warns and resolves to the last definition
             first = self.labels[label]
-            raise InputError(
-                f"{src.rel}:{line}: label {label!r} is defined twice (first at {first.file}:{first.line})",
-                hint="rename one of the labels",
-            )
+            places = self.duplicate_labels.setdefault(label, [f"{first.file}:{first.line}"])
+            places.append(f"{src.rel}:{line}")
+            self.warnings.append(IntakeWarning(
+                code="duplicate-label", where=f"{src.rel}:{line}",
+                message=f"label {label!r} is defined twice: at {first.file}:{first.line} and here; a reference "
+                "to it resolves to this one, the last (as LaTeX does), and is flagged in the unit that makes it"))
         b = frame.builder if frame is not None else None
         index = b.stmt.index if b is not None else None
         in_proof = frame is not None and frame.kind == "proof"
@@ -831,6 +939,7 @@ class TexStatementReader:
                 hint="fix the delimiters in the source, or read it anyway with `fyan init --tolerant` "
                 "([intake] tolerant = true): each statement then ends at its own \\end{...}, with a warning",
             )
+        self._resolve_reflike()
         return Catalogue(
             source_root=str(self.root),
             main_file=self._rel(self.main),
@@ -841,7 +950,41 @@ class TexStatementReader:
             displays=self.displays,
             macros=list(dict.fromkeys(self.macros)),
             theorem_envs=self.theorem_envs,
+            duplicate_labels=self.duplicate_labels,
+            unclassified_envs=dict(sorted(self.unclassified.items(), key=lambda x: (-x[1], x[0]))),
+            layout_envs=dict(sorted(self.layout_envs.items(), key=lambda x: (-x[1], x[0]))),
+            empty_labels=self.empty_labels,
+            empty_references=self.empty_references,
         )
+
+    def _maybe_reference(self, name: str) -> bool:
+        """Could ``\\name{x}`` be a reference macro intake does not know? Not a known macro of
+        another meaning (text and math fonts, markup, blueprint macros), and not one the document
+        defines as something else, unless its name says reference (``\\propref``)."""
+        if name in NOT_REFERENCES or name in BLUEPRINT_MACROS or name in self.term_macros or name in TEXT_MACROS:
+            return False
+        if name.startswith(("math", "text")) or name in TERM_SWITCHES:
+            return False
+        return "ref" in name.lower() or name not in self.defined
+
+    def _resolve_reflike(self) -> None:
+        """Keep, as references, the calls of a macro intake does not know whose brace argument
+        is a label of the document (``\\propref{x}`` from a style file that is not there); each
+        such macro is reported once, as "read as a reference". Idempotent."""
+        kept: dict[str, list[str]] = {}
+        for name, label, index, in_proof, closing, rel, line in self._reflike:
+            if label not in self.labels or name in REFERENCE_FORMS or name in self.ref_wrappers:
+                continue
+            stmt = self.statements[index]
+            stmt.references.append(Reference(label=label, macro=name, file=rel, line=line, in_proof=in_proof,
+                                             closing=closing))
+            kept.setdefault(name, []).append(f"{rel}:{line}")
+        self._reflike = []
+        for name, places in kept.items():
+            self.warnings.append(IntakeWarning(
+                code="read-as-reference", where=places[0],
+                message=f"\\{name}{{...}} is no reference macro intake knows, but its argument is a label of the "
+                f"document: read as a reference ({len(places)} use(s))"))
 
 
 class SegmentWalk:
@@ -907,6 +1050,11 @@ def read_tex(main: Path, *, source_root: Path | None = None, max_file_mib: float
     statements under plain-text headings (``plain_headings``).
     Returns a ``Catalogue``; raises ``InputError`` as described in the module docstring.
     """
+    with paused_gc():
+        return _read_tex(main, source_root, max_file_mib, tolerant)
+
+
+def _read_tex(main: Path, source_root: Path | None, max_file_mib: float | None, tolerant: bool) -> Catalogue:
     main = main.resolve()
     root = (source_root or main.parent).resolve()
     reader = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib)

@@ -25,10 +25,12 @@ Offsets are 0-based indices into the text; ``line_of`` turns one into a 1-based 
 
 from __future__ import annotations
 
+import gc
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 #: Environments whose content is not TeX (their content is blanked, their delimiters kept).
@@ -91,6 +93,24 @@ class EnvSpan:
     children: list[int] = field(default_factory=list)
 
 
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a whole document is read or its DAG built.
+
+    Intake allocates one object per token, statement, reference and edge and keeps most of
+    them; each collection of the oldest generation walks every live object, so with the
+    collector on, a document four times larger took five to six times longer (issue 25,
+    ``scripts/bench_intake.py --scale 4``). Nothing intake builds needs the collector to be
+    freed (reference counting frees it); the collector runs again on exit, as before."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def line_starts(text: str) -> list[int]:
     """Offsets of the first character of every line of ``text``."""
     return [0] + [m.end() for m in re.finditer("\n", text)]
@@ -123,6 +143,28 @@ def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+def blank_code(text: str, spans: list[tuple[int, int]]) -> str:
+    """``blank_spans`` for code that TeX reads but never typesets (macro and environment
+    definitions): a line that only blanking made empty starts with ``%`` (a comment line, as
+    the Hider leaves one), so that it never reads as a paragraph break (a ``\\renewcommand``
+    alone on a line inside ``\\[...\\]`` does not end the display)."""
+    out = blank_spans(text, spans)
+    if out is text:
+        return text
+    chars: list[str] | None = None
+    for start, end in spans:
+        a = text.rfind("\n", 0, start) + 1
+        while a < end:
+            b = text.find("\n", a)
+            b = len(text) if b < 0 else b
+            if text[a:b].strip() and not out[a:b].strip():
+                if chars is None:
+                    chars = list(out)
+                chars[a] = "%"
+            a = b + 1
+    return out if chars is None else "".join(chars)
 
 
 def strip_comment(line: str) -> str:
@@ -196,7 +238,9 @@ def bracket_end(text: str, start: int, stop: int | None = None) -> int:
     return start
 
 
-_SPACE = re.compile(r"[ \t]*\n?[ \t]*")
+#: What may stand between a macro's arguments: spaces and one line break, and ``%`` comments
+#: (blanked to a ``%`` and spaces by the Hider), each eating its line end as TeX reads them.
+_SPACE = re.compile(r"[ \t]*(?:%[^\n]*\n[ \t]*)*\n?[ \t]*(?:%[^\n]*\n[ \t]*)*")
 
 
 def read_args(text: str, pos: int, spec: str, stop: int | None = None) -> tuple[list[str | None], int]:
@@ -437,6 +481,7 @@ class Definition:
     spec: str = ""  # argument spec for read_args
     body: str = ""
     end_code: str = ""
+    default: str = ""  # the default of an optional first argument (``\\newcommand{\\x}[2][d]{...}``)
 
 
 def definitions(text: str) -> list[Definition]:
@@ -488,6 +533,9 @@ def definitions(text: str) -> list[Definition]:
                 j = e
             elif c.isspace() or c == "*":
                 j += 1
+            elif c == "%":  # a comment between the arguments eats its line end (TeX reads on)
+                nl = text.find("\n", j)
+                j = n if nl < 0 else nl + 1
             elif c == "\\" and not groups and not name:
                 nm = re.compile(r"\\([A-Za-z@]+|.)").match(text, j)
                 name = nm.group(1)
@@ -514,7 +562,8 @@ def definitions(text: str) -> list[Definition]:
                 nargs = int(opts[0]) if opts[0].strip().isdigit() else 0
                 optional = len(opts) > 1
                 spec = ("[" + "{" * (nargs - 1)) if optional and nargs else "{" * nargs
-            out.append(Definition("macro", name, start, end, nargs, optional, spec, body))
+            out.append(Definition("macro", name, start, end, nargs, optional, spec, body,
+                                  default=opts[1] if len(opts) > 1 else ""))
         pos = max(end, i)
 
 

@@ -42,12 +42,15 @@ The rule (DESIGN.md §1.2, issue 12), applied in this order:
 1. **``\\uses`` are authoritative.** In a statement (or proof) that has ``\\uses``, its other
    references are mentions ("not in its \\uses"); references where there is no ``\\uses`` stay
    evidence. A document with ``\\uses`` gets no term or title edges.
-2. A reference to a display inside another unit's **proof**, and a closing-sentence reference
-   to a **later** statement, are mentions.
+2. A reference to a display inside another unit's **proof** is a mention. (A closing-sentence
+   reference to a **later** statement is a dependency like any closing reference: demoting it
+   raised F1 on no corpus blueprint, ``DEMOTE_LATER_CLOSING``.)
 3. Dependencies from ``uses``, ``nested``, ``ref`` and ``proposed`` evidence form the graph.
-   Every cycle they make is reported in one run, each edge with its file, line and evidence
-   (``DagError``); with ``cycles = "break"`` the weakest edge of each cycle (lowest strength; a
-   forward reference before a backward one) becomes a mention with a note and a warning.
+   With ``cycles = "break"`` (the default) the weakest edge of each cycle (lowest strength:
+   ``\\uses`` > a reference in a proof > a reference in a statement; a forward reference before a
+   backward one) becomes a mention with a note and a warning naming it; a cycle that ``\\uses``
+   edges alone form still raises ``DagError``. With ``cycles = "error"`` (``fyan init --strict``)
+   every cycle is reported in one run, each edge with its file, line and evidence (``DagError``).
 4. ``display``, ``closing``, ``title``, ``term`` and ``notation`` evidence is added strongest
    first; an edge that would close a cycle is kept as a mention instead, with the cycle in its
    note.
@@ -60,7 +63,8 @@ The rule (DESIGN.md §1.2, issue 12), applied in this order:
 ``validate`` checks what DESIGN.md §1.2 asks of the Specifier: every unit-kind statement is in
 exactly one unit, every edge target exists, there is no cycle (all of them reported), and
 layers are recomputed from the edges (layer 0 = no dependencies). Errors raise ``DagError``; a
-reference to a label defined nowhere raises it too unless ``unknown_references = "warn"``.
+reference to a label defined nowhere raises it too with ``unknown_references = "error"`` (with
+``"warn"``, the default of ``fyan.toml``, it is a warning and a finding of its unit, ``UnitFlag``).
 Messages name files relative to the document's main folder (never a project path that a
 failed ``fyan init`` did not create).
 """
@@ -68,6 +72,7 @@ failed ``fyan init`` did not create).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -77,18 +82,26 @@ from pydantic import BaseModel, Field
 
 from fyan.errors import DagError
 from fyan.intake.catalogue import Catalogue, IntakeWarning, Reference, Statement
-from fyan.intake.texscan import fold_case_kept
+from fyan.intake.texscan import fold_case_kept, paused_gc
 from fyan.specifier.notation import Macros, Notation, definition_notation, score, statement_uses
 from fyan.specifier.units import UnitSpec
 
 EdgeOrigin = Literal["uses", "nested", "ref", "proposed", "display", "closing", "title", "term", "notation"]
 
 #: Strength of each kind of evidence (statement scope, proof scope): a cycle is broken at its
-#: weakest edge. Source: the rule in the module docstring (issue 12).
+#: weakest edge. Source: the rule in the module docstring (issue 12); the order of trust of
+#: issue 25: ``\\uses`` > a reference in a proof (the author used it to prove) > a reference in a
+#: statement (often a pointer: "as in Lemma 3") > a mention.
 STRENGTH: dict[str, tuple[int, int]] = {
-    "uses": (10, 9), "nested": (8, 8), "ref": (7, 6), "proposed": (5, 5), "display": (4, 4), "closing": (3, 3),
+    "uses": (10, 9), "nested": (8, 8), "ref": (6, 7), "proposed": (5, 5), "display": (4, 4), "closing": (3, 3),
     "title": (2, 2), "term": (1, 1), "notation": (1, 1),
 }
+#: The former rule "a reference in a proof's closing sentence to a *later* statement is a
+#: mention" ("..., which we prove in Lemma 5.3"), off: measured on the corpus blueprints'
+#: ``\\uses`` with ``scripts/dag_quality.py --closing`` (issue 25), it raises F1 on none of them
+#: (equal on eight, FLT 0.426 with it against 0.432 without: its one such pair is in ``\\uses``),
+#: and in one large blueprint 13 of 14 such mentions were real dependencies.
+DEMOTE_LATER_CLOSING = False
 #: Evidence that is added only where it closes no cycle (rule 4).
 WEAK_ORIGINS = frozenset({"display", "closing", "title", "term", "notation"})
 
@@ -128,15 +141,44 @@ class Dag(BaseModel):
         return 1 + max(self.layers.values(), default=-1)
 
 
+class UnitFlag(BaseModel):
+    """Something about one unit's references that its findings must show: ``rule``
+    ``unknown-reference`` (a reference to a label defined nowhere), ``incomplete-dependencies``
+    (a ``\\uses`` of such a label: the unit's declared dependencies are incomplete) or
+    ``duplicate-label`` (a reference to a label defined twice, resolved to the last)."""
+
+    unit: str
+    rule: Literal["unknown-reference", "incomplete-dependencies", "duplicate-label"]
+    message: str
+
+
+class ReferenceCounts(BaseModel):
+    """The references of the units' statements and proofs: ``seen`` (all), ``unresolved`` (to
+    a label defined nowhere), ``kept`` (each gave a dependency edge or a mention), and the rest by
+    why they gave none: ``to_text`` (a section, a display or an item in running text),
+    ``to_non_unit`` (a statement of a kind that is no unit: carried as context), ``to_self`` (the
+    unit's own label, or the statement it is nested in)."""
+
+    seen: int = 0
+    kept: int = 0
+    unresolved: int = 0
+    to_text: int = 0
+    to_non_unit: int = 0
+    to_self: int = 0
+
+
 class EdgeSet(BaseModel):
     """What ``extract_edges`` found: dependency ``edges``, ``mentions`` (each with its note),
-    ``notes`` (references that give no edge and why) and ``warnings`` (unknown labels in warn
-    mode, mentions made to avoid a cycle, cycles broken)."""
+    ``notes`` (references that give no edge and why), ``warnings`` (unknown labels in warn
+    mode, mentions made to avoid a cycle, cycles broken), ``flags`` (per unit: unknown and
+    duplicated labels it references) and ``references`` (counts)."""
 
     edges: list[Edge]
     mentions: list[Edge] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     warnings: list[IntakeWarning] = Field(default_factory=list)
+    flags: list[UnitFlag] = Field(default_factory=list)
+    references: ReferenceCounts = Field(default_factory=ReferenceCounts)
 
 
 def build_graph(units: list[UnitSpec], edges: Iterable[Edge]) -> nx.DiGraph:
@@ -175,11 +217,23 @@ def extract_edges(
     term_edges: bool = True,
     notation_edges: bool = True,
     cycles: Literal["error", "break"] = "error",
+    demote_later_closing: bool | None = None,
 ) -> EdgeSet:
     """Deterministic edges of ``units`` by the rule of the module docstring.
 
     Raises ``DagError`` listing every unknown label with file and line (``error`` mode), or
-    every cycle of dependency evidence with its edges (``cycles = "error"``)."""
+    every cycle of dependency evidence with its edges (``cycles = "error"``; with ``"break"``
+    only the cycles that ``\\uses`` edges alone form). ``demote_later_closing``: a closing-sentence
+    reference to a later statement is a mention (default ``DEMOTE_LATER_CLOSING``)."""
+    with paused_gc():
+        return _extract_edges(catalogue, units, unknown_references, term_edges, notation_edges, cycles,
+                              DEMOTE_LATER_CLOSING if demote_later_closing is None else demote_later_closing)
+
+
+def _extract_edges(catalogue: Catalogue, units: list[UnitSpec], unknown_references: str, term_edges: bool,
+                   notation_edges: bool, cycles: Literal["error", "break"], demote: bool) -> EdgeSet:
+    counts = ReferenceCounts()
+    flags: list[UnitFlag] = []
     owner = {i: u.id for u in units for i in u.statements}
     order = {u.id: u.order for u in units}
     candidates: dict[tuple[str, str, str], Edge] = {}
@@ -208,20 +262,43 @@ def extract_edges(
             stmt = catalogue.statements[index]
             ancestors = _ancestors(catalogue, index) if stmt.parent is not None else set()
             for ref in stmt.references:
+                counts.seen += 1
                 site = catalogue.labels.get(ref.label)
                 if site is None:
-                    unknown.append(_unknown_message(ref, unit.id, catalogue))
+                    counts.unresolved += 1
+                    message = _unknown_message(ref, unit.id, catalogue)
+                    unknown.append(message)
+                    flags.append(UnitFlag(unit=unit.id, rule="unknown-reference",
+                                          message=message + " (LaTeX prints ??)"))
+                    if ref.macro == "uses":
+                        flags.append(UnitFlag(
+                            unit=unit.id, rule="incomplete-dependencies",
+                            message=f"{ref.where}: \\uses{{{ref.label}}} names a label defined nowhere: the "
+                            f"declared dependencies of {unit.id} are incomplete"))
                     continue
-                if site.statement_index is None or site.statement_index in ancestors:
-                    continue  # running text (a section, a display: carried as context), or the enclosing statement
+                if ref.label in catalogue.duplicate_labels:
+                    places = catalogue.duplicate_labels[ref.label]
+                    flags.append(UnitFlag(
+                        unit=unit.id, rule="duplicate-label",
+                        message=f"{ref.where}: {ref.shown} names a label defined {len(places)} times "
+                        f"({', '.join(places)}); read as the last, as LaTeX does"))
+                if site.statement_index is None:
+                    counts.to_text += 1
+                    continue  # running text (a section, a display: carried as context)
+                if site.statement_index in ancestors:
+                    counts.to_self += 1
+                    continue  # the enclosing statement
                 target = owner.get(site.statement_index)
                 if target is None:
+                    counts.to_non_unit += 1
                     other = catalogue.statements[site.statement_index]
                     notes.append(f"{ref.where}: {unit.id} refers to {other.display} ({other.kind}, not a unit kind); "
                                  "no edge (carried into problem.tex as context)")
                     continue
                 if target == unit.id:
+                    counts.to_self += 1
                     continue
+                counts.kept += 1
                 evidence = f"{ref.where} {ref.shown}"
                 origin: EdgeOrigin = "ref"
                 note = None
@@ -233,7 +310,7 @@ def extract_edges(
                         note = f"cites a display inside the proof of {target}, not its statement"
                 elif ref.closing:
                     origin = "closing"
-                    if order[target] > order[unit.id]:
+                    if demote and order[target] > order[unit.id]:
                         note = f"a closing remark naming the later statement {target}"
                 listed = uses_targets.get((index, ref.in_proof))
                 if note is None and origin != "uses" and listed is not None and target not in listed:
@@ -281,7 +358,8 @@ def extract_edges(
     mentions += closing
     edges, implied = _drop_implied(graph, kept + added)
     mentions += implied
-    return EdgeSet(edges=edges, mentions=_unique(mentions), notes=notes, warnings=warnings)
+    return EdgeSet(edges=edges, mentions=_unique(mentions), notes=notes, warnings=warnings, flags=flags,
+                   references=counts)
 
 
 #: Keyed evidence (a statement uses a definition's term, title or notation): dropped where the
@@ -411,35 +489,24 @@ def resolve_cycles(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge
 
     ``mode = "error"``: raise ``DagError`` naming all of them, each edge with its evidence.
     ``mode = "break"``: demote the weakest edge of each to a mention (with a note and a
-    warning). Returns (kept edges, demoted edges, warnings)."""
+    warning), except that cycles formed by ``\\uses`` edges alone (every step declared by the
+    author) still raise ``DagError``: there is no weaker edge to break. Returns (kept edges,
+    demoted edges, warnings)."""
     order = {u.id: u.order for u in units}
-    graph = build_graph(units, edges)
     by_pair: dict[tuple[str, str], list[Edge]] = {}
     for e in edges:
         if e.dependency:
             by_pair.setdefault((e.unit, e.depends_on), []).append(e)
-    found: list[tuple[list[tuple[str, str]], tuple[str, str]]] = []
-    while not nx.is_directed_acyclic_graph(graph):  # linear; cycles are searched only inside a component
-        component = next(c for c in nx.strongly_connected_components(graph) if len(c) > 1)
-        cycle = [(a, b) for a, b in nx.find_cycle(graph.subgraph(component))]
-        weakest = min(cycle, key=lambda p: (max(e.strength for e in by_pair[p]),
-                                            0 if order[p[1]] > order[p[0]] else 1, -order[p[0]]))
-        found.append((cycle, weakest))
-        graph.remove_edge(*weakest)
+    if mode == "break":
+        declared = [e for e in edges if e.dependency and e.origin == "uses"]
+        found = _cycles(build_graph(units, declared), by_pair, order)
+        if found:
+            _raise_cycles(catalogue, units, found, by_pair, declared=True)
+    found = _cycles(build_graph(units, edges), by_pair, order)
     if not found:
         return edges, [], []
     if mode == "error":
-        blocks = []
-        for n, (cycle, weakest) in enumerate(found, start=1):
-            steps = [f"{a} ({_where(catalogue, units, a)}) depends on {b}: "
-                     + "; ".join(f"{e.origin}, {e.evidence}" for e in by_pair[(a, b)]) for a, b in cycle]
-            blocks.append(f"cycle {n}:\n    " + "\n    ".join(steps)
-                          + f"\n    weakest edge: {weakest[0]} -> {weakest[1]}")
-        raise DagError(
-            f"{len(found)} dependency cycle(s):\n  " + "\n  ".join(blocks),
-            hint="remove or reword one reference of each cycle (a mention is not a dependency), or let Fyan "
-            "demote the weakest edge of each: `fyan init --cycles break` ([intake] cycles = \"break\")",
-        )
+        _raise_cycles(catalogue, units, found, by_pair)
     demoted: list[Edge] = []
     warnings: list[IntakeWarning] = []
     dropped = {weakest for _, weakest in found}
@@ -451,9 +518,47 @@ def resolve_cycles(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge
         warnings.append(IntakeWarning(
             code="cycle", where=by_pair[weakest][0].evidence.split(" ", 1)[0],
             message=f"cycle {path}: the edge {weakest[0]} -> {weakest[1]} "
-            f"({', '.join(e.origin for e in by_pair[weakest])}) is kept as a mention"))
+            f"({', '.join(e.origin for e in by_pair[weakest])}, {by_pair[weakest][0].evidence}) is its weakest "
+            "edge: kept as a mention"))
     kept = [e for e in edges if (e.unit, e.depends_on) not in dropped]
     return kept, demoted, warnings
+
+
+def _cycles(graph: nx.DiGraph, by_pair: dict[tuple[str, str], list[Edge]], order: dict[str, int]
+            ) -> list[tuple[list[tuple[str, str]], tuple[str, str]]]:
+    """Every cycle of ``graph``, one at a time, each with its weakest edge (lowest strength; a
+    forward reference before a backward one), which is removed before the next is searched."""
+    found: list[tuple[list[tuple[str, str]], tuple[str, str]]] = []
+    while not nx.is_directed_acyclic_graph(graph):  # linear; cycles are searched only inside a component
+        component = next(c for c in nx.strongly_connected_components(graph) if len(c) > 1)
+        cycle = [(a, b) for a, b in nx.find_cycle(graph.subgraph(component))]
+        weakest = min(cycle, key=lambda p: (max(e.strength for e in by_pair[p]),
+                                            0 if order[p[1]] > order[p[0]] else 1, -order[p[0]]))
+        found.append((cycle, weakest))
+        graph.remove_edge(*weakest)
+    return found
+
+
+def _raise_cycles(catalogue: Catalogue, units: list[UnitSpec], found: list, by_pair: dict,
+                  declared: bool = False) -> None:
+    """Raise ``DagError`` naming every cycle of ``found`` (``_cycles``), each edge with its
+    evidence; ``declared``: the cycles ``\\uses`` edges alone form."""
+    blocks = []
+    for n, (cycle, weakest) in enumerate(found, start=1):
+        steps = [f"{a} ({_where(catalogue, units, a)}) depends on {b}: "
+                 + "; ".join(f"{e.origin}, {e.evidence}" for e in by_pair[(a, b)]) for a, b in cycle]
+        blocks.append(f"cycle {n}:\n    " + "\n    ".join(steps)
+                      + ("" if declared else f"\n    weakest edge: {weakest[0]} -> {weakest[1]}"))
+    if declared:
+        raise DagError(
+            f"{len(found)} dependency cycle(s) formed by \\uses alone:\n  " + "\n  ".join(blocks),
+            hint="every edge of these cycles is declared with \\uses, so none is weaker than another: "
+            "remove the \\uses that is wrong in each")
+    raise DagError(
+        f"{len(found)} dependency cycle(s):\n  " + "\n  ".join(blocks),
+        hint="remove or reword one reference of each cycle (a mention is not a dependency), or let Fyan "
+        "demote the weakest edge of each: `fyan init --cycles break` ([intake] cycles = \"break\")",
+    )
 
 
 # -- defined terms and titles -----------------------------------------------------------------
@@ -587,14 +692,27 @@ def _term_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, dict
         if stmt.kind == "definition":
             kept = _mask_own(kept)
         texts[unit.id] = (kept, kept.lower())
-    # every (definition, key) occurrence: unit -> match
+    # every (definition, key) occurrence: unit -> match. The units to search for a key are the
+    # later ones whose text has the key's first word token (an index of word tokens: linear in
+    # the document, not in definitions x statements)
+    words: dict[str, list[UnitSpec]] = {}
+    for unit in units:
+        for w in set(re.findall(r"\w+", texts[unit.id][1])):
+            words.setdefault(w, []).append(unit)
+    orders = sorted(u.order for u in units)
     found: dict[tuple[str, str], dict[str, re.Match]] = {}
     for d, keys in definitions:
         for shown, pattern, sensitive in keys:
             needle = shown.split('"', 1)[1][:-1]
             first = (needle if sensitive else needle.lower()).split()[0]
+            token = re.search(r"\w+", first.lower())
+            if token is None:
+                candidates: Iterable[UnitSpec] = units
+            else:
+                t = token.group(0)
+                candidates = {u.id: u for w in (t, t + "s", t + "es") for u in words.get(w, ())}.values()
             hits: dict[str, re.Match] = {}
-            for unit in units:
+            for unit in sorted(candidates, key=lambda u: u.order):
                 if unit.order <= d.order:
                     continue
                 text = texts[unit.id][0 if sensitive else 1]
@@ -603,7 +721,7 @@ def _term_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, dict
                 m = pattern.search(text)
                 if m is not None:
                     hits[unit.id] = m
-            later = sum(u.order > d.order for u in units)
+            later = len(orders) - bisect_right(orders, d.order)
             if len(hits) >= PERVASIVE_MIN and len(hits) > PERVASIVE_SHARE * later:
                 continue
             found[(d.id, shown)] = hits
@@ -614,14 +732,23 @@ def _term_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, dict
             if (d.id, shown) in found:
                 key = shown.split('"', 1)[1][:-1]
                 by_key.setdefault(key if sensitive else key.lower(), []).append((d, shown))
+    rank = {key: i for i, key in enumerate(by_key)}
+    keys_of: dict[str, set[str]] = {}  # unit -> the keys some definition's hits put in it
+    for key, defs in by_key.items():
+        defs.sort(key=lambda x: -x[0].order)
+        for d, shown in defs:
+            for uid in found[(d.id, shown)]:
+                keys_of.setdefault(uid, set()).add(key)
     out: dict[str, dict[str, _Choice]] = {}
     for unit in units:
+        if unit.id not in keys_of:
+            continue
         stmt = catalogue.statements[unit.statements[0]]
         chosen: dict[str, _Choice] = {}
         own = ({k[0].split('"', 1)[1][:-1].lower() for k in definition_keys(stmt)}
                if stmt.kind == "definition" else set())  # a definition that defines a key again redefines it
-        for key, defs in by_key.items():
-            for d, shown in sorted(defs, key=lambda x: -x[0].order):
+        for key in sorted(keys_of[unit.id], key=rank.__getitem__):
+            for d, shown in by_key[key]:
                 m = found[(d.id, shown)].get(unit.id)
                 if m is not None:
                     if shown.split('"', 1)[1][:-1].lower() not in own and d.id not in chosen:
@@ -652,17 +779,29 @@ def _notation_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, 
     # an owned macro whose expansion is generic (\\newcommand{\\E}{E}) stays as written everywhere
     macros.owned = {n.owned[1:] for notes in first.values() for n in notes if n.owned and n.generic_expansion}
     notes = {u.id: read(u) for u in defs} if macros.owned else first
-    by_head: dict[str, list[tuple[int, str, Notation]]] = {}
+    # the symbols a use can match (``score`` is None for the rest): same head, and the same
+    # subscript unless the symbol's subscript is a slot (a variable); in definition order
+    by_sub: dict[tuple[str, str | None], list[tuple[int, int, str, Notation]]] = {}
+    slots: dict[str, list[tuple[int, int, str, Notation]]] = {}
+    position = 0
     for u in defs:
         for n in notes[u.id]:
-            by_head.setdefault(n.atom.head, []).append((u.order, u.id, n))
+            entry = (position, u.order, u.id, n)
+            position += 1
+            if n.sub_slot and n.atom.sub is not None:
+                slots.setdefault(n.atom.head, []).append(entry)
+            else:
+                by_sub.setdefault((n.atom.head, n.atom.sub), []).append(entry)
     hits: dict[tuple[str, tuple], dict[str, _Choice]] = {}  # (definition, symbol) -> unit -> choice
     for unit in units:
         stmt = catalogue.statements[unit.statements[0]]
         for use in statement_uses(stmt.body, macros):
             best: tuple[int, int] | None = None
             pick: tuple[str, Notation] | None = None
-            for order, did, n in by_head.get(use.head, ()):
+            candidates = by_sub.get((use.head, use.sub), [])
+            if use.sub is not None and use.head in slots:
+                candidates = sorted(candidates + slots[use.head], key=lambda x: x[0])
+            for _, order, did, n in candidates:
                 if order > unit.order:
                     continue
                 value = score(n, use)
@@ -675,9 +814,10 @@ def _notation_choices(catalogue: Catalogue, units: list[UnitSpec]) -> dict[str, 
             line = stmt.provenance.line_start + stmt.body.count("\n", 0, use.start)
             hits.setdefault((did, n.key), {}).setdefault(unit.id, _Choice("notation", f"notation ${n.shown()}$", line))
     order = {u.id: u.order for u in units}
+    orders = sorted(order.values())
     out: dict[str, dict[str, _Choice]] = {}
     for (did, _), found in hits.items():
-        later = sum(o > order[did] for o in order.values())
+        later = len(orders) - bisect_right(orders, order[did])
         if len(found) >= PERVASIVE_MIN and len(found) > PERVASIVE_SHARE * later:
             continue
         for uid, choice in found.items():
@@ -706,6 +846,7 @@ def _keyed_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph,
     implied_edges: list[Edge] = []
     by_order = {u.id: u.order for u in units}
     work = graph.copy()  # the graph with the keyed edges of earlier statements
+    closure = _Closure(graph)
     for unit in sorted(units, key=lambda u: u.order):
         chosen = choices.get(unit.id)
         if not chosen:
@@ -714,16 +855,16 @@ def _keyed_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph,
         # implied edges add nothing: a definition reachable from the statement through its
         # references, or from another definition it uses ("sphere packing constant" implies
         # "sphere packing")
-        reach = nx.descendants(graph, unit.id) if unit.id in graph else set()
-        via_other = {other: nx.descendants(work, other) for other in chosen if other in work}
+        reach = closure.below(unit.id)
+        via_other = {other: closure.below_with_keyed(other) for other in chosen if other in work}
         for did, choice in sorted(chosen.items(), key=lambda x: by_order[x[0]]):
             evidence = (f"{stmt.provenance.file}:{choice.line} {choice.shown}" if stmt.provenance.page_start is None
                         else f"{stmt.provenance} {choice.shown}")
             edge = Edge(unit=unit.id, depends_on=did, origin=choice.origin, evidence=evidence)
-            if did in reach:
+            if closure.has(reach, did):
                 path = nx.shortest_path(graph, unit.id, did)
             else:
-                other = next((o for o, below in sorted(via_other.items()) if did in below), None)
+                other = next((o for o, below in sorted(via_other.items()) if closure.has(below, did)), None)
                 path = [unit.id, *nx.shortest_path(work, other, did)] if other is not None else None
             if path is not None:
                 implied_edges.append(edge.model_copy(update={
@@ -731,11 +872,67 @@ def _keyed_edges(catalogue: Catalogue, units: list[UnitSpec], graph: nx.DiGraph,
                 continue
             out.append(edge)
             work.add_edge(unit.id, did)
+            closure.add_keyed(unit.id, did)
     return out, implied_edges
+
+
+class _Closure:
+    """Reachability in a DAG as one integer bit set per node (bit ``i`` for the ``i``-th node):
+    the descendants of every node, computed once in reverse topological order (linear in the
+    edges, each step a machine-word OR over the nodes), and the descendants in the DAG plus the
+    keyed edges added so far (``add_keyed``), followed from the bit sets on demand. Replaces a
+    graph search per statement (issue 25: the DAG builder scales with the document)."""
+
+    def __init__(self, graph: nx.DiGraph) -> None:
+        self.index = {n: i for i, n in enumerate(graph.nodes)}
+        self.nodes = list(graph.nodes)
+        self.desc: dict[str, int] = {}
+        for node in reversed(list(nx.topological_sort(graph))):
+            bits = 0
+            for s in graph.successors(node):
+                bits |= self.desc[s] | (1 << self.index[s])
+            self.desc[node] = bits
+        self.keyed: dict[str, list[str]] = {}
+        self.keyed_bits = 0  # nodes with keyed edges
+
+    def below(self, node: str) -> int:
+        """Descendants of ``node`` in the DAG (bit set)."""
+        return self.desc.get(node, 0)
+
+    def has(self, bits: int, node: str) -> bool:
+        i = self.index.get(node)
+        return i is not None and bool(bits >> i & 1)
+
+    def add_keyed(self, unit: str, target: str) -> None:
+        for n in (unit, target):
+            if n not in self.index:
+                self.index[n] = len(self.nodes)
+                self.nodes.append(n)
+        self.keyed.setdefault(unit, []).append(target)
+        self.keyed_bits |= 1 << self.index[unit]
+
+    def below_with_keyed(self, node: str) -> int:
+        """Descendants of ``node`` through the DAG's edges and the keyed edges added so far."""
+        bits = self.below(node)
+        done = 0
+        todo = ((bits | (1 << self.index[node])) if node in self.index else bits) & self.keyed_bits
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            done |= low
+            for target in self.keyed[self.nodes[low.bit_length() - 1]]:
+                bits |= self.below(target) | (1 << self.index[target])
+            todo |= bits & self.keyed_bits & ~done
+        return bits
 
 
 def validate(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], unit_kinds: list[str]) -> Dag:
     """Check units and edges (module docstring) and compute layers. Raises ``DagError``."""
+    with paused_gc():
+        return _validate(catalogue, units, edges, unit_kinds)
+
+
+def _validate(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], unit_kinds: list[str]) -> Dag:
     ids = [u.id for u in units]
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})

@@ -14,6 +14,7 @@ by the DAG validator), and a validation pass compares each ``problem.tex`` with 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from typing import Protocol
 
@@ -24,7 +25,8 @@ from fyan.intake import read_source
 from fyan.intake.catalogue import Catalogue, IntakeWarning
 from fyan.lean.package import init_package
 from fyan.project import Project
-from fyan.specifier.dag import Dag, Edge, extract_edges, validate
+from fyan.specifier.connectivity import connectivity
+from fyan.specifier.dag import Dag, Edge, ReferenceCounts, extract_edges, validate
 from fyan.specifier.lints import Finding, lint_units
 from fyan.specifier.problem import SOURCE_PREFIX, context_block, context_items, render_files
 from fyan.specifier.units import UnitSpec, build_units
@@ -55,6 +57,31 @@ class IngestReport(BaseModel):
     mentions: list[Edge] = []
     findings: list[Finding] = []
     format: str = "tex"
+    # the intake report (issue 25)
+    unclassified_envs: dict[str, int] = {}
+    layout_envs: int = 0
+    references: ReferenceCounts = ReferenceCounts()
+    edges_by_kind: dict[str, int] = {}
+    isolated: list[str] = []
+    components: list[int] = []
+    empty_labels: list[str] = []
+    empty_references: list[str] = []
+
+
+def _by_unit(warnings: list[IntakeWarning], catalogue: Catalogue, units: list[UnitSpec]) -> list[IntakeWarning]:
+    """Warnings that name a statement by kind and position (``theorem #356``, what the reader
+    knows before units exist) name its unit id instead."""
+    owner = {i: u.id for u in units for i in u.statements}
+
+    def name(m: re.Match) -> str:
+        index = int(m.group(2)) - 1
+        if 0 <= index < len(catalogue.statements) and catalogue.statements[index].kind == m.group(1):
+            return owner.get(index, m.group(0))
+        return m.group(0)
+
+    pattern = re.compile(r"\b([a-z]+) #(\d+)\b")
+    return [w.model_copy(update={"message": pattern.sub(name, w.message)}) if "#" in w.message else w
+            for w in warnings]
 
 
 def plan_ingest(
@@ -97,6 +124,10 @@ def plan_ingest(
     files, context_warnings = render_files(catalogue, units, edges, SOURCE_PREFIX, cfg.unit_kinds, mentions)
     contexts = {u.id: context_block(context_items(u, catalogue, cfg.unit_kinds, SOURCE_PREFIX)[0]) for u in units}
     findings = lint_units(catalogue, units, edges, files, SOURCE_PREFIX, mentions, contexts)
+    known = {u.id for u in units}
+    findings += [Finding(unit=f.unit, rule=f.rule, severity="warning", message=f.message)
+                 for f in found.flags if f.unit in known]
+    shape = connectivity([u.id for u in units], [(e.unit, e.depends_on) for e in edges])
     digest = hashlib.sha256()
     for rel in catalogue.files:
         digest.update(rel.encode() + b"\0" + (project.paths.source / rel).read_bytes())
@@ -108,8 +139,12 @@ def plan_ingest(
     report = IngestReport(
         source=project.config.project.source, files=catalogue.files, statements=len(catalogue.statements),
         kinds=dict(Counter(s.kind for s in catalogue.statements)), units=len(units), edges=len(edges),
-        layers=dag.layer_count, warnings=catalogue.warnings + found.warnings + context_warnings, notes=notes,
-        mentions=mentions, findings=findings, format=catalogue.format,
+        layers=dag.layer_count, notes=notes, mentions=mentions, findings=findings, format=catalogue.format,
+        warnings=_by_unit(catalogue.warnings + found.warnings + context_warnings, catalogue, units),
+        unclassified_envs=catalogue.unclassified_envs, layout_envs=sum(catalogue.layout_envs.values()),
+        references=found.references, edges_by_kind=dict(Counter(e.origin for e in edges).most_common()),
+        isolated=list(shape.isolated), components=[len(c) for c in shape.components],
+        empty_labels=catalogue.empty_labels, empty_references=catalogue.empty_references,
     )
     return dag, files, meta, report
 

@@ -28,6 +28,10 @@ Rules (``Finding.rule``):
   Markdown links, printed names such as "Lemma 2.1") a label of another unit that is neither
   among its declared dependencies nor among its listed mentions.
 
+Ingest adds one more family, from the references themselves (``fyan.specifier.dag.UnitFlag``,
+each a ``warning``): ``unknown-reference`` (a label defined nowhere), ``incomplete-dependencies``
+(a ``\\uses`` of such a label) and ``duplicate-label`` (a label defined twice, read as the last).
+
 Comments are ignored when counting (``%`` to the end of the line, unless escaped); the context
 block (cited material, not the statement) is left out of every comparison.
 
@@ -58,7 +62,8 @@ from fyan.specifier.problem import (
 from fyan.specifier.units import UnitSpec
 
 Severity = Literal["error", "warning"]
-Rule = Literal["lost-iff", "strict-to-nonstrict", "new-asymptotic", "malformed-provenance", "undeclared-dependency"]
+Rule = Literal["lost-iff", "strict-to-nonstrict", "new-asymptotic", "malformed-provenance", "undeclared-dependency",
+               "unknown-reference", "incomplete-dependencies", "duplicate-label"]
 
 
 class LintInput(BaseModel):
@@ -324,9 +329,15 @@ def lint_units(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge], f
     block text, when given)."""
     owner = {i: u.id for u in units for i in u.statements}
     inputs: list[LintInput] = []
+    by_unit: dict[str, list[Edge]] = {}
+    said_by: dict[str, list[Edge]] = {}
+    for e in edges:
+        by_unit.setdefault(e.unit, []).append(e)
+    for m in mentions or []:
+        said_by.setdefault(m.unit, []).append(m)
     for u in units:
-        deps = [e for e in edges if e.unit == u.id]
-        said = [m for m in mentions or [] if m.unit == u.id]
+        deps = by_unit.get(u.id, [])
+        said = said_by.get(u.id, [])
         nested = [owner[p] for i in u.statements if (p := catalogue.statements[i].parent) is not None and p in owner]
         inputs.append(LintInput(
             unit=u.id, problem_tex=files[u.id]["problem.tex"].decode("utf-8"), source_tex=statement_text(u, catalogue),
