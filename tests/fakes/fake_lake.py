@@ -7,8 +7,8 @@ checker, comparator), printing output in the formats real Lake and Lean print
 declaration uses `sorry``` messages, ``Build completed successfully (N jobs).``).
 
 ``lake build`` keeps building the other targets when one fails, as Lake does without
-``--fail-fast`` (Lake's own test in leanprover/lean4: "without --fail-fast, an early failure does not
-stop other targets"), and ends with Lake's summary
+``--fail-fast`` (Lake's own test ``tests/lake/tests/failFast/test.sh`` in leanprover/lean4:
+"without --fail-fast, an early failure does not stop other targets"), and ends with Lake's summary
 (``Some required targets logged failures:`` then ``- <module>`` per failed module, ``error: build
 failed``); a module whose import failed is not built and not listed. Imports are read from each
 source's header by ``fyan.lean.header`` (Lean's header grammar). ``lake build`` follows Lake's rebuild rule for the modules it stands in for: a module owned by
