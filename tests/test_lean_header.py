@@ -132,3 +132,19 @@ def test_the_reader_agrees_with_real_lean_on_generated_headers(core_lean, tmp_pa
                                   "module\nprelude\nmeta public import A\n", "prelude import all.B import «D.E».F"])
 def test_where_a_header_ends_is_where_real_lean_ends_it(core_lean, tmp_path, text):
     assert [i.parts for i in read_header(text).imports] == real_imports(core_lean, tmp_path, text)
+
+
+def test_the_import_cycle_guard_of_export_patch_reads_headers_as_lean_does(tmp_path):
+    """``fyan export patch`` refuses to wire a proof in place when the import would make a cycle:
+    the modules a package file imports are its header's, whatever the form."""
+    from fyan.adopt.patch import _reaches
+
+    files = {"A.lean": "module\n/- c -/\npublic import B\n", "B.lean": "module\nmeta import all «C»\n",
+             "C.lean": "prelude\n-- x\nimport D.E --y\n", "D/E.lean": "", "F.lean": "/-! doc -/\nimport D.E\n",
+             "G.lean": "def x := 1\nimport D.E\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert _reaches(["A"], "D.E", tmp_path, {})
+    assert not _reaches(["F"], "D.E", tmp_path, {}) and not _reaches(["G"], "D.E", tmp_path, {})
+    assert _reaches(["New"], "D.E", tmp_path, {"New": "module\n\npublic meta import A\n"})
