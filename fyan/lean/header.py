@@ -25,11 +25,18 @@ Fyan that reads or edits a file's imports goes through this module (``fyan.adopt
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 #: the header's own keywords (``Module.updateTokens`` adds them to the token table); a bare
 #: component spelled like one of these is the keyword, never a name
 KEYWORDS = frozenset({"module", "prelude", "public", "meta", "all", "import"})
+_BLANK = re.compile(r"[ \n]+")
+#: the ASCII part of an identifier component (the rest is checked character by character)
+_ASCII_ID = re.compile(r"[A-Za-z0-9_'!?]+")
+#: a name of ASCII components only (the common case, read in one step)
+_ASCII_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_'!?]*(?:\.[A-Za-z_][A-Za-z0-9_'!?]*)*")
+_KEYWORD = re.compile("|".join(sorted(KEYWORDS, key=len, reverse=True)))
 
 
 def _letter_like(c: str) -> bool:
@@ -148,7 +155,8 @@ class _Reader:
                     continue
                 raise _Error("isolated carriage returns are not allowed")
             if c in " \n":
-                i += 1
+                m = _BLANK.match(s, i)
+                i = m.end()
             elif s.startswith("--", i):
                 nl = s.find("\n", i)
                 i = n if nl < 0 else nl
@@ -172,6 +180,10 @@ class _Reader:
         a dot, end offset), or None when no identifier starts there. ``_Error`` on an
         unterminated escape or a trailing dot."""
         s, n = self.s, self.n
+        m = _ASCII_NAME.match(s, i)
+        if m and (m.end() >= n or (s[m.end()].isascii() and s[m.end()] != ".")):
+            text = m.group()
+            return tuple(text.split(".")), "." in text, m.end()
         parts: list[str] = []
         compound = False
         while True:
@@ -182,7 +194,7 @@ class _Reader:
                 parts.append(s[i + 1:j])
                 compound, i = True, j + 1
             elif i < n and is_id_first(s[i]):
-                j = i + 1
+                j = _ASCII_ID.match(s, i).end() if s[i].isascii() else i + 1
                 while j < n and is_id_rest(s[j]):
                     j += 1
                 parts.append(s[i:j])
@@ -200,6 +212,13 @@ class _Reader:
 
     def keyword(self, i: int) -> str | None:
         """The header keyword at ``i`` (a bare one-component identifier spelled as one), else None."""
+        s = self.s
+        m = _KEYWORD.match(s, i)
+        if m is None:  # fast path: no keyword can start here
+            return None
+        j = m.end()
+        if j >= self.n or (s[j].isascii() and s[j] != "." and not is_id_rest(s[j])):
+            return m.group()
         try:
             w = self.word(i)
         except _Error:
