@@ -278,8 +278,35 @@ def _adoption_text(report) -> str:
     c = report.counts
     lines = [f"Adopted {report.package}: {c['adopted']} unit(s) complete by adoption, {c['candidate']} with an "
              f"existing statement to prove (candidate), {c['pipeline']} through the full pipeline"]
+    lines += _targets_text(report)
     lines.append(_drift_text(report.drift, report.drift_counts))
     return "\n".join(lines)
+
+
+def _targets_text(report) -> list[str]:
+    """What adoption left out: target modules that do not build, files outside every target."""
+    lines = []
+    if report.unbuilt:
+        lines.append(f"Not adopted ({len(report.unbuilt)} target module(s) not built): "
+                     + "; ".join(f"{m} {why}" for m, why in list(report.unbuilt.items())[:20])
+                     + (" ..." if len(report.unbuilt) > 20 else ""))
+    if report.outside:
+        lines.append(f"Ignored ({len(report.outside)} file(s) outside every Lake target): "
+                     + ", ".join(report.outside[:20]) + (" ..." if len(report.outside) > 20 else ""))
+    return lines
+
+
+def _connectivity_text(isolated: list[str], components: list[list[str]]) -> list[str]:
+    """Isolated statements and disconnected components of the blueprint's dependency graph."""
+    lines = []
+    if isolated:
+        lines.append(f"Isolated ({len(isolated)}: no \\uses in or out): " + ", ".join(isolated[:30])
+                     + (" ..." if len(isolated) > 30 else ""))
+    if len(components) > 1:
+        lines.append(f"Disconnected: {len(components)} components, no \\uses between them: "
+                     + "; ".join(f"{{{', '.join(c[:6])}{', ...' if len(c) > 6 else ''}}} ({len(c)})"
+                                 for c in components[:10]))
+    return lines
 
 
 def _drift_text(found, tally) -> str:
@@ -848,8 +875,10 @@ def cmd_drift(args: argparse.Namespace) -> CommandResult:
         report = drift_report(project, store, args.lean_project)
     finally:
         store.close()
-    return CommandResult(ExitCode.INCOMPLETE if report.drift else ExitCode.OK, report.model_dump(mode="json"),
-                         f"Blueprint of {project.name} against {report.package}:\n" + _drift_text(report.drift, report.counts))
+    text = "\n".join([f"Blueprint of {project.name} against {report.package}:", *_targets_text(report),
+                      _drift_text(report.drift, report.counts),
+                      *_connectivity_text(report.isolated, report.components)])
+    return CommandResult(ExitCode.INCOMPLETE if report.drift else ExitCode.OK, report.model_dump(mode="json"), text)
 
 
 # -- export ----------------------------------------------------------------------------------

@@ -94,7 +94,8 @@ class AuthoringCompiler(Compiler):
                          # `fyan selftest` on that toolchain (fyan.selftest.learn), not known here
                          "extensions": [],
                          "registrations": [], "extra_constants": []}],
-            "lookups": [{**by_name[n], "constants": [], "local_constants": [], "binder_domains": []}
+            "lookups": [{**by_name[n], "constants": [], "local_constants": [], "binder_domains": [],
+                          "references": []}
                         if n in by_name else {"name": n, "found": False} for n in lookups],
             "problems": [], "error": None,
         })

@@ -18,7 +18,8 @@ def declaration(name: str, **fields: Any) -> dict[str, Any]:
 
 def lookup(name: str, **fields: Any) -> dict[str, Any]:
     """A found looked-up record (``InspectedLookup``)."""
-    return declaration(name, **{"constants": [], "local_constants": [], "binder_domains": [], **fields})
+    return declaration(name, **{"constants": [], "local_constants": [], "binder_domains": [], "references": [],
+                                     **fields})
 
 
 def module(name: str, **fields: Any) -> dict[str, Any]:

@@ -450,7 +450,10 @@ def test_lakefile_lean_is_read_without_running_it(tmp_path, lakefile, name, libs
     (tmp_path / f"{libs[0]}.lean").write_text("")
     pkg = read_package(tmp_path)
     assert (pkg.name, pkg.libs) == (name, libs)
-    assert pkg.modules == [libs[0], f"{libs[0]}.A", *[f"{lib}.A" for lib in libs[1:]]]
+    # Lake's default glob of a library is its root module alone (and what it imports): the files
+    # below it that no target module imports are outside every target
+    assert pkg.modules == [libs[0]]
+    assert pkg.outside == sorted(f"{lib}/A.lean" for lib in libs)
 
 
 def test_a_candidate_freezes_only_the_existing_statement(fake_lake, tmp_path, package, capsys):

@@ -362,3 +362,23 @@ def test_pfr_dependency_graph_in_a_real_browser(pfr, tmp_path):
         server.should_exit = True
         store.close()
     assert errors == []
+
+
+def test_the_overview_names_isolated_statements_and_components(dashboard):
+    """Issue 26: the page lists what no \\uses ties to the rest, as networkx finds it in /api/state."""
+    example, server, url, token = dashboard
+    _, body = request(url, path="/api/state")
+    units = json.loads(body)["units"]
+    g = nx.Graph()
+    g.add_nodes_from(u["id"] for u in units)
+    g.add_edges_from((u["id"], d) for u in units for d in u["depends_on"])
+    isolated = [n for n in g if g.degree(n) == 0]
+    components = [c for c in nx.connected_components(g) if len(c) > 1]
+    status, page = request(url)
+    assert status == 200 and "Isolated statements and components" in page
+    if isolated:
+        assert f"{len(isolated)} isolated" in page
+    if len(components) > 1:
+        assert f"{len(components)} disconnected components" in page
+    if not isolated and len(components) <= 1:
+        assert "connected to the others" in page

@@ -76,7 +76,8 @@ def inspection_of(text: str, nonce: str, lookups=(), *, axioms=("propext",), ext
         nonce,
         modules=[records.module(module, declarations=list(recs.values()),
                                 extensions=[{"name": n, "entries": 1} for n in extensions])],
-        lookups=[{**recs[n], "constants": [], "local_constants": [], "binder_domains": []} if n in recs
+        lookups=[{**recs[n], "constants": [], "local_constants": [], "binder_domains": [],
+                          "references": []} if n in recs
                  else {"name": n, "found": False} for n in lookups]))
 
 
@@ -787,7 +788,8 @@ def _all_pass_outcomes(files: list[Path], path: Path) -> None:
         names = [m.group(0)] if m else [d for d in re.findall(r"(?m)^theorem (\S+)", text)]
         report = inspection_of(text, nonce, [n for n in names])
         # the candidate's declarations are in the unit's namespace
-        lookups = [{**d.model_dump(mode="json"), "constants": [], "local_constants": [], "binder_domains": []}
+        lookups = [{**d.model_dump(mode="json"), "constants": [], "local_constants": [], "binder_domains": [],
+                          "references": []}
                    for d in report.modules[0].declarations]
         data = json.loads(report.model_dump_json())
         data["lookups"] = lookups

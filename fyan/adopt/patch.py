@@ -7,7 +7,9 @@ folder) that a maintainer can review:
   ``units/<unit>/Basic.lean`` becomes a new file ``<Lib>/Fyan/<Module>.lean`` of the package's
   first library ``<Lib>``, with Fyan's imports of other Fyan units rewritten to those new
   modules (imports of the package's own modules stay), and the library's root module
-  ``<Lib>.lean`` imports them. A *candidate* unit (its declaration existed with ``sorry``) is
+  ``<Lib>.lean`` imports them. Headers are read and edited as Lean parses them
+  (``fyan.lean.header``: ``module``, ``prelude``, ``public``/``meta`` imports, ``import all``,
+  comments), never matched as lines. A *candidate* unit (its declaration existed with ``sorry``) is
   also proved in place: the existing declaration's proof becomes ``by first | exact <copy> |
   apply <copy>`` (the copy has the same elaborated type: ``fyan.adopt.candidate``) and its file
   imports the new module, unless that would make an import cycle (then it is listed in
@@ -35,6 +37,7 @@ from pydantic import BaseModel
 from fyan.adopt.package import read_package
 from fyan.errors import ProjectError
 from fyan.intake.catalogue import Catalogue, Statement
+from fyan.lean.header import add_import, imported_modules, rename_imports, split_name
 from fyan.project import Project
 from fyan.state.models import UnitStatus
 from fyan.state.store import Store
@@ -136,22 +139,23 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
     new_modules = []
     for u in closed:
         module = renamed[f"{fyan_lib}.{u.module}.Basic"]
-        text = re.sub(r"(?m)^import\s+(\S+)", lambda m: f"import {renamed.get(m.group(1), m.group(1))}",
-                      (project.paths.unit(u.id) / "Basic.lean").read_text(encoding="utf-8"))
+        text = rename_imports((project.paths.unit(u.id) / "Basic.lean").read_text(encoding="utf-8"), renamed)
         rel = "/".join(module.split(".")) + ".lean"
         if (pkg.folder / rel).exists():
             raise ProjectError(f"{pkg.folder / rel} exists already: the patch would overwrite it",
                                hint="rename or remove that file in the package, then export again")
         parts.append(_diff(rel, None, text))
         new_modules.append(module)
-    texts = {renamed[f"{fyan_lib}.{u.module}.Basic"]: re.sub(
-        r"(?m)^import\s+(\S+)", lambda m: f"import {renamed.get(m.group(1), m.group(1))}",
-        (project.paths.unit(u.id) / "Basic.lean").read_text(encoding="utf-8")) for u in closed}
+    texts = {renamed[f"{fyan_lib}.{u.module}.Basic"]: rename_imports(
+        (project.paths.unit(u.id) / "Basic.lean").read_text(encoding="utf-8"), renamed) for u in closed}
     wired, not_wired = _wire_candidates(project, store, pkg.folder, closed, adoptions, renamed, fyan_lib, texts, parts)
     root = pkg.folder / f"{lib}.lean"
     if new_modules and root.is_file():
         old = root.read_text(encoding="utf-8")
-        parts.append(_diff(f"{lib}.lean", old, old.rstrip("\n") + "\n" + "".join(f"import {m}\n" for m in new_modules)))
+        new = old
+        for m in new_modules:
+            new = add_import(new, m)
+        parts.append(_diff(f"{lib}.lean", old, new))
 
     # -- blueprint: \lean and \leanok as the gate verified them
     base_dir, prefix = _blueprint_base(project, catalogue, pkg.folder)
@@ -203,7 +207,8 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
 
 
 def _imports(text: str) -> list[str]:
-    return re.findall(r"(?m)^import\s+(\S+)", text)
+    """The modules ``text`` imports, read as Lean reads its header (``fyan.lean.header``)."""
+    return imported_modules(text)
 
 
 def _reaches(start: list[str], target: str, package: Path, texts: dict[str, str]) -> bool:
@@ -220,7 +225,7 @@ def _reaches(start: list[str], target: str, package: Path, texts: dict[str, str]
         if m in texts:
             todo += _imports(texts[m])
         else:
-            path = package / ("/".join(m.split(".")) + ".lean")
+            path = package.joinpath(*split_name(m)).with_suffix(".lean")
             if path.is_file():
                 todo += _imports(path.read_text(encoding="utf-8", errors="replace"))
     return False
@@ -285,9 +290,7 @@ def _wire_candidates(project: Project, store: Store, package: Path, closed, adop
             continue
         copy = roots[0]
         text = text[: head + at] + f":= by\n  first\n  | exact {copy}\n  | apply {copy}" + text[end:]
-        imports = list(re.finditer(r"(?m)^import\s+\S+[ \t]*$", text))
-        pos = imports[-1].end() if imports else 0
-        text = text[:pos] + ("\n" if imports else "") + f"import {new_module}" + ("" if imports else "\n") + text[pos:]
+        text = add_import(text, new_module)
         edits[path] = text
         wired[u.id] = [name]
     for path, text in edits.items():

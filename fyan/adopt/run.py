@@ -1,7 +1,9 @@
 """Adoption of an existing Lake package by a project, and the drift report (issue 16).
 
-``inspect_package`` builds the package's modules (``lake build``, in the package: only its
-``.lake/`` build outputs are written) and runs Fyan's trusted inspector
+``inspect_package`` builds the modules of the package's Lake targets (``lake build``, in the
+package: only its ``.lake/`` build outputs are written; ``fyan.adopt.package`` says which modules:
+a file outside every target is listed and ignored; a target module that does not build is
+reported by name with the modules importing it, and the rest is adopted) and runs Fyan's trusted inspector
 (``fyan.lean.inspector.run_inspector``: ``--import`` every module, ``--name`` every
 ``\\lean`` name of the blueprint) on the compiled environment. ``adopt`` turns the inspector's
 report into one ``Decision`` per unit (``fyan.adopt.decide``) and records them through the
@@ -45,10 +47,23 @@ class AdoptionUnavailable(FyanError):
 
 
 class PackageEvidence(BaseModel):
-    """The inspector's lookups (``\\lean`` name -> record) and how they were obtained."""
+    """The inspector's lookups (``\\lean`` name -> record) and how they were obtained; the target
+    modules that did not build (module -> why; they and their importers are not inspected) and
+    the package's files outside every target (ignored)."""
 
     lookups: dict[str, LookupRecord]
     facts: dict[str, Any] = Field(default_factory=dict)
+    unbuilt: dict[str, str] = Field(default_factory=dict)
+    outside: list[str] = Field(default_factory=list)
+
+    @property
+    def references(self) -> dict[str, list[str]]:
+        """The package's reference graph the lookups reached (declaration -> what it refers to)."""
+        out: dict[str, list[str]] = {}
+        for rec in self.lookups.values():
+            for r in rec.references:
+                out.setdefault(r.name, list(r.references))
+        return out
 
 
 class AdoptionReport(BaseModel):
@@ -57,12 +72,47 @@ class AdoptionReport(BaseModel):
     counts: dict[str, int]
     drift: list[Drift]
     drift_counts: dict[str, int]
+    unbuilt: dict[str, str] = Field(default_factory=dict, description="target module -> why it was not adopted")
+    outside: list[str] = Field(default_factory=list, description="the package's .lean files outside every target")
 
 
 class DriftReport(BaseModel):
     package: str
     drift: list[Drift]
     counts: dict[str, int]
+    unbuilt: dict[str, str] = Field(default_factory=dict)
+    outside: list[str] = Field(default_factory=list)
+    isolated: list[str] = Field(default_factory=list, description="units with no dependency in or out (labels)")
+    components: list[list[str]] = Field(default_factory=list,
+                                        description="weakly connected components (labels), largest first")
+
+
+def blueprint_connectivity(store: Store) -> tuple[list[str], list[list[str]]]:
+    """The isolated units and the components of the blueprint's dependency graph (labels, or ids
+    of units without one), in document order (``fyan.specifier.connectivity``)."""
+    from fyan.specifier.connectivity import connectivity
+
+    units = store.units()
+    name = {u.id: u.label or u.id for u in units}
+    c = connectivity([u.id for u in units], [(d.unit, d.depends_on) for d in store.deps()])
+    return [name[n] for n in c.isolated], [[name[n] for n in comp] for comp in c.components]
+
+
+def _unbuilt(pkg: LakePackage, failed: list[str]) -> dict[str, str]:
+    """Target module -> why it is not adopted: it failed to build, or it imports (transitively)
+    a module that did."""
+    out = {m: "does not build" for m in failed if m in pkg.sources}
+    changed = True
+    while changed:
+        changed = False
+        for m in pkg.modules:
+            if m in out:
+                continue
+            bad = next((i for i in pkg.imports_within(m) if i in out), None)
+            if bad is not None:
+                out[m] = f"imports {bad}, which " + ("does not build" if out[bad] == "does not build" else "is not built")
+                changed = True
+    return out
 
 
 def project_marks(project: Project, store: Store) -> dict[str, UnitMarks]:
@@ -94,23 +144,31 @@ def inspect_package(project: Project, pkg: LakePackage, names: list[str], out_di
     (pkg.folder / ".lake").mkdir(exist_ok=True)  # the build outputs: the only place adoption writes in the package
     build = lake_build(tc, pkg.folder, list(pkg.modules), cfg, out_dir, name="build",
                        confinement=Confinement(writable=(pkg.folder / ".lake", out_dir)))
+    unbuilt: dict[str, str] = {}
     if not build.ok:
-        raise AdoptionUnavailable(f"`lake build` of {pkg.folder} failed: {build.reason} (log {build.log_file})",
-                                  hint="fix the package's build (adoption needs its .olean files), then adopt again")
+        # Lake keeps building the other targets after a failure and names the failed ones
+        # (`Some required targets logged failures:`; docs/lean-contract.md, "Lake targets")
+        failed = list(dict.fromkeys(build.log.failed_targets
+                                    + [j.target for j in build.log.jobs if j.icon == "✖"]))
+        unbuilt = _unbuilt(pkg, failed)
+        if not unbuilt or len(unbuilt) == len(pkg.modules):
+            raise AdoptionUnavailable(f"`lake build` of {pkg.folder} failed: {build.reason} (log {build.log_file})",
+                                      hint="fix the package's build (adoption needs its .olean files), then adopt again")
+    built = [m for m in pkg.modules if m not in unbuilt]
     inspector, why = ensure_inspector(tc, pkg.pin, cfg, log_dir=out_dir)
     if inspector is None:
         raise AdoptionUnavailable(f"no trusted inspector for {pkg.pin}: {why}")
     result = run_inspector(inspector, tc, pkg.folder, config=cfg, out_dir=out_dir, name="inspect",
-                           names=names, imports=list(pkg.modules),
+                           names=names, imports=built, follow_references=True,
                            confinement=Confinement(writable=(out_dir, pkg.folder / ".lake")))
     if not result.ok or result.report is None:
         raise AdoptionUnavailable(f"the trusted inspector gave no evidence on {pkg.folder}: {result.problem}",
                                   hint=f"see {out_dir}/inspect.log")
     facts = {"package": str(pkg.folder), "package_name": pkg.name, "pin": pkg.pin, "toolchain": tc.version,
              "toolchain_trust": trust.statement,
-             "modules": len(pkg.modules), "build": build.evidence(), **result.evidence(),
-             "inspected_at": time.time()}
-    return PackageEvidence(lookups=result.report.records, facts=facts)
+             "modules": len(built), "build": build.evidence(), **result.evidence(),
+             "unbuilt": unbuilt, "outside": pkg.outside, "inspected_at": time.time()}
+    return PackageEvidence(lookups=result.report.records, facts=facts, unbuilt=unbuilt, outside=pkg.outside)
 
 
 def _freezes(d: Decision, toolchain: str) -> list[FreezeSpec]:
@@ -152,10 +210,10 @@ def adopt(project: Project, gateway: Gateway, package: Path | str | None = None)
 
     if project.config.adopt.package:
         require_adopted(project)
-    found = drift(marks, {n: evidence(n, ev.lookups.get(n), allow) for n in names})
+    found = drift(marks, {n: evidence(n, ev.lookups.get(n), allow) for n in names}, ev.references)
     return AdoptionReport(package=str(pkg.folder), decisions=list(decisions.values()),
                           counts={o.value: sum(d.outcome is o for d in decisions.values()) for o in Outcome},
-                          drift=found, drift_counts=counts(found))
+                          drift=found, drift_counts=counts(found), unbuilt=ev.unbuilt, outside=ev.outside)
 
 
 def drift_report(project: Project, store: Store, package: Path | str | None = None) -> DriftReport:
@@ -171,8 +229,10 @@ def drift_report(project: Project, store: Store, package: Path | str | None = No
     ev = inspect_package(project, pkg, names, project.paths.state / "drift" / time.strftime("%Y%m%d-%H%M%S"))
     allow = list(project.config.lean.axiom_allowlist)
     evidence_by_name: dict[str, DeclEvidence] = {n: evidence(n, ev.lookups.get(n), allow) for n in names}
-    found = drift(marks, evidence_by_name)
-    return DriftReport(package=str(pkg.folder), drift=found, counts=counts(found))
+    found = drift(marks, evidence_by_name, ev.references)
+    isolated, components = blueprint_connectivity(store)
+    return DriftReport(package=str(pkg.folder), drift=found, counts=counts(found), unbuilt=ev.unbuilt,
+                       outside=ev.outside, isolated=isolated, components=components)
 
 
 def reverify_adoptions(project: Project, store: Store, units: list[str], log_dir: Path) -> dict[str, tuple[bool, str]]:

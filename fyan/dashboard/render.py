@@ -126,6 +126,27 @@ def units_html(units: list[dict[str, Any]], costs: dict[str, float]) -> str:
             "<th>cost</th><th>reason</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
 
+def connectivity_html(units: list[dict[str, Any]]) -> str:
+    """Isolated statements (no dependency in or out) and disconnected components of the units'
+    dependency graph (``fyan.specifier.connectivity``), by label, in document order."""
+    from fyan.specifier.connectivity import connectivity
+
+    name = {u["id"]: u.get("label") or u["id"] for u in units}
+    c = connectivity([u["id"] for u in units], [(u["id"], d) for u in units for d in u.get("depends_on") or []])
+    if not c.isolated and not c.disconnected:
+        return "<p id=connectivity class=note>Every statement is connected to the others.</p>"
+    parts = []
+    if c.isolated:
+        parts.append(f"<p><b>{len(c.isolated)} isolated</b> (no \\uses in or out): "
+                     + ", ".join(f'<a href="/unit/{escape(n)}">{escape(name[n])}</a>' for n in c.isolated) + "</p>")
+    if c.disconnected:
+        items = "".join(f"<li>{len(comp)} unit(s): " + ", ".join(escape(name[n]) for n in comp[:12])
+                        + (" ..." if len(comp) > 12 else "") + "</li>" for comp in c.components)
+        parts.append(f"<p><b>{len(c.components)} disconnected components</b> (no \\uses between them):</p>"
+                     f"<ul>{items}</ul>")
+    return "<div id=connectivity>" + "".join(parts) + "</div>"
+
+
 def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
     """The project page (server-rendered state; ``dashboard.js`` keeps it current)."""
     payload = status.as_payload()
@@ -161,6 +182,7 @@ def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
         "(needs JavaScript; the tables below hold the same information)</p></div>"
         "<aside id=graph-info><p class=note>Click a unit to highlight what it needs (ancestors) and what needs it "
         "(descendants); double-click opens it. Scroll to zoom, drag to pan.</p></aside></div>")
+    graph += "<h3>Isolated statements and components</h3>" + connectivity_html(units)
     body = (head + blocked + graph + "<h2>Progress by layer</h2><div id=layers-wrap>" + layers_html(units)
             + "</div><h2>Units (blockers first)</h2><div id=units-wrap>" + units_html(units, costs) + "</div>")
     return page(f"Fyan — {status.project}", body,

@@ -187,13 +187,25 @@ class InspectedDeclaration(_Strict):
         return []
 
 
+class Reference(_Strict):
+    """A declaration of the ``--import`` modules a looked-up declaration reaches (through types
+    and values: statement and proof), with the declarations of those modules it refers to
+    directly (``references``, in order). Issue 26: drift follows these through helpers."""
+
+    name: str
+    references: list[str]
+
+
 class InspectedLookup(InspectedDeclaration):
     """A looked-up name that was found: a declaration's fields plus the constants its statement
-    uses, the local definitions its meaning depends on, and its binder domains."""
+    uses, the local definitions its meaning depends on, its binder domains and, when the run asked
+    for them (``follow_references``; else empty), the reference graph of the ``--import`` modules
+    reachable from it (``references``: itself first)."""
 
     constants: list[UsedConstant]
     local_constants: list[LocalConstant]
     binder_domains: list[str]
+    references: list[Reference]
 
     @property
     def local_digests(self) -> dict[str, str]:
@@ -230,6 +242,7 @@ class MissingDeclaration(_Strict):
     missing_constants: tuple[str, ...] = ()
     constants: tuple[UsedConstant, ...] = ()
     local_constants: tuple[LocalConstant, ...] = ()
+    references: tuple[Reference, ...] = ()
     binder_domain_hashes: tuple[str, ...] = ()
 
     @property
@@ -577,6 +590,7 @@ def run_inspector(
     name: str = "inspect", modules: list[str] = (), names: list[str] = (), imports: list[str] = (),
     black_box: list[str] = (), search_path: list[Path] = (), local_prefix: str = "",
     confinement: Confinement | None = None, lean_env: dict[str, str] | None = None,
+    follow_references: bool = False,
 ) -> Inspection:
     """Run the inspector in ``workspace`` — with ``lean_env`` (``LEAN_PATH`` and ``LEAN_SYSROOT``
     of ``fyan.lean.compile.LeanSetup.environment``) when given, else under ``lake env`` (a Lake
@@ -586,7 +600,9 @@ def run_inspector(
     confined (``confinement``: the caller's; it may write only ``out_dir`` and the workspace),
     after every process of the candidate ended. The executable's SHA-256 is checked first.
     Never raises: a changed executable, a crash, a timeout, no report, a report in another
-    format or from another Lean version, or a module the environment lacks is ``problem``."""
+    format or from another Lean version, or a module the environment lacks is ``problem``.
+    ``follow_references``: each found lookup reports the reference graph of the ``imports``
+    modules reachable from it (``InspectedLookup.references``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     out = (out_dir / f"{name}.json").resolve()
     out.unlink(missing_ok=True)
@@ -607,6 +623,8 @@ def run_inspector(
             argv += [flag, v]
     if local_prefix:
         argv += ["--local-prefix", local_prefix]
+    if follow_references:
+        argv.append("--follow-references")
     if confinement is None:
         confinement = Confinement(writable=(out_dir, workspace))
     env = None

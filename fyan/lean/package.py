@@ -33,6 +33,7 @@ from string import Template
 
 import networkx as nx
 
+from fyan.lean.header import read_header
 from fyan.lean.render import comment_text, dotted_name
 from fyan.project import Project
 from fyan.resources import data_dir
@@ -282,7 +283,8 @@ _ROOT_IMPORTS: dict[Path, tuple[tuple[int, int], set[str]]] = {}
 
 
 def _root_imports(root: Path, lib: str) -> set[str]:
-    """The ``import <lib>.…`` lines of the root module (cached while the file is unchanged)."""
+    """The root module's imports of ``<lib>.…`` modules, read as Lean reads its header
+    (``fyan.lean.header``; cached while the file is unchanged)."""
     try:
         st = root.stat()
     except FileNotFoundError:
@@ -292,7 +294,7 @@ def _root_imports(root: Path, lib: str) -> set[str]:
     if cached is not None and cached[0] == (st.st_mtime_ns, st.st_size):
         return cached[1]
     text = root.read_text(encoding="utf-8")
-    imports = {line[len("import "):].strip() for line in text.splitlines() if line.startswith(f"import {lib}.")}
+    imports = {m for m in read_header(text).modules if m.startswith(f"{lib}.")}  # as Lean reads the header
     _ROOT_IMPORTS[root] = ((st.st_mtime_ns, st.st_size), imports)
     return imports
 

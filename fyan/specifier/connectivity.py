@@ -1,14 +1,14 @@
-"""Isolated statements and disconnected parts of a dependency graph (networkx).
+"""Isolated statements and disconnected components of a blueprint's dependency graph (issue 26).
 
-A user of dependency-graph tools asks for both (issue 25): a statement with no edge in or out
-is often one whose references intake did not read, and a document that falls apart into
-several components may have lost the edges between them. ``connectivity`` computes them for
-the intake report of ``fyan init``; the adoption and dashboard views use the same function.
+A statement with no ``\\uses`` in or out, or a group of statements that no edge ties to the rest,
+is usually a forgotten ``\\uses`` (a common request against blueprint dependency-graph tools).
+``connectivity(nodes, edges)`` names them; ``fyan init``, ``fyan drift`` and the dashboard show
+them. Weak connectivity (edge directions ignored) with networkx.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import networkx as nx
@@ -16,25 +16,30 @@ import networkx as nx
 
 @dataclass(frozen=True)
 class Connectivity:
-    """``isolated``: the nodes with no edge in or out, in document order (the order of the
-    ``nodes`` given). ``components``: the weakly connected components of the graph without its
-    isolated nodes, largest first (ties: the one whose first node comes first), each in
-    document order."""
+    """``isolated``: the nodes with no edge in or out, in document order; ``components``: the
+    weakly connected components of the other nodes, largest first (ties: the one whose first
+    node comes first in the document), each in document order. One component means the graph
+    is connected apart from the isolated nodes."""
 
     isolated: tuple[str, ...]
     components: tuple[tuple[str, ...], ...]
 
+    @property
+    def disconnected(self) -> bool:
+        """More than one component (isolated nodes not counted)."""
+        return len(self.components) > 1
 
-def connectivity(nodes: Sequence[str], edges: Iterable[tuple[str, str]]) -> Connectivity:
-    """Isolated nodes and weakly connected components of the directed graph ``nodes`` (unit
-    ids, in document order) and ``edges`` (``(unit, depends_on)`` pairs; direction is ignored).
-    An edge naming a node outside ``nodes`` adds that node after the given ones. A self-loop
-    does not connect a node to anything. Linear in nodes + edges."""
+
+def connectivity(nodes: Iterable[str], edges: Iterable[tuple[str, str]]) -> Connectivity:
+    """The ``Connectivity`` of the graph on ``nodes`` (in document order; repeats ignored) with
+    ``edges`` (pairs of nodes, either direction; an edge naming a node not in ``nodes`` and a
+    self-loop are ignored). Pure."""
+    order = list(dict.fromkeys(nodes))
+    rank = {n: i for i, n in enumerate(order)}
     g = nx.Graph()
-    g.add_nodes_from(nodes)
-    g.add_edges_from((a, b) for a, b in edges if a != b)
-    position = {n: i for i, n in enumerate(g.nodes)}  # insertion order: the given order first
-    isolated = tuple(n for n in g.nodes if g.degree(n) == 0)
-    parts = [sorted(c, key=position.__getitem__) for c in nx.connected_components(g) if len(c) > 1]
-    parts.sort(key=lambda c: (-len(c), position[c[0]]))
+    g.add_nodes_from(order)
+    g.add_edges_from((a, b) for a, b in edges if a in rank and b in rank and a != b)
+    isolated = tuple(n for n in order if g.degree(n) == 0)
+    parts = [sorted(c, key=rank.__getitem__) for c in nx.connected_components(g) if len(c) > 1]
+    parts.sort(key=lambda c: (-len(c), rank[c[0]]))
     return Connectivity(isolated=isolated, components=tuple(tuple(c) for c in parts))

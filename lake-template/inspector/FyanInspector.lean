@@ -24,7 +24,7 @@ in that range (no `String.take`: it returns `String.Slice` in newer Lean).
 Usage (run through `lake env`, which sets `LEAN_PATH` and `LEAN_SYSROOT`):
 
     fyan-inspector --out FILE --nonce HEX [--module M]... [--name N]... [--import M]...
-                   [--black-box N]... [--search-path DIR]... [--local-prefix P]
+                   [--black-box N]... [--search-path DIR]... [--local-prefix P] [--follow-references]
 
 It writes one JSON object to FILE (format `fyan-inspector/2`; the schema, every field required,
 is `fyan/lean/inspector.py`), echoing `--nonce`:
@@ -44,8 +44,12 @@ is `fyan/lean/inspector.py`), echoing `--nonce`:
 * `lookups`: for each `--name`: `{name, found: false}` when absent, else the same fields plus the
   constants its statement uses directly (with their modules, kinds, whether each is a structure
   projection, and the constants in the conclusion of their own types), the constants of modules
-  under `--local-prefix` its meaning depends on transitively (with their meaning), and the
-  domains of its leading `∀` binders;
+  under `--local-prefix` its meaning depends on transitively (with their meaning), the
+  domains of its leading `∀` binders, and — with `--follow-references`, else empty — its
+  `references`: every declaration of the `--import` modules it reaches through types and values
+  (statement and proof, as `collectAxioms` follows constants), itself first, each with the
+  declarations of those modules it refers to directly (what drift follows through helpers no
+  blueprint node names, issue 26);
 * `problems`: modules that are not in the environment.
 
 A module that cannot be loaded, an unknown argument, anything thrown: `error` (exit 0, the
@@ -74,6 +78,7 @@ structure Args where
   blackBox : Array Name := #[]
   searchPath : Array System.FilePath := #[]
   localPrefix : Name := .anonymous
+  followReferences : Bool := false
   out : Option System.FilePath := none
   nonce : String := ""
 
@@ -107,6 +112,7 @@ def parseArgs (a : Args) : List String → Except String Args
   | "--black-box" :: v :: rest => parseArgs { a with blackBox := a.blackBox.push (parseName v) } rest
   | "--search-path" :: v :: rest => parseArgs { a with searchPath := a.searchPath.push ⟨v⟩ } rest
   | "--local-prefix" :: v :: rest => parseArgs { a with localPrefix := parseName v } rest
+  | "--follow-references" :: rest => parseArgs { a with followReferences := true } rest
   | "--out" :: v :: rest => parseArgs { a with out := some ⟨v⟩ } rest
   | "--nonce" :: v :: rest => parseArgs { a with nonce := v } rest
   | arg :: _ => .error s!"unknown or incomplete argument '{arg}'"
@@ -355,7 +361,32 @@ def declFields (ctx : Ctx) (reach : Std.HashMap Name Reach) (ci : ConstantInfo) 
 def constJson (ctx : Ctx) (c : Name) : Json :=
   Json.mkObj [("name", toJson c.toString), ("module", toJson (ctx.moduleText c))]
 
-def lookupJson (ctx : Ctx) (reach : Std.HashMap Name Reach) (pfx : Name) (n : Name) : Json :=
+/-- The declarations of the modules `home` that `n` reaches through `refs` (types and values, as
+`collectAxioms` follows constants), `n` first, each with the declarations of `home` it refers to
+directly (in the order `refs` gives them, without repeats); at most `limit` declarations. -/
+def packageReferences (ctx : Ctx) (home : NameSet) (n : Name) (limit : Nat := 20000) : Array Json := Id.run do
+  let mut seen : NameSet := ({} : NameSet).insert n
+  let mut out : Array Json := #[]
+  let mut todo : Array Name := #[n]
+  let mut next := 0
+  while next < todo.size && out.size < limit do
+    let c := todo[next]!
+    next := next + 1
+    let some ci := ctx.env.find? c | continue
+    let mut direct : Array Name := #[]
+    for d in refs ci do
+      let inHome := match ctx.moduleOf d with
+        | some m => home.contains m
+        | none => false
+      if inHome && d != c && !direct.contains d then
+        direct := direct.push d
+        unless seen.contains d do
+          seen := seen.insert d
+          todo := todo.push d
+    out := out.push (Json.mkObj [("name", toJson c.toString), ("references", namesJson direct)])
+  return out
+
+def lookupJson (ctx : Ctx) (reach : Std.HashMap Name Reach) (pfx : Name) (home : Option NameSet) (n : Name) : Json :=
   let env := ctx.env
   match env.find? n with
   | none => Json.mkObj [("name", toJson n.toString), ("found", toJson false)]
@@ -388,7 +419,10 @@ def lookupJson (ctx : Ctx) (reach : Std.HashMap Name Reach) (pfx : Name) (n : Na
     return Json.mkObj (declFields ctx reach ci ++ [
       ("constants", Json.arr direct),
       ("local_constants", Json.arr locals),
-      ("binder_domains", toJson (binderDomains ci.type))])
+      ("binder_domains", toJson (binderDomains ci.type)),
+      ("references", Json.arr (match home with
+        | some h => packageReferences ctx h n
+        | none => #[]))])
 
 /-- One registration: `kind` (`instance`, `unification_hint`, `reducible`), the declaration,
 whether it is `scoped` (active where its namespace is opened), and the constants it is about
@@ -470,9 +504,11 @@ def run (a : Args) : IO Json := do
       interest := interest.push n
   let black := a.blackBox.foldl (fun s n => s.insert n) ({} : NameSet)
   let reach := transitiveMarks env interest black
+  let home : Option NameSet :=
+    if a.followReferences then some (a.imports.foldl (fun s m => s.insert m) ({} : NameSet)) else none
   return Json.mkObj (header a.nonce ++ [
     ("modules", Json.arr (a.modules.map (moduleJson ctx reach))),
-    ("lookups", Json.arr (a.names.map (lookupJson ctx reach a.localPrefix))),
+    ("lookups", Json.arr (a.names.map (lookupJson ctx reach a.localPrefix home))),
     ("problems", toJson problems),
     ("error", Json.null)])
 

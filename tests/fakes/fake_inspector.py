@@ -33,11 +33,14 @@ What it emulates from the built source (``fyan.lean.declarations.scan``; everyth
 * registrations: every ``instance`` (about its class and the constants after it) and every
   ``abbrev``/``@[reducible]`` declaration (about the constants of its value); a constant that is
   not a declaration of the loaded modules is taken to be the library's (module ``Init``);
-* imports: ``Init`` and the module's ``import`` lines;
+* imports: ``Init`` (unless the header says ``prelude``) and the header's imports, read as Lean
+  reads a header (``fyan.lean.header``);
 * looked-up names: the same fields, the workspace declarations the statement mentions
   (``constants``, with the names mentioned in their own types as ``conclusion``) and, under
   ``--local-prefix``, transitively (``local_constants``); library names listed in the scenario's
-  ``constants`` are found in module ``Init``.
+  ``constants`` are found in module ``Init``; with ``--follow-references``, ``references`` as
+  ``packageReferences`` computes it (the declarations of the ``--import`` modules reachable
+  through what each declaration's source mentions, statement and proof).
 
 A stand-in written by the SA-Pass compile double (``fake_lean_env.py``) carries a recorded
 ``inspection`` that is returned as is. Scenario overrides (``FYAN_FAKE_SCENARIO``):
@@ -62,6 +65,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fyan.lean.declarations import scan, strip_comments  # noqa: E402
+from fyan.lean.header import read_header  # noqa: E402
 
 KIND = {"theorem": "theorem", "def": "def", "abbrev": "def", "instance": "def", "opaque": "opaque",
         "axiom": "axiom", "structure": "inductive", "inductive": "inductive", "class": "inductive"}
@@ -97,12 +101,16 @@ def scenario() -> dict:
 
 def parse(argv: list[str]) -> dict:
     opts: dict = {"modules": [], "names": [], "imports": [], "black_box": [], "search_path": [], "local_prefix": "",
-                  "out": None, "nonce": ""}
+                  "out": None, "nonce": "", "follow_references": False}
     keys = {"--module": "modules", "--name": "names", "--import": "imports", "--black-box": "black_box",
             "--search-path": "search_path"}
     i = 0
     while i < len(argv):
         flag, value = argv[i], argv[i + 1] if i + 1 < len(argv) else None
+        if flag == "--follow-references":  # a flag without a value (FyanInspector.lean parseArgs)
+            opts["follow_references"] = True
+            i += 1
+            continue
         if value is None:
             raise SystemExit(f"fake inspector: incomplete argument {flag}")
         if flag in keys:
@@ -180,7 +188,7 @@ class Env:
                 continue
             self.modules[m] = data
             if "inspection" not in data:
-                todo += re.findall(r"(?m)^import\s+(\S+)", data["source"])
+                todo += read_header(data["source"]).modules
                 self._add(m, data["source"])
         self._axioms()
 
@@ -362,7 +370,29 @@ def _library_record(name: str) -> dict:
             "type_pp": name, "value_repr": None, "safety": "safe", "implemented_by": None, "extern": False,
             "init": False, "sorry_direct": False, "sorry_in_type": False, "conclusion_true": False, "axioms": [],
             "kernel_evaluated": [], "missing_constants": [], "constants": [], "local_constants": [],
-            "binder_domains": []}
+            "binder_domains": [], "references": []}
+
+
+def package_references(env: "Env", home: set[str], name: str, limit: int = 20000) -> list[dict]:
+    """``FyanInspector.lean`` ``packageReferences``: the declarations of the modules ``home`` that
+    ``name`` reaches through its statement and proof (here: the declarations its source text
+    mentions), breadth first, ``name`` first, each with those it refers to directly."""
+    out, todo, seen, at = [], [name], {name}, 0
+    while at < len(todo) and len(out) < limit:
+        c = todo[at]
+        at += 1
+        e = env.decls.get(c)
+        if e is None:
+            continue
+        direct = []
+        for d in env.mentions(e["tokens"]):
+            if env.decls[d]["module"] in home and d != c and d not in direct:
+                direct.append(d)
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        out.append({"name": c, "references": direct})
+    return out
 
 
 def report(opts: dict, sc: dict) -> dict:
@@ -385,12 +415,13 @@ def report(opts: dict, sc: dict) -> dict:
             out["lookups"] += [d for d in recorded.get("lookups", []) if d["name"] in opts["names"]]
             continue
         decls = [e for e in env.decls.values() if e["module"] == module]
-        lookup_only = {"constants", "local_constants", "binder_domains"}
+        lookup_only = {"constants", "local_constants", "binder_domains", "references"}
         records = [{**e["record"], **{k: v for k, v in overrides.get(e["record"]["name"], {}).items()
                                       if k not in lookup_only}} for e in decls
                    if overrides.get(e["record"]["name"], {}).get("found", True)]  # found: false = absent
-        mod = {"name": module, "found": True, "is_module": bool(re.match(r"\s*module\b", data["source"])),
-               "imports": ["Init"] + re.findall(r"(?m)^import\s+(\S+)", data["source"]),
+        mod = {"name": module, "found": True, "is_module": read_header(data["source"]).module,
+               "imports": (["Init"] if not read_header(data["source"]).prelude else [])
+               + read_header(data["source"]).modules,
                "declarations": records, "extensions": extensions(data["source"], decls),
                "registrations": registrations(env, module, data["source"]), "extra_constants": []}
         mod.update(sc.get("inspect_module", {}).get(module, {}))
@@ -421,7 +452,9 @@ def report(opts: dict, sc: dict) -> dict:
             cd = ce["decl"]
             local.append({"name": full, "module": ce["module"], "kind": ce["kind"], "meaning": [cd.frozen_signature]})
             todo += env.mentions(_tokens(cd.header + (" " + cd.body if ce["kind"] == "def" else "")))
-        rec = {**e["record"], "constants": direct, "local_constants": local, "binder_domains": []}
+        references = package_references(env, set(opts["imports"]), name) if opts["follow_references"] else []
+        rec = {**e["record"], "constants": direct, "local_constants": local, "binder_domains": [],
+               "references": references}
         rec.update(overrides.get(name, {}))
         if rec.get("found") is False:
             rec = {"name": name, "found": False}

@@ -6,7 +6,12 @@ checker, comparator), printing output in the formats real Lake and Lean print
 (``shared/lean-samples/``: ``✔ [n/m] Built X (t)`` progress lines, ``warning: F:L:C:
 declaration uses `sorry``` messages, ``Build completed successfully (N jobs).``).
 
-``lake build`` follows Lake's rebuild rule for the modules it stands in for: a module owned by
+``lake build`` keeps building the other targets when one fails, as Lake does without
+``--fail-fast`` (Lake's own test ``tests/lake/tests/failFast/test.sh`` in leanprover/lean4:
+"without --fail-fast, an early failure does not stop other targets"), and ends with Lake's summary
+(``Some required targets logged failures:`` then ``- <module>`` per failed module, ``error: build
+failed``); a module whose import failed is not built and not listed. Imports are read from each
+source's header by ``fyan.lean.header`` (Lean's header grammar). ``lake build`` follows Lake's rebuild rule for the modules it stands in for: a module owned by
 the package in the working folder (a ``lean_lib`` root of its ``lakefile.toml`` is a prefix of
 it; every module with a source when there is no lakefile) is compiled, imports first, into a
 stand-in ``.olean`` under that package's ``.lake/build/lib/lean`` (JSON with the module's
@@ -106,7 +111,13 @@ def behave(spec: dict) -> None:
 
 
 def imports_of(text: str) -> list[str]:
-    return re.findall(r"(?m)^import\s+(\S+)", text)
+    """The modules a source imports, read from its header as Lean reads it (``fyan.lean.header``,
+    which follows ``Lean.Parser.Module.header``: docs/lean-contract.md, "Lean headers")."""
+    if str(ROOT) not in sys.path:  # this checkout's fyan, as fake_inspector.py does
+        sys.path.insert(0, str(ROOT))
+    from fyan.lean.header import read_header
+
+    return read_header(text).modules
 
 
 BUILD_LIB = Path(".lake/build/lib/lean")
@@ -166,7 +177,12 @@ def search_path(package: Path = Path(".")) -> list[Path]:
 
 
 class BuildError(Exception):
-    pass
+    """A module that does not build: ``module`` is the one whose compilation failed (Lake lists
+    it under ``Some required targets logged failures:``)."""
+
+    def __init__(self, message: str, module: str = "") -> None:
+        super().__init__(message)
+        self.module = module
 
 
 #: module -> the package folder it was compiled (or replayed) in, for the build's log lines
@@ -188,7 +204,8 @@ def compile_module(module: str, sc: dict, done: dict[str, str], roots: list[str]
         return olean_of(module, BUILT_IN.get(module, package)).stat().st_mtime_ns
     path = package / module_file(module)
     if not path.is_file():
-        raise BuildError(f"error: no such file or directory (error code: 2)\n  file: ./{module_file(module).as_posix()}")
+        raise BuildError(f"error: no such file or directory (error code: 2)\n  file: ./{module_file(module).as_posix()}",
+                         module)
     text = path.read_text()
     newest = path.stat().st_mtime_ns
     for dep in imports_of(text):
@@ -205,7 +222,7 @@ def compile_module(module: str, sc: dict, done: dict[str, str], roots: list[str]
         found = next((d / rel for d in search_path(package) if (d / rel).is_file()), None)
         if found is None:
             raise BuildError(f"error: {module_file(module).as_posix()}:1:0: object file {olean_of(dep).as_posix()} "
-                             f"of module {dep} does not exist")
+                             f"of module {dep} does not exist", module)
         newest = max(newest, found.stat().st_mtime_ns)
     BUILT_IN[module] = package
     olean, trace = olean_of(module, package), olean_of(module, package).with_suffix(".trace")
@@ -248,6 +265,7 @@ def build(modules: list[str], sc: dict) -> int:
         module = modules[-1]
         print(spec["output"].replace("@MODULE@", module).replace("@FILE@", module_file(module).as_posix()))
         return int(spec.get("exit", 0))
+    failed: dict[str, str] = {}
     for module in modules:
         if roots is not None and not owned(module, roots):
             print(f"error: unknown target '{module}'")
@@ -258,10 +276,22 @@ def build(modules: list[str], sc: dict) -> int:
         try:
             compile_module(module, sc, done, roots)
         except BuildError as e:
-            print(f"✖ [{len(done) + 1}/{len(done) + 1}] Building {module}")
-            print(e)
-            print("error: build failed")
-            return 1
+            # Lake keeps building the other targets after a failure (no --fail-fast); a module
+            # whose import failed is not built and logs nothing of its own
+            if e.module and e.module not in failed:
+                failed[e.module] = str(e)
+    if failed:
+        for i, (module, verb) in enumerate(done.items(), start=1):
+            print(f"✔ [{i}/{len(done) + len(failed)}] {verb} {module} (0.4s)")
+        for k, (module, message) in enumerate(failed.items(), start=len(done) + 1):
+            print(f"✖ [{k}/{len(done) + len(failed)}] Building {module} (0.2s)")
+            print(message)
+            print("error: Lean exited with code 1")
+        print("Some required targets logged failures:")
+        for module in failed:
+            print(f"- {module}")
+        print("error: build failed")
+        return 1
     total = len(done)
     for i, (module, verb) in enumerate(done.items(), start=1):
         path = BUILT_IN.get(module, Path(".")) / module_file(module)
