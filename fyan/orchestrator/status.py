@@ -188,7 +188,9 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             if v.next_stage is not None and v.next_stage.value not in g.stages:
                 g.stages.append(v.next_stage.value)
     adoptions = store.adoptions()
+    sections = unit_sections(store)
     for uid, v in views.items():
+        unit_cause = None
         st, reason, short = v.status.value, v.reason, v.reason or ""
         adoption = adoptions.get(uid)
         if v.adopted and adoption is not None:
@@ -204,9 +206,11 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
                 root = m["root"]
                 short = f"waits on blocked {root}"
                 cause = causes.get(root) or classify((v.reason or "")[m.end():])
+                unit_cause = cause.summary
                 groups.setdefault(cause.summary, BlockedGroup(cause.summary, cause.remedy)).waiting.append(uid)
             else:
                 cause = causes[uid]
+                unit_cause = cause.summary
                 short = cause.summary + (f"; {cause.detail}" if cause.detail else "")
         status.units.append({
             "id": uid, "kind": v.unit.kind, "label": v.unit.label, "layer": v.unit.layer,
@@ -214,6 +218,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             "reason": reason, "short_reason": short, "depends_on": v.depends_on, "attempts": v.attempts,
             "after_completion": post.get(uid, {}), "stale": status.stale.get(uid),
             "adopted": v.adopted, "adoption": adoption.outcome if adoption is not None else None,
+            "section": sections.get(uid, []), "cause": unit_cause,
         })
         status.counts[st] = status.counts.get(st, 0) + 1
     status.blocked = sorted(groups.values(), key=lambda g: -g.total)
@@ -226,6 +231,34 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
                        f"{time.strftime('%H:%M', time.localtime(o.since))}); the next run tries again"}
                       for o in outages]
     return status
+
+
+_SECTIONS: dict[str, tuple[int, dict[str, list[str]]]] = {}
+
+
+def unit_sections(store: Store) -> dict[str, list[str]]:
+    """Unit id -> the document's headings its first statement stands under, outermost first
+    (``Statement.section`` of the recorded catalogue; ``[]`` for a catalogue recorded before
+    intake kept headings). Decoded once per recorded catalogue (cached by its hash)."""
+    import json
+
+    raw = store.meta("catalogue") or ""
+    key = str(store.db)
+    cached = _SECTIONS.get(key)
+    if cached is not None and cached[0] == hash(raw):
+        return cached[1]
+    try:
+        statements = json.loads(raw).get("statements", []) if raw else []
+    except ValueError:
+        statements = []
+    out: dict[str, list[str]] = {}
+    for u in store.units():
+        first = u.statements[0] if u.statements else None
+        if first is not None and 0 <= first < len(statements) and isinstance(statements[first], dict):
+            section = statements[first].get("section") or []
+            out[u.id] = [str(t) for t in section] if isinstance(section, list) else []
+    _SECTIONS[key] = (hash(raw), out)
+    return out
 
 
 def names(units: list[str], limit: int = 8) -> str:
