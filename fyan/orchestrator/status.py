@@ -119,13 +119,19 @@ class ProjectStatus:
                 "providers": self.outages, "stale": self.stale, "sandbox": self.sandbox}
 
 
+def _background(state: dict[str, Any] | None) -> bool:
+    """Is the run that wrote ``daemon.json`` the background daemon (not a foreground ``fyan run``,
+    which writes the same file)? A file without the field predates it: a daemon's."""
+    return state is not None and state.get("background", True) is not False
+
+
 def run_state(project: Project, live: LiveState | None = None) -> dict[str, Any]:
     """Is a run alive (the lock), who is it (pid, since, dashboard; a daemon or a foreground
     run), and what is it doing (``live``)?"""
     if live is not None:
         daemon = read_run_state(project.paths.state)
         return {"alive": True, "holder": f"pid {live.pid}", "pid": live.pid, "started": live.started,
-                "daemon": bool(daemon), "dashboard": daemon.get("dashboard") if daemon else None,
+                "daemon": _background(daemon), "dashboard": daemon.get("dashboard") if daemon else None,
                 "phase": live.phase, "stopping": live.stopping, "lean_memory": live.lean}
     holder = lock_holder(project.paths.state)
     if holder is None:
@@ -133,7 +139,7 @@ def run_state(project: Project, live: LiveState | None = None) -> dict[str, Any]
     daemon = read_run_state(project.paths.state)
     m = re.match(r"pid (\d+)", holder)
     return {"alive": True, "holder": holder, "pid": int(m.group(1)) if m else None,
-            "started": daemon.get("started") if daemon else None, "daemon": daemon is not None,
+            "started": daemon.get("started") if daemon else None, "daemon": _background(daemon),
             "dashboard": daemon.get("dashboard") if daemon else None}
 
 
@@ -213,7 +219,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
                 unit_cause = cause.summary
                 short = cause.summary + (f"; {cause.detail}" if cause.detail else "")
         status.units.append({
-            "id": uid, "kind": v.unit.kind, "label": v.unit.label, "layer": v.unit.layer,
+            "id": uid, "order": v.unit.order, "kind": v.unit.kind, "label": v.unit.label, "layer": v.unit.layer,
             "provenance": v.unit.provenance, "status": st, "stage": v.next_stage.value if v.next_stage else None,
             "reason": reason, "short_reason": short, "depends_on": v.depends_on, "attempts": v.attempts,
             "after_completion": post.get(uid, {}), "stale": status.stale.get(uid),
