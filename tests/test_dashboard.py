@@ -662,6 +662,16 @@ def test_two_thousand_units_by_chapter_in_a_real_browser(book, tmp_path):
             groups = _overview(url, page, shots, "book-2000")
             assert unit["section"] == ["Chapter 1", "Section 1.2"]
             _check_structure(url, page, groups, chapters, "Chapter 1", unit["cause"], failing, shots, "book-2000")
+            # semantic zoom: zoomed out, the units' labels are left out (the groups' stay); zoomed
+            # in on the stuck unit, they are drawn
+            shown = ("(() => { const cy = window.fyanGraph; return cy.nodes('%s').filter(n => n.visible()).map(n =>"
+                     " parseFloat(n.style('font-size')) * cy.zoom() >= parseFloat(n.style('min-zoomed-font-size'))); })()")
+            page.evaluate("window.fyanGraph.zoom(0.4)")
+            assert set(page.evaluate(shown % ".unit")) == {False} and set(page.evaluate(shown % ".group")) == {True}
+            page.evaluate(f"window.fyanGraph.zoom({{level: 1.2, position: "
+                          f"window.fyanGraph.getElementById({json.dumps(failing)}).position()}})")
+            assert True in page.evaluate(shown % ".unit")
+            page.locator("#graph").screenshot(path=str(shots / "book-2000-zoomed.png"))
             browser.close()
     finally:
         server.should_exit = True

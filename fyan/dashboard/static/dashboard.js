@@ -699,13 +699,15 @@
   // (vertically, from just above the row to just below it), and down into its target; the
   // diagonal parts lie in the free bands between rows. An edge between adjacent rows in one
   // column stays straight.
+  let distanceSign = 0;  // cytoscape's side for a positive segment distance, found on the first routed edge
+
   function routeEdges(positions, rows) {
-    cy.batch(() => cy.edges().forEach(e => {
+    const routed = [];
+    cy.edges().forEach(e => {
       const s = positions[e.source().id()], t = positions[e.target().id()];
       if (!s || !t) return;
-      const pts = [];
       if (t.row === s.row + 1 && Math.abs(s.x - t.x) < 0.5) return;
-      pts.push({x: s.x, y: s.y + NODE_H / 2 + CLEAR});
+      const pts = [{x: s.x, y: s.y + NODE_H / 2 + CLEAR}];
       for (let r = s.row + 1; r < t.row; r++) {
         const f = (rows[r].y - s.y) / (t.y - s.y);
         const gx = gapNear(rows[r], s.x + f * (t.x - s.x));
@@ -719,13 +721,19 @@
         weights.push(((p.x - s.x) * dx + (p.y - s.y) * dy) / len2);
         dists.push(((p.y - s.y) * dx - (p.x - s.x) * dy) / len);
       }
-      e.style({"curve-style": "segments", "edge-distances": "node-position", "segment-weights": weights.join(" "),
-               "segment-distances": dists.join(" ")});
-      const got = e.segmentPoints();
-      if (got && got.length && Math.abs(got[0].x - pts[0].x) + Math.abs(got[0].y - pts[0].y) > 1) {
-        e.style("segment-distances", dists.map(d => -d).join(" "));  // the other side, by cytoscape's convention
-      }
-    }));
+      routed.push({e, pts, weights, dists});
+    });
+    const apply = (r, sign) => r.e.style({"curve-style": "segments", "edge-distances": "node-position",
+      "segment-weights": r.weights.join(" "), "segment-distances": r.dists.map(d => sign * d).join(" ")});
+    if (!distanceSign && routed.length) {  // which side is positive, asked of cytoscape once
+      const probe = routed.find(r => r.dists.some(d => Math.abs(d) > 1)) || routed[0];
+      apply(probe, 1);
+      const got = probe.e.segmentPoints() || [];
+      const p = probe.pts.find((q, i) => Math.abs(probe.dists[i]) > 1) || probe.pts[0];
+      const i = probe.pts.indexOf(p);
+      distanceSign = got[i] && Math.abs(got[i].x - p.x) + Math.abs(got[i].y - p.y) <= 1 ? 1 : -1;
+    }
+    cy.batch(() => routed.forEach(r => apply(r, distanceSign || 1)));
   }
 
   function recolour(units) {
