@@ -383,6 +383,7 @@ def test_pfr_dependency_graph_in_a_real_browser(pfr, tmp_path):
 def test_the_page_says_which_kind_of_run_is_working_and_how_it_stops(example, no_lake, capsys, background):
     """During a real run (``Daemon.serve``, as ``fyan run`` and ``fyan daemon serve`` call it), a
     dashboard of its own (``fyan dashboard``: the lock and daemon.json) says what is true."""
+    from fyan.cli import _daemon_status
     from fyan.orchestrator.daemon import Daemon, DaemonOptions
 
     seen: dict[str, str] = {}
@@ -392,6 +393,7 @@ def test_the_page_says_which_kind_of_run_is_working_and_how_it_stops(example, no
         try:
             seen["api"] = json.loads(request(url, path="/api/state")[1])["run_text"]
             seen["page"] = request(url)[1]
+            seen["daemon status"] = _daemon_status(Project.open(example)).text  # `fyan daemon status`
         finally:
             server.should_exit = True
 
@@ -400,10 +402,12 @@ def test_the_page_says_which_kind_of_run_is_working_and_how_it_stops(example, no
     if background:
         assert seen["api"].startswith("The Fyan daemon is working on this project (pid ")
         assert "`fyan daemon stop " in seen["api"] and "Ctrl-C" not in seen["api"]
+        assert seen["daemon status"].startswith("Fyan daemon running on taste-number-theory: pid ")
     else:
         assert seen["api"].startswith("A foreground `fyan run` is working on this project (pid ")
         assert "Ctrl-C in its terminal stops it; running the same command again resumes" in seen["api"]
         assert "daemon" not in seen["api"]
+        assert seen["daemon status"].startswith("taste-number-theory is locked by a foreground `fyan run` (pid ")
     assert escape_html(seen["api"]) in seen["page"]  # the served page and the live update agree
     # afterwards: nothing runs, and the page says how to start
     server, url, _ = start_in_thread(Project.open(example), 0)

@@ -610,9 +610,13 @@
                  minLen: e => Math.max(1, e.target().data("layer") - e.source().data("layer")),
                  fit: true, padding: 20, animate: false}).run();
     } else {
+      const t0 = performance.now();
       const {positions, rows} = layerPositions(units);
+      const t1 = performance.now();
       cy.layout({name: "preset", positions: n => positions[n.id()], fit: true, padding: 20, animate: false}).run();
+      const t2 = performance.now();
       routeEdges(positions, rows);
+      window.fyanLayoutParts = {order_ms: t1 - t0, place_ms: t2 - t1, route_ms: performance.now() - t2};
     }
     cy.container().setAttribute("data-mode", mode());
     applyFilters();
@@ -672,7 +676,9 @@
       const ids = byLayer.get(l);
       for (let start = 0; start < ids.length; start += cap) {
         const row = ids.slice(start, start + cap);
-        const xs = row.map((id, i) => (i - (row.length - 1) / 2) * (NODE_W + GAP));
+        // on one grid for every row (a row of even length sits half a box off centre), so the
+        // gaps line up from row to row and a routed edge can keep to one channel
+        const xs = row.map((id, i) => (i - Math.floor((row.length - 1) / 2)) * (NODE_W + GAP));
         row.forEach((id, i) => { positions[id] = {x: xs[i], y: y, row: rows.length}; });
         rows.push({y: y, xs: xs});
         if (start + cap < ids.length) y += SUB;
@@ -695,6 +701,15 @@
     return best;
   }
 
+  // Is `x` clear of every box of `row`?
+  function free(row, x) {
+    const xs = row.xs;
+    let lo = 0, hi = xs.length - 1;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (xs[mid] < x) lo = mid + 1; else hi = mid; }
+    for (const j of [lo - 1, lo]) if (j >= 0 && j < xs.length && Math.abs(xs[j] - x) < NODE_W / 2 + 3) return false;
+    return true;
+  }
+
   // Each edge as segments: down out of its source, through a gap of every row it crosses
   // (vertically, from just above the row to just below it), and down into its target; the
   // diagonal parts lie in the free bands between rows. An edge between adjacent rows in one
@@ -707,13 +722,20 @@
       const s = positions[e.source().id()], t = positions[e.target().id()];
       if (!s || !t) return;
       if (t.row === s.row + 1 && Math.abs(s.x - t.x) < 0.5) return;
-      const pts = [{x: s.x, y: s.y + NODE_H / 2 + CLEAR}];
+      let pts = [{x: s.x, y: s.y + NODE_H / 2 + CLEAR}];
+      let cx = null;
       for (let r = s.row + 1; r < t.row; r++) {
         const f = (rows[r].y - s.y) / (t.y - s.y);
-        const gx = gapNear(rows[r], s.x + f * (t.x - s.x));
+        const want = s.x + f * (t.x - s.x);
+        // keep to the channel already taken while it is free (few bends: cytoscape draws a long
+        // list of segment points slowly); when a box stands in it, the gap nearest the course
+        const gx = cx !== null && free(rows[r], cx) ? cx : gapNear(rows[r], want);
         pts.push({x: gx, y: rows[r].y - NODE_H / 2 - CLEAR}, {x: gx, y: rows[r].y + NODE_H / 2 + CLEAR});
+        cx = gx;
       }
       pts.push({x: t.x, y: t.y - NODE_H / 2 - CLEAR});
+      // points in the middle of a vertical run add nothing
+      pts = pts.filter((p, i) => i === 0 || i === pts.length - 1 || !(pts[i - 1].x === p.x && pts[i + 1].x === p.x));
       // as cytoscape's segment weights (along source → target) and distances (perpendicular)
       const dx = t.x - s.x, dy = t.y - s.y, len2 = dx * dx + dy * dy, len = Math.sqrt(len2);
       const weights = [], dists = [];
@@ -734,6 +756,7 @@
       distanceSign = got[i] && Math.abs(got[i].x - p.x) + Math.abs(got[i].y - p.y) <= 1 ? 1 : -1;
     }
     cy.batch(() => routed.forEach(r => apply(r, distanceSign || 1)));
+    window.fyanRoutePoints = routed.reduce((a, r) => a + r.pts.length, 0);
   }
 
   function recolour(units) {
