@@ -499,7 +499,8 @@ def _daemon_status(project) -> CommandResult:
     if not run["alive"]:
         text = f"No Fyan daemon is running on {project.name}."
     elif state is None or not run.get("daemon"):
-        text = f"{project.name} is locked by a foreground `fyan run` ({run['holder']}); Ctrl-C in its terminal stops it."
+        text = (f"{project.name} is locked by a foreground `fyan run` ({run['holder']}); "
+                "Ctrl-C in its terminal stops it.")
     else:
         text = (f"Fyan daemon running on {project.name}: pid {state['pid']} since "
                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(state['started']))}")

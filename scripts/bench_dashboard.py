@@ -107,7 +107,8 @@ def measure(project_dir: Path, repeat: int, shots: Path | None, name: str) -> di
         server.should_exit = True
     return {"units": len(units), "edges": len(edges), "layers": 1 + max(u.layer for u in units), "widest_layer": widest,
             "paint_s": statistics.median(paint), "groups": groups[-1], "load_s": statistics.median(load),
-            "ready_s": statistics.median(ready), "layers_ms": statistics.median(layers_ms), "layout_ms": statistics.median(layout),
+            "ready_s": statistics.median(ready), "layers_ms": statistics.median(layers_ms),
+            "layout_ms": statistics.median(layout),
             "highlight_ms": statistics.median(pick), "filter_ms": statistics.median(filt), "fit_zoom": zoom}
 
 

@@ -203,7 +203,8 @@ def test_dashboard_in_a_real_browser(dashboard, tmp_path):
         ids = {rows.nth(i).get_attribute("data-unit") for i in range(11)}
         assert {"definition-1", "def-divides", "theorem-8"} <= ids
         assert page.evaluate("window.fyanGraph.nodes('.unit').length") == 11  # 11 units: their section shown open
-        assert page.evaluate("window.fyanGraph.nodes('.group.open').map(n => n.data('key'))") == ["A Taste of Number Theory"]
+        opened = page.evaluate("window.fyanGraph.nodes('.group.open').map(n => n.data('key'))")
+        assert opened == ["A Taste of Number Theory"]
         assert page.evaluate("window.fyanGraph.nodes('.status-blocked').length") == 11
         page.locator("#graph").screenshot(path=str(shots / "example-graph.png"))
         assert "0/2" in page.locator("#layers").inner_text()
@@ -467,7 +468,8 @@ CROSSINGS_JS = """(() => { const cy = window.fyanGraph, bad = [];
     for (const [pp, qq] of [[-dx, p.x - b.x1], [dx, b.x2 - p.x], [-dy, p.y - b.y1], [dy, b.y2 - p.y]]) {
       if (pp === 0) { if (qq < 0) return false; continue; }
       const r = qq / pp;
-      if (pp < 0) { if (r > t1) return false; if (r > t0) t0 = r; } else { if (r < t0) return false; if (r < t1) t1 = r; }
+      if (pp < 0) { if (r > t1) return false; if (r > t0) t0 = r; }
+      else { if (r < t0) return false; if (r < t1) t1 = r; }
     }
     return true; };
   let segments = 0;
@@ -512,7 +514,8 @@ def test_no_edge_passes_through_a_box_in_the_layers_layout(pfr, tmp_path):
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_dashboard", Path(__file__).parents[1] / "scripts" / "bench_dashboard.py")
+    path = Path(__file__).parents[1] / "scripts" / "bench_dashboard.py"
+    spec = importlib.util.spec_from_file_location("bench_dashboard", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -630,7 +633,8 @@ def test_pfr_by_chapter_in_a_real_browser(pfr, tmp_path):
             page.on("pageerror", lambda e: errors.append(str(e)))
             groups = _overview(url, page, shots, "pfr-218")
             page.screenshot(path=str(shots / "pfr-218-page.png"))
-            _check_structure(url, page, groups, chapters, unit["section"][0], unit["cause"], FAIL_PLAN, shots, "pfr-218")
+            _check_structure(url, page, groups, chapters, unit["section"][0], unit["cause"], FAIL_PLAN, shots,
+                             "pfr-218")
             browser.close()
     finally:
         server.should_exit = True
@@ -668,8 +672,9 @@ def test_two_thousand_units_by_chapter_in_a_real_browser(book, tmp_path):
             _check_structure(url, page, groups, chapters, "Chapter 1", unit["cause"], failing, shots, "book-2000")
             # semantic zoom: zoomed out, the units' labels are left out (the groups' stay); zoomed
             # in on the stuck unit, they are drawn
-            shown = ("(() => { const cy = window.fyanGraph; return cy.nodes('%s').filter(n => n.visible()).map(n =>"
-                     " parseFloat(n.style('font-size')) * cy.zoom() >= parseFloat(n.style('min-zoomed-font-size'))); })()")
+            shown = ("(() => { const cy = window.fyanGraph; return cy.nodes('%s').filter(n => n.visible())"
+                     ".map(n => parseFloat(n.style('font-size')) * cy.zoom()"
+                     " >= parseFloat(n.style('min-zoomed-font-size'))); })()")
             page.evaluate("window.fyanGraph.zoom(0.4)")
             assert set(page.evaluate(shown % ".unit")) == {False} and set(page.evaluate(shown % ".group")) == {True}
             page.evaluate(f"window.fyanGraph.zoom({{level: 1.2, position: "

@@ -45,7 +45,8 @@ pre{background:#f7f7f7;padding:.6rem;overflow:auto;max-height:24rem;font-size:.8
 #graph-controls label{white-space:nowrap} .swatch{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;vertical-align:middle}
 .legend-key{display:inline-block;width:1.6rem;border-top:3px solid;vertical-align:middle;margin-right:.2rem}
 .graph-message{padding:1rem;color:#555}
-#units-wrap{position:relative;max-height:60vh;overflow:auto;border:1px solid #ddd} #units{margin:0} #units th[data-sort]{cursor:pointer}
+#units-wrap{position:relative;max-height:60vh;overflow:auto;border:1px solid #ddd} #units{margin:0}
+#units th[data-sort]{cursor:pointer}
 #units thead th{position:sticky;top:0} #units tr.unit-row{cursor:pointer} #units tr.picked-row td{background:#fff3c4}
 #table-controls{display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;font-size:.88rem}
 """
@@ -138,7 +139,8 @@ def units_html(units: list[dict[str, Any]], costs: dict[str, float]) -> str:
         section = escape(" › ".join(u.get("section") or []))
         rows.append(
             f'<tr class="unit-row" data-unit="{escape(u["id"])}"><td><a href="/unit/{escape(u["id"])}">{escape(u["id"])}</a>{st}</td>'
-            f"<td class=section>{section}</td><td>{u['layer']}</td><td>{escape(u['kind'])}</td><td>{badge(u['status'])}</td>"
+            f"<td class=section>{section}</td><td>{u['layer']}</td><td>{escape(u['kind'])}</td>"
+            f"<td>{badge(u['status'])}</td>"
             f"<td>{escape(u['stage'] or '-')}</td><td class=cost>${costs.get(u['id'], 0.0):.4f}</td>"
             f"<td class=cause>{escape(u.get('cause') or '')}</td><td>{escape(u['short_reason'] or '')}</td></tr>")
     heads = "".join(f"<th data-sort={key} title='sort'>{name}</th>" for key, name in (

@@ -15,7 +15,8 @@ dashboard never imports the daemon; ``fyan dashboard`` alone reads the lock and 
 
 Pages: ``/`` (counts, outages, blocked causes, the dependency graph by chapter and section,
 progress by layer, every unit in a table that sorts and filters), ``/unit/<id>`` (the statement,
-stage history, gate report, audit as tables, cost, events, the guidance form); JSON: ``/api/state`` (what ``/`` shows), ``/api/version`` (changes whenever
+stage history, gate report, audit as tables, cost, events, the guidance form); JSON:
+``/api/state`` (what ``/`` shows), ``/api/version`` (changes whenever
 the state does: the pages poll it and update by themselves); ``/static/`` (the page script and
 the vendored graph library).
 """

@@ -247,7 +247,9 @@
     const layers = [...new Set(units.map(u => u.layer))].sort((a, b) => a - b);
     fillSelect("table-layer", layers.map(l => [String(l), "layer " + l]), "any layer");
     const groups = [];
-    const walk = g => { for (const c of g.children) { groups.push(["g:" + c.key, "  ".repeat(c.depth) + c.title]); walk(c); } };
+    const walk = g => {
+      for (const c of g.children) { groups.push(["g:" + c.key, "  ".repeat(c.depth) + c.title]); walk(c); }
+    };
     if (tree) walk(tree);
     fillSelect("table-section", groups, "any section");
     const causes = [...new Set(units.map(u => u.cause).filter(Boolean))].sort();
@@ -256,7 +258,8 @@
 
   function filterTable() {
     const val = id => (document.getElementById(id) || {}).value || "";
-    const status = val("table-status"), layer = val("table-layer"), section = val("table-section"), cause = val("table-cause");
+    const status = val("table-status"), layer = val("table-layer");
+    const section = val("table-section"), cause = val("table-cause");
     let shown = 0, total = 0;
     document.querySelectorAll("#units tr.unit-row").forEach(tr => {
       total++;
@@ -315,7 +318,8 @@
         const key = g.key ? g.key + " › " + title : title;
         let c = groupsByKey.get(key);
         if (!c) {
-          c = {key: key, title: title, depth: depth, children: [], units: [], all: [], parent: g, id: "group-" + groupsByKey.size};
+          c = {key: key, title: title, depth: depth, children: [], units: [], all: [], parent: g,
+               id: "group-" + groupsByKey.size};
           groupsByKey.set(key, c);
           g.children.push(c);
         }
@@ -401,7 +405,9 @@
     }
     for (const [id, n] of seen) {
       const [s, t] = id.split("→");
-      if (nodes.has(s) && nodes.has(t)) elements.push({group: "edges", data: {id: id, source: s, target: t, weight: n}});
+      if (nodes.has(s) && nodes.has(t)) {
+        elements.push({group: "edges", data: {id: id, source: s, target: t, weight: n}});
+      }
     }
     return elements;
   }
@@ -416,7 +422,9 @@
     const aspect = Math.max(0.6, Math.min(3, (box.clientWidth || 1200) / (box.clientHeight || 700)));
 
     function measure(g) {  // size of an item (tile, open group or unit) and how to place it
-      if (g !== tree && !expanded.has(g.key)) return {w: TILE_W, h: TILE_H, place: (x, y) => { positions[g.id] = {x: x + TILE_W / 2, y: y + TILE_H / 2}; }};
+      if (g !== tree && !expanded.has(g.key)) {
+        return {w: TILE_W, h: TILE_H, place: (x, y) => { positions[g.id] = {x: x + TILE_W / 2, y: y + TILE_H / 2}; }};
+      }
       const items = g.children.map(measure).concat(
         [...g.units].sort((a, b) => a.layer - b.layer || (a.order ?? 0) - (b.order ?? 0)).map(u => ({
           w: NODE_W, h: 24, place: (x, y) => { positions[u.id] = {x: x + NODE_W / 2, y: y + 12}; }})));
@@ -496,7 +504,8 @@
   function graphStyle() {
     const style = [
       {selector: "node", style: {"shape": "round-rectangle", "width": NODE_W, "height": 24, "label": "data(label)",
-        "font-size": 10, "color": "#fff", "text-valign": "center", "text-halign": "center", "text-max-width": NODE_W - 4,
+        "font-size": 10, "color": "#fff", "text-valign": "center", "text-halign": "center",
+        "text-max-width": NODE_W - 4,
         "text-wrap": "ellipsis", "background-color": "#555", "border-width": 0, "min-zoomed-font-size": 7}},
       {selector: "node.group", style: {"color": "#111", "font-size": 15, "font-weight": "bold", "text-wrap": "wrap",
         "min-zoomed-font-size": 4, "border-width": 1, "border-color": "#888"}},
@@ -578,7 +587,9 @@
         n.style({"background-gradient-stop-colors": bar.colours, "background-gradient-stop-positions": bar.stops});
         n.toggleClass("has-blocked", bar.blocked > 0);
       });
-      cy.nodes(".group.open").forEach(n => n.toggleClass("has-blocked", !!groupCounts(groupsByKey.get(n.data("key"))).blocked));
+      cy.nodes(".group.open").forEach(n => {
+        n.toggleClass("has-blocked", !!groupCounts(groupsByKey.get(n.data("key"))).blocked);
+      });
     });
     const positions = flowLayout();
     cy.layout({name: "preset", positions: n => positions[n.id()], fit: true, padding: 20, animate: false}).run();
@@ -595,8 +606,8 @@
       cy.elements().remove();
       const elements = [];
       for (const u of units) {
-        elements.push({group: "nodes", data: {id: u.id, label: label(u.id), status: u.status, layer: u.layer, kind: "unit"},
-                       classes: "unit status-" + u.status});
+        elements.push({group: "nodes", classes: "unit status-" + u.status,
+                       data: {id: u.id, label: label(u.id), status: u.status, layer: u.layer, kind: "unit"}});
       }
       for (const u of units) {
         for (const d of u.depends_on || []) {
