@@ -423,13 +423,14 @@ def _announce_ingest(args: argparse.Namespace) -> Callable[[Any], None]:
 # -- run -------------------------------------------------------------------------------------
 
 def _serve(args: argparse.Namespace, *, until_idle: bool, progress_enabled: bool, dashboard: bool = False,
-           port: int | None = None, announce: Callable[[Any], None] | None = None):
+           port: int | None = None, announce: Callable[[Any], None] | None = None, background: bool = False):
     from fyan.orchestrator.daemon import Daemon, DaemonOptions
     from fyan.progress import RunProgress
 
     progress = RunProgress(enabled=progress_enabled)
     options = DaemonOptions(watch=True, until_idle=until_idle, only=set(args.unit) if getattr(args, "unit", None) else None,
-                            parallelism=getattr(args, "parallelism", None), dashboard=dashboard, dashboard_port=port)
+                            parallelism=getattr(args, "parallelism", None), dashboard=dashboard, dashboard_port=port,
+                            background=background)
     daemon = Daemon(args.dir, options, on_event=progress, on_ready=announce)
     progress.live = daemon.live
     try:
@@ -530,7 +531,7 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
 
         args.unit = None
         dm, summary = _serve(args, until_idle=False, progress_enabled=True, dashboard=not args.no_dashboard,
-                             port=args.port, announce=announce)
+                             port=args.port, announce=announce, background=True)
         return _run_result(args, dm, summary)
     project = Project.open(args.dir)
     if args.action == "start":
@@ -570,8 +571,9 @@ def _daemon_status(project) -> CommandResult:
     payload["providers"] = status.outages
     if not run["alive"]:
         text = f"No Fyan daemon is running on {project.name}."
-    elif state is None:
-        text = f"{project.name} is locked by a foreground run ({run['holder']})."
+    elif state is None or not run.get("daemon"):
+        text = (f"{project.name} is locked by a foreground `fyan run` ({run['holder']}); "
+                "Ctrl-C in its terminal stops it.")
     else:
         text = (f"Fyan daemon running on {project.name}: pid {state['pid']} since "
                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(state['started']))}")

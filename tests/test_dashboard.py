@@ -10,13 +10,22 @@ real, then driven by the engine with agent and check doubles (they stand in for 
 Lean) so that every status appears: complete, ready, waiting, blocked (a failing plan check, and
 the units that depend on it) and one attempt cut off by a killed process.
 
-Screenshots go to ``$FYAN_SCREENSHOTS`` when set (else the test's temporary folder).
+At book scale (issue 27): PFR and a generated document of 2,000 units (``scripts/bench_dashboard.py``'s
+generator: 10 chapters of 5 sections) open as closed chapters whose labels are readable at the
+fitted zoom (font size times zoom, read from cytoscape) with a stuck chapter marked; a click on it
+says why and lists its units; the table filters, sorts and is linked both ways with the graph;
+in the "layers (compact)" layout no edge passes through a box it does not join (node boxes and
+drawn segments read from the page).
+
+Screenshots go to ``$FYAN_SCREENSHOTS`` when set (else the test's temporary folder); the ones
+in ``docs/dashboard/`` come from there.
 """
 
 from __future__ import annotations
 
 import hashlib
 import http.client
+import importlib.util
 import json
 import os
 import shutil
@@ -193,8 +202,11 @@ def test_dashboard_in_a_real_browser(dashboard, tmp_path):
         assert rows.count() == 11
         ids = {rows.nth(i).get_attribute("data-unit") for i in range(11)}
         assert {"definition-1", "def-divides", "theorem-8"} <= ids
-        assert page.evaluate("window.fyanGraph.nodes().length") == 11
+        assert page.evaluate("window.fyanGraph.nodes('.unit').length") == 11  # 11 units: their section shown open
+        opened = page.evaluate("window.fyanGraph.nodes('.group.open').map(n => n.data('key'))")
+        assert opened == ["A Taste of Number Theory"]
         assert page.evaluate("window.fyanGraph.nodes('.status-blocked').length") == 11
+        page.locator("#graph").screenshot(path=str(shots / "example-graph.png"))
         assert "0/2" in page.locator("#layers").inner_text()
         # the cause once, with its remedy; each row says only what is particular to it
         assert page.locator("#blocked .cause").count() == 1
@@ -283,6 +295,8 @@ def test_pfr_dependency_graph_in_a_real_browser(pfr, tmp_path):
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(url)
             page.wait_for_selector("#graph[data-ready='1']", timeout=30_000)
+            page.select_option("#graph-layout", "layers")
+            page.wait_for_selector("#graph[data-mode='layers']")
             counts = json.loads(request(url, path="/api/state")[1])["counts"]
             assert counts["interrupted"] == 1 and counts["complete"] >= 50 and counts["blocked"] >= 2
             assert {"ready", "waiting"} <= set(counts)
@@ -382,3 +396,310 @@ def test_the_overview_names_isolated_statements_and_components(dashboard):
         assert f"{len(components)} disconnected components" in page
     if not isolated and len(components) <= 1:
         assert "connected to the others" in page
+# -- what the page says about the run, and the unit page (issue 27) -----------------------------
+
+@pytest.mark.parametrize("background", [False, True])
+def test_the_page_says_which_kind_of_run_is_working_and_how_it_stops(example, no_lake, capsys, background):
+    """During a real run (``Daemon.serve``, as ``fyan run`` and ``fyan daemon serve`` call it), a
+    dashboard of its own (``fyan dashboard``: the lock and daemon.json) says what is true."""
+    from fyan.cli import _daemon_status
+    from fyan.orchestrator.daemon import Daemon, DaemonOptions
+
+    seen: dict[str, str] = {}
+
+    def during(dm) -> None:
+        server, url, _ = start_in_thread(Project.open(example), 0)
+        try:
+            seen["api"] = json.loads(request(url, path="/api/state")[1])["run_text"]
+            seen["page"] = request(url)[1]
+            seen["daemon status"] = _daemon_status(Project.open(example)).text  # `fyan daemon status`
+        finally:
+            server.should_exit = True
+
+    Daemon(example, DaemonOptions(until_idle=True, background=background), on_ready=during).serve()
+    capsys.readouterr()
+    if background:
+        assert seen["api"].startswith("The Fyan daemon is working on this project (pid ")
+        assert "`fyan daemon stop " in seen["api"] and "Ctrl-C" not in seen["api"]
+        assert seen["daemon status"].startswith("Fyan daemon running on taste-number-theory: pid ")
+    else:
+        assert seen["api"].startswith("A foreground `fyan run` is working on this project (pid ")
+        assert "Ctrl-C in its terminal stops it; running the same command again resumes" in seen["api"]
+        assert "daemon" not in seen["api"]
+        assert seen["daemon status"].startswith("taste-number-theory is locked by a foreground `fyan run` (pid ")
+    assert escape_html(seen["api"]) in seen["page"]  # the served page and the live update agree
+    # afterwards: nothing runs, and the page says how to start
+    server, url, _ = start_in_thread(Project.open(example), 0)
+    try:
+        after = json.loads(request(url, path="/api/state")[1])["run_text"]
+    finally:
+        server.should_exit = True
+    assert after.startswith("No Fyan run is working on this project") and "`fyan run " in after
+
+
+def escape_html(text: str) -> str:
+    from html import escape
+
+    return escape(text)
+
+
+def test_the_unit_page_shows_the_statement_and_no_header_only_tables(pfr):
+    root, _ = pfr
+    project = Project.open(root)
+    server, url, _ = start_in_thread(project, 0)
+    try:
+        status, page = request(url, path="/unit/entropy-pfr")  # never attempted (waits on its dependencies)
+        done, page_done = request(url, path="/unit/" + Store(project.paths.db).units()[0].id)
+    finally:
+        server.should_exit = True
+    assert status == 200 and done == 200
+    assert "<h2>Statement</h2><pre id=statement>\\begin{theorem}[Entropy version of PFR]\\label{entropy-pfr}" in page
+    assert "d[X^0_1;U_H] + d[X^0_2;U_H] \\le 11 d[X^0_1;X^0_2]" in page
+    assert "fyan provenance" not in page.split("<pre id=statement>")[1].split("</pre>")[0]
+    assert "<p id=section>In Entropy version of PFR › Conclusion</p>" in page
+    assert "<p class=note id=history>No attempt yet.</p>" in page and "<table id=history>" not in page
+    assert "<table id=history>" in page_done  # a unit with attempts keeps its table
+    for html in (page, page_done):  # no table is only its header row
+        for table in html.split("<table")[1:]:
+            assert table.split("</table>")[0].count("<tr") >= 2, table[:200]
+
+
+# -- book scale: the document's structure, the table, edges around boxes (issue 27) ------------
+
+READABLE_PX = 11  # a group's label at the fitted zoom, in rendered pixels
+
+GROUPS_JS = """(() => { const cy = window.fyanGraph, z = cy.zoom();
+  const view = {x1: 0, y1: 0, x2: cy.width(), y2: cy.height()};
+  return cy.nodes('.group').map(n => { const b = n.renderedBoundingBox();
+    return {key: n.data('key'), label: n.data('label'), open: n.hasClass('open'), blocked: n.hasClass('has-blocked'),
+            px: parseFloat(n.style('font-size')) * z,
+            inView: b.x1 >= view.x1 - 1 && b.y1 >= view.y1 - 1 && b.x2 <= view.x2 + 1 && b.y2 <= view.y2 + 1,
+            x: (b.x1 + b.x2) / 2, y: (b.y1 + b.y2) / 2}; }); })()"""
+
+# every edge as its drawn polyline (source centre, cytoscape's segment points, target centre),
+# and each that passes through the box of a node it does not join
+CROSSINGS_JS = """(() => { const cy = window.fyanGraph, bad = [];
+  const boxes = cy.nodes(':visible').map(n => { const b = n.boundingBox({includeLabels: false});
+    return {id: n.id(), x1: b.x1 + 1, y1: b.y1 + 1, x2: b.x2 - 1, y2: b.y2 - 1}; });
+  const hits = (p, q, b) => {  // Liang-Barsky: does segment p-q meet box b?
+    let t0 = 0, t1 = 1; const dx = q.x - p.x, dy = q.y - p.y;
+    for (const [pp, qq] of [[-dx, p.x - b.x1], [dx, b.x2 - p.x], [-dy, p.y - b.y1], [dy, b.y2 - p.y]]) {
+      if (pp === 0) { if (qq < 0) return false; continue; }
+      const r = qq / pp;
+      if (pp < 0) { if (r > t1) return false; if (r > t0) t0 = r; }
+      else { if (r < t0) return false; if (r < t1) t1 = r; }
+    }
+    return true; };
+  let segments = 0;
+  cy.edges(':visible').forEach(e => {
+    const pts = [e.source().position()].concat(e.segmentPoints() || []).concat([e.target().position()]);
+    for (let i = 0; i + 1 < pts.length; i++) {
+      segments++;
+      for (const b of boxes) {
+        if (b.id === e.source().id() || b.id === e.target().id()) continue;
+        if (hits(pts[i], pts[i + 1], b)) { bad.push([e.id(), b.id]); break; }
+      }
+    }
+  });
+  return {bad: bad, segments: segments, edges: cy.edges(':visible').length}; })()"""
+
+
+def test_no_edge_passes_through_a_box_in_the_layers_layout(pfr, tmp_path):
+    """PFR's widest layers wrap into sub-rows, and long edges cross several rows: every edge is
+    routed through the gaps (read back from the page: node boxes and the drawn segments)."""
+    root, _ = pfr
+    sync_api = _browser()
+    shots = _shots(tmp_path)
+    server, url, _ = start_in_thread(Project.open(root), 0)
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1500, "height": 1000})
+            page.goto(url)
+            page.wait_for_selector("#graph[data-ready='1']", timeout=30_000)
+            page.select_option("#graph-layout", "layers")
+            page.wait_for_selector("#graph[data-mode='layers']")
+            rows = page.evaluate("new Set(window.fyanGraph.nodes().map(n => n.position('y'))).size")
+            layers = page.evaluate("new Set(window.fyanGraph.nodes().map(n => n.data('layer'))).size")
+            assert rows > layers  # some layer wrapped: the case the issue is about
+            found = page.evaluate(CROSSINGS_JS)
+            assert found["edges"] > 400 and found["segments"] > found["edges"]
+            assert found["bad"] == []
+            page.locator("#graph").screenshot(path=str(shots / "pfr-layers-routed.png"))
+            browser.close()
+    finally:
+        server.should_exit = True
+
+
+def _bench():
+    path = Path(__file__).parents[1] / "scripts" / "bench_dashboard.py"
+    spec = importlib.util.spec_from_file_location("bench_dashboard", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _drive(root: Path, only: set[str], fail: str) -> None:
+    """The engine over ``only`` with doubles for the models and Lean (``_write_outputs``); the
+    plan check of ``fail`` fails, so it and what waits on it are blocked."""
+    project = Project.open(root)
+
+    def check(ctx) -> CheckOutcome:
+        if ctx.unit.id == fail and ctx.run.stage is Stage.PLAN:
+            return CheckOutcome(False, "the plan cites Finset.sum_le_sum_of_subset_of_nonneg, which does not exist "
+                                       "(test double)")
+        return CheckOutcome(True, "ok (test double)")
+
+    gateway = Gateway(project, {s: check for s in Stage})
+    Engine(project, gateway, agents={s: _write_outputs for s in Stage}, providers=lambda s: None,
+           only=only, parallelism=4).run()
+    gateway.close()
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory):
+    """2,000 lemmas in 10 chapters of 5 sections (as ``scripts/bench_dashboard.py`` generates
+    them), ingested; the first 120 driven by the engine, one failing its plan check."""
+    tmp = tmp_path_factory.mktemp("book")
+    source = _bench().generated(tmp / "book.tex", 2000)
+    root = tmp / "book"
+    assert main(["init", str(root), "--source", str(source), "--json"]) == 0
+    store = Store(Project.open(root).paths.db)
+    units = [u.id for u in store.units()]
+    store.close()
+    _drive(root, set(units[:120]), units[45])
+    return root, units[45]
+
+
+def _overview(url: str, page, shots: Path, name: str) -> list[dict]:
+    page.goto(url)
+    page.wait_for_selector("#graph[data-ready='1']", timeout=60_000)
+    groups = page.evaluate(GROUPS_JS)
+    page.locator("#graph").screenshot(path=str(shots / f"{name}-graph.png"))
+    return groups
+
+
+def _check_structure(url: str, page, groups: list[dict], chapters: list[str], blocked_chapter: str, cause: str,
+                     blocked_unit: str, shots: Path, name: str) -> None:
+    """What a user must see at book scale, and the way from "which chapter is stuck" to "why"."""
+    # closed chapters, each labelled readably with its progress, all in view
+    assert [g["key"] for g in groups] == chapters and not any(g["open"] for g in groups)
+    for g in groups:
+        assert g["px"] >= READABLE_PX, g
+        assert g["inView"] and "complete" in g["label"]
+    stuck = [g for g in groups if g["blocked"]]  # the failing unit's chapter, and those waiting on it
+    assert blocked_chapter in [g["key"] for g in stuck] and all(" blocked" in g["label"] for g in stuck)
+    assert all(" blocked" not in g["label"] for g in groups if not g["blocked"])
+    [stuck] = [g for g in stuck if g["key"] == blocked_chapter]
+    # a click on the stuck chapter opens it, says why, and lists its units in the table
+    gbox = page.locator("#graph").bounding_box()
+    page.mouse.click(gbox["x"] + stuck["x"], gbox["y"] + stuck["y"])
+    page.wait_for_selector("#group-causes")
+    assert cause in page.locator("#group-causes").inner_text()
+    assert page.evaluate("window.fyanGraph.nodes('.group.open').map(n => n.data('key'))") == [blocked_chapter]
+    sections = page.evaluate(GROUPS_JS)
+    inner = [g for g in sections if g["key"].startswith(blocked_chapter + " › ")]
+    if inner:  # its sections, the stuck one marked
+        assert any(g["blocked"] for g in inner)
+    else:  # a chapter without sections: its units
+        assert page.evaluate(f"window.fyanGraph.getElementById({json.dumps(blocked_unit)}).visible()")
+    shown = page.locator("#units tr.unit-row:not([hidden])")
+    assert shown.count() > 0
+    assert all(s.startswith(blocked_chapter) for s in shown.locator("td.section").all_inner_texts())
+    page.locator("#graph").screenshot(path=str(shots / f"{name}-opened.png"))
+    # the table: filter by cause, sort by status; a row shows its unit in the graph (groups opened)
+    page.select_option("#table-section", "")
+    page.select_option("#table-cause", cause)
+    rows = page.locator("#units tr.unit-row:not([hidden])")
+    assert rows.count() >= 1 and set(rows.locator("td.cause").all_inner_texts()) == {cause}
+    page.click("#units th[data-sort=layer]")
+    layers = [int(t) for t in page.locator("#units tr.unit-row:not([hidden]) td:nth-child(3)").all_inner_texts()]
+    assert layers == sorted(layers)
+    page.locator(f"#units tr.unit-row[data-unit={json.dumps(blocked_unit)}] td.section").click()
+    page.wait_for_selector("#picked-unit")
+    assert page.locator("#picked-unit").inner_text() == blocked_unit
+    assert page.evaluate(f"window.fyanGraph.getElementById({json.dumps(blocked_unit)}).hasClass('picked')")
+    # and a unit clicked in the graph selects its row
+    other = page.evaluate(f"window.fyanGraph.getElementById({json.dumps(blocked_unit)}).successors('node.unit')"
+                          ".filter(n => n.visible()).map(n => n.id())")
+    if other:
+        page.select_option("#table-cause", "")
+        pos = page.evaluate(f"window.fyanGraph.getElementById({json.dumps(other[0])}).renderedPosition()")
+        page.mouse.click(gbox["x"] + pos["x"], gbox["y"] + pos["y"])
+        page.wait_for_selector(f"#units tr.picked-row[data-unit={json.dumps(other[0])}]")
+
+
+def test_pfr_by_chapter_in_a_real_browser(pfr, tmp_path):
+    """218 units: closed chapters with readable labels and progress; the stuck one found and
+    explained without typing a unit id; screenshots at the fitted zoom."""
+    root, _ = pfr
+    sync_api = _browser()
+    shots = _shots(tmp_path)
+    project = Project.open(root)
+    store = Store(project.paths.db)
+    units = sorted(json.loads(request_state(project))["units"], key=lambda u: u["order"])
+    chapters = list(dict.fromkeys(u["section"][0] for u in units))
+    store.close()
+    server, url, _ = start_in_thread(project, 0)
+    errors: list[str] = []
+    try:
+        state = json.loads(request(url, path="/api/state")[1])
+        [unit] = [u for u in state["units"] if u["id"] == FAIL_PLAN]
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1500, "height": 1000})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            groups = _overview(url, page, shots, "pfr-218")
+            page.screenshot(path=str(shots / "pfr-218-page.png"))
+            _check_structure(url, page, groups, chapters, unit["section"][0], unit["cause"], FAIL_PLAN, shots,
+                             "pfr-218")
+            browser.close()
+    finally:
+        server.should_exit = True
+    assert errors == []
+
+
+def request_state(project: Project) -> str:
+    from fyan.orchestrator.status import project_status
+
+    store = Store(project.paths.db)
+    try:
+        return json.dumps(project_status(project, store, with_stale=False).as_payload())
+    finally:
+        store.close()
+
+
+def test_two_thousand_units_by_chapter_in_a_real_browser(book, tmp_path):
+    root, failing = book
+    sync_api = _browser()
+    shots = _shots(tmp_path)
+    project = Project.open(root)
+    server, url, _ = start_in_thread(project, 0)
+    errors: list[str] = []
+    try:
+        state = json.loads(request(url, path="/api/state")[1])
+        assert len(state["units"]) == 2000 and state["counts"]["complete"] >= 40 and state["counts"]["blocked"] >= 1
+        [unit] = [u for u in state["units"] if u["id"] == failing]
+        chapters = [f"Chapter {i}" for i in range(1, 11)]
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1500, "height": 1000})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            groups = _overview(url, page, shots, "book-2000")
+            assert unit["section"] == ["Chapter 1", "Section 1.2"]
+            _check_structure(url, page, groups, chapters, "Chapter 1", unit["cause"], failing, shots, "book-2000")
+            # semantic zoom: zoomed out, the units' labels are left out (the groups' stay); zoomed
+            # in on the stuck unit, they are drawn
+            shown = ("(() => { const cy = window.fyanGraph; return cy.nodes('%s').filter(n => n.visible())"
+                     ".map(n => parseFloat(n.style('font-size')) * cy.zoom()"
+                     " >= parseFloat(n.style('min-zoomed-font-size'))); })()")
+            page.evaluate("window.fyanGraph.zoom(0.4)")
+            assert set(page.evaluate(shown % ".unit")) == {False} and set(page.evaluate(shown % ".group")) == {True}
+            page.evaluate(f"window.fyanGraph.zoom({{level: 1.2, position: "
+                          f"window.fyanGraph.getElementById({json.dumps(failing)}).position()}})")
+            assert True in page.evaluate(shown % ".unit")
+            page.locator("#graph").screenshot(path=str(shots / "book-2000-zoomed.png"))
+            browser.close()
+    finally:
+        server.should_exit = True
+    assert errors == []

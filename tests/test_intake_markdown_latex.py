@@ -42,6 +42,7 @@ def as_text(cat, suffix: str):
     out = []
     for s in cat.statements:
         d = s.model_dump()
+        d.pop("section")  # a Markdown heading ("# Title") heads a section in Markdown only
         d["provenance"]["file"] = d["provenance"]["file"].removesuffix(suffix)
         if d["proof"]:
             d["proof"]["provenance"]["file"] = d["proof"]["provenance"]["file"].removesuffix(suffix)

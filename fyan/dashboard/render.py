@@ -45,6 +45,10 @@ pre{background:#f7f7f7;padding:.6rem;overflow:auto;max-height:24rem;font-size:.8
 #graph-controls label{white-space:nowrap} .swatch{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;vertical-align:middle}
 .legend-key{display:inline-block;width:1.6rem;border-top:3px solid;vertical-align:middle;margin-right:.2rem}
 .graph-message{padding:1rem;color:#555}
+#units-wrap{position:relative;max-height:60vh;overflow:auto;border:1px solid #ddd} #units{margin:0}
+#units th[data-sort]{cursor:pointer}
+#units thead th{position:sticky;top:0} #units tr.unit-row{cursor:pointer} #units tr.picked-row td{background:#fff3c4}
+#table-controls{display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;font-size:.88rem}
 """
 
 
@@ -64,17 +68,30 @@ def _clock(posix: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(posix))
 
 
-def run_html(run: dict[str, Any], root: str, interrupted: int) -> str:
-    """Whether a run is alive, from the lock (``fyan.orchestrator.status``)."""
+def run_text(run: dict[str, Any], root: str, interrupted: int) -> str:
+    """What is working on the project and how it stops, as it is (``status.run_state``): the
+    background daemon (``fyan daemon stop`` stops it), a foreground ``fyan run`` (Ctrl-C in its
+    terminal; the same command again resumes what it cut off), or nothing. Plain text: the page
+    script shows the same sentence (``/api/state``'s ``run_text``)."""
     if run.get("alive"):
-        who = "daemon" if run.get("daemon") else "foreground run"
         since = f" since {_clock(run['started'])}" if run.get("started") else ""
-        stopping = f"; stopping: {escape(run['stopping'])}" if run.get("stopping") else ""
-        return f'<p id=run class=note>A Fyan {who} is working on this project ({escape(str(run.get("holder")))}{since}){stopping}.</p>'
+        who = f"{run.get('holder')}{since}"
+        if run.get("stopping"):
+            return f"A Fyan run ({who}) is stopping: {run['stopping']}."
+        if run.get("daemon"):
+            return (f"The Fyan daemon is working on this project ({who}). `fyan daemon stop {quoted(root)}` stops it; "
+                    "`fyan daemon start` resumes.")
+        return (f"A foreground `fyan run` is working on this project ({who}). Ctrl-C in its terminal stops it; "
+                "running the same command again resumes what it cut off.")
     tail = (f" {interrupted} attempt(s) were cut off when the last run stopped: they resume on the next run."
             if interrupted else "")
-    return (f"<p id=run class=note>No Fyan run is working on this project (showing the recorded state).{tail} "
-            f"Start one with <code>fyan daemon start {escape(quoted(root))}</code>.</p>")
+    return (f"No Fyan run is working on this project (showing the recorded state).{tail} "
+            f"Start one with `fyan run {quoted(root)}` (foreground) or `fyan daemon start {quoted(root)}`.")
+
+
+def run_html(run: dict[str, Any], root: str, interrupted: int) -> str:
+    """``run_text`` as the page's ``#run`` paragraph."""
+    return f"<p id=run class=note>{escape(run_text(run, root, interrupted))}</p>"
 
 
 def outages_html(outages: list[dict[str, Any]]) -> str:
@@ -113,17 +130,28 @@ def layers_html(units: list[dict[str, Any]]) -> str:
 
 
 def units_html(units: list[dict[str, Any]], costs: dict[str, float]) -> str:
-    ordered = sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9), u["layer"]))
+    """Every unit, blockers first, with its section (the document's headings), cost and blocked
+    cause; ``dashboard.js`` sorts (a click on a header) and filters it (the selects above)."""
+    ordered = sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9), u["layer"], u.get("order", 0)))
     rows = []
     for u in ordered:
         st = f' <span class=stale title="{escape(u["stale"])}">stale</span>' if u.get("stale") else ""
+        section = escape(" › ".join(u.get("section") or []))
         rows.append(
             f'<tr class="unit-row" data-unit="{escape(u["id"])}"><td><a href="/unit/{escape(u["id"])}">{escape(u["id"])}</a>{st}</td>'
-            f"<td>{u['layer']}</td><td>{escape(u['kind'])}</td><td>{badge(u['status'])}</td>"
-            f"<td>{escape(u['stage'] or '-')}</td><td>${costs.get(u['id'], 0.0):.4f}</td>"
-            f"<td>{escape(u['short_reason'] or '')}</td></tr>")
-    return ("<table id=units><thead><tr><th>unit</th><th>layer</th><th>kind</th><th>status</th><th>stage</th>"
-            "<th>cost</th><th>reason</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+            f"<td class=section>{section}</td><td>{u['layer']}</td><td>{escape(u['kind'])}</td>"
+            f"<td>{badge(u['status'])}</td>"
+            f"<td>{escape(u['stage'] or '-')}</td><td class=cost>${costs.get(u['id'], 0.0):.4f}</td>"
+            f"<td class=cause>{escape(u.get('cause') or '')}</td><td>{escape(u['short_reason'] or '')}</td></tr>")
+    heads = "".join(f"<th data-sort={key} title='sort'>{name}</th>" for key, name in (
+        ("id", "unit"), ("section", "section"), ("layer", "layer"), ("kind", "kind"), ("status", "status"),
+        ("stage", "stage"), ("cost", "cost"), ("cause", "blocked cause"))) + "<th>reason</th>"
+    filters = ("<p id=table-controls><select id=table-status></select> <select id=table-layer></select> "
+               "<select id=table-section></select> <select id=table-cause></select> <span id=table-count class=note>"
+               f"{len(units)} units</span> <span class=note>click a header to sort, a row to show the unit in the graph"
+               "</span></p>")
+    return (filters + "<div id=units-wrap><table id=units><thead><tr>" + heads + "</tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table></div>")
 
 
 def connectivity_html(units: list[dict[str, Any]]) -> str:
@@ -172,19 +200,20 @@ def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
         "<label>layers <select id=layer-from></select> to <select id=layer-to></select></label>"
         "<label>find <input id=graph-search list=unit-ids size=22 placeholder='unit id'></label>"
         "<datalist id=unit-ids></datalist>"
-        "<label>layout <select id=graph-layout><option value=layers selected>layers (compact)</option>"
-        "<option value=dagre>dagre</option></select></label>"
+        "<label>layout <select id=graph-layout><option value=groups selected>chapters and sections</option>"
+        "<option value=layers>layers (compact)</option><option value=dagre>dagre</option></select></label>"
         "<button id=graph-fit type=button>fit</button><button id=graph-clear type=button>clear highlight</button>"
         "<span class=note><span class=legend-key style='border-color:#888'></span>arrow: dependency → dependent; "
         "<span class=legend-key style='border-color:#ef6c00'></span>needs (ancestors) "
         "<span class=legend-key style='border-color:#1565c0'></span>needed by (descendants)</span></div>"
         "<div id=graph-wrap><div id=graph><p class=graph-message>Drawing the graph ... "
         "(needs JavaScript; the tables below hold the same information)</p></div>"
-        "<aside id=graph-info><p class=note>Click a unit to highlight what it needs (ancestors) and what needs it "
-        "(descendants); double-click opens it. Scroll to zoom, drag to pan.</p></aside></div>")
+        "<aside id=graph-info><p class=note>Click a group to open it (again to close it) and list its units in the "
+        "table; click a unit to highlight what it needs (ancestors) and what needs it (descendants); double-click "
+        "opens it. Scroll to zoom (labels appear as you zoom in), drag to pan.</p></aside></div>")
     graph += "<h3>Isolated statements and components</h3>" + connectivity_html(units)
     body = (head + blocked + graph + "<h2>Progress by layer</h2><div id=layers-wrap>" + layers_html(units)
-            + "</div><h2>Units (blockers first)</h2><div id=units-wrap>" + units_html(units, costs) + "</div>")
+            + "</div><h2>Units</h2>" + units_html(units, costs))
     return page(f"Fyan — {status.project}", body,
                 ("/static/vendor/cytoscape.min.js", "/static/vendor/cytoscape-dagre.min.js", "/static/dashboard.js"))
 
@@ -268,12 +297,31 @@ def audit_block(record: Any, result: Any) -> str:
     return "".join(out)
 
 
+def statement_block(problem: str | None, proof: str | None) -> str:
+    """The statement as the source gives it (``units/<id>/problem.tex`` without its provenance
+    block, which follows in a fold), and the source's proof (``source_proof.tex``) in a fold."""
+    from fyan.gates.stages import provenance_block
+
+    if problem is None:
+        return "<h2>Statement</h2><p class=note>problem.tex is missing from the unit's folder.</p>"
+    block = provenance_block(problem) or ""
+    out = [f"<h2>Statement</h2><pre id=statement>{escape(problem.replace(block, '').strip())}</pre>"]
+    if block:
+        out.append(f"<details><summary>provenance</summary><pre id=provenance>{escape(block)}</pre></details>")
+    if proof and proof.strip():
+        out.append(f"<details><summary>the source's proof</summary><pre id=source-proof>{escape(proof.strip())}</pre>"
+                   "</details>")
+    return "".join(out)
+
+
 def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: list, gate: Any, audit_record: Any,
               audit_result: Any, calls: list, events: list, guidance_text: str, stale: str | None, saved: bool,
-              token_error: bool = False) -> str:
-    """One unit: status and why, stage history, gate report, audit, cost, events, guidance.
-    ``shown``: the unit as ``fyan status`` shows it (run liveness and grouping applied);
-    ``token_error``: a save was refused — the typed ``guidance_text`` is kept in the form."""
+              token_error: bool = False, problem: str | None = None, source_proof: str | None = None) -> str:
+    """One unit: status and why, the statement, stage history, gate report, audit, cost, events,
+    guidance. ``shown``: the unit as ``fyan status`` shows it (run liveness and grouping applied);
+    ``token_error``: a save was refused — the typed ``guidance_text`` is kept in the form;
+    ``problem``/``source_proof``: the unit's ``problem.tex`` and ``source_proof.tex`` (None: absent).
+    A part with nothing recorded says so in a line (no table of headers alone)."""
     uid = view.unit.id
     status = shown["status"] if shown else view.status.value
     reason = shown["reason"] if shown else view.reason
@@ -289,12 +337,17 @@ def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: lis
     if saved:
         body.append(f"<p id=saved class=saved><b>Guidance saved</b> to guidance/{escape(uid)}.md; the unit's next attempt "
                     "gets it as context.</p>")
+    section = (shown or {}).get("section") or []
+    if section:
+        body.append(f"<p id=section>In {escape(' › '.join(section))}</p>")
+    body.append(statement_block(problem, source_proof))
     rows = "".join(
         f"<tr><td>{r.id}</td><td>{escape(r.stage.value)}</td><td>{r.attempt}</td><td>{badge(r.status.value) if r.status.value in COLOURS else escape(r.status.value)}</td>"
         f"<td>{'' if r.duration is None else f'{r.duration:.1f}s'}</td><td>{escape(r.reason or '')}</td></tr>"
         for r in runs)
-    body.append("<h2>Stage history</h2><table id=history><tr><th>run</th><th>stage</th><th>attempt</th><th>status</th>"
-                f"<th>took</th><th>reason</th></tr>{rows}</table>")
+    body.append("<h2>Stage history</h2>" + (
+        "<table id=history><tr><th>run</th><th>stage</th><th>attempt</th><th>status</th>"
+        f"<th>took</th><th>reason</th></tr>{rows}</table>" if rows else "<p class=note id=history>No attempt yet.</p>"))
     body.append(_gate_block(gate))
     body.append(audit_block(audit_record, audit_result) if audit_result is not None or audit_record is not None
                 else _json_block("Semantic audit", None))
@@ -304,7 +357,8 @@ def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: lis
                 f" ({sum(c.replay for c in calls)} replayed)</p>")
     ev = "".join(f"<tr><td>{e.id}</td><td>{escape(e.kind)}</td><td>{escape(json.dumps(e.data, ensure_ascii=False)[:300])}</td></tr>"
                  for e in events if e.kind not in ("stage_started",))
-    body.append(f"<h2>Events</h2><table id=events><tr><th>id</th><th>kind</th><th>data</th></tr>{ev}</table>")
+    body.append("<h2>Events</h2>" + (f"<table id=events><tr><th>id</th><th>kind</th><th>data</th></tr>{ev}</table>"
+                                      if ev else "<p class=note id=events>No event recorded for this unit.</p>"))
     error = ""
     if token_error:
         error = ("<div id=token-error class=error role=alert><b>Not saved: the write token is missing or wrong.</b> "

@@ -13,9 +13,10 @@ liveness from the lock, blocked units grouped by root cause with the remedy, pro
 The daemon that serves it hands over its own view (``live``: jobs in flight, outages) — the
 dashboard never imports the daemon; ``fyan dashboard`` alone reads the lock and the events.
 
-Pages: ``/`` (counts, outages, blocked causes, the dependency graph, progress by layer, every
-unit), ``/unit/<id>`` (stage history, gate report, audit as tables, cost, events, the
-guidance form); JSON: ``/api/state`` (what ``/`` shows), ``/api/version`` (changes whenever
+Pages: ``/`` (counts, outages, blocked causes, the dependency graph by chapter and section,
+progress by layer, every unit in a table that sorts and filters), ``/unit/<id>`` (the statement,
+stage history, gate report, audit as tables, cost, events, the guidance form); JSON:
+``/api/state`` (what ``/`` shows), ``/api/version`` (changes whenever
 the state does: the pages poll it and update by themselves); ``/static/`` (the page script and
 the vendored graph library).
 """
@@ -60,6 +61,7 @@ class _State:
         self.live = live
         self.store = Store(project.paths.db)
         self._stale: tuple[str, dict[str, str]] | None = None
+        self._status: tuple[str, ProjectStatus] | None = None
         self._lock = threading.Lock()
 
     def views(self):
@@ -85,7 +87,17 @@ class _State:
                 live = self.live()
             except Exception:  # a snapshot taken while the loop changes: fall back to the store
                 live = None
-        status = project_status(self.project, self.store, live, with_stale=False)
+        # one computation per recorded state: the page and its first /api/state share it
+        # (``version`` changes with every transition, the run starting or stopping, outages)
+        key = self.version()
+        with self._lock:
+            cached = self._status if self._status is not None and self._status[0] == key else None
+        if cached is not None and live is None:
+            status = cached[1]
+        else:
+            status = project_status(self.project, self.store, live, with_stale=False)
+            with self._lock:
+                self._status = (key, status)
         if status.ingested:
             status.stale = self.stale()
             for u in status.units:
@@ -122,6 +134,13 @@ def _read_json(path) -> Any:
         return None
 
 
+def _read_text(path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def build_app(project: Project, token: str, live: Callable[[], LiveState] | None = None) -> Starlette:
     """The dashboard app of ``project``; ``live``: the serving run's own view, if any."""
     state = _State(project, token, live)
@@ -131,6 +150,7 @@ def build_app(project: Project, token: str, live: Callable[[], LiveState] | None
 
     async def api_state(request: Request) -> Response:
         payload = state.status().as_payload()
+        payload["run_text"] = render.run_text(payload["run"], payload["root"], payload["counts"].get("interrupted", 0))
         payload["version"] = state.version()
         payload["now"] = time.time()
         return JSONResponse(payload)
@@ -152,7 +172,8 @@ def build_app(project: Project, token: str, live: Callable[[], LiveState] | None
             project.name, view, shown, state.store.runs(uid), _read_json(udir / "gate" / "report.json"),
             _read_json(udir / "audit" / "record.json"), _read_json(udir / "audit" / "result.json"),
             state.store.model_calls(uid), state.store.events(uid, limit=500), guidance_text,
-            state.stale().get(uid), saved, token_error), status_code=status_code)
+            state.stale().get(uid), saved, token_error, _read_text(udir / "problem.tex"),
+            _read_text(udir / "source_proof.tex")), status_code=status_code)
 
     async def unit(request: Request) -> Response:
         return unit_response(request.path_params["unit"], saved=request.query_params.get("saved") == "1")

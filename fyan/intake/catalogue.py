@@ -192,6 +192,11 @@ class Statement(BaseModel):
     lean_names: list[str] = Field(default_factory=list, description="Names given by \\lean{...}.")
     leanok: bool = False
     mathlibok: bool = False
+    section: list[str] = Field(
+        default_factory=list,
+        description="The document's headings the statement stands under, outermost first (part, chapter, "
+        "section, ...), as plain text (``section_title``); empty before the first heading.",
+    )
     defined_terms: list[str] = Field(
         default_factory=list,
         description="Terms a definition sets in definition markup (bold, italic, emphasis), folded "
@@ -278,3 +283,41 @@ class Catalogue(BaseModel):
         if site is None or site.statement_index is None:
             return None
         return self.statements[site.statement_index]
+
+
+#: The TeX sectioning commands, outermost first (a level is the index).
+SECTION_LEVELS = ("part", "chapter", "section", "subsection", "subsubsection", "paragraph", "subparagraph")
+
+
+def section_title(tex: str) -> str:
+    """A heading's title as plain text (pylatexenc; math kept as written), spaces collapsed:
+    ``The \\texorpdfstring{$m$}{m}-torsion case`` gives ``The m-torsion case``."""
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    try:
+        text = LatexNodes2Text(math_mode="verbatim").latex_to_text(tex)
+    except Exception:  # pylatexenc gives up on some malformed input: the source as written
+        text = tex
+    return " ".join(text.split()) or "(untitled)"
+
+
+class HeadingStack:
+    """The headings open at a point of a document: ``enter(level, title)`` closes every heading
+    at ``level`` or deeper and opens the new one; ``path`` is what a statement there stands
+    under, outermost first."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[int, str]] = []
+
+    def enter(self, level: int, title: str) -> None:
+        self.leave(level)
+        self._open.append((level, title))
+
+    def leave(self, level: int) -> None:
+        """Close the heading at ``level`` and every deeper one (``\\end{section}``)."""
+        while self._open and self._open[-1][0] >= level:
+            self._open.pop()
+
+    @property
+    def path(self) -> list[str]:
+        return [t for _, t in self._open]

@@ -38,7 +38,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from fyan.errors import InputError
-from fyan.intake.catalogue import Catalogue, IntakeWarning
+from fyan.intake.catalogue import Catalogue, HeadingStack, IntakeWarning, Statement
 from fyan.intake.plaintext import Block, BlockReader, opening
 from fyan.intake.tex import SegmentWalk, TexSource, TexStatementReader
 from fyan.intake.texscan import EnvSpan, blank_spans, line_of, line_starts
@@ -194,7 +194,21 @@ def read_markdown(path: Path, *, source_root: Path | None = None, tolerant: bool
         if s.proof is not None and s.proof.body.lstrip().startswith("\\begin") and s.parent is None:
             statements.add_extent(s, rel, lines, in_proof=True)
     statements.finish()
+    _sections(reader.statements, _blocks(tokens))
     return reader.catalogue().model_copy(update={"format": "markdown"})
+
+
+def _sections(statements: list[Statement], blocks: list[Block]) -> None:
+    """Each statement's ``section``: the Markdown headings open at its first line (a heading
+    that is itself a statement's, ``## Theorem 3``, is not a section)."""
+    own = {s.provenance.line_start for s in statements}
+    headings = [b for b in blocks if b.kind == "heading" and b.start + 1 not in own]
+    stack, k = HeadingStack(), 0
+    for s in sorted(statements, key=lambda s: s.provenance.line_start):
+        while k < len(headings) and headings[k].start + 1 < s.provenance.line_start:
+            stack.enter(headings[k].level, " ".join(headings[k].text.replace("*", "").split()) or "(untitled)")
+            k += 1
+        s.section = stack.path
 
 
 def _percent_outside(content: str, plain: str, spans: list[EnvSpan]) -> str:

@@ -77,7 +77,9 @@ from pathlib import Path
 from fyan.errors import InputError
 from fyan.intake.catalogue import (
     KIND_ALIASES,
+    SECTION_LEVELS,
     Catalogue,
+    HeadingStack,
     Display,
     IntakeWarning,
     LabelSite,
@@ -85,6 +87,7 @@ from fyan.intake.catalogue import (
     Provenance,
     Reference,
     Statement,
+    section_title,
 )
 from fyan.intake.plaintext import Block, BlockReader, paragraph_blocks
 from fyan.intake.texscan import (
@@ -327,6 +330,8 @@ class TexStatementReader:
         self.faults: list[tuple[str, int, str, str]] = []  # (file, line, message, statement)
         self._fault_seen: set[tuple[str, int]] = set()
         self._stack: list[str] = []
+        #: the document's headings open at the point being read (across ``\\input``: one document)
+        self.headings = HeadingStack()
         #: statements under plain-text headings (``plain_headings``), into the same lists
         self.plain_reader = BlockReader(self.statements, self.labels, self.warnings, markdown=False, slugs=False) \
             if plain_headings else None
@@ -638,9 +643,18 @@ class TexStatementReader:
 
         for m in _MACRO.finditer(src.content, start, stop):
             name = m.group(1)
-            if name in ("begin", "end"):
-                continue
             pos = m.start()
+            if name in ("begin", "end"):
+                # the environment form of a heading: \begin{section}{Title} ... \end{section}
+                args, _ = read_args(src.content, m.end(), "{{" if name == "begin" else "{", stop)
+                if args[0] in SECTION_MACROS:
+                    advance(pos + 1)
+                    if current() is None:
+                        if name == "end":
+                            self.headings.leave(SECTION_LEVELS.index(args[0]))
+                        elif args[1] is not None:
+                            self.headings.enter(SECTION_LEVELS.index(args[0]), section_title(args[1]))
+                continue
             advance(pos + 1)
             frame = current()
             if name == "label":
@@ -658,7 +672,9 @@ class TexStatementReader:
                 self._include(name, src, m, stop, frame)
                 continue
             if name in SECTION_MACROS:
-                _, last_section_end = read_args(src.content, m.end(), "*[{", stop)
+                args, last_section_end = read_args(src.content, m.end(), "*[{", stop)
+                if frame is None and args[2] is not None:  # a heading of the document, not one quoted in a statement
+                    self.headings.enter(SECTION_LEVELS.index(name), section_title(args[2]))
                 continue
             if frame is None:
                 continue
@@ -757,6 +773,7 @@ class TexStatementReader:
             provenance=Provenance(file=src.rel, line_start=start, line_end=end),
             parent=frame.builder.stmt.index if frame is not None else None,
             in_parent_proof=frame is not None and frame.kind == "proof",
+            section=self.headings.path,
         )
         if in_statement:
             outer = frame.builder.stmt

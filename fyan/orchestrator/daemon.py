@@ -105,6 +105,7 @@ class DaemonOptions:
     parallelism: int | None = None
     dashboard: bool = False
     dashboard_port: int | None = None
+    background: bool = False  # the background daemon (``fyan daemon serve``); False: a foreground ``fyan run``
     engine_kwargs: dict[str, Any] = field(default_factory=dict)  # tests and benchmarks: agent doubles
 
 
@@ -247,7 +248,7 @@ class Daemon:
     def _write_state(self) -> None:
         assert self.project is not None
         data = {"pid": os.getpid(), "started": self._started, "project": str(self.project.paths.root),
-                "dashboard": self.dashboard_url, "token": self.token,
+                "dashboard": self.dashboard_url, "token": self.token, "background": self.options.background,
                 "log": str(self.project.paths.logs / "daemon.log")}
         path = self.project.paths.state / STATE_FILE
         tmp = path.with_suffix(".tmp")

@@ -119,13 +119,19 @@ class ProjectStatus:
                 "providers": self.outages, "stale": self.stale, "sandbox": self.sandbox}
 
 
+def _background(state: dict[str, Any] | None) -> bool:
+    """Is the run that wrote ``daemon.json`` the background daemon (not a foreground ``fyan run``,
+    which writes the same file)? A file without the field predates it: a daemon's."""
+    return state is not None and state.get("background", True) is not False
+
+
 def run_state(project: Project, live: LiveState | None = None) -> dict[str, Any]:
     """Is a run alive (the lock), who is it (pid, since, dashboard; a daemon or a foreground
     run), and what is it doing (``live``)?"""
     if live is not None:
         daemon = read_run_state(project.paths.state)
         return {"alive": True, "holder": f"pid {live.pid}", "pid": live.pid, "started": live.started,
-                "daemon": bool(daemon), "dashboard": daemon.get("dashboard") if daemon else None,
+                "daemon": _background(daemon), "dashboard": daemon.get("dashboard") if daemon else None,
                 "phase": live.phase, "stopping": live.stopping, "lean_memory": live.lean}
     holder = lock_holder(project.paths.state)
     if holder is None:
@@ -133,7 +139,7 @@ def run_state(project: Project, live: LiveState | None = None) -> dict[str, Any]
     daemon = read_run_state(project.paths.state)
     m = re.match(r"pid (\d+)", holder)
     return {"alive": True, "holder": holder, "pid": int(m.group(1)) if m else None,
-            "started": daemon.get("started") if daemon else None, "daemon": daemon is not None,
+            "started": daemon.get("started") if daemon else None, "daemon": _background(daemon),
             "dashboard": daemon.get("dashboard") if daemon else None}
 
 
@@ -188,7 +194,9 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             if v.next_stage is not None and v.next_stage.value not in g.stages:
                 g.stages.append(v.next_stage.value)
     adoptions = store.adoptions()
+    sections = unit_sections(store)
     for uid, v in views.items():
+        unit_cause = None
         st, reason, short = v.status.value, v.reason, v.reason or ""
         adoption = adoptions.get(uid)
         if v.adopted and adoption is not None:
@@ -204,16 +212,19 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
                 root = m["root"]
                 short = f"waits on blocked {root}"
                 cause = causes.get(root) or classify((v.reason or "")[m.end():])
+                unit_cause = cause.summary
                 groups.setdefault(cause.summary, BlockedGroup(cause.summary, cause.remedy)).waiting.append(uid)
             else:
                 cause = causes[uid]
+                unit_cause = cause.summary
                 short = cause.summary + (f"; {cause.detail}" if cause.detail else "")
         status.units.append({
-            "id": uid, "kind": v.unit.kind, "label": v.unit.label, "layer": v.unit.layer,
+            "id": uid, "order": v.unit.order, "kind": v.unit.kind, "label": v.unit.label, "layer": v.unit.layer,
             "provenance": v.unit.provenance, "status": st, "stage": v.next_stage.value if v.next_stage else None,
             "reason": reason, "short_reason": short, "depends_on": v.depends_on, "attempts": v.attempts,
             "after_completion": post.get(uid, {}), "stale": status.stale.get(uid),
             "adopted": v.adopted, "adoption": adoption.outcome if adoption is not None else None,
+            "section": sections.get(uid, []), "cause": unit_cause,
         })
         status.counts[st] = status.counts.get(st, 0) + 1
     status.blocked = sorted(groups.values(), key=lambda g: -g.total)
@@ -226,6 +237,34 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
                        f"{time.strftime('%H:%M', time.localtime(o.since))}); the next run tries again"}
                       for o in outages]
     return status
+
+
+_SECTIONS: dict[str, tuple[int, dict[str, list[str]]]] = {}
+
+
+def unit_sections(store: Store) -> dict[str, list[str]]:
+    """Unit id -> the document's headings its first statement stands under, outermost first
+    (``Statement.section`` of the recorded catalogue; ``[]`` for a catalogue recorded before
+    intake kept headings). Decoded once per recorded catalogue (cached by its hash)."""
+    import json
+
+    raw = store.meta("catalogue") or ""
+    key = str(store.db)
+    cached = _SECTIONS.get(key)
+    if cached is not None and cached[0] == hash(raw):
+        return cached[1]
+    try:
+        statements = json.loads(raw).get("statements", []) if raw else []
+    except ValueError:
+        statements = []
+    out: dict[str, list[str]] = {}
+    for u in store.units():
+        first = u.statements[0] if u.statements else None
+        if first is not None and 0 <= first < len(statements) and isinstance(statements[first], dict):
+            section = statements[first].get("section") or []
+            out[u.id] = [str(t) for t in section] if isinstance(section, list) else []
+    _SECTIONS[key] = (hash(raw), out)
+    return out
 
 
 def names(units: list[str], limit: int = 8) -> str:
