@@ -35,8 +35,9 @@ EPILOG = """exit codes:
   1  internal error (a bug): one line, and the details in a crash report (its path is printed)
   2  bad command line (unknown option, value out of range, unknown unit id)
   3  incomplete: the run reached quiescence with blocked units (a replay miss included), the
-     gate failed, `verify` found a completion that does not reproduce, or `doctor` found
-     something needed missing
+     gate failed, `verify` found a completion that does not reproduce, `doctor` found
+     something needed missing, or `status` found the first ingest interrupted (the next run
+     reads the source again)
   4  bad input: source document, configuration (no model configured, a missing API key),
      project folder, or a replay cassette that is missing or malformed (checked before any attempt)
   5  refused: an illegal state transition, or another run holds the project lock
@@ -492,6 +493,7 @@ def _daemon_status(project) -> CommandResult:
     payload: dict[str, Any] = {"running": run["alive"], "holder": run.get("holder")}
     if state:
         payload.update({k: state.get(k) for k in ("pid", "started", "dashboard", "token", "log")})
+    payload["ingest"] = status.ingest
     if status.ingested:
         payload["counts"] = status.counts
     payload["providers"] = status.outages
@@ -508,6 +510,8 @@ def _daemon_status(project) -> CommandResult:
         text += "\nUnits: " + ", ".join(f"{n} {k}" for k, n in sorted(payload["counts"].items()))
         if payload["counts"].get("interrupted"):
             text += " (interrupted attempts resume on the next run)"
+    if not status.ingested:
+        text += f"\n{project.name}: {status.ingest['text']}"
     for o in status.outages:
         text += f"\n{o['text']}"
     return CommandResult(ExitCode.OK, payload, text)
@@ -537,11 +541,15 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
 
     project = Project.open(args.dir)
     store = Store(project.paths.db)
-    if not store.exists:
-        return CommandResult(ExitCode.OK, {"project": project.name, "units": [], "ingested": False},
-                             f"{project.name}: not ingested yet. Next: fyan run {_quote(args.dir)}")
     try:
         status = project_status(project, store)
+        if not status.ingested:  # never a title over an empty table (issue 27)
+            ingest = status.ingest
+            code = ExitCode.INCOMPLETE if ingest["state"] == "interrupted" else ExitCode.OK
+            text = f"{project.name}: {ingest['text']}."
+            if ingest["state"] != "ingesting":
+                text += f"\nNext: fyan run {_quote(args.dir)}"
+            return CommandResult(code, status.as_payload(), text)
         payload = status.as_payload()
         if args.cost:
             payload["cost"] = _cost(store)

@@ -126,7 +126,12 @@ def ingest(project: Project, gateway: Gateway, catalogue: Catalogue | None = Non
     if project.config.intake.specifier == "model" and specifier is None:
         raise ValueError('[intake] specifier = "model" needs the model Specifier: pass specifier= '
                          "(fyan.agents.specify.model_specifier)")
-    dag, files, meta, report = plan_ingest(project, specifier, catalogue)
-    gateway.register_units(dag, files, meta)
+    gateway.begin_ingest(project.config.project.source)
+    try:
+        dag, files, meta, report = plan_ingest(project, specifier, catalogue)
+        gateway.register_units(dag, files, meta)
+    except Exception as e:  # bad input, a refused model: not an interrupted ingest (a kill is one)
+        gateway.abandon_ingest(f"{type(e).__name__}: {e}")
+        raise
     init_package(project)
     return report

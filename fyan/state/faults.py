@@ -2,7 +2,10 @@
 
 ``fault_point(name)`` kills the process on the spot (``os._exit``, no cleanup, like SIGKILL)
 when the environment variable ``FYAN_FAULT_AT`` equals ``name``, or ``name@N`` to die at the
-N-th time the point is reached. The points are placed at the crash-critical moments
+N-th time the point is reached. ``FYAN_TEST_HOLD_AT=name`` instead stops the process there: it
+prints ``fyan: test hold at <name> (pid N)`` on stderr and sleeps (up to 10 minutes), for a test
+to kill it at that moment with a real signal (``kill -9`` mid-ingest: tests/test_stop_paths.py).
+The points are placed at the crash-critical moments
 (``finish:after_copy``, ``finish:after_commit``, ``attempt:before_finish``, ...). With the
 variable unset this is a dictionary lookup and nothing else.
 """
@@ -10,7 +13,9 @@ variable unset this is a dictionary lookup and nothing else.
 from __future__ import annotations
 
 import os
+import sys
 import threading
+import time
 
 FAULT_EXIT_CODE = 86
 _hits: dict[str, int] = {}
@@ -18,6 +23,9 @@ _lock = threading.Lock()
 
 
 def fault_point(name: str) -> None:
+    if os.environ.get("FYAN_TEST_HOLD_AT") == name:
+        print(f"fyan: test hold at {name} (pid {os.getpid()})", file=sys.stderr, flush=True)
+        time.sleep(600)
     spec = os.environ.get("FYAN_FAULT_AT")
     if not spec:
         return

@@ -1,0 +1,149 @@
+"""A first use with no false notes (issue 27, "First use").
+
+* an interrupted first ingest (a real ``fyan run`` killed with SIGKILL while it ingests) is
+  recorded as such, and ``status``, ``status --json``, ``resume --dry-run`` and the dashboard's
+  data say so with what to do next; the next run ingests;
+* the suite itself skips, with the reason, every test that needs bubblewrap where it is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fyan.cli import main
+from tests.conftest import ROOT
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def fyan_held_at(point: str, *argv: str) -> subprocess.Popen:
+    """A real ``fyan`` process stopped at ``point`` (``fyan.state.faults``: it says so on stderr)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FYAN_TEST_HOLD_AT": point}
+    proc = subprocess.Popen([sys.executable, "-m", "fyan", *argv], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in proc.stderr:  # ends when the process does
+        seen.append(line)
+        if line.startswith(f"fyan: test hold at {point} "):
+            return proc
+    proc.wait()
+    pytest.fail(f"fyan {' '.join(argv)} never reached {point} (exit {proc.returncode}):\n{''.join(seen)}")
+
+
+# -- an interrupted first ingest ----------------------------------------------------------------
+
+def test_kill_9_during_the_first_ingest_is_recorded_and_every_view_says_so(example, no_lake, capsys):
+    proc = fyan_held_at("ingest:started", "run", str(example))
+    proc.kill()  # SIGKILL: no handler, no cleanup
+    assert proc.wait() == -signal.SIGKILL
+    proc.stderr.close()
+
+    code, out, _ = cli(capsys, "status", str(example))
+    assert code == 3, out  # not "0 and a title over an empty table"
+    assert "the first ingest of source/" in out and "was interrupted" in out and f"pid {proc.pid}" in out
+    assert "no unit was recorded" in out and f"Next: fyan run {example}" in out
+    code, out, _ = cli(capsys, "status", str(example), "--json")
+    state = json.loads(out)
+    assert code == 3 and state["ingested"] is False and state["units"] == []
+    assert state["ingest"]["state"] == "interrupted" and state["ingest"]["pid"] == proc.pid
+    assert state["ingest"]["next"] == f"fyan run {example}"
+
+    code, out, _ = cli(capsys, "resume", str(example), "--dry-run")
+    assert code == 0 and "was interrupted" in out and "reads the source again" in out, out
+    assert "nothing is ready" not in out
+    code, out, _ = cli(capsys, "resume", str(example), "--dry-run", "--json")
+    assert json.loads(out)["plan"]["ingest"]["state"] == "interrupted"
+
+    code, out, _ = cli(capsys, "daemon", "status", str(example))
+    assert code == 0 and "was interrupted" in out
+
+    from starlette.testclient import TestClient
+
+    from fyan.dashboard.server import build_app
+    from fyan.project import Project
+
+    client = TestClient(build_app(Project.open(example), "token"), base_url="http://127.0.0.1")
+    data = client.get("/api/state").json()
+    assert data["ingested"] is False and data["ingest"]["state"] == "interrupted"
+    page = client.get("/").text
+    assert "id=ingest-state class=interrupted" in page and "was interrupted" in page
+
+    code, out, _ = cli(capsys, "run", str(example))  # the next run ingests, as if nothing had happened
+    assert code == 3 and "Ingested source/" in out and "11 units" in out, out
+    code, out, _ = cli(capsys, "status", str(example), "--json")
+    state = json.loads(out)
+    assert state["ingested"] is True and state["ingest"] == {"state": "ingested"} and len(state["units"]) == 11
+
+
+def test_an_ingest_that_fails_on_bad_input_is_not_reported_as_interrupted(tmp_path, capsys):
+    from fyan.errors import InputError
+    from fyan.project import Project
+    from fyan.specifier.ingest import ingest
+    from fyan.state.gateway import Gateway
+    from tests.helpers import make_project
+
+    project = make_project(tmp_path / "p", "\\begin{theorem}\\label{a} see \\ref{nowhere}\\end{theorem}\n")
+    root = project.paths.root
+    gateway = Gateway(project)
+    with pytest.raises(InputError):
+        ingest(project, gateway)
+    kinds = [e.kind for e in gateway.store.events(limit=10)]
+    gateway.close()
+    assert "ingest_started" in kinds and "ingest_abandoned" in kinds
+    code, out, _ = cli(capsys, "status", str(root), "--json")
+    assert code == 0 and json.loads(out)["ingest"]["state"] == "not_ingested"
+
+
+def test_status_of_a_project_made_with_no_ingest_says_what_to_do(tmp_path, capsys):
+    from tests.conftest import EXAMPLE
+
+    code, _, _ = cli(capsys, "init", str(tmp_path / "p"), "--source", str(EXAMPLE / "source" / "TasteNumberTheory.tex"),
+                     "--no-ingest")
+    assert code == 0
+    code, out, _ = cli(capsys, "status", str(tmp_path / "p"))
+    assert code == 0 and "not ingested yet" in out and f"Next: fyan run {tmp_path / 'p'}" in out
+
+
+# -- the suite on a machine without bubblewrap --------------------------------------------------
+
+#: tests that run a command agent or model-written code confined (``sandbox = "require"``)
+BWRAP_TESTS = [
+    "tests/test_providers.py::test_command_agent_runs_in_the_workspace_and_returns_its_file_changes",
+    "tests/test_providers.py::test_command_agent_is_killed_at_the_timeout",
+    "tests/test_providers.py::test_command_agent_failure",
+    "tests/test_stages.py::test_formalizer_command_agent_edits_the_workspace_file",
+    "tests/test_sandbox.py::test_bwrap_that_cannot_create_namespaces_is_detected",  # a double: runs anyway
+]
+
+
+def test_without_bubblewrap_the_tests_that_need_it_skip_with_the_reason(tmp_path):
+    """The README's test command on a machine without bubblewrap: a ``PATH`` whose folders hold
+    everything but ``bwrap``, and ``tests/without_bwrap.py`` for the tests that set ``PATH``."""
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for folder in dict.fromkeys(os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin", "/bin"]):
+        if not folder or not Path(folder).is_dir():
+            continue
+        for entry in Path(folder).iterdir():
+            if entry.name != "bwrap" and not (bare / entry.name).exists():
+                (bare / entry.name).symlink_to(entry)
+    env = {**os.environ, "PATH": str(bare), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                           "-p", "tests.without_bwrap", *BWRAP_TESTS], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    skipped = [line for line in proc.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert len(skipped) == 4 and all("no usable bubblewrap here: bubblewrap (bwrap) is not installed" in line
+                                     for line in skipped), proc.stdout
+    assert "4 skipped" in proc.stdout and "1 passed" in proc.stdout
