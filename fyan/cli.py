@@ -17,8 +17,10 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +28,7 @@ from typing import Any
 
 from fyan import __version__, arguments, logs
 from fyan.command_result import CommandResult
-from fyan.errors import ExitCode, FyanError, InputError, ProjectError, UsageError
+from fyan.errors import ExitCode, FyanError, InputError, Interrupted, ProjectError, UsageError
 
 __all__ = ["CommandResult", "build_parser", "main"]
 
@@ -41,6 +43,10 @@ EPILOG = """exit codes:
   4  bad input: source document, configuration (no model configured, a missing API key),
      project folder, or a replay cassette that is missing or malformed (checked before any attempt)
   5  refused: an illegal state transition, or another run holds the project lock
+  130  interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM (`fyan daemon stop`, kill), as
+       shells report them, at any moment (starting up, ingesting, during attempts): one line
+       "fyan: interrupted by SIGINT" on stderr; what was done is kept, attempts in progress are
+       recorded as interrupted, and `fyan resume <project>` continues
 
 A Lean toolchain is needed to complete units (install elan, then `elan default stable`, then
 `fyan selftest`: the gate trusts a toolchain only after its selftest passed). Without one, Fyan runs every stage it can and blocks units at the completion gate."""
@@ -404,10 +410,11 @@ def _run_result(args: argparse.Namespace, daemon, summary) -> CommandResult:
     if summary.blocked:
         lines.append(f"Details: fyan status {_quote(args.dir)}")
     code = summary.exit_code
-    if summary.stopped:
-        lines.append(f"{summary.stopped}: attempts in progress were recorded as interrupted; "
-                     f"`fyan resume {_quote(args.dir)}` continues")
-        code = ExitCode.INCOMPLETE if code != ExitCode.OK else code
+    if summary.stopped:  # by a signal: main prints the one interrupt message
+        signum = daemon.stop_signal or signal.SIGINT
+        code = 128 + int(signum)
+        message, hint = _interrupt_text(signum, args.command, args.dir)
+        payload["interrupted"] = {"signal": signal.Signals(signum).name, "message": message, "hint": hint}
     return CommandResult(code, payload, "\n".join(lines))
 
 
@@ -427,7 +434,10 @@ def cmd_resume(args: argparse.Namespace) -> CommandResult:
     from fyan.orchestrator.resume import explain, plan
     from fyan.project import Project
 
+    from fyan.orchestrator.daemon import check_units
+
     project = Project.open(args.dir)
+    check_units(project, args.unit, args.dir)  # an unknown id is refused before anything is explained
     p = plan(project, args.parallelism)
     text = explain(p)
     if args.dry_run or p.get("locked_by"):
@@ -624,6 +634,16 @@ def _status_text(status, cost: dict | None, folder: str) -> str:
 
 # -- gate ------------------------------------------------------------------------------------
 
+def _unit(args: argparse.Namespace, store):
+    """The unit ``args.unit`` names; ``UsageError`` (exit 2, as every unknown unit id) when the
+    project has none by that id (or no units yet)."""
+    unit = store.unit(args.unit) if store.exists else None
+    if unit is None:
+        store.close()
+        raise UsageError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
+    return unit
+
+
 def cmd_gate(args: argparse.Namespace) -> CommandResult:
     from fyan.gates.completion import run_gate
     from fyan.gates.report import report_json, report_text
@@ -632,9 +652,7 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
 
     project = Project.open(args.dir)
     store = Store(project.paths.db)
-    unit = store.unit(args.unit) if store.exists else None
-    if unit is None:
-        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
+    unit = _unit(args, store)
     # build/inspector logs and the report of a manual run are kept (they are not stage state);
     # the gate builds in its own workspace under the unit's gate lock (a daemon's gate of the
     # same unit is waited for, never raced)
@@ -655,13 +673,14 @@ def cmd_verify(args: argparse.Namespace) -> CommandResult:
 
     project = Project.open(args.dir)
     store = Store(project.paths.db)
-    if not store.exists:
+    known = {u.id for u in store.units()} if store.exists else set()
+    if not known and not args.unit:
+        store.close()
         return CommandResult(ExitCode.OK, {"project": project.name, "units": []}, f"{project.name}: not ingested yet.")
-    known = {u.id for u in store.units()}
     unknown = sorted(set(args.unit or []) - known)
     if unknown:
         store.close()
-        raise ProjectError(f"{args.dir}: no unit {unknown[0]!r}", hint=f"list units with `fyan status {args.dir}`")
+        raise UsageError(f"{args.dir}: no unit {unknown[0]!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
 
     def progress(entry, report) -> None:
         if not args.json:
@@ -737,9 +756,7 @@ def cmd_audit(args: argparse.Namespace) -> CommandResult:
 
     project = Project.open(args.dir)
     store = Store(project.paths.db)
-    unit = store.unit(args.unit) if store.exists else None
-    if unit is None:
-        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
+    unit = _unit(args, store)
     certified, payload, text = audit_report(project, store, unit)
     store.close()
     return CommandResult(ExitCode.OK if certified else ExitCode.INCOMPLETE, payload, text)
@@ -1053,6 +1070,16 @@ def _quiet_closed_output() -> None:
         pass
 
 
+def _interrupt_text(signum: int, command: str, folder: str | None) -> tuple[str, str]:
+    """(message, hint) for a command stopped by ``signum``: the same words wherever the signal
+    arrived (starting up, ingesting, during attempts)."""
+    message = f"interrupted by {signal.Signals(signum).name}"
+    if command in ("run", "resume", "daemon") and folder:
+        return message, (f"what was done is kept (attempts in progress are recorded as interrupted); "
+                         f"`fyan resume {_quote(folder)}` continues")
+    return message, "run the same command again"
+
+
 def _fail(args: argparse.Namespace, code: ExitCode, message: str, hint: str | None = None, **extra: Any) -> int:
     """Report an error: one JSON object on stdout with ``--json``, else lines on stderr."""
     if getattr(args, "json", False):
@@ -1069,14 +1096,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     folder = Path(args.dir) if isinstance(getattr(args, "dir", None), str) else None
+    previous = None
+    if threading.current_thread() is threading.main_thread():  # SIGTERM ends a command as Ctrl-C does
+        def terminated(signum, frame):
+            raise Interrupted(signum)
+
+        previous = signal.signal(signal.SIGTERM, terminated)
     try:
         try:
             result = COMMANDS[args.command](args)
         except FyanError as e:
             return _fail(args, e.exit_code, e.message, e.hint)
-        except KeyboardInterrupt:
-            _print("fyan: interrupted; run the same command again to resume", sys.stderr)
-            return 130
+        except (KeyboardInterrupt, Interrupted) as e:
+            signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
+            message, hint = _interrupt_text(signum, args.command, getattr(args, "dir", None))
+            return _fail(args, ExitCode(128 + int(signum)), message, hint, signal=signal.Signals(signum).name)
         except OSError as e:
             if isinstance(e, BrokenPipeError):
                 raise
@@ -1091,12 +1125,19 @@ def main(argv: list[str] | None = None) -> int:
                          f"the details are in {report}; please include that file when you report it", log=str(report))
         if args.json:
             _print(json.dumps(result.payload, indent=2, ensure_ascii=False, default=str))
-        elif result.text:
-            _print(result.text)
+        else:
+            if result.text:
+                _print(result.text)
+            stopped = result.payload.get("interrupted") if isinstance(result.payload, dict) else None
+            if stopped:  # the same line as an interrupt while starting up (``_interrupt_text``)
+                _print(f"fyan: error: {stopped['message']}\n  hint: {stopped['hint']}", sys.stderr)
         return int(result.code)
     except BrokenPipeError:
         _quiet_closed_output()
         return int(ExitCode.OK)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

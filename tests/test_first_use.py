@@ -147,3 +147,69 @@ def test_without_bubblewrap_the_tests_that_need_it_skip_with_the_reason(tmp_path
     assert len(skipped) == 4 and all("no usable bubblewrap here: bubblewrap (bwrap) is not installed" in line
                                      for line in skipped), proc.stdout
     assert "4 skipped" in proc.stdout and "1 passed" in proc.stdout
+
+
+# -- exit codes: one code and one message for an interrupt; unknown unit ids are 2 --------------
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("point", ["run:starting", "ingest:started"], ids=["starting", "ingesting"])
+def test_an_interrupt_exits_128_plus_the_signal_with_one_message(example, no_lake, sig, point):
+    """Ctrl-C (SIGINT) and SIGTERM while ``fyan run`` starts up or ingests; during attempts:
+    tests/test_stop_paths.py::test_every_stop_path_ends_the_running_agents (same code, same words)."""
+    proc = fyan_held_at(point, "run", str(example))
+    proc.send_signal(sig)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 128 + sig, err  # 130 and 143, as shells report them
+    name = signal.Signals(sig).name
+    assert err.splitlines() == [f"fyan: error: interrupted by {name}",
+                                "  hint: what was done is kept (attempts in progress are recorded as interrupted); "
+                                f"`fyan resume {example}` continues"], err
+
+
+def test_every_interrupt_code_is_in_the_help():
+    from fyan.cli import EPILOG
+
+    assert "130  interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM" in EPILOG
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM" in " ".join(readme.split())
+
+
+def _unit_id_commands() -> list[tuple[str, list[str]]]:
+    """Every command of ``fyan`` that takes a unit id, found in the parser itself: (command, argv
+    naming the unit ``nope``)."""
+    import argparse
+
+    from fyan.cli import build_parser
+
+    [sub] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    found = []
+    for name, parser in sub.choices.items():
+        for action in parser._actions:
+            if action.dest == "unit":
+                argv = [name, "{dir}", "nope"] if not action.option_strings else [name, "{dir}", "--unit", "nope"]
+                found.append((name, argv + (["--dry-run"] if name == "resume" else [])))
+    return found
+
+
+def test_unit_id_commands_are_found():
+    assert {name for name, _ in _unit_id_commands()} == {"run", "resume", "gate", "verify", "audit"}
+
+
+@pytest.mark.parametrize("ingested", [True, False], ids=["ingested", "not-ingested"])
+def test_an_unknown_unit_id_exits_2_in_every_command(example, no_lake, capsys, ingested):
+    if ingested:
+        from fyan.agents.specify import model_specifier
+        from fyan.project import Project
+        from fyan.specifier.ingest import ingest
+        from fyan.state.gateway import Gateway
+
+        project = Project.open(example)
+        gateway = Gateway(project)
+        ingest(project, gateway, specifier=model_specifier(project, gateway))  # the example's replayed Specifier
+        gateway.close()
+    for name, argv in _unit_id_commands():
+        code, out, err = cli(capsys, *(a.replace("{dir}", str(example)) for a in argv))
+        assert code == 2, (name, out, err)  # what the help says of an unknown unit id
+        assert "nope" in err and "fyan status" in err, (name, err)
+        code, out, _ = cli(capsys, *(a.replace("{dir}", str(example)) for a in argv), "--json")
+        assert code == 2 and json.loads(out)["exit_code"] == 2, (name, out)

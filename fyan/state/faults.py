@@ -13,6 +13,7 @@ variable unset this is a dictionary lookup and nothing else.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -25,7 +26,10 @@ _lock = threading.Lock()
 def fault_point(name: str) -> None:
     if os.environ.get("FYAN_TEST_HOLD_AT") == name:
         print(f"fyan: test hold at {name} (pid {os.getpid()})", file=sys.stderr, flush=True)
-        time.sleep(600)
+        if threading.current_thread() is threading.main_thread():
+            signal.pause()  # until a signal's handler ran (or raised): the process goes on as it would
+        else:
+            time.sleep(600)
     spec = os.environ.get("FYAN_FAULT_AT")
     if not spec:
         return
