@@ -76,7 +76,7 @@ source = {source}
 NO_MODEL_TOML = """[agents.default]
 # No model is configured yet: `fyan run` stops before any attempt and says so. Choose one
 # (or re-create the project with `fyan init --provider ...`; see `fyan init --help`):
-#   provider = "anthropic"          model = "claude-sonnet-4-5"   (export ANTHROPIC_API_KEY=...)
+#   provider = "anthropic"          model = "claude-opus-4-1"     (export ANTHROPIC_API_KEY=...)
 #   provider = "openai"             model = "gpt-5"               (export OPENAI_API_KEY=...)
 #   provider = "openai-compatible"  model = "..."  base_url = "http://localhost:8000/v1"
 #   provider = "command"            command = ["my-coding-agent", "--print"]
@@ -109,7 +109,7 @@ def _check_init_model_args(args: argparse.Namespace) -> None:
     p = args.provider
     if p is None and (args.model or args.base_url or args.agent_command):
         raise UsageError("--model, --base-url and --command go with --provider",
-                         hint="e.g. fyan init DIR --source FILE --provider anthropic --model claude-sonnet-4-5")
+                         hint="e.g. fyan init DIR --source FILE --provider anthropic --model claude-opus-4-1")
     if args.base_url and p != "openai-compatible":
         raise UsageError("--base-url is for --provider openai-compatible")
     if args.agent_command and p != "command":
@@ -159,6 +159,20 @@ def _make_parents(target: Path) -> list[Path]:
     return missing
 
 
+def _remove_abandoned_inits(target: Path) -> list[Path]:
+    """Remove the folders ``fyan init`` of ``target`` builds the project in
+    (``.<name>.init-<pid>-*`` beside it) that a killed init left: those whose process is gone.
+    Returns them."""
+    removed = []
+    for folder in target.resolve().parent.glob(f".{target.name}.init-*-*"):
+        pid = folder.name[len(f".{target.name}.init-"):].split("-", 1)[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists() or not folder.is_dir():
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
 def cmd_init(args: argparse.Namespace) -> CommandResult:
     from fyan.agents.specify import model_specifier
     from fyan.intake import DEFAULT_MAX_FILE_MIB, read_source
@@ -168,6 +182,16 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
     from fyan.state.gateway import Gateway
 
     _check_init_model_args(args)
+    if args.provider == "openai-compatible":  # a server that is not there: said now, not by a run that waits
+        from fyan.agents.preflight import endpoint_refusal
+        from fyan.errors import ConfigError
+
+        refused = endpoint_refusal(args.base_url)
+        if refused:
+            raise ConfigError(f"nothing answers at --base-url {args.base_url}: {refused}; the project was not created",
+                              hint="start the model server (vLLM: `vllm serve <model>`; llama.cpp: `llama-server`; "
+                                   "Ollama: `ollama serve`, base URL http://localhost:11434/v1) or correct --base-url, "
+                                   "then run the same command again")
     package = None
     if args.lean_project:  # a folder that is no Lake package fails before anything is created
         from fyan.adopt.package import read_package
@@ -175,8 +199,11 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
         package = read_package(args.lean_project)
     target = Path(args.dir)
     source = Path(args.source)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ProjectError(f"{target}: exists and is not empty", hint="choose a new folder for the project")
+    if target.exists() and not target.is_dir():
+        raise ProjectError(f"{target}: is a file, not a folder; a project is a folder",
+                           hint="choose a new folder for the project (a path that does not exist yet)")
+    if target.exists() and any(target.iterdir()):
+        raise ProjectError(f"{target}: the folder exists and is not empty", hint="choose a new folder for the project")
     try:
         limit = float(os.environ.get("FYAN_INTAKE__MAX_FILE_MIB", DEFAULT_MAX_FILE_MIB))
     except ValueError:
@@ -189,7 +216,8 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
         made = _make_parents(target)
         name = args.name or target.resolve().name
         main_dir = source.resolve().parent
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=target.resolve().parent))
+        _remove_abandoned_inits(target)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-{os.getpid()}-", dir=target.resolve().parent))
         try:
             for rel in catalogue.files:
                 src = main_dir / rel
@@ -319,7 +347,8 @@ def _init_result(args: argparse.Namespace, target: Path, catalogue, report) -> C
     text = (
         f"Created project {target} from {report.format.upper() if report.format == 'pdf' else report.format} "
         f"source: {report.statements} theorem-like statements in {len(report.files)} file(s), "
-        f"{report.units} units, {report.edges} dependency edges, {report.layers} layer(s).\n"
+        f"{report.units} units, {report.edges} dependency edges between {report.pairs} pairs of units, "
+        f"{report.layers} layer(s).\n"
         + _ingest_details(report)
         + nxt
     )
@@ -418,10 +447,19 @@ def _run_result(args: argparse.Namespace, daemon, summary) -> CommandResult:
     return CommandResult(code, payload, "\n".join(lines))
 
 
+def _check_endpoints(project) -> None:
+    """``fyan run``/``resume``: the model servers the run will use accept connections (once,
+    before anything runs; ``fyan.agents.preflight.check_endpoints``)."""
+    from fyan.agents.preflight import check_endpoints
+    from fyan.orchestrator.daemon import Daemon
+
+    check_endpoints(project, ingested=project.paths.db.exists() and Daemon._has_units(project))
+
+
 def cmd_run(args: argparse.Namespace) -> CommandResult:
     from fyan.project import Project
 
-    Project.open(args.dir)  # clear error before taking the lock
+    _check_endpoints(Project.open(args.dir))  # clear errors before taking the lock
 
     daemon, summary = _serve(args, until_idle=not args.watch, progress_enabled=not args.json,
                              announce=_announce_ingest(args))
@@ -443,6 +481,7 @@ def cmd_resume(args: argparse.Namespace) -> CommandResult:
     if args.dry_run or p.get("locked_by"):
         code = ExitCode.STATE if p.get("locked_by") else ExitCode.OK
         return CommandResult(code, {"plan": p, "dry_run": args.dry_run}, text)
+    _check_endpoints(project)
     if not args.json:
         print(text, flush=True)
     daemon, summary = _serve(args, until_idle=True, progress_enabled=not args.json, announce=_announce_ingest(args))
@@ -462,7 +501,8 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
 
         def announce(dm) -> None:
             print(f"fyan daemon pid {os.getpid()} serving {dm.project.paths.root}"
-                  + (f"; dashboard {dm.dashboard_url} (write token in .fyan/daemon.json)" if dm.dashboard_url else ""),
+                  + (f"; dashboard {dm.dashboard_url} (write token in .fyan/daemon.json)" if dm.dashboard_url else "")
+                  + (f"\n{dm.dashboard_note}" if dm.dashboard_note else ""),
                   flush=True)
             ingested(dm)
 
@@ -477,6 +517,8 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
         text = f"Fyan daemon started on {project.name} (pid {state['pid']}); log {state['log']}"
         if state.get("dashboard"):
             text += f"\nDashboard: {state['dashboard']}  (write token: {state['token']})"
+            if state.get("dashboard_note"):
+                text += f"\n  {state['dashboard_note']}"
         text += f"\nStop it with: fyan daemon stop {_quote(args.dir)}"
         return CommandResult(ExitCode.OK, state, text)
     if args.action == "stop":
@@ -536,6 +578,8 @@ def cmd_dashboard(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)
     port = project.config.dashboard.port if args.port is None else args.port
     server, sock, url, token = make_server(project, port)
+    if server.port_note:
+        print(f"fyan: {server.port_note}", file=sys.stderr, flush=True)
     print(f"Fyan dashboard for {project.name}: {url}\nWrite token (needed to save guidance): {token}\n"
           "Ctrl-C stops it.", flush=True)
     server.run(sockets=[sock])
@@ -680,7 +724,8 @@ def cmd_verify(args: argparse.Namespace) -> CommandResult:
     unknown = sorted(set(args.unit or []) - known)
     if unknown:
         store.close()
-        raise UsageError(f"{args.dir}: no unit {unknown[0]!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
+        raise UsageError(f"{args.dir}: no unit {unknown[0]!r}",
+                         hint=f"list units with `fyan status {_quote(args.dir)}`")
 
     def progress(entry, report) -> None:
         if not args.json:

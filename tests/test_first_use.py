@@ -86,6 +86,24 @@ def test_kill_9_during_the_first_ingest_is_recorded_and_every_view_says_so(examp
     assert state["ingested"] is True and state["ingest"] == {"state": "ingested"} and len(state["units"]) == 11
 
 
+def test_kill_9_during_fyan_init_leaves_no_project_and_the_next_init_tidies_up(tmp_path, capsys):
+    from tests.conftest import EXAMPLE
+
+    source = str(EXAMPLE / "source" / "TasteNumberTheory.tex")
+    target = tmp_path / "paper"
+    proc = fyan_held_at("ingest:started", "init", str(target), "--source", source)
+    proc.kill()
+    assert proc.wait() == -signal.SIGKILL
+    proc.stderr.close()
+    assert not target.exists()  # init builds the project beside it and moves it in place at the end
+    [left] = tmp_path.glob(".paper.init-*")
+    code, out, err = cli(capsys, "status", str(target))
+    assert code == 4 and "no such folder" in err
+    code, out, err = cli(capsys, "init", str(target), "--source", source)
+    assert code == 0 and "11 units" in out, err
+    assert not left.exists() and list(tmp_path.glob(".paper.init-*")) == []
+
+
 def test_an_ingest_that_fails_on_bad_input_is_not_reported_as_interrupted(tmp_path, capsys):
     from fyan.errors import InputError
     from fyan.project import Project
@@ -213,3 +231,164 @@ def test_an_unknown_unit_id_exits_2_in_every_command(example, no_lake, capsys, i
         assert "nope" in err and "fyan status" in err, (name, err)
         code, out, _ = cli(capsys, *(a.replace("{dir}", str(example)) for a in argv), "--json")
         assert code == 2 and json.loads(out)["exit_code"] == 2, (name, out)
+
+
+# -- an OpenAI-compatible server that is not there -----------------------------------------------
+
+def test_init_refuses_an_openai_compatible_url_where_nothing_listens(tmp_path, capsys):
+    from tests.conftest import EXAMPLE
+    from tests.helpers import ModelsEndpoint, refused_url
+
+    url = refused_url()
+    source = str(EXAMPLE / "source" / "TasteNumberTheory.tex")
+    for extra in ([], ["--no-ingest"]):
+        code, out, err = cli(capsys, "init", str(tmp_path / "p"), "--source", source, "--provider",
+                             "openai-compatible", "--base-url", url, "--model", "m", *extra)
+        assert code == 4, out + err  # a configuration error, said at once (not "Next: fyan run")
+        assert f"nothing answers at --base-url {url}: {url}/models: " in err and "refused" in err.lower(), err
+        assert "the project was not created" in err and not (tmp_path / "p").exists()
+    with ModelsEndpoint() as server:
+        code, out, err = cli(capsys, "init", str(tmp_path / "p"), "--source", source, "--provider",
+                             "openai-compatible", "--base-url", server.url, "--model", "m")
+    assert code == 0 and out.rstrip().endswith(f"Next: fyan run {tmp_path / 'p'}"), err
+
+
+def test_run_refuses_an_openai_compatible_url_where_nothing_listens_and_starts_when_one_does(
+        example, no_lake, capsys, monkeypatch):
+    """Refused before anything runs; a server that was there at the start and then stops is an
+    outage the run waits out (tests/test_outages.py: the daemon across refused connections)."""
+    from fyan.agents.preflight import check_endpoints
+    from fyan.project import Project
+    from tests.helpers import ModelsEndpoint, refused_url
+
+    url = refused_url()
+    toml = (example / "fyan.toml").read_text()
+    (example / "fyan.toml").write_text(toml.replace('provider = "replay"', f'provider = "openai-compatible"\n'
+                                                                             f'base_url = "{url}"'))
+    for argv in (["run", str(example)], ["resume", str(example)], ["run", str(example), "--json"]):
+        code, out, err = cli(capsys, *argv)
+        assert code == 4, (argv, out, err)
+        said = json.loads(out)["error"] if "--json" in argv else err
+        assert f'nothing answers at base_url = "{url}"' in said and "nothing was run" in said, said
+        assert not (example / ".fyan" / "state.db").exists()  # nothing ingested, nothing run
+    with ModelsEndpoint() as server:  # there at the start: the run goes on (the check passes)
+        (example / "fyan.toml").write_text(toml.replace('provider = "replay"', f'provider = "openai-compatible"\n'
+                                                                                 f'base_url = "{server.url}"'))
+        check_endpoints(Project.open(example), ingested=False)
+
+
+# -- wording: say what is true ------------------------------------------------------------------
+
+def test_doctor_says_a_project_has_no_model_instead_of_naming_one(tmp_path, capsys):
+    from tests.helpers import make_project
+
+    project = make_project(tmp_path / "p", extra_toml='[agents.default]\nprovider = "none"\n')
+    code = main(["doctor", str(project.paths.root)])
+    out = capsys.readouterr().out
+    assert code == 3 and '[FAIL] no model configured (provider = "none") for reason, plan' in out
+    assert "example-authored" not in out and "provider none" not in out
+    main(["doctor", str(project.paths.root), "--json"])
+    [p] = json.loads(capsys.readouterr().out)["providers"]
+    assert p["provider"] == "none" and p["model"] is None
+
+
+@pytest.mark.parametrize("setting", ["off", "auto", "require"])
+def test_doctor_never_advises_the_sandbox_setting_already_made(tmp_path, capsys, monkeypatch, setting):
+    from tests.helpers import make_project
+
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bwrap-here"))  # a machine without bubblewrap
+    project = make_project(tmp_path / "p", extra_toml=f'[lean]\nsandbox = "{setting}"\n')
+    main(["doctor", str(project.paths.root), "--json"])
+    sandbox = json.loads(capsys.readouterr().out)["sandbox"]
+    assert sandbox["available"] is False and sandbox["detail"].startswith("bubblewrap (bwrap) is not installed")
+    advice = 'set [lean] sandbox = "off"'
+    assert (advice in sandbox["detail"]) is (setting == "require"), sandbox["detail"]
+    if setting != "require":
+        assert "UNCONFINED" in sandbox["detail"] and "install bubblewrap" in sandbox["detail"]
+
+
+TXT_HEADINGS = "Theorem 1. Every even number is even.\nProof. Trivial.\n\nLemma 2. By Theorem 1, two is even.\n"
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "notes", "notes.text"])
+def test_a_file_whose_name_says_no_format_is_said_to_be_read_as_tex(tmp_path, capsys, name):
+    source = tmp_path / name
+    source.write_text(TXT_HEADINGS)
+    code, out, err = cli(capsys, "init", str(tmp_path / "p"), "--source", str(source))
+    assert code == 0, err
+    assert f"{name} is read as TeX (" in err and "rename it .md to read it as Markdown" in err  # a warning
+    source.write_text("Some notes \\emph{about} numbers.\n\nRemark 1. Every even number is even.\n")
+    code, out, err = cli(capsys, "init", str(tmp_path / "q"), "--source", str(source))
+    assert code == 4 and "no statement of a unit kind" in err and f"hint: {name} is read as TeX (" in err, err
+    assert "environment names" not in err
+    md = tmp_path / "notes.md"
+    md.write_text(TXT_HEADINGS)
+    code, out, err = cli(capsys, "init", str(tmp_path / "r"), "--source", str(md))
+    assert code == 0 and "read as" not in err  # a name that says its format: nothing to say
+
+
+def test_a_project_path_that_is_a_file_is_called_a_file(tmp_path, capsys):
+    from tests.conftest import EXAMPLE
+
+    afile = tmp_path / "paper"
+    afile.write_text("x")
+    code, out, err = cli(capsys, "init", str(afile), "--source", str(EXAMPLE / "source" / "TasteNumberTheory.tex"))
+    assert code == 4 and f"{afile}: is a file, not a folder" in err and "not empty" not in err
+    for argv in (["status", str(afile)], ["run", str(afile)], ["gate", str(afile), "u"], ["doctor", str(afile)]):
+        code, out, err = cli(capsys, *argv)
+        assert code == 4 and f"{afile}: is a file, not a project folder" in err and "no such folder" not in err, argv
+
+
+def test_a_busy_dashboard_port_is_said_not_silently_changed(example, no_lake):
+    import socket
+
+    from fyan.dashboard.server import make_server
+    from fyan.orchestrator.daemon import Daemon, DaemonOptions
+    from fyan.project import Project
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    try:
+        server, sock, url, _ = make_server(Project.open(example), port)
+        moved = sock.getsockname()[1]
+        sock.close()
+        assert url == f"http://127.0.0.1:{moved}/" and moved != port
+        assert server.port_note.startswith(f"port {port} is not free on 127.0.0.1")
+        assert f"serving on port {moved} instead" in server.port_note
+        daemon = Daemon(example, DaemonOptions(dashboard=True, dashboard_port=port))  # a run with its dashboard
+        daemon.serve()
+        moved = daemon.dashboard_url.rsplit(":", 1)[1].strip("/")
+        assert daemon.dashboard_note.startswith(f"port {port} is not free") and f"on port {moved} instead" in \
+            daemon.dashboard_note
+        assert any(f"dashboard: port {port} is not free" in n for n in daemon.notes)
+    finally:
+        busy.close()
+
+
+def test_the_readme_names_the_models_the_program_names():
+    """Every model name in Fyan's own texts (``init --help``, the fyan.toml of a project without
+    a model, hints) is the one the README uses, and priced in config/pricing.toml."""
+    import re
+    import tomllib
+
+    pattern = re.compile(r"\b(?:claude|gpt|qwen)[\w.-]*\d[\w.-]*\b")
+    program = {m for path in (ROOT / "fyan").rglob("*.py") for m in pattern.findall(path.read_text(encoding="utf-8"))}
+    readme = set(pattern.findall((ROOT / "README.md").read_text(encoding="utf-8")))
+    assert program == readme, (program, readme)
+    priced = set(tomllib.loads((ROOT / "config" / "pricing.toml").read_text(encoding="utf-8"))["models"])
+    assert {m for m in program if not m.startswith("qwen")} <= priced  # a local model costs nothing
+
+
+def test_the_readme_gives_the_pfr_figures_fyan_init_prints(tmp_path, capsys):
+    from tests.conftest import ROOT as root
+
+    pfr = root / "tests" / "fixtures" / "corpus" / "blueprints" / "pfr.content.flat.tex"
+    code, out, _ = cli(capsys, "init", str(tmp_path / "pfr"), "--source", str(pfr), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["units"] == 218
+    line = f"`fyan init` prints {report['edges']} dependency edges between {report['pairs']} pairs of units"
+    assert line in " ".join((root / "README.md").read_text(encoding="utf-8").split()), line
+    code, out, _ = cli(capsys, "status", str(tmp_path / "pfr"), "--json")
+    assert sum(len(u["depends_on"]) for u in json.loads(out)["units"]) == report["pairs"]  # the graph's arrows

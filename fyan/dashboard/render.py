@@ -142,8 +142,10 @@ def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
         ingest = status.ingest
         what = escape(ingest.get("text") or "not ingested yet")
         what = what[:1].upper() + what[1:]
-        nxt = f" Next: <code>{escape(ingest['next'])}</code>" if ingest.get("next") and ingest["state"] != "ingesting" else ""
-        return page(f"Fyan — {status.project}", head + f"<p id=ingest-state class={escape(ingest['state'])}>{what}.{nxt}</p>",
+        nxt = (f" Next: <code>{escape(ingest['next'])}</code>" if ingest.get("next") and ingest["state"] != "ingesting"
+               else "")
+        return page(f"Fyan — {status.project}",
+                    head + f"<p id=ingest-state class={escape(ingest['state'])}>{what}.{nxt}</p>",
                     ("/static/dashboard.js",))
     blocked = f"<h2>Blocked, by root cause</h2><div id=blocked>{blocked_html(payload['blocked_groups'])}</div>"
     statuses = "".join(

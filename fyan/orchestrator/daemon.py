@@ -147,6 +147,8 @@ class Daemon:
         self.stale: staleness.Staleness | None = None
         self.notes: list[str] = []  # what the daemon noticed (also in the log and the event log)
         self.dashboard_url: str | None = None
+        #: the dashboard's configured port was taken and it serves elsewhere (``make_server``)
+        self.dashboard_note: str | None = None
         self.token: str | None = None
         self._deferred_proofs: set[str] = set()
         self._server = None
@@ -273,7 +275,7 @@ class Daemon:
     def _write_state(self) -> None:
         assert self.project is not None
         data = {"pid": os.getpid(), "started": self._started, "project": str(self.project.paths.root),
-                "dashboard": self.dashboard_url, "token": self.token,
+                "dashboard": self.dashboard_url, "dashboard_note": self.dashboard_note, "token": self.token,
                 "log": str(self.project.paths.logs / "daemon.log")}
         path = self.project.paths.state / STATE_FILE
         tmp = path.with_suffix(".tmp")
@@ -415,6 +417,10 @@ class Daemon:
         if port is None:
             port = self.project.config.dashboard.port
         self._server, self.dashboard_url, self.token = start_in_thread(self.project, port, live=self.live)
+        self.dashboard_note = getattr(self._server, "port_note", None)
+        if self.dashboard_note:  # never silently elsewhere
+            self.notes.append(f"{time.strftime('%H:%M:%S')}  dashboard: {self.dashboard_note}")
+            logs.get().warning("dashboard_port_taken", note=self.dashboard_note)
 
 
 # -- background process (fyan daemon start|stop|status) ---------------------------------------

@@ -20,7 +20,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from fyan.errors import InputError
-from fyan.intake import read_source
+from fyan.intake import read_as, read_source
 from fyan.intake.catalogue import Catalogue, IntakeWarning
 from fyan.lean.package import init_package
 from fyan.project import Project
@@ -50,6 +50,9 @@ class IngestReport(BaseModel):
     units: int
     edges: int
     layers: int
+    #: pairs of units the edges join (an edge per kind of evidence: ``\uses``, a reference, ...;
+    #: a pair is one arrow of the dashboard's graph)
+    pairs: int = 0
     warnings: list[IntakeWarning]
     notes: list[str]
     mentions: list[Edge] = []
@@ -80,7 +83,8 @@ def plan_ingest(
         raise InputError(
             f"{project.config.project.source}: no statement of a unit kind ({', '.join(cfg.unit_kinds)}) found"
             + (f"; found {dict(found)}" if found else ""),
-            hint="check [intake] unit_kinds in fyan.toml, or the document's environment names",
+            hint=(read_as(project.source_main) or "check the document's environment names")
+            + "; the unit kinds are [intake] unit_kinds in fyan.toml",
         )
     found = extract_edges(catalogue, units, unknown_references=cfg.unknown_references, term_edges=cfg.term_edges,
                           notation_edges=cfg.notation_edges, cycles=cfg.cycles)
@@ -108,6 +112,7 @@ def plan_ingest(
     report = IngestReport(
         source=project.config.project.source, files=catalogue.files, statements=len(catalogue.statements),
         kinds=dict(Counter(s.kind for s in catalogue.statements)), units=len(units), edges=len(edges),
+        pairs=len({(e.unit, e.depends_on) for e in edges}),
         layers=dag.layer_count, warnings=catalogue.warnings + found.warnings + context_warnings, notes=notes,
         mentions=mentions, findings=findings, format=catalogue.format,
     )

@@ -25,11 +25,7 @@ _lock = threading.Lock()
 
 def fault_point(name: str) -> None:
     if os.environ.get("FYAN_TEST_HOLD_AT") == name:
-        print(f"fyan: test hold at {name} (pid {os.getpid()})", file=sys.stderr, flush=True)
-        if threading.current_thread() is threading.main_thread():
-            signal.pause()  # until a signal's handler ran (or raised): the process goes on as it would
-        else:
-            time.sleep(600)
+        _hold(name)
     spec = os.environ.get("FYAN_FAULT_AT")
     if not spec:
         return
@@ -40,3 +36,31 @@ def fault_point(name: str) -> None:
         _hits[name] = _hits.get(name, 0) + 1
         if _hits[name] >= int(nth or 1):
             os._exit(FAULT_EXIT_CODE)
+
+
+def _hold(name: str) -> None:
+    """``FYAN_TEST_HOLD_AT``: say so, wait for SIGINT or SIGTERM (SIGKILL ends it anyway), then
+    let the handler that was in place take the signal, as if it had arrived just now. The
+    signals are caught from before the line is printed, so one sent as soon as the line is read
+    is never lost."""
+    if threading.current_thread() is not threading.main_thread():
+        print(f"fyan: test hold at {name} (pid {os.getpid()})", file=sys.stderr, flush=True)
+        time.sleep(600)
+        return
+    got: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: got.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        print(f"fyan: test hold at {name} (pid {os.getpid()})", file=sys.stderr, flush=True)
+        deadline = time.monotonic() + 600
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if got:
+        handler = previous[got[0]]
+        if callable(handler):
+            handler(got[0], None)
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(got[0])
