@@ -17,8 +17,10 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +28,7 @@ from typing import Any
 
 from fyan import __version__, arguments, logs
 from fyan.command_result import CommandResult
-from fyan.errors import ExitCode, FyanError, InputError, ProjectError, UsageError
+from fyan.errors import ExitCode, FyanError, InputError, Interrupted, ProjectError, UsageError
 
 __all__ = ["CommandResult", "build_parser", "main"]
 
@@ -35,11 +37,16 @@ EPILOG = """exit codes:
   1  internal error (a bug): one line, and the details in a crash report (its path is printed)
   2  bad command line (unknown option, value out of range, unknown unit id)
   3  incomplete: the run reached quiescence with blocked units (a replay miss included), the
-     gate failed, `verify` found a completion that does not reproduce, or `doctor` found
-     something needed missing
+     gate failed, `verify` found a completion that does not reproduce, `doctor` found
+     something needed missing, or `status` found the first ingest interrupted (the next run
+     reads the source again)
   4  bad input: source document, configuration (no model configured, a missing API key),
      project folder, or a replay cassette that is missing or malformed (checked before any attempt)
   5  refused: an illegal state transition, or another run holds the project lock
+  130  interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM (`fyan daemon stop`, kill), as
+       shells report them, at any moment (starting up, ingesting, during attempts): one line
+       "fyan: interrupted by SIGINT" on stderr; what was done is kept, attempts in progress are
+       recorded as interrupted, and `fyan resume <project>` continues
 
 A Lean toolchain is needed to complete units (install elan, then `elan default stable`, then
 `fyan selftest`: the gate trusts a toolchain only after its selftest passed). Without one, Fyan runs every stage it can and blocks units at the completion gate."""
@@ -69,7 +76,7 @@ source = {source}
 NO_MODEL_TOML = """[agents.default]
 # No model is configured yet: `fyan run` stops before any attempt and says so. Choose one
 # (or re-create the project with `fyan init --provider ...`; see `fyan init --help`):
-#   provider = "anthropic"          model = "claude-sonnet-4-5"   (export ANTHROPIC_API_KEY=...)
+#   provider = "anthropic"          model = "claude-opus-4-1"     (export ANTHROPIC_API_KEY=...)
 #   provider = "openai"             model = "gpt-5"               (export OPENAI_API_KEY=...)
 #   provider = "openai-compatible"  model = "..."  base_url = "http://localhost:8000/v1"
 #   provider = "command"            command = ["my-coding-agent", "--print"]
@@ -102,7 +109,7 @@ def _check_init_model_args(args: argparse.Namespace) -> None:
     p = args.provider
     if p is None and (args.model or args.base_url or args.agent_command):
         raise UsageError("--model, --base-url and --command go with --provider",
-                         hint="e.g. fyan init DIR --source FILE --provider anthropic --model claude-sonnet-4-5")
+                         hint="e.g. fyan init DIR --source FILE --provider anthropic --model claude-opus-4-1")
     if args.base_url and p != "openai-compatible":
         raise UsageError("--base-url is for --provider openai-compatible")
     if args.agent_command and p != "command":
@@ -152,6 +159,20 @@ def _make_parents(target: Path) -> list[Path]:
     return missing
 
 
+def _remove_abandoned_inits(target: Path) -> list[Path]:
+    """Remove the folders ``fyan init`` of ``target`` builds the project in
+    (``.<name>.init-<pid>-*`` beside it) that a killed init left: those whose process is gone.
+    Returns them."""
+    removed = []
+    for folder in target.resolve().parent.glob(f".{target.name}.init-*-*"):
+        pid = folder.name[len(f".{target.name}.init-"):].split("-", 1)[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists() or not folder.is_dir():
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
 def cmd_init(args: argparse.Namespace) -> CommandResult:
     from fyan.agents.specify import model_specifier
     from fyan.intake import DEFAULT_MAX_FILE_MIB, read_source
@@ -161,6 +182,16 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
     from fyan.state.gateway import Gateway
 
     _check_init_model_args(args)
+    if args.provider == "openai-compatible":  # a server that is not there: said now, not by a run that waits
+        from fyan.agents.preflight import endpoint_refusal
+        from fyan.errors import ConfigError
+
+        refused = endpoint_refusal(args.base_url)
+        if refused:
+            raise ConfigError(f"nothing answers at --base-url {args.base_url}: {refused}; the project was not created",
+                              hint="start the model server (vLLM: `vllm serve <model>`; llama.cpp: `llama-server`; "
+                                   "Ollama: `ollama serve`, base URL http://localhost:11434/v1) or correct --base-url, "
+                                   "then run the same command again")
     package = None
     if args.lean_project:  # a folder that is no Lake package fails before anything is created
         from fyan.adopt.package import read_package
@@ -168,8 +199,11 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
         package = read_package(args.lean_project)
     target = Path(args.dir)
     source = Path(args.source)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ProjectError(f"{target}: exists and is not empty", hint="choose a new folder for the project")
+    if target.exists() and not target.is_dir():
+        raise ProjectError(f"{target}: is a file, not a folder; a project is a folder",
+                           hint="choose a new folder for the project (a path that does not exist yet)")
+    if target.exists() and any(target.iterdir()):
+        raise ProjectError(f"{target}: the folder exists and is not empty", hint="choose a new folder for the project")
     try:
         limit = float(os.environ.get("FYAN_INTAKE__MAX_FILE_MIB", DEFAULT_MAX_FILE_MIB))
     except ValueError:
@@ -182,7 +216,8 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
         made = _make_parents(target)
         name = args.name or target.resolve().name
         main_dir = source.resolve().parent
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=target.resolve().parent))
+        _remove_abandoned_inits(target)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-{os.getpid()}-", dir=target.resolve().parent))
         try:
             for rel in catalogue.files:
                 src = main_dir / rel
@@ -341,7 +376,8 @@ def _init_result(args: argparse.Namespace, target: Path, catalogue, report) -> C
     text = (
         f"Created project {target} from {report.format.upper() if report.format == 'pdf' else report.format} "
         f"source: {report.statements} theorem-like statements in {len(report.files)} file(s), "
-        f"{report.units} units, {report.edges} dependency edges, {report.layers} layer(s).\n"
+        f"{report.units} units, {report.edges} dependency edges between {report.pairs} pairs of units, "
+        f"{report.layers} layer(s).\n"
         + intake_report(report)
         + _ingest_details(report)
         + nxt
@@ -477,17 +513,27 @@ def _run_result(args: argparse.Namespace, daemon, summary) -> CommandResult:
     if summary.blocked:
         lines.append(f"Details: fyan status {_quote(args.dir)}")
     code = summary.exit_code
-    if summary.stopped:
-        lines.append(f"{summary.stopped}: attempts in progress were recorded as interrupted; "
-                     f"`fyan resume {_quote(args.dir)}` continues")
-        code = ExitCode.INCOMPLETE if code != ExitCode.OK else code
+    if summary.stopped:  # by a signal: main prints the one interrupt message
+        signum = daemon.stop_signal or signal.SIGINT
+        code = 128 + int(signum)
+        message, hint = _interrupt_text(signum, args.command, args.dir)
+        payload["interrupted"] = {"signal": signal.Signals(signum).name, "message": message, "hint": hint}
     return CommandResult(code, payload, "\n".join(lines))
+
+
+def _check_endpoints(project) -> None:
+    """``fyan run``/``resume``: the model servers the run will use accept connections (once,
+    before anything runs; ``fyan.agents.preflight.check_endpoints``)."""
+    from fyan.agents.preflight import check_endpoints
+    from fyan.orchestrator.daemon import Daemon
+
+    check_endpoints(project, ingested=project.paths.db.exists() and Daemon._has_units(project))
 
 
 def cmd_run(args: argparse.Namespace) -> CommandResult:
     from fyan.project import Project
 
-    Project.open(args.dir)  # clear error before taking the lock
+    _check_endpoints(Project.open(args.dir))  # clear errors before taking the lock
 
     daemon, summary = _serve(args, until_idle=not args.watch, progress_enabled=not args.json,
                              announce=_announce_ingest(args))
@@ -500,12 +546,16 @@ def cmd_resume(args: argparse.Namespace) -> CommandResult:
     from fyan.orchestrator.resume import explain, plan
     from fyan.project import Project
 
+    from fyan.orchestrator.daemon import check_units
+
     project = Project.open(args.dir)
+    check_units(project, args.unit, args.dir)  # an unknown id is refused before anything is explained
     p = plan(project, args.parallelism)
     text = explain(p)
     if args.dry_run or p.get("locked_by"):
         code = ExitCode.STATE if p.get("locked_by") else ExitCode.OK
         return CommandResult(code, {"plan": p, "dry_run": args.dry_run}, text)
+    _check_endpoints(project)
     if not args.json:
         print(text, flush=True)
     daemon, summary = _serve(args, until_idle=True, progress_enabled=not args.json, announce=_announce_ingest(args))
@@ -525,7 +575,8 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
 
         def announce(dm) -> None:
             print(f"fyan daemon pid {os.getpid()} serving {dm.project.paths.root}"
-                  + (f"; dashboard {dm.dashboard_url} (write token in .fyan/daemon.json)" if dm.dashboard_url else ""),
+                  + (f"; dashboard {dm.dashboard_url} (write token in .fyan/daemon.json)" if dm.dashboard_url else "")
+                  + (f"\n{dm.dashboard_note}" if dm.dashboard_note else ""),
                   flush=True)
             ingested(dm)
 
@@ -540,6 +591,8 @@ def cmd_daemon(args: argparse.Namespace) -> CommandResult:
         text = f"Fyan daemon started on {project.name} (pid {state['pid']}); log {state['log']}"
         if state.get("dashboard"):
             text += f"\nDashboard: {state['dashboard']}  (write token: {state['token']})"
+            if state.get("dashboard_note"):
+                text += f"\n  {state['dashboard_note']}"
         text += f"\nStop it with: fyan daemon stop {_quote(args.dir)}"
         return CommandResult(ExitCode.OK, state, text)
     if args.action == "stop":
@@ -566,6 +619,7 @@ def _daemon_status(project) -> CommandResult:
     payload: dict[str, Any] = {"running": run["alive"], "holder": run.get("holder")}
     if state:
         payload.update({k: state.get(k) for k in ("pid", "started", "dashboard", "token", "log")})
+    payload["ingest"] = status.ingest
     if status.ingested:
         payload["counts"] = status.counts
     payload["providers"] = status.outages
@@ -583,6 +637,8 @@ def _daemon_status(project) -> CommandResult:
         text += "\nUnits: " + ", ".join(f"{n} {k}" for k, n in sorted(payload["counts"].items()))
         if payload["counts"].get("interrupted"):
             text += " (interrupted attempts resume on the next run)"
+    if not status.ingested:
+        text += f"\n{project.name}: {status.ingest['text']}"
     for o in status.outages:
         text += f"\n{o['text']}"
     return CommandResult(ExitCode.OK, payload, text)
@@ -597,6 +653,8 @@ def cmd_dashboard(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)
     port = project.config.dashboard.port if args.port is None else args.port
     server, sock, url, token = make_server(project, port)
+    if server.port_note:
+        print(f"fyan: {server.port_note}", file=sys.stderr, flush=True)
     print(f"Fyan dashboard for {project.name}: {url}\nWrite token (needed to save guidance): {token}\n"
           "Ctrl-C stops it.", flush=True)
     server.run(sockets=[sock])
@@ -612,11 +670,15 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
 
     project = Project.open(args.dir)
     store = Store(project.paths.db)
-    if not store.exists:
-        return CommandResult(ExitCode.OK, {"project": project.name, "units": [], "ingested": False},
-                             f"{project.name}: not ingested yet. Next: fyan run {_quote(args.dir)}")
     try:
         status = project_status(project, store)
+        if not status.ingested:  # never a title over an empty table (issue 27)
+            ingest = status.ingest
+            code = ExitCode.INCOMPLETE if ingest["state"] == "interrupted" else ExitCode.OK
+            text = f"{project.name}: {ingest['text']}."
+            if ingest["state"] != "ingesting":
+                text += f"\nNext: fyan run {_quote(args.dir)}"
+            return CommandResult(code, status.as_payload(), text)
         payload = status.as_payload()
         if args.cost:
             payload["cost"] = _cost(store)
@@ -691,6 +753,16 @@ def _status_text(status, cost: dict | None, folder: str) -> str:
 
 # -- gate ------------------------------------------------------------------------------------
 
+def _unit(args: argparse.Namespace, store):
+    """The unit ``args.unit`` names; ``UsageError`` (exit 2, as every unknown unit id) when the
+    project has none by that id (or no units yet)."""
+    unit = store.unit(args.unit) if store.exists else None
+    if unit is None:
+        store.close()
+        raise UsageError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
+    return unit
+
+
 def cmd_gate(args: argparse.Namespace) -> CommandResult:
     from fyan.gates.completion import run_gate
     from fyan.gates.report import report_json, report_text
@@ -699,9 +771,7 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
 
     project = Project.open(args.dir)
     store = Store(project.paths.db)
-    unit = store.unit(args.unit) if store.exists else None
-    if unit is None:
-        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
+    unit = _unit(args, store)
     # build/inspector logs and the report of a manual run are kept (they are not stage state);
     # the gate builds in its own workspace under the unit's gate lock (a daemon's gate of the
     # same unit is waited for, never raced)
@@ -722,13 +792,15 @@ def cmd_verify(args: argparse.Namespace) -> CommandResult:
 
     project = Project.open(args.dir)
     store = Store(project.paths.db)
-    if not store.exists:
+    known = {u.id for u in store.units()} if store.exists else set()
+    if not known and not args.unit:
+        store.close()
         return CommandResult(ExitCode.OK, {"project": project.name, "units": []}, f"{project.name}: not ingested yet.")
-    known = {u.id for u in store.units()}
     unknown = sorted(set(args.unit or []) - known)
     if unknown:
         store.close()
-        raise ProjectError(f"{args.dir}: no unit {unknown[0]!r}", hint=f"list units with `fyan status {args.dir}`")
+        raise UsageError(f"{args.dir}: no unit {unknown[0]!r}",
+                         hint=f"list units with `fyan status {_quote(args.dir)}`")
 
     def progress(entry, report) -> None:
         if not args.json:
@@ -804,9 +876,7 @@ def cmd_audit(args: argparse.Namespace) -> CommandResult:
 
     project = Project.open(args.dir)
     store = Store(project.paths.db)
-    unit = store.unit(args.unit) if store.exists else None
-    if unit is None:
-        raise ProjectError(f"{args.dir}: no unit {args.unit!r}", hint=f"list units with `fyan status {_quote(args.dir)}`")
+    unit = _unit(args, store)
     certified, payload, text = audit_report(project, store, unit)
     store.close()
     return CommandResult(ExitCode.OK if certified else ExitCode.INCOMPLETE, payload, text)
@@ -1126,6 +1196,16 @@ def _quiet_closed_output() -> None:
         pass
 
 
+def _interrupt_text(signum: int, command: str, folder: str | None) -> tuple[str, str]:
+    """(message, hint) for a command stopped by ``signum``: the same words wherever the signal
+    arrived (starting up, ingesting, during attempts)."""
+    message = f"interrupted by {signal.Signals(signum).name}"
+    if command in ("run", "resume", "daemon") and folder:
+        return message, (f"what was done is kept (attempts in progress are recorded as interrupted); "
+                         f"`fyan resume {_quote(folder)}` continues")
+    return message, "run the same command again"
+
+
 def _fail(args: argparse.Namespace, code: ExitCode, message: str, hint: str | None = None, **extra: Any) -> int:
     """Report an error: one JSON object on stdout with ``--json``, else lines on stderr."""
     if getattr(args, "json", False):
@@ -1142,14 +1222,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     folder = Path(args.dir) if isinstance(getattr(args, "dir", None), str) else None
+    previous = None
+    if threading.current_thread() is threading.main_thread():  # SIGTERM ends a command as Ctrl-C does
+        def terminated(signum, frame):
+            raise Interrupted(signum)
+
+        previous = signal.signal(signal.SIGTERM, terminated)
     try:
         try:
             result = COMMANDS[args.command](args)
         except FyanError as e:
             return _fail(args, e.exit_code, e.message, e.hint)
-        except KeyboardInterrupt:
-            _print("fyan: interrupted; run the same command again to resume", sys.stderr)
-            return 130
+        except (KeyboardInterrupt, Interrupted) as e:
+            signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
+            message, hint = _interrupt_text(signum, args.command, getattr(args, "dir", None))
+            return _fail(args, ExitCode(128 + int(signum)), message, hint, signal=signal.Signals(signum).name)
         except OSError as e:
             if isinstance(e, BrokenPipeError):
                 raise
@@ -1164,12 +1251,19 @@ def main(argv: list[str] | None = None) -> int:
                          f"the details are in {report}; please include that file when you report it", log=str(report))
         if args.json:
             _print(json.dumps(result.payload, indent=2, ensure_ascii=False, default=str))
-        elif result.text:
-            _print(result.text)
+        else:
+            if result.text:
+                _print(result.text)
+            stopped = result.payload.get("interrupted") if isinstance(result.payload, dict) else None
+            if stopped:  # the same line as an interrupt while starting up (``_interrupt_text``)
+                _print(f"fyan: error: {stopped['message']}\n  hint: {stopped['hint']}", sys.stderr)
         return int(result.code)
     except BrokenPipeError:
         _quiet_closed_output()
         return int(ExitCode.OK)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -112,7 +112,9 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
         for agent, stages in agent_groups(config, stages_in_use(config)):
             findings = check_agent(agent.provider, agent, cassette, online)
             providers.append({
-                "stages": stages, "provider": agent.provider, "model": agent.model,
+                "stages": stages, "provider": agent.provider,
+                # a model name only where one is sent: none has no model, a command agent picks its own
+                "model": agent.model if agent.provider not in ("none", "command") else None,
                 "usable": all(f.ok is not False for f in findings),
                 "checks": [f.model_dump() for f in findings],
             })
@@ -130,7 +132,14 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
     if bwrap is None:
         from fyan.lean.runner import SANDBOX_REMEDY
 
-        why = f"{why}; {SANDBOX_REMEDY}"
+        if lean_cfg.sandbox == "off":  # the advice to set it off would be advice already taken
+            why = (f"{why}; not used: [lean] sandbox = \"off\" runs model-written code unconfined (every report "
+                   "says UNCONFINED); install bubblewrap and set sandbox = \"require\" to confine it")
+        elif lean_cfg.sandbox == "auto":
+            why = (f"{why}; [lean] sandbox = \"auto\" runs model-written code unconfined here (every report says "
+                   "UNCONFINED); " + SANDBOX_REMEDY.split("; or set [lean] sandbox")[0] + " to confine it")
+        else:
+            why = f"{why}; {SANDBOX_REMEDY}"
     from fyan.lean.runner import tree_mechanism
 
     sandbox = {"available": bwrap is not None, "detail": why, "setting": lean_cfg.sandbox,
@@ -204,8 +213,9 @@ def render(report: dict[str, Any]) -> str:
     mark = {True: "ok  ", False: "FAIL", None: "--  "}
     lines = []
     for p in report["providers"]:
-        head = f"{p['provider']}" + (f" ({p['model']})" if p["model"] else "")
-        lines.append(f"[{mark[p['usable']]}] provider {head}" + (f" for {', '.join(p['stages'])}" if p["stages"] else ""))
+        head = ("no model configured (provider = \"none\")" if p["provider"] == "none" else
+                f"provider {p['provider']}" + (f" ({p['model']})" if p.get("model") else ""))
+        lines.append(f"[{mark[p['usable']]}] {head}" + (f" for {', '.join(p['stages'])}" if p["stages"] else ""))
         for c in p["checks"]:
             lines.append(f"         [{mark[c['ok']]}] {c['what']}: {c['detail']}")
     lean = report["lean"]

@@ -19,6 +19,19 @@ class ExitCode(IntEnum):
     INCOMPLETE = 3  # ran to quiescence but some units are blocked / a gate failed
     INPUT = 4  # bad input: source document, config, project folder, replay file
     STATE = 5  # refused by the state gateway, or the project is locked by another run
+    INTERRUPTED = 130  # stopped by SIGINT (Ctrl-C): 128 + 2, as shells report it
+    TERMINATED = 143  # stopped by SIGTERM: 128 + 15, as shells report it
+
+
+class Interrupted(BaseException):
+    """SIGTERM (or SIGINT) reached a command outside a run's own handling: raised by the
+    ``fyan`` command's handler so that every interrupt ends the same way (``fyan.cli.main``:
+    exit 128 + ``signum``, one message). A ``BaseException`` like ``KeyboardInterrupt``:
+    nothing catches it by accident."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 class FyanError(Exception):

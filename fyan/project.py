@@ -127,10 +127,13 @@ class Project:
     def open(cls, root: Path | str) -> Project:
         """Open the project in folder ``root``.
 
-        Raises ``ProjectError`` when the folder does not exist or has no ``fyan.toml``, and
+        Raises ``ProjectError`` when the folder does not exist (or is a file) or has no ``fyan.toml``, and
         ``ConfigError`` when the configuration is invalid.
         """
         root = Path(root)
+        if root.exists() and not root.is_dir():
+            raise ProjectError(f"{root}: is a file, not a project folder",
+                               hint="give the project's folder (the one holding fyan.toml)")
         if not root.is_dir():
             raise ProjectError(
                 f"{root}: no such folder", hint="create a project with `fyan init <dir> --source <file>`"

@@ -41,3 +41,49 @@ def wait_for(predicate, timeout: float = 90.0, step: float = 0.1):
             return value
         time.sleep(step)
     raise AssertionError("timed out")
+
+
+class ModelsEndpoint:
+    """Stands in for an OpenAI-compatible model server's ``GET /v1/models`` (vLLM, llama.cpp's
+    ``llama-server``, Ollama all serve it): a real HTTP server on a free loopback port answering
+    ``{"object": "list", "data": [{"id": "m"}]}``, enough for Fyan's up-front check that
+    something listens (``fyan.agents.preflight.endpoint_refusal``). ``url`` is its base URL
+    (``http://127.0.0.1:<port>/v1``). Use as a context manager."""
+
+    def __enter__(self) -> ModelsEndpoint:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                data = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
+                self.send_response(200 if self.path == "/v1/models" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def refused_url() -> str:
+    """The base URL of a loopback port nothing listens on (bound, then closed): connecting is
+    refused (ECONNREFUSED), as when the model server was never started."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return f"http://127.0.0.1:{port}/v1"

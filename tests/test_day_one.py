@@ -31,7 +31,7 @@ from fyan.state.models import Stage
 from fyan.state.store import Store
 from fyan.terminal import table_text
 from tests.conftest import CORPUS, EXAMPLE, ROOT
-from tests.helpers import CHAIN_TEX, make_project
+from tests.helpers import CHAIN_TEX, ModelsEndpoint, make_project
 
 SOURCE = CORPUS / "notes" / "ernst_ibl_intro_to_proof" / "TasteNumberTheory.tex"
 
@@ -61,7 +61,10 @@ def test_init_writes_the_model_it_is_given(tmp_path, capsys, monkeypatch, argv, 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     target = tmp_path / "my paper"
-    code, out, err = run_cli(capsys, "init", str(target), "--source", str(SOURCE), *argv)
+    with ModelsEndpoint() as server:  # init checks that an OpenAI-compatible server is there
+        argv = [server.url if a == "http://localhost:8000/v1" else a for a in argv]
+        agent = {k: server.url if v == "http://localhost:8000/v1" else v for k, v in agent.items()}
+        code, out, err = run_cli(capsys, "init", str(target), "--source", str(SOURCE), *argv)
     assert code == 0, err
     config = tomllib.loads((target / "fyan.toml").read_text())
     assert {k: config["agents"]["default"][k] for k in agent} == agent

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.helpers import ModelsEndpoint
 
 SETUP = "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]'"
 
@@ -119,7 +120,9 @@ def test_the_readme_commands_on_files_of_the_repository_work(clone, tmp_path):
     for n, line in enumerate(inits):
         argv = shlex.split(line)
         argv[2] = f"{tmp_path}/book-{n}"
-        proc = shell(clone, shlex.join(argv), tmp_path)
+        with ModelsEndpoint() as server:  # the line's OpenAI-compatible server, on a free port here
+            argv = [server.url if a == "http://localhost:8000/v1" else a for a in argv]
+            proc = shell(clone, shlex.join(argv), tmp_path)
         assert proc.returncode == 0, proc.stderr
         assert "Created project" in proc.stdout
     # the run stops before any attempt, with one message: no key in this environment

@@ -32,6 +32,7 @@ from fyan.config import StageAgent
 from fyan.errors import ModelOutputError, ProviderError, ProviderUnavailable, ReplayMissError
 from fyan.state.models import Stage
 from tests.helpers import ingested
+from tests.sandboxing import needs_bwrap
 
 KEY = "sk-test-SECRET-7f3a9c"
 
@@ -286,6 +287,7 @@ def command_agent(tmp_path: Path, mode: str, timeout: float = 30.0) -> CommandAg
     return CommandAgentProvider([sys.executable, str(script), mode], timeout_s=timeout, readable=[str(script)])
 
 
+@needs_bwrap
 def test_command_agent_runs_in_the_workspace_and_returns_its_file_changes(tmp_path):
     ws = tmp_path / "ws"
     (ws / ".lake").mkdir(parents=True)
@@ -297,6 +299,7 @@ def test_command_agent_runs_in_the_workspace_and_returns_its_file_changes(tmp_pa
     assert resp.provider == "command" and resp.usage.tokens_in == 0
 
 
+@needs_bwrap
 def test_command_agent_is_killed_at_the_timeout(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -308,11 +311,17 @@ def test_command_agent_is_killed_at_the_timeout(tmp_path):
     assert (ws / "started").exists() and not (ws / "finished").exists()
 
 
-def test_command_agent_failure_and_missing_program(tmp_path):
+@needs_bwrap
+def test_command_agent_failure(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     with pytest.raises(ProviderError, match="exited with status 3: something broke"):
         command_agent(tmp_path, "fail").complete(request(workspace=str(ws)))
+
+
+def test_command_agent_missing_program(tmp_path):  # refused before any sandbox is needed
+    ws = tmp_path / "ws"
+    ws.mkdir()
     with pytest.raises(ProviderError, match="not found on PATH") as e:
         CommandAgentProvider(["fyan-no-such-agent"]).complete(request(workspace=str(ws)))
     assert not e.value.retryable

@@ -27,6 +27,7 @@ from fyan.specifier.ingest import ingest
 from fyan.state.gateway import CheckOutcome, FreezeSpec, Gateway
 from fyan.state.models import RunStatus, Stage
 from tests.helpers import CHAIN_TEX, make_project
+from tests.sandboxing import needs_bwrap
 
 SOUND = json.dumps({"verdict": "sound", "objections": []})
 PROOF = "Let n be nice. By the definition there is k with n = 2k, so n is even; that is the claim."
@@ -331,6 +332,7 @@ print("added nice_two")
 '''
 
 
+@needs_bwrap
 def test_formalizer_command_agent_edits_the_workspace_file(tmp_path, no_lake):
     script = tmp_path / "agent.py"
     script.write_text(AGENT)

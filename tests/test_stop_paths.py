@@ -157,11 +157,16 @@ def test_every_stop_path_ends_the_running_agents(agent, tmp_path, how):
         assert stop.returncode == 0, err
         reason = "stopped by SIGTERM"
     else:
-        proc.send_signal(signal.SIGINT if how == "ctrl-c" else signal.SIGTERM)
+        sig = signal.SIGINT if how == "ctrl-c" else signal.SIGTERM
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
-        assert proc.returncode == 3, err  # stopped: incomplete, resumable
-        reason = f"stopped by {'SIGINT' if how == 'ctrl-c' else 'SIGTERM'}"
+        assert proc.returncode == 128 + sig, err  # 130 / 143, as shells report them (issue 27)
+        reason = f"stopped by {sig.name}"
         assert "Traceback" not in err
+        # the same words as an interrupt while starting up (tests/test_first_use.py)
+        assert err.splitlines()[-2:] == [f"fyan: error: interrupted by {sig.name}",
+                                         "  hint: what was done is kept (attempts in progress are recorded as "
+                                         f"interrupted); `fyan resume {root}` continues"], err
     assert_all_ended(project, started)
     runs = Store(project.paths.db).runs()
     assert {r.status for r in runs} == {RunStatus.INTERRUPTED} and {r.reason for r in runs} == {f"interrupted: {reason}"}

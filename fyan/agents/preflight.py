@@ -77,3 +77,41 @@ def check_models(project: Project, *, ingested: bool) -> None:
             raise ConfigError(f"the command agent {agent.command[0]!r} is not on PATH ({used_by}); nothing was run",
                               hint="install it, or give its full path in command = [...] in fyan.toml")
         del provider
+
+
+def endpoint_refusal(base_url: str, timeout: float = 5.0) -> str | None:
+    """Why nothing answers at the OpenAI-compatible endpoint ``base_url`` (``GET
+    <base_url>/models``, the route vLLM, llama.cpp's server and Ollama serve), or None when
+    something does — whatever it answers: a 404, a 5xx or a timeout is a server that is there
+    (an outage is waited out, ``fyan.agents.providers.breaker``). Only a connection that cannot
+    be made (refused, unknown host, unroutable) is reported."""
+    import httpx2
+
+    url = base_url.rstrip("/") + "/models"
+    try:
+        httpx2.get(url, timeout=timeout)
+    except httpx2.ConnectError as e:
+        return f"{url}: {str(e) or type(e).__name__}"
+    except httpx2.HTTPError:
+        return None
+    return None
+
+
+def check_endpoints(project: Project, *, ingested: bool) -> None:
+    """Raise ``ConfigError`` (exit 4) when an OpenAI-compatible server a run will use does not
+    accept connections at its ``base_url`` (``endpoint_refusal``). ``fyan init`` and ``fyan
+    run``/``resume`` check once, before anything runs: a server that was never started is a
+    configuration problem, said at once with the URL; one that goes down after the start is an
+    outage, waited out (``fyan daemon start`` waits from the start)."""
+    config = project.config
+    for agent, stages in agent_groups(config, stages_in_use(config, specify=not ingested)):
+        kind = agent.record_provider if agent.provider == "record" else agent.provider
+        if kind == "openai-compatible" and agent.base_url:
+            refused = endpoint_refusal(agent.base_url)
+            if refused:
+                raise ConfigError(
+                    f"nothing answers at base_url = \"{agent.base_url}\" (provider = \"openai-compatible\" for "
+                    f"{', '.join(stages)}): {refused}; nothing was run",
+                    hint="start the model server (vLLM: `vllm serve <model>`; llama.cpp: `llama-server`; Ollama: "
+                         "`ollama serve`, base_url http://localhost:11434/v1) or correct base_url in fyan.toml, then "
+                         "run the same command again; `fyan doctor` checks it")

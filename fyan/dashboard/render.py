@@ -188,7 +188,13 @@ def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
             + f"<div id=outages>{outages_html(payload['providers'])}</div>"
             "<p class=note id=live-note>This page updates by itself while Fyan works.</p>")
     if not status.ingested:
-        return page(f"Fyan — {status.project}", head + "<p>Not ingested yet: the first run reads the source.</p>",
+        ingest = status.ingest
+        what = escape(ingest.get("text") or "not ingested yet")
+        what = what[:1].upper() + what[1:]
+        nxt = (f" Next: <code>{escape(ingest['next'])}</code>" if ingest.get("next") and ingest["state"] != "ingesting"
+               else "")
+        return page(f"Fyan — {status.project}",
+                    head + f"<p id=ingest-state class={escape(ingest['state'])}>{what}.{nxt}</p>",
                     ("/static/dashboard.js",))
     blocked = f"<h2>Blocked, by root cause</h2><div id=blocked>{blocked_html(payload['blocked_groups'])}</div>"
     statuses = "".join(

@@ -224,18 +224,23 @@ def _bind(port: int) -> socket.socket:
 
 def make_server(project: Project, port: int, token: str | None = None, live: Callable[[], LiveState] | None = None):
     """(uvicorn server, bound socket, url, token); the socket is bound to 127.0.0.1 only, on
-    ``port`` or, when that port is taken, on any free port (the url says which)."""
+    ``port`` or, when that port is taken, on any free port (the url says which, and the
+    server's ``port_note`` says that it moved and why; None when it did not)."""
     import uvicorn
 
     token = token or secrets.token_urlsafe(24)
+    note = None
     try:
         sock = _bind(port)
-    except OSError:
+    except OSError as e:
         if port == 0:
             raise
         sock = _bind(0)  # the configured port is taken (another project's daemon?): any free port
+        note = (f"port {port} is not free on {HOST} ({e.strerror or e}: another dashboard or program uses it); "
+                f"serving on port {sock.getsockname()[1]} instead (--port or [dashboard] port chooses one)")
     config = uvicorn.Config(build_app(project, token, live), log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
+    server.port_note = note
     url = f"http://{HOST}:{sock.getsockname()[1]}/"
     return server, sock, url, token
 

@@ -20,6 +20,19 @@ from fyan.config import IntakeSection
 DEFAULT_MAX_FILE_MIB: float = IntakeSection.model_fields["max_file_mib"].default
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
+#: suffixes of TeX files: any other file that is not a PDF or Markdown is read as TeX, and says so
+TEX_SUFFIXES = frozenset({".tex", ".ltx", ".latex"})
+
+
+def read_as(path: Path) -> str | None:
+    """How a main file whose name does not say its format is read (``notes.txt``, ``paper``):
+    a sentence for the user, or None for ``.tex``, PDF and Markdown files."""
+    if path.suffix.lower() in TEX_SUFFIXES or source_format(path) != "tex":
+        return None
+    named = f"a {path.suffix} file" if path.suffix else "a file with no suffix"
+    return (f"{path.name} is read as TeX ({named}; only .pdf and .md/.markdown name another reader): its statements "
+            "are theorem-like LaTeX environments (\\begin{theorem}) or, without any, paragraphs under printed "
+            "headings (\"Theorem 2.1.\", \"Lemma 3 (Name).\"); rename it .md to read it as Markdown")
 
 
 def check_size(path: Path, shown: str, max_file_mib: float) -> None:
@@ -71,6 +84,16 @@ def read_source(path: Path, *, source_root: Path | None = None,
         from fyan.intake.markdown import read_markdown
 
         return read_markdown(path, source_root=source_root, tolerant=tolerant)
+    from fyan.intake.catalogue import IntakeWarning
     from fyan.intake.tex import read_tex
 
-    return read_tex(path, source_root=source_root, max_file_mib=max_file_mib, tolerant=tolerant)
+    how = read_as(path)
+    try:
+        catalogue = read_tex(path, source_root=source_root, max_file_mib=max_file_mib, tolerant=tolerant)
+    except InputError as e:
+        if how:
+            e.hint = how + (f"; {e.hint}" if e.hint else "")
+        raise
+    if how:
+        catalogue.warnings.insert(0, IntakeWarning(code="read-as", where="", message=how))
+    return catalogue

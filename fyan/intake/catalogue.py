@@ -79,7 +79,8 @@ class IntakeWarning(BaseModel):
     not be carried into ``problem.tex``), ``mention`` (a reference kept as a mention because it
     would close a cycle), ``cycle`` (a cycle broken by ``cycles = "break"``), ``pdf-extent`` (a
     PDF statement whose end is uncertain), ``printed-reference`` (a printed reference matching
-    no statement), ``printed-twice``, ``pdf``."""
+    no statement), ``printed-twice``, ``pdf``, ``read-as`` (a main file whose suffix names no
+    format, read as TeX: ``fyan.intake.read_as``)."""
 
     code: str
     where: str
@@ -91,6 +92,7 @@ class IntakeWarning(BaseModel):
 
 #: What each warning code means, as a group heading.
 WARNING_GROUPS: dict[str, str] = {
+    "read-as": "how a file whose name does not say its format is read",
     "malformed-math": "malformed math, read up to each statement's own \\end (tolerant mode)",
     "malformed-environment": "malformed environments, read anyway: a statement never closed ends at the next "
     "statement or proof (tolerant mode)",

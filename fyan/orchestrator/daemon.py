@@ -54,6 +54,7 @@ from fyan.orchestrator.lock import STATE_FILE, ProjectLock
 from fyan.orchestrator.stagnation import Critic
 from fyan.orchestrator.watchers import Changes, ProjectWatcher
 from fyan.project import Project
+from fyan.state.faults import fault_point
 from fyan.state.gateway import Gateway
 from fyan.state.models import UnitStatus
 from fyan.terminal import quoted
@@ -85,6 +86,29 @@ def open_for_run(path: str | Path, providers: Callable | None = None):
                     shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
         raise
     return project, gateway, report
+
+
+def check_units(project: Project, only: set[str] | list[str] | None, path: str | Path) -> None:
+    """Refuse unknown ``only`` units (``UsageError``, exit 2) before anything is ingested or
+    run: against the recorded units, or — before the first ingest — the units the document's
+    intake finds (``fyan run --unit``, ``fyan resume --unit``)."""
+    if not only:
+        return
+    if Daemon._has_units(project):
+        from fyan.state.store import Store
+
+        store = Store(project.paths.db)
+        known = {u.id for u in store.units()}
+        store.close()
+    else:
+        from fyan.specifier.ingest import plan_ingest
+
+        known = {u.id for u in plan_ingest(project)[0].units}
+    unknown = sorted(set(only) - known)
+    if unknown:
+        raise UsageError(f"unknown unit(s): {', '.join(unknown)}; nothing was run",
+                         hint=f"unit ids are listed by `fyan status {quoted(path)}` (after a first run) "
+                         "and by `fyan init` (--json)")
 
 
 def lock_holder(project: Project) -> str | None:
@@ -124,6 +148,8 @@ class Daemon:
         self.stale: staleness.Staleness | None = None
         self.notes: list[str] = []  # what the daemon noticed (also in the log and the event log)
         self.dashboard_url: str | None = None
+        #: the dashboard's configured port was taken and it serves elsewhere (``make_server``)
+        self.dashboard_note: str | None = None
         self.token: str | None = None
         self._deferred_proofs: set[str] = set()
         self._server = None
@@ -131,6 +157,8 @@ class Daemon:
         self._phase = "starting"
         self._started = time.time()
         self._stop_reason: str | None = None
+        #: the signal that stopped the run (SIGINT, SIGTERM), for the exit code (128 + its number)
+        self.stop_signal: int | None = None
         self._wake = threading.Event()
 
     # -- what the loop thread does with changes -------------------------------------------
@@ -248,7 +276,8 @@ class Daemon:
     def _write_state(self) -> None:
         assert self.project is not None
         data = {"pid": os.getpid(), "started": self._started, "project": str(self.project.paths.root),
-                "dashboard": self.dashboard_url, "token": self.token, "background": self.options.background,
+                "dashboard": self.dashboard_url, "dashboard_note": self.dashboard_note, "token": self.token,
+                "background": self.options.background,
                 "log": str(self.project.paths.logs / "daemon.log")}
         path = self.project.paths.state / STATE_FILE
         tmp = path.with_suffix(".tmp")
@@ -265,6 +294,8 @@ class Daemon:
 
         def handler(signum, frame):
             hits["n"] += 1
+            if self.stop_signal is None:
+                self.stop_signal = signum
             self.stop(f"stopped by {signal.Signals(signum).name}")
             if hits["n"] > 1 and signum == signal.SIGINT:
                 raise KeyboardInterrupt
@@ -286,6 +317,7 @@ class Daemon:
         kwargs = dict(o.engine_kwargs)
         try:
             self.project = project
+            fault_point("run:starting")
             if "providers" not in kwargs:  # providers passed in (tests, benchmarks) need no model
                 from fyan.agents.preflight import check_models
 
@@ -348,26 +380,7 @@ class Daemon:
             store.close()
 
     def _check_only(self, project: Project) -> None:
-        """Refuse unknown ``only`` units before anything is ingested or run: against the
-        recorded units, or — on a first run — the units the document's intake finds."""
-        only = self.options.only
-        if not only:
-            return
-        if self._has_units(project):
-            from fyan.state.store import Store
-
-            store = Store(project.paths.db)
-            known = {u.id for u in store.units()}
-            store.close()
-        else:
-            from fyan.specifier.ingest import plan_ingest
-
-            known = {u.id for u in plan_ingest(project)[0].units}
-        unknown = sorted(set(only) - known)
-        if unknown:
-            raise UsageError(f"unknown unit(s): {', '.join(unknown)}; nothing was run",
-                             hint=f"unit ids are listed by `fyan status {quoted(self.path)}` (after a first run) "
-                             "and by `fyan init` (--json)")
+        check_units(project, self.options.only, self.path)
 
     def _end_leftovers(self, project: Project) -> None:
         """End agent process groups a killed run left behind (``process_groups``)."""
@@ -406,6 +419,10 @@ class Daemon:
         if port is None:
             port = self.project.config.dashboard.port
         self._server, self.dashboard_url, self.token = start_in_thread(self.project, port, live=self.live)
+        self.dashboard_note = getattr(self._server, "port_note", None)
+        if self.dashboard_note:  # never silently elsewhere
+            self.notes.append(f"{time.strftime('%H:%M:%S')}  dashboard: {self.dashboard_note}")
+            logs.get().warning("dashboard_port_taken", note=self.dashboard_note)
 
 
 # -- background process (fyan daemon start|stop|status) ---------------------------------------

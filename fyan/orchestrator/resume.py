@@ -31,16 +31,25 @@ from fyan.project import Project
 from fyan.state.gateway import Gateway, sha256_file
 from fyan.state.models import FailureKind, RunStatus, UnitStatus
 from fyan.state.store import Store
+from fyan.terminal import quoted
 
 
 def plan(project: Project, parallelism: int | None = None) -> dict[str, Any]:
     """The resume plan as data (module docstring); writes nothing."""
+    from fyan.orchestrator.status import ingest_state
+
     store = Store(project.paths.db)
-    out: dict[str, Any] = {"project": project.name, "ingested": store.exists}
     holder = lock_holder(project.paths.state)
+    ingest = ingest_state(project, store, {"alive": holder is not None})
+    out: dict[str, Any] = {"project": project.name, "ingested": ingest["state"] == "ingested", "ingest": ingest}
     out["locked_by"] = holder
-    if not store.exists:
-        out["actions"] = ["first run: the source will be read and split into theorem units"]
+    if not out["ingested"]:
+        if ingest["state"] == "interrupted":
+            out["actions"] = [ingest["text"] + ":", "resuming reads the source again and splits it into theorem "
+                              f"units (`fyan resume {quoted(project.paths.root)}` or `{ingest['next']}`)"]
+        else:
+            out["actions"] = ["first run: the source will be read and split into theorem units"]
+        store.close()
         return out
     attempts = project.config.scheduler.attempts_per_stage
     runs = store.runs()

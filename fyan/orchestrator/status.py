@@ -104,6 +104,8 @@ class ProjectStatus:
     project: str
     ingested: bool
     run: dict[str, Any]
+    #: ``ingest_state``: whether the source was split into units, and what to do when not
+    ingest: dict[str, Any] = field(default_factory=lambda: {"state": "not_ingested"})
     root: str = ""  # the project folder
     units: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -113,7 +115,8 @@ class ProjectStatus:
     sandbox: str = ""  # how model-written code is confined (``fyan.gates.completion.sandbox_statement``)
 
     def as_payload(self) -> dict[str, Any]:
-        return {"project": self.project, "root": self.root, "ingested": self.ingested, "run": self.run,
+        return {"project": self.project, "root": self.root, "ingested": self.ingested, "ingest": self.ingest,
+                "run": self.run,
                 "counts": self.counts,
                 "units": self.units, "blocked_groups": [{**asdict(g), "total": g.total} for g in self.blocked],
                 "providers": self.outages, "stale": self.stale, "sandbox": self.sandbox}
@@ -123,6 +126,42 @@ def _background(state: dict[str, Any] | None) -> bool:
     """Is the run that wrote ``daemon.json`` the background daemon (not a foreground ``fyan run``,
     which writes the same file)? A file without the field predates it: a daemon's."""
     return state is not None and state.get("background", True) is not False
+
+
+def ingest_state(project: Project, store: Store, run: dict[str, Any]) -> dict[str, Any]:
+    """Has the project's source been split into units, and if not, why: ``{"state": ...}`` with
+    ``ingested`` (units are recorded), ``not_ingested`` (no ingest began: a project made with
+    ``--no-ingest``), ``ingesting`` (an ingest began and a run holds the lock now) or
+    ``interrupted`` (an ingest began and no process holds the lock: it was killed, ``kill -9``
+    or Ctrl-C, and recorded nothing). The last two carry ``started`` (POSIX seconds), ``pid``
+    and ``source`` from ``Gateway.begin_ingest``; every state but ``ingested`` carries ``text``
+    (what happened) and ``next`` (the command that ingests)."""
+    from fyan.terminal import quoted
+
+    root = project.paths.root
+    nxt = f"fyan run {quoted(root)}"
+    if not store.exists:
+        return {"state": "not_ingested", "text": "not ingested yet: the first run reads the source", "next": nxt}
+    if store.units():
+        return {"state": "ingested"}
+    import json
+
+    try:
+        began = json.loads(store.meta("ingest_started") or "null")
+    except ValueError:
+        began = None
+    if not isinstance(began, dict):
+        return {"state": "not_ingested", "text": "not ingested yet: the first run reads the source", "next": nxt}
+    at = float(began.get("at") or 0)
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+    info = {"started": at, "pid": began.get("pid"), "source": began.get("source"), "next": nxt}
+    if run.get("alive"):
+        return {"state": "ingesting", **info,
+                "text": f"reading {began.get('source')} into theorem units now (since {when}, pid {began.get('pid')})"}
+    return {"state": "interrupted", **info,
+            "text": f"the first ingest of {began.get('source')} was interrupted (pid {began.get('pid')} stopped "
+                    f"without finishing it, started {when}); no unit was recorded. The next run reads the source "
+                    "again"}
 
 
 def run_state(project: Project, live: LiveState | None = None) -> dict[str, Any]:
@@ -172,9 +211,10 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
     run = run_state(project, live)
     from fyan.gates.completion import sandbox_statement
 
-    status = ProjectStatus(project=project.name, ingested=store.exists, run=run, root=str(project.paths.root),
-                           sandbox=sandbox_statement(project))
-    if not store.exists:
+    ingest = ingest_state(project, store, run)
+    status = ProjectStatus(project=project.name, ingested=ingest["state"] == "ingested", ingest=ingest, run=run,
+                           root=str(project.paths.root), sandbox=sandbox_statement(project))
+    if not status.ingested:
         return status
     views = store.views(project.config.scheduler.attempts_per_stage)
     post: dict[str, dict[str, str]] = {}

@@ -21,7 +21,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from fyan.errors import InputError
-from fyan.intake import read_source
+from fyan.intake import read_as, read_source
 from fyan.intake.catalogue import Catalogue, IntakeWarning
 from fyan.lean.package import init_package
 from fyan.project import Project
@@ -52,6 +52,9 @@ class IngestReport(BaseModel):
     units: int
     edges: int
     layers: int
+    #: pairs of units the edges join (an edge per kind of evidence: ``\uses``, a reference, ...;
+    #: a pair is one arrow of the dashboard's graph)
+    pairs: int = 0
     warnings: list[IntakeWarning]
     notes: list[str]
     mentions: list[Edge] = []
@@ -107,7 +110,8 @@ def plan_ingest(
         raise InputError(
             f"{project.config.project.source}: no statement of a unit kind ({', '.join(cfg.unit_kinds)}) found"
             + (f"; found {dict(found)}" if found else ""),
-            hint="check [intake] unit_kinds in fyan.toml, or the document's environment names",
+            hint=(read_as(project.source_main) or "check the document's environment names")
+            + "; the unit kinds are [intake] unit_kinds in fyan.toml",
         )
     found = extract_edges(catalogue, units, unknown_references=cfg.unknown_references, term_edges=cfg.term_edges,
                           notation_edges=cfg.notation_edges, cycles=cfg.cycles)
@@ -139,6 +143,7 @@ def plan_ingest(
     report = IngestReport(
         source=project.config.project.source, files=catalogue.files, statements=len(catalogue.statements),
         kinds=dict(Counter(s.kind for s in catalogue.statements)), units=len(units), edges=len(edges),
+        pairs=len({(e.unit, e.depends_on) for e in edges}),
         layers=dag.layer_count, notes=notes, mentions=mentions, findings=findings, format=catalogue.format,
         warnings=_by_unit(catalogue.warnings + found.warnings + context_warnings, catalogue, units),
         unclassified_envs=catalogue.unclassified_envs, layout_envs=sum(catalogue.layout_envs.values()),
@@ -161,7 +166,12 @@ def ingest(project: Project, gateway: Gateway, catalogue: Catalogue | None = Non
     if project.config.intake.specifier == "model" and specifier is None:
         raise ValueError('[intake] specifier = "model" needs the model Specifier: pass specifier= '
                          "(fyan.agents.specify.model_specifier)")
-    dag, files, meta, report = plan_ingest(project, specifier, catalogue)
-    gateway.register_units(dag, files, meta)
+    gateway.begin_ingest(project.config.project.source)
+    try:
+        dag, files, meta, report = plan_ingest(project, specifier, catalogue)
+        gateway.register_units(dag, files, meta)
+    except Exception as e:  # bad input, a refused model: not an interrupted ingest (a kill is one)
+        gateway.abandon_ingest(f"{type(e).__name__}: {e}")
+        raise
     init_package(project)
     return report

@@ -294,6 +294,28 @@ class Gateway:
             )
 
     # -- intake ----------------------------------------------------------------------------
+    def begin_ingest(self, source: str) -> None:
+        """Record that an ingest of ``source`` (the project's main file, relative) starts, with
+        this process's id and the time (``meta`` key ``ingest_started``, JSON ``{"at": POSIX
+        seconds, "pid", "source"}``; event ``ingest_started``). ``register_units`` clears it in
+        the transaction that records the units, ``abandon_ingest`` when the ingest fails: a
+        marker left with no units means the process was killed while ingesting
+        (``fyan.orchestrator.status.ingest_state``). Nothing is recorded when units exist."""
+        with self._tx() as c:
+            if c.execute("SELECT COUNT(*) FROM units").fetchone()[0]:
+                return
+            data = {"at": time.time(), "pid": os.getpid(), "source": source}
+            c.execute("INSERT OR REPLACE INTO meta VALUES ('ingest_started', ?)", (json.dumps(data, sort_keys=True),))
+            self._event(c, "ingest_started", None, None, data)
+        fault_point("ingest:started")
+
+    def abandon_ingest(self, reason: str) -> None:
+        """The ingest ``begin_ingest`` recorded ended without units (bad input, a refused
+        model, Ctrl-C): clear its marker and record why (event ``ingest_abandoned``)."""
+        with self._tx() as c:
+            if c.execute("DELETE FROM meta WHERE key = 'ingest_started'").rowcount:
+                self._event(c, "ingest_abandoned", None, None, {"reason": reason})
+
     def register_units(self, dag: Dag, files: Mapping[str, Mapping[str, bytes]], meta: Mapping[str, str]) -> None:
         """Record the Specifier's units, edges and per-unit intake files (``problem.tex``...).
 
@@ -323,6 +345,7 @@ class Gateway:
                     self._insert_artifacts(c, u.id, None, files.get(u.id, {}), ())
                 for k, v in meta.items():
                     c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
+                c.execute("DELETE FROM meta WHERE key = 'ingest_started'")  # ``begin_ingest``: it ended
                 self._event(c, "ingested", None, None, {"units": len(dag.units), "edges": len(dag.edges)})
             fault_point("register:after_commit")
             for u in dag.units:
