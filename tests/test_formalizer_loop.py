@@ -128,3 +128,24 @@ def test_a_server_failing_twice_falls_back_to_the_cold_compile(tmp_path, fake_la
     assert log[0]["warm_unavailable"].count("ServerTimeout") == 2
     assert len(server_starts(fake_lake)) == 2
     gateway.close()
+
+
+def test_a_proof_the_warm_server_accepted_and_the_gate_rejected_is_reported_as_such(tmp_path, fake_lake):
+    model = Scripted(prove=json.dumps({"plan": "p", "lean": HONEST, "done": True}))
+    project, gateway, engine = to_prove(tmp_path, model, "[agents]\nprove_iterations = 2\n")
+    assert engine.step("def-a", Stage.PROVE).status is RunStatus.SUCCEEDED
+    # the gate never uses a warm server: its own cold compile fails (the running server never sees this)
+    fake_lake.scenario({"build": {"exit": 1, "output": "error: T/DefA/Basic.lean:9:0: (kernel) declaration has "
+                                                      "metavariables"}, "build_only": ["T.DefA.Basic"]})
+    elaborations = len([c for c in builds_of(fake_lake, "T.DefA.Basic") if c["argv"][1] == "--server"])
+    gate = engine.step("def-a", Stage.GATE)
+    assert gate.status is RunStatus.FAILED and gate.rewind_to is Stage.PROVE
+    assert len([c for c in builds_of(fake_lake, "T.DefA.Basic") if c["argv"][1] == "--server"]) == elaborations
+    assert [c for c in builds_of(fake_lake, "T.DefA.Basic") if c["argv"][1] != "--server"]  # cold, at the gate
+    fake_lake.scenario({})
+    engine.step("def-a", Stage.PROVE)
+    feedback = model.sent("prove")[-1].messages[-1].content
+    assert "The warm language server accepted the previous proof (iteration 1), but the completion gate's cold, " \
+           "trusted compile rejected it" in feedback
+    assert "(kernel) declaration has metavariables" in feedback
+    gateway.close()

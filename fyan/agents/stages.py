@@ -215,7 +215,7 @@ def _gate_feedback(u: UnitContext) -> str:
         return NONE
     path = u.project.paths.unit(u.unit.id) / "gate" / "report.json"
     if not path.is_file():
-        return gate.reason or NONE
+        return _warm_then_rejected(u) + (gate.reason or NONE) if gate.reason else NONE
     report = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
     return _warm_then_rejected(u) + "The completion gate rejected the previous proof:\n" + "\n".join(
         f"- {c.name}: {c.reason}" for c in report.failures
@@ -224,14 +224,11 @@ def _gate_feedback(u: UnitContext) -> str:
 
 def _warm_then_rejected(u: UnitContext) -> str:
     """A line saying the warm language server had accepted the proof the gate then rejected
-    (the last iteration of the last successful prove attempt was clean on a warm server), else
-    "". The gate's cold, trusted compile decides; the warm answer was only feedback."""
-    runs = [r for r in u.store.runs(u.unit.id) if r.stage is Stage.PROVE and r.status.value == "succeeded"]
-    if not runs:
-        return ""
-    path = u.project.paths.root / runs[-1].attempt_dir / "iterations.json"
+    (the last iteration of the published ``iterations.json``, the log of the proof the gate
+    judged, was clean on a warm server), else "". The gate's cold, trusted compile decides; the
+    warm answer was only feedback."""
     try:
-        log = json.loads(path.read_text(encoding="utf-8"))
+        log = json.loads(u.read("iterations.json") or "[]")
         last = log[-1]
     except (OSError, ValueError, IndexError, KeyError, TypeError):
         return ""
