@@ -201,3 +201,19 @@ def test_header_of_reads_the_import_header():
     assert header_of("/- c -/\nprelude\n-- x\nimport  A.B\nimport C\n\ntheorem t : True := x\nimport D\n") == \
         "prelude\nimport A.B\nimport C"
     assert header_of("theorem t : True := x\n") == ""
+
+
+def test_the_benchs_iterations_give_the_same_diagnostics_cold_and_warm(core_lean, tmp_path):
+    """``scripts/bench_iterations.py`` at a small size: every iteration (proofs, ``sorry``, errors in
+    turn) gives the same diagnostics from a cold compile and from the warm server."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import bench_iterations
+
+    r = bench_iterations.run(decls=200, iterations=6, sandbox="off", folder=tmp_path)
+    assert r["same_diagnostics"], r["differing_iterations"]
+    cold = r["diagnostics"]["cold"]
+    assert any(any(d[2] == "error" for d in it) for it in cold) and any(it == [] for it in cold)
+    assert any(any("sorry" in d[3] for d in it) for it in cold)
+    assert r["restarts"] == 0 and r["goals"] > 0 and len(r["warm"]["latency_s"]) == 6

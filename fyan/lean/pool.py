@@ -21,8 +21,10 @@ them once; each iteration sends the new text and reads the diagnostics and goals
   ends that server; a new one is started and the iteration is retried once. A second failure
   raises ``WarmUnavailable`` and the caller compiles cold: it is never charged to the proof.
 * **Confinement.** A server runs as a build runs (``fyan.lean.runner.confine``: bubblewrap per
-  ``[lean] sandbox``, ``tool_environment``, the address-space limit), writing only its scratch
-  folder, with ``LAKE`` naming no file so the worker reads ``LEAN_PATH`` and never runs
+  ``[lean] sandbox``, ``tool_environment``), writing only its scratch folder; instead of an
+  address-space limit (the file worker reserves far more address space than it uses) a server
+  whose measured peak passes ``[lean] memory_limit_mb`` is ended after its check,
+  with ``LAKE`` naming no file so the worker reads ``LEAN_PATH`` and never runs
   ``lake setup-file``.
 
 The completion gate never uses a warm server: it compiles cold in its own workspace
@@ -93,8 +95,9 @@ class ServerKey:
 class ServerSpec:
     """How to start a server for a key: the binary's environment additions (``LEAN_PATH``,
     ``LEAN_SYSROOT``), the scratch folder it may write, what the sandbox lets it read, the
-    ``[lean] sandbox`` mode, the address-space limit (MiB) and the timeouts (s) of one check and of a
-    start."""
+    ``[lean] sandbox`` mode, the memory limit (MiB: a server whose measured peak resident memory
+    passes it is ended after the check; not an address-space limit, which Lean's server outgrows
+    at once) and the timeouts (s) of one check and of a start."""
 
     scratch: Path
     extra_env: dict[str, str]
@@ -221,7 +224,9 @@ class ServerPool:
             env["TMPDIR"] = str(sandbox_tmpdir((spec.scratch,)))
         ticket = contextlib.ExitStack()
         held = ticket.enter_context(self.adm.admit(KIND, unit))
-        server = LeanServer(wrapped.argv, cwd=spec.scratch, env=env, memory_mb=spec.memory_mb,
+        # no address-space limit: Lean 4.35's file worker reserves ~12 GiB of address space for
+        # ~100 MiB resident (docs/lean-contract.md); spec.memory_mb bounds the measured peak instead
+        server = LeanServer(wrapped.argv, cwd=spec.scratch, env=env, memory_mb=None,
                             uri=(spec.scratch / DOCUMENT).resolve().as_uri(), stderr=spec.scratch / "server.log")
         w = _Warm(key, server, unit, ticket, held.cost_mb, wrapped.sandboxed, busy=True)
         with self._lock:
@@ -287,11 +292,20 @@ class ServerPool:
                 restarts += 1
                 self._discard(w, "restarted")
                 continue
+            peak = w.server.rss_mb()
             try:
-                self.adm.record(KIND, unit, w.server.rss_mb())
+                self.adm.record(KIND, unit, peak)
             except Exception:
                 pass
             self._release(w)
+            if spec.memory_mb and peak and peak > spec.memory_mb:  # grew past [lean] memory_limit_mb: end it
+                with self._lock:
+                    mine = w in self._servers and not w.busy
+                    if mine:
+                        self._servers.remove(w)
+                if mine:
+                    self._end(w, "ended-over-memory")
+                notes.append(f"warm server {w.server.pid} reached {peak:.0f} MiB (limit {spec.memory_mb} MiB); ended")
             self._event("reused" if reused else "checked", key, str(w.server.pid))
             return WarmCheck(result, restarts, reused, w.sandboxed, notes)
         raise WarmUnavailable("; ".join(notes) or "the warm server failed twice")
