@@ -107,3 +107,17 @@ def test_warm_servers_0_turns_the_pool_off(fake_lake, tmp_path):
     with pytest.raises(WarmUnavailable, match="warm_servers = 0"):
         pool.check(key(fake_lake, "import Mathlib"), text("import Mathlib", 1), spec, unit="a")
     assert pool.events == []
+
+
+def test_an_idle_server_never_keeps_a_build_waiting_for_memory(fake_lake, tmp_path):
+    pool, adm, spec = setup(fake_lake, tmp_path, budget_mb=12_000, size=2)
+    try:
+        pool.check(key(fake_lake, "import Mathlib"), text("import Mathlib", 1), spec, unit="a")
+        assert adm.used_mb() == MATHLIB_MB and len(pool.snapshot()) == 1
+        t0 = time.monotonic()
+        with adm.admit("build", "d"):  # 8192 + 5200 > 12,000: the idle server gives its share back
+            waited = time.monotonic() - t0
+            assert pool.snapshot() == [] and [t.kind for t in adm.running()] == ["build"]
+        assert waited < 5 and [e[0] for e in pool.events][-1] == "evicted-for-waiter"
+    finally:
+        pool.shutdown()

@@ -16,7 +16,9 @@ them once; each iteration sends the new text and reads the diagnostics and goals
   (``VmHWM`` of the server and its workers) is recorded after every check. At most
   ``[lean] warm_servers`` live at once (0: no pool, every iteration compiles cold); one idle
   longer than ``[lean] warm_idle_s`` seconds is ended, and idle servers are ended first when a
-  new one would not fit in the budget or in the pool.
+  new one would not fit in the budget or in the pool, and whenever another Lean process (a gate
+  build) would wait for memory (the admission's reclaimer): idle servers never keep a build
+  waiting.
 * **Failures.** A crash (the process or its worker ended) or a timeout (``[lean] build_timeout``)
   ends that server; a new one is started and the iteration is retried once. A second failure
   raises ``WarmUnavailable`` and the caller compiles cold: it is never charged to the proof.
@@ -222,6 +224,7 @@ class ServerPool:
             raise WarmUnavailable(wrapped.note or "the sandbox refused to start a warm server")
         if wrapped.sandboxed:
             env["TMPDIR"] = str(sandbox_tmpdir((spec.scratch,)))
+        self.adm.add_reclaimer(self._reclaim)
         ticket = contextlib.ExitStack()
         held = ticket.enter_context(self.adm.admit(KIND, unit))
         # no address-space limit: Lean 4.35's file worker reserves ~12 GiB of address space for
@@ -262,6 +265,24 @@ class ServerPool:
             w.busy = False
             w.last_used = time.monotonic()
             w.checks += 1
+            waiting = bool(self.adm.waiting()) and w in self._servers
+            if waiting:  # a Lean process waits for memory: an idle server does not keep it waiting
+                self._servers.remove(w)
+        if waiting:
+            self._end(w, "evicted-for-waiter")
+
+    def _reclaim(self, ticket) -> None:
+        """The admission's reclaimer: a process must wait for memory, so idle servers end, least
+        recently used first, until it fits (or none is idle)."""
+        adm = self.adm
+        while adm.used_mb() + ticket.cost_mb > adm.budget_mb:
+            with self._lock:
+                idle = sorted((w for w in self._servers if not w.busy), key=lambda w: w.last_used)
+                if not idle:
+                    return
+                victim = idle[0]
+                self._servers.remove(victim)
+            self._end(victim, "evicted-for-waiter")
 
     def _discard(self, w: _Warm, why: str) -> None:
         with self._lock:
