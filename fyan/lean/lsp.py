@@ -205,9 +205,13 @@ class LeanServer:
             self._ended = True
             self._lock.notify_all()
         if self._endpoint is not None:  # answer every pending request: the server is gone
-            for future in list(self._endpoint._server_request_futures.values()):
+            # (python-lsp-jsonrpc 1.1 keeps our requests' futures there; without it, requests time out)
+            for future in list(getattr(self._endpoint, "_server_request_futures", {}).values()):
                 if not future.done():
-                    future.set_exception(ServerCrashed("the language server ended"))
+                    try:
+                        future.set_exception(ServerCrashed("the language server ended"))
+                    except Exception:  # answered meanwhile
+                        pass
 
     def _notified(self, method: str, params: dict) -> None:
         if not isinstance(params, dict):
