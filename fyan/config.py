@@ -243,6 +243,13 @@ class LeanSection(_Section):
         "each is charged the peak memory recorded for its kind and unit, else memory_limit_mb; one larger than the "
         "budget runs alone. Unset: 75% of this machine's RAM. Separate from [scheduler] parallelism (agent slots).",
     )
+    warm_servers: int = Field(
+        default=2, ge=0,
+        description="Warm Lean language servers (`lean --server`) the Formalizer's iterations may keep running, "
+        "each admitted through memory_budget_mb; 0 turns them off (every iteration compiles cold). The completion "
+        "gate never uses them.",
+    )
+    warm_idle_s: float = Field(default=600.0, gt=0, description="Seconds an idle warm server is kept before it is ended.")
     sandbox: Literal["require", "auto", "off"] = Field(
         default="require",
         description="How model-written code (Lean builds of candidates, command agents) is confined: "

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -125,7 +126,7 @@ def double_selftest(tmp_path_factory):
 
 
 @pytest.fixture
-def fake_lake(tmp_path_factory, monkeypatch, double_selftest) -> FakeLake:
+def fake_lake(tmp_path_factory, monkeypatch, double_selftest) -> Iterator[FakeLake]:
     fake = FakeLake(tmp_path_factory.mktemp("fake-lake"))
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
     monkeypatch.setenv("FYAN_FAKE_LOG", str(fake.log))
@@ -137,7 +138,10 @@ def fake_lake(tmp_path_factory, monkeypatch, double_selftest) -> FakeLake:
     # the inspector double is "built" here, never in the user's ~/.cache
     monkeypatch.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("inspector")))
     monkeypatch.delenv("FYAN_FAKE_SCENARIO", raising=False)
-    return fake
+    yield fake
+    from fyan.lean import pool  # warm language servers (issue 28) started for this test end with it
+
+    pool.shutdown()
 
 
 @pytest.fixture

@@ -216,11 +216,27 @@ def _gate_feedback(u: UnitContext) -> str:
         return NONE
     path = u.project.paths.unit(u.unit.id) / "gate" / "report.json"
     if not path.is_file():
-        return gate.reason or NONE
+        return _warm_then_rejected(u) + (gate.reason or NONE) if gate.reason else NONE
     report = GateReport.model_validate_json(safefile.read_text(path))
-    return "The completion gate rejected the previous proof:\n" + "\n".join(
+    return _warm_then_rejected(u) + "The completion gate rejected the previous proof:\n" + "\n".join(
         f"- {c.name}: {c.reason}" for c in report.failures
     )
+
+
+def _warm_then_rejected(u: UnitContext) -> str:
+    """A line saying the warm language server had accepted the proof the gate then rejected
+    (the last iteration of the published ``iterations.json``, the log of the proof the gate
+    judged, was clean on a warm server), else "". The gate's cold, trusted compile decides; the
+    warm answer was only feedback."""
+    try:
+        log = json.loads(u.read("iterations.json") or "[]")
+        last = log[-1]
+    except (OSError, ValueError, IndexError, KeyError, TypeError):
+        return ""
+    if isinstance(last, dict) and last.get("review") == "clean" and last.get("checked") == "warm":
+        return (f"The warm language server accepted the previous proof (iteration {last.get('iteration')}), but the "
+                "completion gate's cold, trusted compile rejected it — trust the gate's findings below.\n")
+    return ""
 
 
 def prove(s: StageSession, u: UnitContext) -> None:
@@ -244,16 +260,21 @@ def prove(s: StageSession, u: UnitContext) -> None:
             text = render_unit_file(u.project, u.store, u.unit, reply.lean, "Basic")
             plan_text, done = reply.plan, reply.done
         key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        checked: dict = {}
         if key in rejected:  # never compiled again in this attempt
             first, earlier = rejected[key]
             problems = [f"- the same candidate as iteration {first}, which was rejected (not compiled again):"] + earlier
             compiled = False
         else:
-            problems, compiled = review_candidate(u, text, discovery.toolchain, i)
+            problems, compiled = review_candidate(u, text, discovery.toolchain, i, checked)
             if problems:
                 rejected[key] = (i, problems)
-        log.append({"iteration": i, "plan": plan_text, "model_says_done": done, "review": problems or "clean",
-                    "compiled": compiled})
+        entry = {"iteration": i, "plan": plan_text, "model_says_done": done, "review": problems or "clean",
+                 "compiled": compiled}
+        if checked:
+            entry["checked"] = checked.get("how")
+            entry.update({k: v for k, v in checked.items() if k != "how" and v})
+        log.append(entry)
         u.write("iterations.json", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
         if not problems:
             break
@@ -275,11 +296,13 @@ def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str],
     return render_unit_file(u.project, u.store, u.unit, model_part(changed), "Basic"), response.text.strip(), False
 
 
-def review_candidate(u: UnitContext, text: str, toolchain: Toolchain | None, iteration: int) -> tuple[list[str], bool]:
+def review_candidate(u: UnitContext, text: str, toolchain: Toolchain | None, iteration: int,
+                     checked: dict | None = None) -> tuple[list[str], bool]:
     """The Formalizer's review step (code only): frozen declarations, lints, and with a
     toolchain the build's errors and ``sorry``: (problems, whether it was compiled). A
     candidate with a lint error is not compiled: code the lints refuse (``#eval``, ``run_cmd``,
-    macros, ...) must never run, sandbox or not (issue 11, finding 3)."""
+    macros, ...) must never run, sandbox or not (issue 11, finding 3) — on a warm server neither.
+    ``checked``, when given, receives how it was checked (``_compile_feedback``)."""
     problems = [f"- {p} (frozen statements are read-only: copy them exactly)" for p in frozen_problems(u.store, u.unit.id, text)]
     findings = lint(model_part(text))
     refused = lint_errors(findings)
@@ -289,29 +312,66 @@ def review_candidate(u: UnitContext, text: str, toolchain: Toolchain | None, ite
         problems.append("- not compiled: fix the lint errors first (code they refuse is never built)")
         return problems, False
     if toolchain is not None:
-        feedback = _compile_feedback(u, text, toolchain, iteration)
+        feedback = _compile_feedback(u, text, toolchain, iteration, checked if checked is not None else {})
         if feedback is not None:
             problems.append(feedback)
         return problems, True
     return problems, False
 
 
-def _compile_feedback(u: UnitContext, text: str, toolchain: Toolchain, iteration: int) -> str | None:
-    """Compile the candidate as the gate does (``fyan.lean.workspace.compile_candidate``: plain
-    ``lean``, the gate's search path); None when it compiles without errors or sorry, else the
-    diagnostics."""
+def _compile_feedback(u: UnitContext, text: str, toolchain: Toolchain, iteration: int, checked: dict) -> str | None:
+    """Check the candidate: on a warm language server of the pool (``fyan.lean.pool``, unless
+    ``[lean] warm_servers = 0``: the same toolchain and search path, the diagnostics and the goals
+    at each ``sorry`` and error), else — pool off, full or failing twice — compiled as the gate
+    does (``fyan.lean.workspace.compile_candidate``: plain ``lean``, the gate's search path). None
+    when there are no errors and no sorry, else the feedback. ``checked`` receives ``how``
+    (``warm``/``cold``), and for a warm check ``restarts`` and ``notes``. Neither is a decision:
+    the completion gate compiles cold."""
     ws = prepare_workspace(u.project, u.unit, {"Basic": text}, store=u.store)
     module = unit_module(u.project, u.unit, "Basic")
     try:
         setup = resolve_setup(u.project, toolchain, u.attempt_dir)
     except GateEnvironmentError as e:
         return f"- not compiled (the environment, not the proof): {e}"
+    if u.project.config.lean.warm_servers > 0 and not ws.legacy:
+        from fyan.lean import pool
+
+        try:
+            warm = pool.check_unit(u.project, setup, text, unit=u.unit.id)
+        except pool.WarmUnavailable as e:
+            checked["warm_unavailable"] = str(e)
+        else:
+            checked.update(how="warm", restarts=warm.restarts, notes=warm.notes)
+            return _warm_feedback(u, warm, iteration)
+    checked["how"] = "cold"
     result = compile_candidate(u.project, ws, setup, module, u.attempt_dir, f"iteration-{iteration}-build")
     problems = [d for d in result.diagnostics if d.severity == "error" or d.is_sorry]
     if result.ok and not problems:
         return None
     lines = [f"- lean {'compiled' if result.ok else 'failed'}: {result.reason}"]
     lines += [f"- line {d.line}:{d.column} {d.severity}: {d.text}" for d in problems[:30]]
+    return "\n".join(lines)
+
+
+def _warm_feedback(u: UnitContext, warm, iteration: int) -> str | None:
+    """The feedback of a warm check (``fyan.lean.pool.WarmCheck``), kept as
+    ``iteration-<i>-warm.json`` in the attempt: None without errors and sorry."""
+    e = warm.elaboration
+    u.write(f"iteration-{iteration}-warm.json", json.dumps({
+        "version": e.version, "duration_s": e.duration_s, "restarts": warm.restarts, "reused": warm.reused,
+        "sandboxed": warm.sandboxed, "notes": warm.notes, "header_failed": e.fatal,
+        "diagnostics": [d.model_dump(mode="json") for d in e.diagnostics],
+        "goals": [{"line": g.line, "column": g.column, "at": g.at, "kind": g.kind, "goals": g.goals} for g in e.goals],
+    }, indent=2, ensure_ascii=False) + "\n")
+    problems = [d for d in e.diagnostics if d.severity == "error" or d.is_sorry]
+    if not problems and not e.fatal:
+        return None
+    errors = sum(d.severity == "error" for d in problems)
+    lines = [f"- lean (warm language server) reported {errors} error(s) and {len(problems) - errors} sorry warning(s)"]
+    lines += [f"- line {d.line}:{d.column} {d.severity}: {d.text}" for d in problems[:30]]
+    for g in e.goals[:10]:
+        lines.append(f"- goal at line {g.line}:{g.column} ({g.at}):\n" + "\n".join("    " + x for x in
+                                                                              "\n".join(g.goals).splitlines()))
     return "\n".join(lines)
 
 

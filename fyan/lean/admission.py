@@ -99,6 +99,15 @@ class Admission:
         self.peak_running = 0
         #: set by ``configure`` (the defaults are in force until then)
         self.configured = False
+        #: called (outside the lock) with the ticket that has to wait, before it waits: holders of
+        #: memory that can give it back at once (idle warm servers, ``fyan.lean.pool``)
+        self._reclaimers: list[Callable[[Ticket], None]] = []
+
+    def add_reclaimer(self, reclaim: Callable[[Ticket], None]) -> None:
+        """Ask ``reclaim`` to free memory (end idle holders) whenever a process would wait."""
+        with self._cond:
+            if reclaim not in self._reclaimers:
+                self._reclaimers.append(reclaim)
 
     def cost(self, kind: str, unit: str | None) -> int:
         """What a process of ``kind`` for ``unit`` is charged, MiB."""
@@ -139,9 +148,23 @@ class Admission:
         share while the block runs. Never raises by itself."""
         unit = unit if unit is not None else current_unit()
         ticket = Ticket(kind, unit, self.cost(kind, unit), time.time())
+        reclaimed = False
         with self._cond:
             self._queue.append(ticket)
             while self._queue[0] is not ticket or not self._fits(ticket):
+                if not reclaimed and self._queue[0] is ticket and self._reclaimers:
+                    reclaimed = True
+                    reclaimers = list(self._reclaimers)
+                    self._cond.release()  # ending a holder gives its share back through this lock
+                    try:
+                        for reclaim in reclaimers:
+                            try:
+                                reclaim(ticket)
+                            except Exception:  # a failing reclaimer must not fail the admission
+                                pass
+                    finally:
+                        self._cond.acquire()
+                    continue
                 self._cond.wait()
             self._queue.pop(0)
             self._running.append(ticket)

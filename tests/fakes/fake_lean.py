@@ -19,6 +19,24 @@ following the rows of ``docs/lean-contract.md`` ("Compiling a module") that the 
   is a stand-in (JSON: the module, its source, the build's git hash) read by the inspector double
   (``fake_inspector.py``), and the ``.ilean`` a stub.
 
+``lean --server [-D k=v …]`` (issue 28) is Lean's language server as ``fyan.lean.lsp`` speaks to it,
+over the same JSON-RPC framing (``python-lsp-jsonrpc``), following the rows of
+``docs/lean-contract.md`` ("The language server") that the real core Lean 4.35.0 confirmed in
+``tests/test_lean_server.py``: ``initialize`` (then a ``client/registerCapability`` request, as the
+watchdog sends), ``didOpen``/``didChange`` with the full text, then ``$/lean/fileProgress`` with
+one processing range, ``$/lean/fileProgress`` with none (kind 2 ``fatalError`` when an import is
+missing), then ``textDocument/publishDiagnostics`` of that version (the reporter's order when it
+never blocked), ``textDocument/waitForDiagnostics`` answered after them, ``$/lean/plainGoal``
+(null: the double has no tactic state) and ``$/lean/plainTermGoal`` at a ``sorry`` token (the
+goal is a stand-in: ``⊢`` and the declaration's stated type), ``shutdown``/``exit``. The header is
+"imported" (looked up on ``LEAN_PATH`` as a compile does) once per header, sleeping
+``server.import_s``; diagnostics are the compile's (sorry warnings, missing imports) plus, for a
+failing ``build`` scenario, its ``output`` lines ``error: <file>:<line>:<col>: <text>`` (the
+module a ``build_only`` list names is the document's first ``namespace`` + ``.Basic``: the
+document is one fixed file). ``server.crash_file``: when that file exists, it is removed and the
+server dies (SIGKILL) before answering the next elaboration. Each elaboration is logged as
+``["lean", "--server", "elaborate", <module>]``.
+
 A file of an SA-Pass module (``FyanShadow_…``) is answered from the recorded outcomes named by
 ``FYAN_FAKE_LEAN_OUTCOMES`` when set (``fake_lean_env.py``: the demo's authored expectations),
 after its ``import FyanShadow_…`` lines (a checker importing the compiled candidate) are looked up
@@ -192,9 +210,133 @@ def _write(olean: Path, ilean: Path | None, module: str, text: str, sc: dict) ->
             pass
 
 
+_LAKE_ERROR = re.compile(r"^error: (?:\S+?):(\d+):(\d+): (.*)$")
+
+
+def server_diagnostics(text: str, sc: dict) -> tuple[list[dict], bool, str]:
+    """(LSP diagnostics, whether the header failed, the stand-in module name) of ``text``."""
+    ns = re.search(r"(?m)^namespace\s+(\S+)", text)
+    module = f"{ns.group(1)}.Basic" if ns else "Warm"
+    out: list[dict] = []
+
+    def diag(line: int, col: int, severity: int, message: str, end_col: int | None = None) -> dict:
+        rng = {"start": {"line": line - 1, "character": col},
+               "end": {"line": line - 1, "character": end_col if end_col is not None else col}}
+        return {"range": rng, "fullRange": rng, "severity": severity, "message": message, "source": "Lean 4"}
+
+    for imp in imports_of(text):
+        if imp.split(".")[0] in LIBRARIES:
+            continue
+        problem = find_import(imp, "Warm.lean", sc)
+        if problem is not None:
+            return [diag(1, 0, 1, problem)], True, module
+    spec = sc.get("build", {})
+    if sc.get("build_only") and module not in sc["build_only"]:
+        spec = {}
+    if int(spec.get("exit", 0)) != 0:
+        found = False
+        for line in str(spec.get("output", "")).splitlines():
+            m = _LAKE_ERROR.match(line.strip())
+            if m:
+                out.append(diag(int(m.group(1)), int(m.group(2)), 1, m.group(3)))
+                found = True
+        if not found:
+            out.append(diag(1, 0, 1, (str(spec.get("output", "")).strip().splitlines() or ["error"])[0]))
+    if sc.get("sorry_warnings", True) and "set_option warn.sorry false" not in text:
+        for n, line in enumerate(strip_comments(text).splitlines(), start=1):
+            m = re.search(r"\bsorry\b", line)
+            if m:
+                out.append(diag(n, m.start(), 2, "declaration uses `sorry`", m.end()))
+    return out, False, module
+
+
+def serve(args: list[str], sc: dict) -> int:
+    """``lean --server`` (module docstring)."""
+    import time
+
+    from pylsp_jsonrpc.streams import JsonRpcStreamReader, JsonRpcStreamWriter
+
+    writer = JsonRpcStreamWriter(sys.stdout.buffer)
+    opts = sc.get("server", {})
+    state: dict = {"header": None, "docs": {}}
+
+    def send(method: str, params) -> None:
+        writer.write({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def answer(msg_id, result) -> None:
+        writer.write({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def elaborate(uri: str, version: int, text: str) -> None:
+        crash = opts.get("crash_file")
+        if crash and os.path.exists(crash):
+            os.unlink(crash)
+            os.kill(os.getpid(), signal.SIGKILL)
+        header = "\n".join(imports_of(text))
+        if header != state["header"]:
+            state["header"] = header
+            time.sleep(float(opts.get("import_s", 0)))
+        lines = text.split("\n")
+        end = {"line": len(lines), "character": 0}
+        send("$/lean/fileProgress", {"textDocument": {"uri": uri, "version": version},
+                                     "processing": [{"range": {"start": {"line": 0, "character": 0}, "end": end},
+                                                     "kind": 1}]})
+        diags, fatal, module = server_diagnostics(text, sc)
+        log(["lean", "--server", "elaborate", module])
+        time.sleep(float(opts.get("elaborate_s", 0)))
+        send("$/lean/fileProgress", {"textDocument": {"uri": uri, "version": version}, "processing": [
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "kind": 2}]
+            if fatal else []})
+        send("textDocument/publishDiagnostics", {"uri": uri, "version": version, "diagnostics": diags})
+        state["docs"][uri] = text
+
+    def term_goal(uri: str, pos: dict):
+        lines = state["docs"].get(uri, "").split("\n")
+        line = lines[pos["line"]] if pos["line"] < len(lines) else ""
+        if not line[pos["character"]:].startswith("sorry"):
+            return None
+        stated = re.search(r":\s*(.*?)\s*:=", line)
+        return {"goal": "⊢ " + (stated.group(1) if stated else "?"),
+                "range": {"start": pos, "end": {"line": pos["line"], "character": pos["character"] + 5}}}
+
+    def handle(msg: dict) -> None:
+        method, params, msg_id = msg.get("method"), msg.get("params") or {}, msg.get("id")
+        if method is None:
+            return  # a response to our request
+        if method == "initialize":
+            answer(msg_id, {"capabilities": {"textDocumentSync": {"openClose": True, "change": 1}},
+                            "serverInfo": {"name": "Lean 4 Server (Fyan test double)", "version": VERSION}})
+        elif method == "initialized":
+            writer.write({"jsonrpc": "2.0", "id": "register-1", "method": "client/registerCapability",
+                          "params": {"registrations": []}})
+        elif method == "textDocument/didOpen":
+            doc = params["textDocument"]
+            elaborate(doc["uri"], doc["version"], doc["text"])
+        elif method == "textDocument/didChange":
+            doc = params["textDocument"]
+            elaborate(doc["uri"], doc["version"], params["contentChanges"][-1]["text"])
+        elif method == "textDocument/waitForDiagnostics":
+            answer(msg_id, {})
+        elif method == "$/lean/plainGoal":
+            answer(msg_id, None)
+        elif method == "$/lean/plainTermGoal":
+            answer(msg_id, term_goal(params["textDocument"]["uri"], params["position"]))
+        elif method == "shutdown":
+            answer(msg_id, None)
+        elif method == "exit":
+            sys.stdout.flush()
+            os._exit(0)
+        elif msg_id is not None:
+            writer.write({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": f"no {method}"}})
+
+    JsonRpcStreamReader(sys.stdin.buffer).listen(handle)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     log(["lean", *argv])
     sc = scenario()
+    if argv[:1] == ["--server"]:
+        return serve(argv[1:], sc)
     if argv[:1] in (["--version"], ["-v"]):
         print(f"Lean (version {sc.get('lean_version', VERSION)}, x86_64-unknown-linux-gnu, commit {githash(sc)[:12]}, "
               "Release) [Fyan test double]")

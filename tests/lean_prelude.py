@@ -1,0 +1,61 @@
+"""Prelude-only Lean sources for the real core tier's language-server tests and
+``scripts/bench_iterations.py`` (no ``Init`` there: ``tests/lean_core.py``).
+
+``SORRY_SUPPORT`` declares, as axioms, the constants Lean 4.35's elaborator needs to elaborate
+``sorry`` (``sorryAx`` with its ``optParam``, and what ``mkLabeledSorry`` builds the label from:
+``Unit``, ``Function.const``, ``Lean.Name`` with ``OfNat`` numerals of ``Nat`` and ``String``;
+``src/Lean/Meta/Sorry.lean`` in leanprover/lean4). With it a ``prelude`` file's ``sorry`` gives the
+real ``declaration uses `sorry``` warning (kind ``hasSorry``). Checked on the real core 4.35.0:
+``tests/test_lean_server.py``. Written for Fyan's tests; no Lean source copied.
+"""
+
+from __future__ import annotations
+
+SORRY_SUPPORT = """prelude
+universe u v
+inductive Bool : Type where | false | true
+@[reducible] def optParam (α : Sort u) (_default : α) : Sort u := α
+axiom sorryAx (α : Sort u) (synthetic : Bool := Bool.false) : α
+axiom Nat : Type
+axiom OfNat : Type u → Nat → Type u
+set_option checkBinderAnnotations false in
+axiom OfNat.ofNat {α : Type u} (n : Nat) [self : OfNat α n] : α
+axiom instOfNatNat (n : Nat) : OfNat Nat n
+axiom String : Type
+axiom Unit : Type
+axiom Unit.unit : Unit
+axiom Function.const {α : Sort u} (β : Sort v) (a : α) : β → α
+axiom Lean.Name : Type
+axiom Lean.Name.anonymous : Lean.Name
+axiom Lean.Name.str (pre : Lean.Name) (s : String) : Lean.Name
+axiom Lean.Name.num (pre : Lean.Name) (i : Nat) : Lean.Name
+"""
+
+
+def generated_module(n: int, imports: str = "Core.Sorry") -> str:
+    """A prelude module of ``n`` declarations (an axiom type and ``n - 1`` theorems and
+    definitions; no ``inductive``: with ``SORRY_SUPPORT``'s axiomatic ``Nat`` Lean cannot build its
+    ``ctorIdx``) importing ``imports``: what a unit's import costs, at core level."""
+    lines = ["prelude", f"import {imports}", "axiom Gen.T : Type", "axiom Gen.a : Gen.T",
+             "theorem Gen.refl0 (p : Prop) (h : p) : p := h"]
+    for i in range(1, n - 1):
+        if i % 2:
+            lines.append(f"noncomputable def Gen.d{i} (x : Gen.T) : Gen.T := x")
+        else:
+            lines.append(f"theorem Gen.t{i} (p q : Prop) (hp : p) (_hq : q) : p := hp")
+    return "\n".join(lines) + "\n"
+
+
+def unit_text(k: int, *, imports: str = "Gen", sorry: bool = True, error: bool = True) -> str:
+    """Iteration ``k`` of a unit importing ``imports``: some proofs, a ``sorry`` and an error
+    when asked (an unsolved tactic goal and a type mismatch), so diagnostics and goals differ
+    per iteration."""
+    out = ["prelude", f"import {imports}", "", "namespace U",
+           f"theorem ok{k} (p : Prop) (h : p) : p := h"]
+    if sorry:
+        out.append(f"theorem open{k} (p q : Prop) (h : p) : q := sorry")
+    if error:
+        out.append(f"theorem bad{k} (p q : Prop) (h : p) : q := h")
+        out.append(f"theorem tac{k} (p : Prop) (h : p) : p := by skip")
+    out.append("end U")
+    return "\n".join(out) + "\n"
