@@ -10,7 +10,8 @@ declaration uses `sorry``` messages, ``Build completed successfully (N jobs).``)
 ``--fail-fast`` (Lake's own test ``tests/lake/tests/failFast/test.sh`` in leanprover/lean4:
 "without --fail-fast, an early failure does not stop other targets"), and ends with Lake's summary
 (``Some required targets logged failures:`` then ``- <module>`` per failed module, ``error: build
-failed``); a module whose import failed is not built and not listed. Imports are read from each
+failed``); a module whose import failed is not built and not listed. Sources are read below the
+package folder (``srcDir`` is not modelled). Imports are read from each
 source's header by ``fyan.lean.header`` (Lean's header grammar). ``lake build`` follows Lake's rebuild rule for the modules it stands in for: a module owned by
 the package in the working folder (a ``lean_lib`` root of its ``lakefile.toml`` is a prefix of
 it; every module with a source when there is no lakefile) is compiled, imports first, into a
@@ -146,7 +147,11 @@ def lib_roots(package: Path = Path(".")) -> list[str] | None:
     data = _lakefile(package)
     if data is None:
         return None
-    return [r for lib in data.get("lean_lib", []) for r in lib.get("roots", [lib["name"]])]
+    out = []
+    for lib in data.get("lean_lib", []):
+        roots = lib.get("roots", [lib["name"]])
+        out += [roots] if isinstance(roots, str) else list(roots)  # a string or an array (decodeArrayOrSingleton)
+    return out
 
 
 def required_packages(package: Path = Path(".")) -> list[Path]:
