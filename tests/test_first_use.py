@@ -111,7 +111,9 @@ def test_an_ingest_that_fails_on_bad_input_is_not_reported_as_interrupted(tmp_pa
     from fyan.state.gateway import Gateway
     from tests.helpers import make_project
 
-    project = make_project(tmp_path / "p", "\\begin{theorem}\\label{a} see \\ref{nowhere}\\end{theorem}\n")
+    # an unknown reference stops intake only with [intake] unknown_references = "error" (`--strict`)
+    project = make_project(tmp_path / "p", "\\begin{theorem}\\label{a} see \\ref{nowhere}\\end{theorem}\n",
+                           '[intake]\nunknown_references = "error"\n')
     root = project.paths.root
     gateway = Gateway(project)
     with pytest.raises(InputError):
