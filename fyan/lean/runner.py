@@ -136,7 +136,8 @@ class Confinement:
     network: bool = False
 
     def describe(self) -> str:
-        parts = ["read-only file system", "network allowed" if self.network else "no network"]
+        parts = ["own user namespace without capabilities", "read-only file system",
+                 "private /tmp, /var/tmp, /run, /dev/shm and home", "network allowed" if self.network else "no network"]
         if self.hidden:
             parts.append("hidden: " + ", ".join(str(p) for p in self.hidden))
         parts.append("writes only in " + (", ".join(str(p) for p in self.writable) or "nothing"))
