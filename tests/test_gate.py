@@ -641,3 +641,67 @@ def test_universe_parameters_are_part_of_the_elaborated_statement():
     assert len(hashes) == 3
     plain = InspectedDeclaration.model_validate(none)
     assert plain.statement_hash == plain.type_hash  # no universe: unchanged from earlier freezes
+
+
+# -- mutation survivors of issue 23: each test fails when the line it names is changed ------------
+
+def test_the_gate_rechecks_the_threshold_of_a_recorded_freeze(fake_lake, tmp_path):
+    """completion.py `_semantic`: `result.grade >= threshold` (a `freeze` routing with grade 1 is
+    not trusted; `>= threshold - 1` would pass it). Grade 2 = the threshold passes."""
+    low = h.setup(tmp_path / "a", h.HONEST, audited_grade=1)
+    reason = failed(low.gate(scenario=None, fake=fake_lake), "semantic_certification")
+    assert "audit grade 1 below threshold 2" in reason
+    at = h.setup(tmp_path / "b", h.HONEST, audited_grade=2)
+    assert at.gate(scenario=None, fake=fake_lake).passed
+
+
+def test_outputs_changed_after_the_inspection_fail_the_decision(honest, fake_lake, monkeypatch):
+    """completion.py `_recheck` / trusted.py `GateWorkspace.recheck`: the `.olean` files the inspector
+    read are hashed again before the decision; one rewritten after the inspection (by anything that
+    runs later: a kernel checker, comparator, a racing process) fails the gate."""
+    import fyan.gates.completion as completion
+
+    original = completion._Gate._comparator
+    touched = []
+
+    def tamper(self, freezes):
+        original(self, freezes)
+        olean = next(p for p in self.ws.recorded if p.name.endswith(".olean") and "ThmRoot" in p.as_posix())
+        olean.chmod(0o644)
+        olean.write_bytes(olean.read_bytes() + b"\0")
+        touched.append(olean)
+
+    monkeypatch.setattr(completion._Gate, "_comparator", tamper)
+    report = honest.gate(scenario=None, fake=fake_lake)
+    assert touched and not report.passed
+    assert "files the decision rests on changed during the gate" in failed(report, "build")
+    assert report.module_outputs_b64 is None or report.module_outputs_b64 == {}
+
+
+def test_a_projection_of_an_unfrozen_upstream_structure_is_unaudited(honest, fake_lake):
+    """signatures.py `unaudited_dependencies`: a projection counts as audited only when its
+    structure is frozen upstream (`c.name.rpartition('.')[0] in names`), not any projection."""
+    frozen = {"name": "Cheats.DefDouble.double", "module": "Cheats.DefDouble.Basic", "kind": "def",
+              "projection": False, "conclusion": ["Int"]}
+    secret = {"name": "Cheats.DefDouble.Secret.val", "module": "Cheats.DefDouble.Basic", "projection": True,
+              "kind": "def", "conclusion": ["Int"]}
+    scenario = {"inspect": {"Cheats.ThmRoot.double_even": {"constants": [frozen, secret]}}}
+    reason = failed(honest.gate(scenario, fake=fake_lake), "frozen_statements")
+    assert "depends on Cheats.DefDouble.Secret.val" in reason
+
+
+def test_a_newly_used_local_definition_makes_the_freeze_stale():
+    """signatures.py `compare_compiled`: a local definition the statement uses now but did not at the
+    freeze is named (not only changed or dropped ones)."""
+    from fyan.lean.inspector import InspectedLookup
+    from fyan.lean.signatures import LEAN_KEY, compare_compiled
+    from fyan.state.models import FreezeRecord
+
+    helper = {"name": "L.U.helper", "module": "L.U.Basic", "kind": "def", "meaning": ["def helper"]}
+    rec = InspectedLookup.model_validate(records.lookup("L.U.t", local_constants=[helper]))
+    freeze = FreezeRecord(id=1, unit="u", run_id=1, decl="L.U.t", role="root", normalized_signature="theorem t : True",
+                          signature_hash="x", type_hash=rec.statement_hash, bound_inputs={}, created_at=0.0)
+    assert compare_compiled(freeze, rec, None).changes == [
+        "L.U.t: the statement now uses local definition L.U.helper, not bound at the freeze"]
+    bound = freeze.model_copy(update={"bound_inputs": {LEAN_KEY + "L.U.helper": rec.local_digests["L.U.helper"]}})
+    assert compare_compiled(bound, rec, None).changes == []

@@ -177,3 +177,32 @@ def test_instances_and_hints_on_types_the_unit_does_not_own_are_refused(regs, re
     assert [f.split(", which")[0] for f in found] == refused
     # unless the plan declared them
     assert policy.foreign_meaning_findings(m, "Lib.ThmRoot", declared={r["declaration"] for r in regs}) == []
+
+
+# -- mutation survivors of issue 23 ---------------------------------------------------------------
+
+@pytest.mark.parametrize("safety, kind, why", [
+    ("partial", "def", "partial (its logical value is opaque)"),
+    ("unsafe", "def", "unsafe (not checked by the kernel)"),
+    ("safe", "opaque", "an opaque constant (hides its value from the kernel)"),
+])
+def test_partial_unsafe_and_opaque_declarations_are_refused(safety, kind, why):
+    """policy.py `declaration_findings`: `if safety == "partial"` (and its neighbours) — a `partial`
+    definition's logical value is an opaque constant the kernel cannot unfold."""
+    m = _module(declarations=[records.declaration("L.U.loop", kind=kind, safety=safety)])
+    assert [f for f in module_findings(m, learned=set()) if f.startswith("L.U.loop: ")] == [f"L.U.loop: {why}"]
+    safe = _module(declarations=[records.declaration("L.U.loop", kind="def", safety="safe")])
+    assert module_findings(safe, learned=set()) == []
+
+
+def test_missing_and_extra_imports_are_both_refused():
+    """inspector.py `module_findings`: imports Fyan wrote but the module lacks are named, not only
+    extra ones (a candidate that drops `import Mathlib` and re-declares its names)."""
+    lacking = _module(imports=["Init", "L.Up.Basic"])
+    assert module_findings(lacking, expected_imports=["L.Up.Basic", "Mathlib"], learned=set()) == [
+        "L.U.Basic does not import Mathlib (Fyan's imports were changed)"]
+    extra = _module(imports=["Init", "L.Up.Basic", "L.Evil"])
+    assert module_findings(extra, expected_imports=["L.Up.Basic"], learned=set()) == [
+        "L.U.Basic imports L.Evil, which Fyan did not write"]
+    exact = _module(imports=["Init", "L.Up.Basic"])
+    assert module_findings(exact, expected_imports=["L.Up.Basic"], learned=set()) == []

@@ -188,7 +188,8 @@ def conversion_problem(conversions: list[str], srcs: list[Slot], cands: list[Slo
         slots = srcs + cands
         if not cands or any(s.kind != "definition" for s in slots):
             return "defined_term_naming applies to rows of definition slots only"
-        unchecked_defs = [c.text for c in cands if c.text not in checked_defs and c.text.split(".")[-1] not in checked_defs]
+        unchecked_defs = [c.text for c in cands
+                          if c.text not in checked_defs and c.text.split(".")[-1] not in checked_defs]
         if unchecked_defs:
             return f"defined_term_naming: {', '.join(unchecked_defs)} is not a checked (audited, frozen) definition"
         conversions = [c for c in conversions if c != "defined_term_naming"]

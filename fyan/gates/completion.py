@@ -78,7 +78,7 @@ from fyan.lean.compile import CompileResult
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.package import model_part, render_unit_file, unit_imports, unit_module, upstream
-from fyan.lean.policy import classify_axioms, foreign_meaning_findings
+from fyan.lean.policy import classify_axioms
 from fyan.lean.runner import SANDBOX_REMEDY, bwrap_status
 from fyan.lean.signatures import compare_compiled, compare_source, unaudited_dependencies
 from fyan.lean.toolchain import Discovery, check_pin, discover, find_kernel_checker
@@ -510,12 +510,11 @@ class _Gate:
         if self.no_lean is not None or module is None:
             self.put("environment_policy", False, self._lean_missing_reason("the compiled module was not inspected"))
             return
+        declared = self._declared_registrations()
         findings = module_findings(module, expected_imports=unit_imports(self.project, self.store, self.unit),
                                    extra_allow=frozenset(self.project.config.lean.extension_allowlist),
                                    learned=self.learned,
-                                   kernel_allow=frozenset(self.project.config.lean.kernel_allow))
-        declared = self._declared_registrations()
-        findings += foreign_meaning_findings(module, self.module.rpartition(".")[0], declared)
+                                   kernel_allow=frozenset(self.project.config.lean.kernel_allow), declared=declared)
         evidence = {"findings": findings, "extensions": {e.name: e.entries for e in module.extensions},
                     "declared_registrations": sorted(declared),
                     "imports": module.imports, **self._inspector_evidence()}
@@ -636,7 +635,8 @@ class _Gate:
         if result.routing == "freeze" and result.grade is not None and result.grade >= threshold and roots:
             how = f"audit grade {result.grade} >= threshold {threshold}"
         elif bridges and result.routing == "bridge" and result.bridge is not None and result.bridge.result.valid \
-                and (result.bridge.result.grade or 0) >= threshold and {b.decl for b in bridges} == {result.bridge.name} \
+                and (result.bridge.result.grade or 0) >= threshold \
+                and {b.decl for b in bridges} == {result.bridge.name} \
                 and self._bridge_signature_matches(bridges, result.bridge.lean):
             how = (f"audit grade {result.grade}, certified through the bridge obligation {result.bridge.name} "
                    f"(S0 audited with grade {result.bridge.result.grade})")

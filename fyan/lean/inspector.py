@@ -48,7 +48,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from fyan.config import LeanSection
-from fyan.lean.policy import declaration_findings, extension_findings
+from fyan.lean.policy import declaration_findings, extension_findings, foreign_meaning_findings
 from fyan.lean.runner import Confinement, ProcessResult, run_process, tool_environment
 from fyan.lean.toolchain import Toolchain
 from fyan.resources import data_dir
@@ -372,7 +372,8 @@ class Inspection(BaseModel):
 def module_findings(module: InspectedModule, *, expected_imports: list[str] | None = None, strict: bool = False,
                     extra_allow: frozenset[str] | set[str] = frozenset(),
                     learned: frozenset[str] | set[str] | None = None,
-                    kernel_allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
+                    kernel_allow: frozenset[str] | set[str] = frozenset(),
+                    declared: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """What ``fyan.lean.policy`` refuses in ``module``: a ``module`` file, declarations (axioms,
     ``unsafe``, ``partial``, ``opaque``, ``implemented_by``, ``extern``, ``init``, kernel-evaluated
     constants, constants missing from the environment), extension entries no honest control writes
@@ -380,7 +381,9 @@ def module_findings(module: InspectedModule, *, expected_imports: list[str] | No
     of the report's Lean version, ``fyan.selftest.trust.learned_extensions``; plus
     ``extra_allow``, the configured ones; with ``strict`` also instances), and imports other than
     ``expected_imports`` (and ``Init``). ``kernel_allow``: kernel-evaluated constants admitted
-    (``[lean] kernel_allow``; default none)."""
+    (``[lean] kernel_allow``; default none). Instances and unification hints about constants the
+    unit does not own (its own namespace: ``module.name`` without its last component) are refused
+    unless ``declared`` (the audited plan's instance nodes) names them (``foreign_meaning_findings``)."""
     if learned is None:
         from fyan.selftest.trust import learned_extensions
 
@@ -397,6 +400,7 @@ def module_findings(module: InspectedModule, *, expected_imports: list[str] | No
             out.append(f"{d.name}: {why}")
     for finding in extension_findings([(e.name, e.entries) for e in module.extensions], strict=strict, allow=allow):
         out.append(f"{module.name} registers {finding}")
+    out += foreign_meaning_findings(module, module.name.rpartition(".")[0], declared)
     if expected_imports is not None:
         allowed = set(expected_imports) | {"Init"}
         extra = [i for i in module.imports if i not in allowed]

@@ -96,7 +96,7 @@ def _accept(ctx):
 
 
 def _audit(plan: dict[str, tuple[list[str], list[str]]], without_toolchain: set[str],
-           audited_bridge: str = BRIDGE_STATEMENT):
+           audited_bridge: str = BRIDGE_STATEMENT, audited_grade: int = 3):
     def check(ctx):
         roots, bridges = plan[ctx.unit.id]
         statement = (ctx.project.paths.unit(ctx.unit.id) / "Statement.lean").read_text(encoding="utf-8")
@@ -119,7 +119,8 @@ def _audit(plan: dict[str, tuple[list[str], list[str]]], without_toolchain: set[
             result = AuditResult(valid=True, grade=1, threshold=2, routing="bridge", root=f"{ns}.{roots[0]}",
                                  bridge=bridge)
         else:
-            result = AuditResult(valid=True, grade=3, threshold=2, routing="freeze", root=f"{ns}.{roots[0]}")
+            grade = audited_grade if ctx.unit.id == "thm-root" else 3
+            result = AuditResult(valid=True, grade=grade, threshold=2, routing="freeze", root=f"{ns}.{roots[0]}")
         return CheckOutcome(True, f"frozen by the test harness ({note})", freezes=specs,
                             derived={"audit/result.json": result.model_dump_json(indent=2).encode()})
 
@@ -146,9 +147,10 @@ _SNAPSHOT_ROOT = Path(tempfile.mkdtemp(prefix="fyan-gate-harness-"))
 atexit.register(shutil.rmtree, _SNAPSHOT_ROOT, ignore_errors=True)
 
 
-def _checks(plan, freeze_without_toolchain: bool, audited_bridge: str = BRIDGE_STATEMENT):
+def _checks(plan, freeze_without_toolchain: bool, audited_bridge: str = BRIDGE_STATEMENT, audited_grade: int = 3):
     return {Stage.REASON: _accept, Stage.PLAN: _accept, Stage.PROVE: _accept, Stage.GATE: check_gate,
-            Stage.AUDIT: _audit(plan, {"thm-root"} if freeze_without_toolchain else set(), audited_bridge)}
+            Stage.AUDIT: _audit(plan, {"thm-root"} if freeze_without_toolchain else set(), audited_bridge,
+                                audited_grade)}
 
 
 def _ingested(root: Path, checks, extra_toml: str) -> tuple[Project, Gateway]:
@@ -163,24 +165,25 @@ def _ingested(root: Path, checks, extra_toml: str) -> tuple[Project, Gateway]:
 
 def setup(root: Path, basic: str, *, bridge: bool = False, freeze_without_toolchain: bool = False,
           meta: bool = False, lean: dict[str, object] | None = None, lemma_dag: str = "{}\n",
-          audited_bridge: str = BRIDGE_STATEMENT) -> Setup:
+          audited_bridge: str = BRIDGE_STATEMENT, audited_grade: int = 3) -> Setup:
     """The project in ``root`` with ``thm-root``'s candidate ``basic`` (model-written part)
     recorded after its prove stage; ``bridge`` adds the bridge obligation to the freeze;
     ``freeze_without_toolchain`` freezes ``thm-root`` as if no toolchain had been installed;
     ``meta`` makes every unit file import ``Lean`` (``[lean] extra_imports``), for candidates
     that use Lean's API; ``lean`` adds more ``[lean]`` settings (``fyan selftest``: the pin and
     ``trust_without_selftest``); ``lemma_dag`` is ``thm-root``'s recorded plan (``lemma_dag.json``);
-    ``audited_bridge`` the S0 declaration the audit result says it graded (default: the frozen one).
+    ``audited_bridge`` the S0 declaration the audit result says it graded (default: the frozen one);
+    ``audited_grade`` the grade of ``thm-root``'s recorded audit result (routing ``freeze`` all the same).
 
     Everything up to ``thm-root``'s audit is done once per variant and toolchain kind (double or
     real) and copied: the project folder is self-contained (relative paths only)."""
     os.environ.pop("FYAN_FAKE_SCENARIO", None)  # the stages run with a clean toolchain (double or real)
     plan = {"def-double": (["double"], []), "thm-root": ([ROOT], [BRIDGE] if bridge else [])}
-    checks = _checks(plan, freeze_without_toolchain, audited_bridge)
+    checks = _checks(plan, freeze_without_toolchain, audited_bridge, audited_grade)
     double = "FYAN_FAKE_LOG" in os.environ  # any instance of the toolchain double behaves the same
     settings = {**({"extra_imports": ["Lean"]} if meta else {}), **(lean or {})}
     key = (bridge, freeze_without_toolchain, double, os.environ.get("FYAN_LEAN__SANDBOX"),
-           json.dumps(settings, sort_keys=True), lemma_dag, audited_bridge)
+           json.dumps(settings, sort_keys=True), lemma_dag, audited_bridge, audited_grade)
     if key not in _SNAPSHOTS:
         snap = _SNAPSHOT_ROOT / f"variant-{len(_SNAPSHOTS)}"
         lean_toml = "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items())

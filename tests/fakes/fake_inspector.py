@@ -72,7 +72,8 @@ KIND = {"theorem": "theorem", "def": "def", "abbrev": "def", "instance": "def", 
 _SORRY = re.compile(r"(?<![\w.'])(?:sorry|admit|sorryAx)(?![\w'])")
 #: `decide`'s `native` option set (Lean elaborates every spelling of `true` alike: parenthesised,
 #: `Bool.true`, `_root_.Bool.true`, comments around it, which `strip_comments` removes first)
-_NATIVE = re.compile(r"native_decide|decide\s*\+\s*native|native\s*:=\s*(?:\(\s*)*(?:_root_\.)?(?:Bool\.)?true(?![\w'])")
+_NATIVE = re.compile(r"native_decide|decide\s*\+\s*native|"
+                     r"native\s*:=\s*(?:\(\s*)*(?:_root_\.)?(?:Bool\.)?true(?![\w'])")
 _KERNEL_EVALUATED = {"Lean.reduceBool": re.compile(r"(?<![\w'])(?:Lean\.)?reduceBool(?![\w'])"),
                      "Lean.reduceNat": re.compile(r"(?<![\w'])(?:Lean\.)?reduceNat(?![\w'])")}
 
