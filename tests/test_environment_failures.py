@@ -50,7 +50,9 @@ def _gate_runs(s: h.Setup) -> list:
     {"build": {"signal": int(signal.SIGSEGV), "times": 2}},
     {"build": {"signal": int(signal.SIGKILL), "times": 2}},  # what the kernel's OOM killer sends
     {"inspector_process": {"signal": int(signal.SIGSEGV), "times": 2}},
-])
+    # a binary or library missing for a moment (a toolchain being reinstalled): exit 127
+    {"build": {"output": "lean: error while loading shared libraries: libleanshared.so", "exit": 127, "times": 2}},
+], ids=["lean-segfault", "lean-oom-kill", "inspector-segfault", "missing-binary"])
 def test_a_toolchain_that_crashes_twice_then_works_completes_the_unit_uncharged(unit_at_gate, fake_lake, crash):
     s = unit_at_gate
     fake_lake.scenario({**crash, "build_only": [f"{s.ns}.Basic"]})

@@ -200,8 +200,9 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
                 from fyan.lean.toolchain import discover
 
                 disc = discover(config.lean, cwd=project.paths.lean)
-                report, _ = run_gate_retrying(project, store, unit, attempt_dir, disc)  # crashes retried here
+                report, tries = run_gate_retrying(project, store, unit, attempt_dir, disc)  # crashes retried here
                 evidence["gate_report"] = report.model_dump(mode="json")
+                evidence["gate_runs"] = tries
             else:
                 agent = (doubles if doubles is not None else STAGE_AGENTS).get(run.stage)
                 if agent is not None:

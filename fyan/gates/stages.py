@@ -327,7 +327,8 @@ def check_gate(ctx: CheckContext) -> CheckOutcome:
         if report.unit != ctx.unit.id:
             return CheckOutcome(False, f"gate report of {report.unit} handed in for {ctx.unit.id}: refused",
                                 failure_kind=FailureKind.ENVIRONMENT)
-        return gate_outcome(report)
+        tries = ctx.evidence.get("gate_runs", 1)
+        return gate_outcome(report, tries if isinstance(tries, int) and tries > 0 else 1)
     disc = discover(ctx.project.config.lean, cwd=ctx.project.paths.lean)
     report, tries = run_gate_retrying(ctx.project, ctx.store, ctx.unit, ctx.attempt_dir, disc)
     return gate_outcome(report, tries)
