@@ -37,7 +37,8 @@ no input size reaches a recursion limit. What it understands:
   lists), reference macros the document defines itself (any macro whose body passes an
   argument to one of them, with a prefix or suffix: ``\\ref{prop:#1}``), any other macro whose
   brace argument is a label of the document (``\\propref{x}`` from a style file that is not
-  there: read as a reference, reported once per macro, ``read-as-reference``), and the blueprint macros ``\\uses``, ``\\lean``, ``\\leanok``,
+  there: read as a reference, reported once per macro, ``read-as-reference``), and the
+  blueprint macros ``\\uses``, ``\\lean``, ``\\leanok``,
   ``\\mathlibok``; ``\\uses`` in a statement and in its proof are kept apart
   (``Reference.in_proof``), and a reference in a proof's closing sentence is marked
   (``Reference.closing``);
@@ -186,7 +187,8 @@ _MACRO = re.compile(r"\\([A-Za-z@]+)")
 _REFLIKE_ARG = re.compile(r"\*?[ \t]*\{([^{}\\$#%\n]{1,120})\}")
 _DECLARER = re.compile(r"\\(?:" + "|".join(THEOREM_DECLARERS) + r")(?![A-Za-z@])")
 _NEWTHEOREM = re.compile(
-    (r"\\(?:newtheorem\*?|spnewtheorem\*?|newmdtheoremenv(?:\[[^\]]*\])?)\s*\{([^{}]+)\}\s*(?:\[[^\]]*\]\s*)?\{([^{}]*)\}"
+    (r"\\(?:newtheorem\*?|spnewtheorem\*?|newmdtheoremenv(?:\[[^\]]*\])?)\s*\{([^{}]+)\}"
+     r"\s*(?:\[[^\]]*\]\s*)?\{([^{}]*)\}"
      r"|\\declaretheorem\s*(?:\[([^\]]*)\])?\s*\{([^{}]+)\}(?:\s*\[([^\]]*)\])?").replace(r"\s*", r"(?:\s|%)*")
 )  # a comment between the arguments (blanked to '%' and spaces) is space to TeX
 _WRAPPED = re.compile(r"\\(" + "|".join(sorted(REFERENCE_FORMS, key=len, reverse=True)) + r")(?![A-Za-z@])")
