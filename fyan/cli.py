@@ -409,6 +409,11 @@ def intake_report(report: Any) -> str:
     lines.append(f"  references: {r.seen} seen, {r.kept} kept (dependency or mention), {r.unresolved} unresolved"
                  + (f", {other} to no unit (running text {r.to_text}, non-unit statements {r.to_non_unit}, "
                     f"the unit itself {r.to_self})" if other else ""))
+    unresolved = [f"{w.where} {w.message.split(': unknown label')[0]}" for w in report.warnings
+                  if w.code == "unknown-label"]
+    if unresolved:
+        lines.append("  unresolved references (LaTeX prints ??; each is a finding of its unit): "
+                     + _list(unresolved, 8))
     kinds = ", ".join(f"{k} {n}" for k, n in report.edges_by_kind.items()) or "none"
     lines.append(f"  dependency edges by kind: {kinds}; {len(report.mentions)} mention(s)")
     if report.isolated:

@@ -77,9 +77,13 @@ def units_and_dag(cat) -> int:
 
 
 def fyan_tex(path: Path) -> int:
+    """Intake, units and DAG of a TeX file, with the collector paused across all of them as
+    ``fyan.specifier.ingest.plan_ingest`` pauses it (``fyan.intake.texscan.paused_gc``)."""
     from fyan.intake.tex import read_tex
+    from fyan.intake.texscan import paused_gc
 
-    return units_and_dag(read_tex(path))
+    with paused_gc():
+        return units_and_dag(read_tex(path))
 
 
 def book_text(n: int) -> str:

@@ -223,6 +223,8 @@ def test_the_intake_report_of_fyan_init(tmp_path, capsys):
     assert "environments used but not classified (1; check none is a statement): exmp (1)" in text
     assert ("references: 4 seen, 2 kept (dependency or mention), 1 unresolved, 1 to no unit (running text 1, "
             "non-unit statements 0, the unit itself 0)") in text
+    assert ("unresolved references (LaTeX prints ??; each is a finding of its unit): m.tex:11 \\ref{nowhere} "
+            "in y\n") in text
     assert "dependency edges by kind: ref 2, nested 1; 0 mention(s)" in text
     assert "isolated statements (no edge in or out): 1: lemma-1\n" in text
     assert "connected components (isolated statements apart): 3 (sizes 2, 2, 2)" in text

@@ -6,7 +6,9 @@ no input size reaches a recursion limit. What it understands:
 
 * theorem-like environments: the common names (``theorem``, ``thm``, ``lemma``, ``defn``, ...,
   see ``KIND_ALIASES``), every environment declared with ``\\newtheorem`` (starred or not, with
-  shared counters), ``\\declaretheorem`` or ``\\newmdtheoremenv``, and environments a document
+  shared counters), ``\\declaretheorem`` or ``\\newmdtheoremenv``, directly or through the
+  document's own macros (``\\def\\thm#1#2{\\newtheorem{#1}{#2}}`` then ``\\thm{example}{Example}``:
+  a bounded expander, ``_expand_declarations``), and environments a document
   defines around them (``\\newenvironment{mainthm}{\\begin{theorem}}{\\end{theorem}}`` is a
   theorem, one around ``proof`` is a proof); the kind comes from the declared display name;
 * what is not content: the preamble (before ``\\begin{document}``) and the bodies of
@@ -19,6 +21,11 @@ no input size reaches a recursion limit. What it understands:
   warning (LaTeX itself only warns), so is a missing file LaTeX writes during its own run
   (``.aux``, ``.out``, ``.toc``, ``.bbl``, ``.ind``, ...); a missing ``\\input``/``\\subfile`` is an
   error;
+* macro and environment definitions read the same wherever they live (preamble, ``\\input``
+  file, body), with ``%`` comments and line breaks between their arguments as TeX reads them; a
+  definition alone on a line inside ``\\[...\\]`` is no paragraph break;
+* environments used in the body but not classified, with counts (``Catalogue.unclassified_envs``;
+  layout environments apart, ``LAYOUT_ENVS``), and every empty ``\\label{}`` and ``\\ref{}``;
 * ``\\label`` anywhere, normalised as LaTeX reads it (a line break and the spaces around it are
   one space): labels inside a statement or its proof belong to that statement; a label on a
   displayed formula (``equation``, ``align``, ...) also records the display (``Catalogue.displays``)
@@ -28,7 +35,10 @@ no input size reaches a recursion limit. What it understands:
   ``\\labelcref``, ``\\crefrange``, ``\\vref``, ``\\vpageref``, ``\\nameref``, ``\\hyperref[l]{text}``,
   ``\\zcref``, starred forms, see ``REFERENCE_FORMS``; cleveref's, zref's and ``\\uses`` take comma
   lists), reference macros the document defines itself (any macro whose body passes an
-  argument to one of them), and the blueprint macros ``\\uses``, ``\\lean``, ``\\leanok``,
+  argument to one of them, with a prefix or suffix: ``\\ref{prop:#1}``), any other macro whose
+  brace argument is a label of the document (``\\propref{x}`` from a style file that is not
+  there: read as a reference, reported once per macro, ``read-as-reference``), and the
+  blueprint macros ``\\uses``, ``\\lean``, ``\\leanok``,
   ``\\mathlibok``; ``\\uses`` in a statement and in its proof are kept apart
   (``Reference.in_proof``), and a reference in a proof's closing sentence is marked
   (``Reference.closing``);
@@ -56,9 +66,10 @@ no input size reaches a recursion limit. What it understands:
 
 Errors (``InputError``, always naming file and line): unreadable or binary file, a file with no
 TeX in it, unbalanced ``\\begin``/``\\end`` (unless tolerant), a missing ``\\input`` file (the
-hint names the folder where it exists, if any), an ``\\input`` loop, a
-file over the size limit, malformed math (unless tolerant). Non-UTF-8 files are read as Latin-1
-with a warning.
+hint names the folder where it exists, if any), an ``\\input`` loop, a file over the size
+limit, malformed math (unless tolerant). Non-UTF-8 files are read as Latin-1 with a warning. A
+label defined twice is a warning naming both places (``duplicate-label``; LaTeX warns too, and
+resolves a reference to the last definition, as ``labels`` does; ``Catalogue.duplicate_labels``).
 
 The seam for a reader of another format with LaTeX in it (the Markdown reader): build a
 ``TexSource`` of the file, ``TexStatementReader.prepare`` it (with the other format's own
@@ -179,7 +190,8 @@ _MACRO = re.compile(r"\\([A-Za-z@]+)")
 _REFLIKE_ARG = re.compile(r"\*?[ \t]*\{([^{}\\$#%\n]{1,120})\}")
 _DECLARER = re.compile(r"\\(?:" + "|".join(THEOREM_DECLARERS) + r")(?![A-Za-z@])")
 _NEWTHEOREM = re.compile(
-    (r"\\(?:newtheorem\*?|spnewtheorem\*?|newmdtheoremenv(?:\[[^\]]*\])?)\s*\{([^{}]+)\}\s*(?:\[[^\]]*\]\s*)?\{([^{}]*)\}"
+    (r"\\(?:newtheorem\*?|spnewtheorem\*?|newmdtheoremenv(?:\[[^\]]*\])?)\s*\{([^{}]+)\}"
+     r"\s*(?:\[[^\]]*\]\s*)?\{([^{}]*)\}"
      r"|\\declaretheorem\s*(?:\[([^\]]*)\])?\s*\{([^{}]+)\}(?:\s*\[([^\]]*)\])?").replace(r"\s*", r"(?:\s|%)*")
 )  # a comment between the arguments (blanked to '%' and spaces) is space to TeX
 _WRAPPED = re.compile(r"\\(" + "|".join(sorted(REFERENCE_FORMS, key=len, reverse=True)) + r")(?![A-Za-z@])")
@@ -405,7 +417,8 @@ class TexStatementReader:
         then ``\\thm{example}{Example}``) and declare what the expansion declares. A bounded
         expander: the arguments replace ``#1``..``#9`` as TeX substitutes them (undelimited
         parameters, an optional first argument with its default), at most ``EXPAND_DEPTH`` levels
-        deep and ``EXPAND_CHARS`` characters in all."""
+        deep and ``EXPAND_CHARS`` characters in all. (pylatexenc 2, the TeX parser in the
+        dependencies, parses macro calls but does not expand a document's own definitions.)"""
         call = re.compile(r"\\(" + "|".join(sorted(map(re.escape, self.declaring), key=len, reverse=True))
                           + r")(?![A-Za-z@])")
         budget = [EXPAND_CHARS]

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from fyan.errors import InputError
 from fyan.intake import read_as, read_source
 from fyan.intake.catalogue import Catalogue, IntakeWarning
+from fyan.intake.texscan import paused_gc
 from fyan.lean.package import init_package
 from fyan.project import Project
 from fyan.specifier.connectivity import connectivity
@@ -95,7 +96,14 @@ def plan_ingest(
     ``specifier``: the Specifier's model part, when configured; ``catalogue``: the source already
     read (``fyan init`` reads it before copying it into the project); its paths must be relative
     to the project's ``source/`` folder. Raises ``InputError``/``DagError`` for bad input.
+    The cyclic garbage collector is paused meanwhile (``fyan.intake.texscan.paused_gc``).
     """
+    with paused_gc():
+        return _plan_ingest(project, specifier, catalogue)
+
+
+def _plan_ingest(project: Project, specifier: Specifier | None, catalogue: Catalogue | None
+                 ) -> tuple[Dag, dict[str, dict[str, bytes]], dict[str, str], IngestReport]:
     cfg = project.config.intake
     if catalogue is None:
         catalogue = read_source(project.source_main, source_root=project.paths.source, max_file_mib=cfg.max_file_mib,

@@ -17,6 +17,7 @@ from anyascii import anyascii
 from pydantic import BaseModel, Field
 
 from fyan.intake.catalogue import Catalogue, Provenance, Statement
+from fyan.intake.texscan import paused_gc
 
 _LEAN_KEYWORDS = {"Type", "Prop", "Sort", "fun", "let", "have", "show", "from", "at", "by", "do", "then"}
 
@@ -59,6 +60,11 @@ def build_units(catalogue: Catalogue, unit_kinds: list[str]) -> list[UnitSpec]:
 
     Deterministic: the same catalogue always gives the same ids in the same order.
     """
+    with paused_gc():
+        return _build_units(catalogue, unit_kinds)
+
+
+def _build_units(catalogue: Catalogue, unit_kinds: list[str]) -> list[UnitSpec]:
     kinds = set(unit_kinds)
     ordinal: Counter[str] = Counter()
     taken: set[str] = set()
