@@ -45,7 +45,7 @@ EPILOG = """exit codes:
   5  refused: an illegal state transition, or another run holds the project lock
   130  interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM (`fyan daemon stop`, kill), as
        shells report them, at any moment (starting up, ingesting, during attempts): one line
-       "fyan: interrupted by SIGINT" on stderr; what was done is kept, attempts in progress are
+       "fyan: stopped by SIGINT" on stderr; what was done is kept, attempts in progress are
        recorded as interrupted, and `fyan resume <project>` continues
 
 A Lean toolchain is needed to complete units (install elan, then `elan default stable`, then
@@ -1204,7 +1204,7 @@ def _quiet_closed_output() -> None:
 def _interrupt_text(signum: int, command: str, folder: str | None) -> tuple[str, str]:
     """(message, hint) for a command stopped by ``signum``: the same words wherever the signal
     arrived (starting up, ingesting, during attempts)."""
-    message = f"interrupted by {signal.Signals(signum).name}"
+    message = f"stopped by {signal.Signals(signum).name}"
     if command in ("run", "resume", "daemon") and folder:
         return message, (f"what was done is kept (attempts in progress are recorded as interrupted); "
                          f"`fyan resume {_quote(folder)}` continues")
@@ -1241,7 +1241,11 @@ def main(argv: list[str] | None = None) -> int:
         except (KeyboardInterrupt, Interrupted) as e:
             signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
             message, hint = _interrupt_text(signum, args.command, getattr(args, "dir", None))
-            return _fail(args, ExitCode(128 + int(signum)), message, hint, signal=signal.Signals(signum).name)
+            code = ExitCode(128 + int(signum))
+            if args.json:
+                return _fail(args, code, message, hint, signal=signal.Signals(signum).name)
+            _print(f"fyan: {message}\n  hint: {hint}", sys.stderr)  # a stop asked for, not an error
+            return int(code)
         except OSError as e:
             if isinstance(e, BrokenPipeError):
                 raise
@@ -1261,7 +1265,7 @@ def main(argv: list[str] | None = None) -> int:
                 _print(result.text)
             stopped = result.payload.get("interrupted") if isinstance(result.payload, dict) else None
             if stopped:  # the same line as an interrupt while starting up (``_interrupt_text``)
-                _print(f"fyan: error: {stopped['message']}\n  hint: {stopped['hint']}", sys.stderr)
+                _print(f"fyan: {stopped['message']}\n  hint: {stopped['hint']}", sys.stderr)
         return int(result.code)
     except BrokenPipeError:
         _quiet_closed_output()

@@ -230,7 +230,7 @@ def test_gate_command_prints_every_check(example, no_lake, capsys):
     for name in ("sorry_free", "build", "frozen_statements", "bridge_obligations", "semantic_certification",
                  "axiom_audit", "source_lints", "kernel_replay"):
         assert f"] {name}" in out
-    assert main(["gate", str(example), "nope"]) == 4
+    assert main(["gate", str(example), "nope"]) == 2  # an unknown unit id: a bad command line (issue 27)
 
 
 def test_status_before_first_run(example, capsys):

@@ -181,7 +181,7 @@ def test_an_interrupt_exits_128_plus_the_signal_with_one_message(example, no_lak
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 128 + sig, err  # 130 and 143, as shells report them
     name = signal.Signals(sig).name
-    assert err.splitlines() == [f"fyan: error: interrupted by {name}",
+    assert err.splitlines() == [f"fyan: stopped by {name}",
                                 "  hint: what was done is kept (attempts in progress are recorded as interrupted); "
                                 f"`fyan resume {example}` continues"], err
 

@@ -164,7 +164,7 @@ def test_every_stop_path_ends_the_running_agents(agent, tmp_path, how):
         reason = f"stopped by {sig.name}"
         assert "Traceback" not in err
         # the same words as an interrupt while starting up (tests/test_first_use.py)
-        assert err.splitlines()[-2:] == [f"fyan: error: interrupted by {sig.name}",
+        assert err.splitlines()[-2:] == [f"fyan: stopped by {sig.name}",
                                          "  hint: what was done is kept (attempts in progress are recorded as "
                                          f"interrupted); `fyan resume {root}` continues"], err
     assert_all_ended(project, started)
