@@ -149,3 +149,15 @@ def test_a_proof_the_warm_server_accepted_and_the_gate_rejected_is_reported_as_s
            "trusted compile rejected it" in feedback
     assert "(kernel) declaration has metavariables" in feedback
     gateway.close()
+
+
+def test_a_header_the_warm_server_cannot_load_is_left_to_the_cold_compile(tmp_path, fake_lake):
+    fake_lake.scenario({"server": {"header_error": "unknown module prefix 'Gone'"}})
+    model = Scripted(prove=json.dumps({"plan": "p", "lean": HONEST, "done": True}))
+    project, gateway, engine = to_prove(tmp_path, model, "[agents]\nprove_iterations = 1\n")
+    run = engine.step("def-a", Stage.PROVE)
+    log = json.loads((project.paths.root / run.attempt_dir / "iterations.json").read_text())
+    assert log[0]["checked"] == "cold" and "could not load the header: unknown module prefix 'Gone'" in \
+        log[0]["warm_unavailable"]
+    assert log[0]["review"] == "clean"  # decided by the cold compile, not by the server's header failure
+    gateway.close()

@@ -121,3 +121,21 @@ def test_an_idle_server_never_keeps_a_build_waiting_for_memory(fake_lake, tmp_pa
         assert waited < 5 and [e[0] for e in pool.events][-1] == "evicted-for-waiter"
     finally:
         pool.shutdown()
+
+
+def test_a_warm_server_runs_in_the_sandbox_like_a_build(fake_lake, tmp_path):
+    import pytest
+
+    from fyan.lean.runner import bwrap_status
+
+    if bwrap_status()[0] is None:
+        pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
+    hidden = tmp_path / "project"
+    (hidden / "secret").mkdir(parents=True)
+    pool, _, spec = setup(fake_lake, tmp_path, budget_mb=12_000, size=1)
+    spec.sandbox, spec.scratch, spec.hidden = "require", hidden / "workspaces" / ".lean-servers" / "k", (hidden,)
+    try:
+        check = pool.check(key(fake_lake, "import Mathlib"), text("import Mathlib", 1), spec, unit="a")
+        assert check.sandboxed and check.elaboration.diagnostics[0].text == "declaration uses `sorry`"
+    finally:
+        pool.shutdown()

@@ -341,8 +341,12 @@ def _compile_feedback(u: UnitContext, text: str, toolchain: Toolchain, iteration
         except pool.WarmUnavailable as e:
             checked["warm_unavailable"] = str(e)
         else:
-            checked.update(how="warm", restarts=warm.restarts, notes=warm.notes)
-            return _warm_feedback(u, warm, iteration)
+            if not warm.elaboration.fatal:
+                checked.update(how="warm", restarts=warm.restarts, notes=warm.notes)
+                return _warm_feedback(u, warm, iteration)
+            # the header failed (an import missing): the cold compile tells the environment from the proof
+            checked["warm_unavailable"] = "the warm server could not load the header: " + "; ".join(
+                d.text.splitlines()[0] for d in warm.elaboration.errors[:1])
     checked["how"] = "cold"
     result = compile_candidate(u.project, ws, setup, module, u.attempt_dir, f"iteration-{iteration}-build")
     problems = [d for d in result.diagnostics if d.severity == "error" or d.is_sorry]

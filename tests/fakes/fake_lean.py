@@ -33,7 +33,8 @@ goal is a stand-in: ``⊢`` and the declaration's stated type), ``shutdown``/``e
 ``server.import_s``; diagnostics are the compile's (sorry warnings, missing imports) plus, for a
 failing ``build`` scenario, its ``output`` lines ``error: <file>:<line>:<col>: <text>`` (the
 module a ``build_only`` list names is the document's first ``namespace`` + ``.Basic``: the
-document is one fixed file). ``server.crash_file``: when that file exists, it is removed and the
+document is one fixed file). ``server.header_error``: the header fails with that message (what a
+module missing only from the server's view looks like). ``server.crash_file``: when that file exists, it is removed and the
 server dies (SIGKILL) before answering the next elaboration. Each elaboration is logged as
 ``["lean", "--server", "elaborate", <module>]``.
 
@@ -224,6 +225,8 @@ def server_diagnostics(text: str, sc: dict) -> tuple[list[dict], bool, str]:
                "end": {"line": line - 1, "character": end_col if end_col is not None else col}}
         return {"range": rng, "fullRange": rng, "severity": severity, "message": message, "source": "Lean 4"}
 
+    if sc.get("server", {}).get("header_error"):  # the header fails as a missing import makes it fail
+        return [diag(1, 0, 1, sc["server"]["header_error"])], True, module
     for imp in imports_of(text):
         if imp.split(".")[0] in LIBRARIES:
             continue
