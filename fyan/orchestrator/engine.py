@@ -47,6 +47,7 @@ waits a moment for the abandoned workers to clean up (a command agent's scratch 
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 import time
@@ -80,6 +81,19 @@ StageAgentFn = Callable[[StageSession, UnitContext], None]
 
 #: a unit the gateway refused to open this many times in a run is left alone for the run
 MAX_REFUSALS = 3
+
+
+_frozen = False
+
+
+def _freeze_once() -> None:
+    """``gc.freeze()`` once per process, after the imports and the ledger load: the modules,
+    the configuration and the ledger live as long as the run, and moving them out of the
+    collector's generations spares every full collection walking them again (issue 28)."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.freeze()
 
 
 @dataclass
@@ -527,6 +541,7 @@ class Engine:
         t0 = time.monotonic()
         interrupted = self.gateway.recover(sync_package=False) if recover else []
         self.ledger = Ledger.load(self.gateway.store, self.attempts)
+        _freeze_once()
         self.only = self._resolve_only(self.ledger)
         # a restricted run starts a session for its units only (``lifecycle``): the others keep
         # their state, e.g. an environment block of the last full run

@@ -177,6 +177,9 @@ class Gateway:
         self._writes = threading.Condition()
         self._active = 0
         self._stopping = False
+        #: ``_unit_dir``'s checked unit folders; the staging folders known to exist
+        self._unit_dirs: dict[str, Path] = {}
+        self._staged_dirs: set[Path] = set()
         self._conn = sqlite3.connect(self.paths.db, check_same_thread=False, isolation_level=None, timeout=30)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -226,8 +229,21 @@ class Gateway:
         with self._tx() as c:
             self._event(c, kind, unit, run_id, data or {})
 
+    def _unit_dir(self, unit: str) -> Path:
+        """``units/<unit>`` (``ProjectPaths.unit``: refuses an id that is not a unit id or whose
+        folder resolves elsewhere), checked once per unit and process, then remembered. The
+        check resolves every component of the path (an ``lstat`` each, twice), which cost ~20
+        system calls per transition (issue 28); ``units/`` is written by this gateway alone
+        (DESIGN.md §2), so a unit folder that resolved inside ``units/`` once stays there.
+        ``tidy`` and ``recover`` forget the remembered folders."""
+        path = self._unit_dirs.get(unit)
+        if path is None:
+            path = self.paths.unit(unit)
+            self._unit_dirs[unit] = path
+        return path
+
     def _staging(self, unit: str) -> Path:
-        return self.paths.unit(unit) / ".staging"
+        return self._unit_dir(unit) / ".staging"
 
     @staticmethod
     def _staged_name(tag: str, rel: str) -> str:
@@ -243,9 +259,16 @@ class Gateway:
         staging = self._staging(unit)
         if not files:
             return staging
-        staging.mkdir(parents=True, exist_ok=True)  # kept while the project runs (see ``tidy``)
+        if staging not in self._staged_dirs:  # kept while the project runs (see ``tidy``)
+            staging.mkdir(parents=True, exist_ok=True)
+            self._staged_dirs.add(staging)
         for rel, data in files.items():
-            fd = os.open(staging / self._staged_name(tag, rel), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            target = staging / self._staged_name(tag, rel)
+            try:
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            except FileNotFoundError:  # the folder went away behind our back: make it again
+                staging.mkdir(parents=True, exist_ok=True)
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
                 os.write(fd, data)
                 os.fsync(fd)
@@ -263,7 +286,7 @@ class Gateway:
     def _publish(self, unit: str, tag: str, files: Mapping[str, bytes]) -> None:
         """Rename the staged files of ``tag`` into ``units/<unit>/``."""
         staging = self._staging(unit)
-        unit_dir = self.paths.unit(unit)
+        unit_dir = self._unit_dir(unit)
         for rel in sorted(files):
             src, dest = staging / self._staged_name(tag, rel), unit_dir / rel
             try:
@@ -276,12 +299,17 @@ class Gateway:
 
     def tidy(self) -> None:
         """Remove the (empty) staging folders of every unit; call when no attempt is running."""
+        self._forget_dirs()
         if self.paths.units.is_dir():
             for staging in self.paths.units.glob("*/.staging"):
                 try:
                     staging.rmdir()
                 except OSError:
                     pass
+
+    def _forget_dirs(self) -> None:
+        self._unit_dirs.clear()
+        self._staged_dirs.clear()
 
     def _insert_artifacts(
         self, c: sqlite3.Connection, unit: str, run_id: int | None, files: Mapping[str, bytes], frozen: tuple[str, ...]
@@ -822,6 +850,7 @@ class Gateway:
                       (RunStatus.INTERRUPTED.value, time.time(), "interrupted: the process stopped during the task",
                        RunStatus.RUNNING.value))
         current: dict[tuple[str, str], str] | None = None
+        self._forget_dirs()
         if self.paths.units.is_dir():
             for staging_root in self.paths.units.glob("*/.staging"):
                 unit = staging_root.parent.name
