@@ -234,8 +234,9 @@ class LeanSection(_Section):
     )
     max_file_mb: int = Field(
         default=64, gt=0,
-        description="Largest file Fyan reads or copies from a workspace, attempt, unit or submission folder, MiB; "
-        "a larger one (or a FIFO, device, link or folder in a file's place) is refused, never read (fyan.lean.safefile).",
+        description="Largest file Fyan reads or copies from a workspace, attempt, unit or submission folder, "
+        "MiB; a larger one (or a FIFO, device, link or folder in a file's place) is refused, never read "
+        "(fyan.lean.safefile).",
     )
     memory_budget_mb: int | None = Field(
         default=None, gt=0,

@@ -287,8 +287,8 @@ def test_split_header_keeps_the_header_commands_first():
     assert assemble.split_header("") == ([], "")
     assert assemble.split_header("\n-- c\nprelude\nimport A.B -- why\npublic import C\n\nopen X\nimport Late\n") == (
         ["prelude", "import A.B", "public import C"], "open X\nimport Late")
-    f = assemble.checker_file("FyanShadow_abc", "prelude\nimport Core", "backward", "theorem fyan_shadow_check : T := t",
-                              "b" * 32)
+    f = assemble.checker_file("FyanShadow_abc", "prelude\nimport Core", "backward",
+                              "theorem fyan_shadow_check : T := t", "b" * 32)
     assert f.text.startswith("prelude\nimport Core\nimport FyanShadow_abc\n\n-- ") or \
         f.text.startswith("prelude\nimport Core\nimport FyanShadow_abc\n\ntheorem")
 

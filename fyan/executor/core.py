@@ -312,7 +312,8 @@ class Executor:
             kind = FailureKind.ENVIRONMENT if result.error_kind == "environment" else FailureKind.AGENT
             return self.gateway.finish(run, agent_error=result.error, failure_kind=kind, fence=result.head)
         return self.gateway.finish(run, exit_status=result.exit_status, fence=result.head,
-                                   evidence={k: v for k, v in result.evidence.items() if k in ("gate_report", "gate_runs")})
+                                   evidence={k: v for k, v in result.evidence.items()
+                                             if k in ("gate_report", "gate_runs")})
 
     def _append_cassette(self, data: bytes) -> None:
         path: Path = self.project.paths.root / self.project.config.agents.replay_file

@@ -47,8 +47,8 @@ A stand-in written by the SA-Pass compile double (``fake_lean_env.py``) carries 
 ``inspect`` ({decl: fields}), ``inspect_by_module`` ({module: {decl: fields}}, applied when that
 module is inspected with ``--module``), ``inspect_module`` ({module: {"extensions": [...],
 "imports": [...]}}), ``inspector_output`` (raw text written as the report; ``@NONCE@`` is replaced by the run's nonce),
-``inspector_process`` ({"exit": n, "sleep": s, "signal": n; "times": n: only the first n runs}), ``inspector_nonce`` (echo this nonce
-instead of the one passed).
+``inspector_process`` ({"exit": n, "sleep": s, "signal": n; "times": n: only the first n runs}),
+``inspector_nonce`` (echo this nonce instead of the one passed).
 """
 
 from __future__ import annotations
