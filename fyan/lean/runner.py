@@ -419,7 +419,12 @@ REAPER = Path(__file__).with_name("reaper.py")
 def reaped_argv(argv: list[str]) -> list[str]:
     """``argv`` run by ``fyan/lean/reaper.py`` (a PID namespace, else a child subreaper: what
     ``_probe_reaper`` found here, once per Fyan process), so that unconfined, too, nothing it
-    starts (a ``setsid`` child included) outlives it."""
+    starts (a ``setsid`` child included) outlives it. ``FYAN_REAPER=subreaper`` (or ``pidns``)
+    in Fyan's environment forces a mechanism: the subreaper keeps the host's process ids visible
+    to the command (a tool that reports its pid to someone outside)."""
+    forced = os.environ.get("FYAN_REAPER")
+    if forced in ("pidns", "subreaper"):
+        return [sys.executable, "-I", "-S", str(REAPER), "--mechanism", forced, "--", *argv]
     how = _probe_reaper()
     mechanism = "subreaper" if how == "subreaper" else "pidns" if how.startswith("pidns") else "auto"
     return [sys.executable, "-I", "-S", str(REAPER), "--mechanism", mechanism, "--", *argv]
