@@ -548,10 +548,9 @@ def cmd_run(args: argparse.Namespace) -> CommandResult:
 # -- resume ----------------------------------------------------------------------------------
 
 def cmd_resume(args: argparse.Namespace) -> CommandResult:
+    from fyan.orchestrator.daemon import check_units
     from fyan.orchestrator.resume import explain, plan
     from fyan.project import Project
-
-    from fyan.orchestrator.daemon import check_units
 
     project = Project.open(args.dir)
     check_units(project, args.unit, args.dir)  # an unknown id is refused before anything is explained
