@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fyan.errors import InputError
-from fyan.intake.numbered import STATEMENT_WORDS, find_references, line_heading, resolve
+from fyan.intake.numbered import find_references, line_heading, resolve
 from fyan.intake.catalogue import (
     Catalogue,
     IntakeWarning,
@@ -246,7 +246,7 @@ def page_texts(path: Path) -> list[str]:
 
 
 _CAPTION = re.compile(r"^(?:Figure|FIGURE|Fig\.|Table|TABLE|Algorithm|Listing)\s+"
-                      r"(?:[A-Z]\.)?\d+(?:\.\d+)*[a-z]?\s*[.:]")
+                      r"(?:[A-Z]\.)?\d+(?:\.\d+)*[a-z]?\s*[.:](?:\s|$)")
 
 
 def _body_size(pages: _Pages) -> float | None:
@@ -263,7 +263,8 @@ def _mark_furniture(pages: _Pages, gap: float | None) -> None:
     * running heads: a page's first line repeated on three or more pages (digits ignored), or on
       two pages or set smaller than the body text when a wide gap (1.8 line spacings) follows it;
       a roman or arabic page number alone at the top or bottom of a page;
-    * footnotes: the lines at the bottom of a page set smaller than the body text, below a gap;
+    * footnotes: the lines at the bottom of a page set smaller than the body text, below a gap,
+      starting near the column's margin (small prose set far in is an epigraph, not furniture);
     * floats: a caption ("Figure 2.1:", "Table 3.", "FIGURE 1.") with the lines of its own
       paragraph, and the figure or table it belongs to: the lines next to it that are not running
       prose at the column's margin, up to a gap of 2.4 line spacings (a float page: all of it).
@@ -290,12 +291,15 @@ def _mark_furniture(pages: _Pages, gap: float | None) -> None:
         if re.fullmatch(r"(?:page\s+)?[\divxlcIVXLC]{1,6}(?:\s+of\s+\d+)?", last.text.strip(), re.IGNORECASE):
             last.skip, last.furniture = True, "page number"
     _mark_floats(by_page, gap)
-    for ls in by_page.values():  # footnotes: small lines at the foot of the page, below a gap
+    for page, ls in by_page.items():  # footnotes: small lines at the foot of the page, below a gap
         kept = [ln for ln in ls if not ln.skip]
         k = len(kept)
         while k > 0 and _small(kept[k - 1], body):
             k -= 1
-        if k < len(kept) and k > 0 and wide_after(kept, k - 1, 1.3):
+        # a footnote starts near the left of the page's body text; small prose set far in is an epigraph
+        left = min((ln.x for ln in kept[:k] if ln.x is not None and not _small(ln, body)), default=None)
+        near_margin = k < len(kept) and kept[k].x is not None and left is not None and kept[k].x <= left + 30
+        if near_margin and k > 0 and wide_after(kept, k - 1, 1.3):
             for ln in kept[k:]:
                 ln.skip, ln.furniture = True, "footnote"
 
@@ -321,6 +325,9 @@ def _mark_floats(by_page: dict[int, list[_Line]], gap: float | None) -> None:
     def near(a: _Line, b: _Line, factor: float) -> bool:  # b follows a within factor line spacings
         return a.y is not None and b.y is not None and 0 < a.y - b.y <= factor * gap
 
+    def beside(a: _Line, b: _Line, factor: float) -> bool:  # a figure's labels come in any order
+        return a.y is not None and b.y is not None and abs(a.y - b.y) <= factor * gap
+
     for page, ls in by_page.items():
         margins = margins_of(page)
         for k, line in enumerate(ls):
@@ -331,12 +338,12 @@ def _mark_floats(by_page: dict[int, list[_Line]], gap: float | None) -> None:
             while j + 1 < len(ls) and near(ls[j], ls[j + 1], 1.3) and not ls[j + 1].skip:  # the caption's lines
                 j += 1
                 ls[j].skip, ls[j].furniture = True, "float"
-            while j + 1 < len(ls) and near(ls[j], ls[j + 1], 2.4) and not prose(ls[j + 1], margins) \
+            while j + 1 < len(ls) and beside(ls[j], ls[j + 1], 2.4) and not prose(ls[j + 1], margins) \
                     and not ls[j + 1].skip:  # a table below its caption
                 j += 1
                 ls[j].skip, ls[j].furniture = True, "float"
             i = k
-            while i > 0 and near(ls[i - 1], ls[i], 2.4) and not prose(ls[i - 1], margins) \
+            while i > 0 and beside(ls[i - 1], ls[i], 2.4) and not prose(ls[i - 1], margins) \
                     and not ls[i - 1].skip:  # the figure above its caption
                 i -= 1
                 ls[i].skip, ls[i].furniture = True, "float"
@@ -492,9 +499,8 @@ def _is_display(line: _Line, margins: dict[int, list[float]]) -> bool:
 def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[int, list[float]],
                      jump: bool = False) -> str | None:
     """Does ``line`` start a new paragraph of running text after ``prev``? Returns the reason
-    ("indent": an indented new paragraph, "display": an indented paragraph, or prose after a wide
-    gap, following a displayed formula, "gap": a vertical gap only, "epigraph": prose set
-    apart) or None. After a displayed formula an unindented line at the usual distance continues
+    ("indent": an indented new paragraph, "display": an indented paragraph after a displayed
+    formula, "gap": a vertical gap only, "epigraph": prose set apart) or None. After a displayed formula an unindented line at the usual distance continues
     the sentence ("Then ..."); across a page break or a float (``jump``) there is no gap to
     measure: an indented line counts there."""
     text = line.text.strip()
@@ -502,8 +508,12 @@ def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[
         return None
     ended = re.search(r"[.!?”\"]\s*$", prev.text) is not None
     margin = _margin(line, margins)
+    if prev.page == line.page and prev.y is not None and line.y is not None and line.y < prev.y:
+        margin = min(margin, _margin(prev, margins))  # below prev, in its column (not the next column's top)
     if jump or prev.page != line.page:
-        indented = margin + 5 < line.x <= margin + 30
+        if line.x > margin + 30:  # prose set apart after a finished sentence: an epigraph
+            return "epigraph" if ended and len(re.findall(r"[A-Za-z]{2,}", text)) >= 4 else None
+        indented = line.x > margin + 5
         return "indent" if indented and (ended or _is_display(prev, margins)) else None
     if line.x > margin + 30:
         # a displayed formula or a centred line stays in the statement; a block of prose set
@@ -514,11 +524,9 @@ def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[
         return "epigraph" if ended and prose and far else None
     indented = line.x > margin + 5  # a paragraph indent
     if _is_display(prev, margins):
-        if indented:
-            return "display"  # a display ends the statement; a new paragraph follows it
-        wide = gap is not None and prev.y is not None and line.y is not None and prev.y - line.y > 2.0 * gap
-        prose = len(re.findall(r"[A-Za-z]{3,}", text)) >= 4
-        return "display" if wide and prose else None  # "... define [display] Then ...": the sentence goes on
+        # a display ends the statement when a new (indented) paragraph follows it; an unindented
+        # line goes on with the sentence: "... define [display] Then ..."
+        return "display" if indented else None
     after_list = prev.x is not None and (_ITEM.match(prev.text.strip()) is not None or prev.x > _margin(prev, margins) + 5)
     if after_list and not indented and _CONTINUES.match(text):
         return None  # "(ii) ... Then P(n) is true": the statement's sentence resumes after its list
@@ -727,7 +735,7 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
 
 def _long_statements(lines: list[_Line], extents: list[tuple[Statement, int, int]], rel: str) -> list[IntakeWarning]:
     """A warning for each statement much longer (in printed lines) than the document's usual: at
-    least 4 times the median and 10 lines more (documents of 4 statements or more), so its end
+    least 6 times the median and 20 lines more (documents of 4 statements or more), so its end
     is worth checking against the page."""
     sizes = [sum(1 for ln in lines[a : b + 1] if not ln.skip and ln.text.strip()) for _, a, b in extents]
     if len(sizes) < 4:
@@ -735,7 +743,7 @@ def _long_statements(lines: list[_Line], extents: list[tuple[Statement, int, int
     usual = statistics.median(sizes)
     out = []
     for (stmt, _, _), n in zip(extents, sizes):
-        if n >= max(4 * usual, usual + 10):
+        if n >= max(6 * usual, usual + 20):
             out.append(IntakeWarning(
                 code="pdf-extent", where=f"{rel}: page {stmt.provenance.page_start}",
                 message=f"{stmt.label or 'unnumbered ' + stmt.env}: {n} lines long, where the document's "
@@ -743,13 +751,16 @@ def _long_statements(lines: list[_Line], extents: list[tuple[Statement, int, int
     return out
 
 
-_LOWER_REFERENCE = re.compile(
-    r"\b(" + "|".join(w.lower() for w in STATEMENT_WORDS) + r")(s?\s+(?:[A-Z]\.)?\d)")
+# names that prose uses lower-case without naming a statement ("for example 011101", "problem 3
+# asks") are left out
+_LOWER_NAMES = ("theorem", "lemma", "sublemma", "proposition", "corollary", "definition", "conjecture", "remark")
+_LOWER_REFERENCE = re.compile(r"\b(" + "|".join(_LOWER_NAMES) + r")(s?\s+(?:[A-Z]\.)?\d)")
 
 
 def _capitalise_references(text: str) -> str:
     """``text`` with lower-case printed references capitalised ("by lemma 3.8" -> "by Lemma
-    3.8"), the same length, so that ``find_references`` reads them."""
+    3.8"; theorems, lemmas, propositions, corollaries, definitions, conjectures and remarks),
+    the same length, so that ``find_references`` reads them."""
     return _LOWER_REFERENCE.sub(lambda m: m.group(1).title() + m.group(2), text)
 
 
