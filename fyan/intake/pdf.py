@@ -16,8 +16,12 @@ Heuristics, all deterministic:
 * a heading counts when its first glyphs are in a different font from the document's body
   text (bold ``Theorem``, italic ``Proof``), so a sentence that starts with ``Theorem 2.2, which
   states ...`` is not one; files without font information accept every heading;
-* running heads (first lines repeated on three or more pages, digits ignored) and page numbers
-  are dropped from statement text;
+* page furniture and floats are dropped from statement text and crossed like a page break:
+  running heads (first lines repeated on three or more pages, digits ignored, or on two pages or
+  set small above a wide gap), page numbers, footnotes (small lines at a page's foot, below a gap,
+  starting near the body text's left edge) and floats (a caption "Figure 2.1:" / "Table 3." with
+  its own lines and the figure or table lines beside it that are not running prose; a page with
+  a caption and no running prose is a float page);
 * a statement ends before the next statement, proof or section heading (a numbered heading in
   a statement heading's bold font at the start of a line counts even with text after it on the
   same line: amsart's run-in headings); a statement set in its own font (amsthm's italic
@@ -25,13 +29,23 @@ Heuristics, all deterministic:
   its own paragraphs — and ends at a line of body text; a statement in the body font (a
   definition) ends at an indented new paragraph (after a displayed formula an unindented line
   goes on: "... define [display] Then ..."), at a block of prose set apart after a finished
-  sentence (an epigraph), or at a vertical gap wider than 1.35 line spacings after a finished
-  sentence — that last end is uncertain and gets a warning naming the page, as does a cut at
-  ``MAX_STATEMENT_LINES`` lines; each column of a two-column page has its own margin;
+  sentence (an epigraph), at an indented paragraph after a display, or at a vertical gap wider
+  than 1.35 line spacings after a finished sentence — that last end is uncertain and gets a
+  warning naming the page, as does a cut at ``MAX_STATEMENT_LINES`` lines; each column of a
+  two-column page has its own margin; the statement's own font is read from its heading's line;
+* any statement ends at a run-in block heading after a finished sentence ("Non-examples.",
+  "Remark.", "Note:", "Exercise.", in any font): that block is not part of it; a statement much
+  longer than the document's usual (6 times the median in lines, and 20 more) gets a warning;
+* the body font is the most used upright regular font (a short paper can hold more italic
+  theorem text than prose); the line spacing, in a short text, the smallest one found twice;
 * a proof (``Proof.``, ``Proof of Theorem 2.3.``) runs to its end mark (□ ∎ ■, Q.E.D.) or the
   next statement or section heading, and belongs to the statement it names or the one before;
 * a definition's defined terms (for the Specifier's term edges) are the words it sets in the
-  headings' bold font ("An integer n is **even** if ..."), connectives excepted.
+  headings' bold font ("An integer n is **even** if ..."), connectives excepted; one broken
+  across lines is joined as the document prints it elsewhere ("semi-/group" -> "semigroup",
+  "well-/defined" -> "well-defined");
+* references are read also in lower case for theorem-like names ("by lemma 3.8") and across a
+  line break ("Lemma\n3.8").
 
 Errors (``InputError``): not a PDF, damaged or truncated, encrypted with a password, no text
 layer (a scan: run OCR first). Warnings: opened with an empty user password, pypdf's own
@@ -500,9 +514,10 @@ def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[
                      jump: bool = False) -> str | None:
     """Does ``line`` start a new paragraph of running text after ``prev``? Returns the reason
     ("indent": an indented new paragraph, "display": an indented paragraph after a displayed
-    formula, "gap": a vertical gap only, "epigraph": prose set apart) or None. After a displayed formula an unindented line at the usual distance continues
-    the sentence ("Then ..."); across a page break or a float (``jump``) there is no gap to
-    measure: an indented line counts there."""
+    formula, "gap": a vertical gap only, "epigraph": prose set apart) or None. After a displayed
+    formula an unindented line continues the sentence ("Then ..."); across a page break or a
+    float (``jump``) there is no gap to measure: an indented line, or prose set far in after a
+    finished sentence, counts there."""
     text = line.text.strip()
     if line.x is None or not text or not text[0].isupper() or _ITEM.match(text):
         return None
