@@ -125,6 +125,50 @@ def test_a_display_ending_a_statement_ends_it_before_the_prose_after_it_book(tmp
     assert_same_extents(tex, pdf)
 
 
+PARSKIP = r"""
+\section{Monoids}
+Some introductory prose that sets the scene for the definitions below and runs on for a while
+longer than one line of the page.
+
+\begin{definition}
+A monoid is a semigroup with an identity element $e$ such that
+\[ e x = x e = x \]
+for every element $x$ of the monoid.
+\end{definition}
+Monoids are everywhere in mathematics and computer science.
+
+\begin{definition}
+The opposite monoid has the product
+\[ a * b = b a. \]
+\end{definition}
+Opposite monoids appear when actions on the right are turned into actions on the left.
+
+\begin{definition}
+A monoid homomorphism is a map $f$ that keeps the identity and the product:
+\[ f(x y) = f(x) f(y). \]
+\end{definition}
+Homomorphisms of monoids compose, and the identity map is one of them.
+
+\begin{definition}
+The kernel pair of a homomorphism $f$ is the set of pairs with
+\[ f(x) = f(y). \]
+Then the kernel pair is a congruence of the monoid.
+\end{definition}
+Congruences and kernel pairs are two views of the same thing.
+"""
+
+
+def test_a_display_ending_a_definition_in_a_document_without_indents(tmp_path):
+    """parskip: no paragraph indent, space between paragraphs; after a display that ends a
+    sentence, prose set lower than the display's own spacing starts a paragraph ("Then ..."
+    goes on with the statement)."""
+    tex = (r"\documentclass{article}" + PREAMBLE + "\\usepackage{parskip}\n\\begin{document}\n" + PARSKIP
+           + "\\end{document}\n")
+    pdf = read_pdf(latex_pdf(tmp_path, tex, "doc"))
+    assert_same_extents(read_tex(tmp_path / "doc.tex"), pdf)
+    assert pdf.statements[3].body.endswith("Then the kernel pair is a congruence of the monoid.")
+
+
 # -- run-in headings start a block of their own -----------------------------------------------------
 
 RUN_IN = r"""

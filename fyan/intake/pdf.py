@@ -36,6 +36,9 @@ Heuristics, all deterministic:
 * any statement ends at a run-in block heading after a finished sentence ("Non-examples.",
   "Remark.", "Note:", "Exercise.", in any font): that block is not part of it; a statement much
   longer than the document's usual (6 times the median in lines, and 20 more) gets a warning;
+* in a document without paragraph indents (parskip), a statement in the body font also ends
+  after a display that ends a sentence when the prose below it (not "Then ...") is set lower
+  than the display's own spacing — an uncertain end, with a warning;
 * the body font is the most used upright regular font (a short paper can hold more italic
   theorem text than prose); the line spacing, in a short text, the smallest one found twice;
 * a proof (``Proof.``, ``Proof of Theorem 2.3.``) runs to its end mark (□ ∎ ■, Q.E.D.) or the
@@ -563,6 +566,7 @@ class _Layout:
     margins: dict[int, list[float]]
     body_font: str | None
     heading_fonts: set[str | None]
+    unindented: bool = False  # paragraphs set without an indent (parskip)
 
 
 def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple[int, str | None]:
@@ -591,6 +595,7 @@ def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple
     prev = lines[first]
     count = 0
     jump = False  # a float or footnote lies between prev and line
+    above: float | None = None  # the space above the display prev ends, when prev is one
     for j in range(first + 1, stop):
         line = lines[j]
         if line.skip and line.furniture in ("float", "footnote"):
@@ -612,6 +617,14 @@ def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple
             if reason is not None:
                 return last, ("it ends at a vertical gap, without a change of font or an indented paragraph"
                               if reason == "gap" else None)
+            if layout.unindented and _display_then_prose(prev, line, above, layout, jump):
+                return last, "it ends after a display, where prose follows lower than the display's own spacing"
+        if _is_display(line, layout.margins):
+            if not _is_display(prev, layout.margins):
+                same = prev.page == line.page and prev.y is not None and line.y is not None and not jump
+                above = prev.y - line.y if same else None
+        else:
+            above = None
         count += 1
         if count >= MAX_STATEMENT_LINES:
             return last, f"it runs past {MAX_STATEMENT_LINES} lines; cut there"
@@ -619,6 +632,40 @@ def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple
         prev = line
         jump = False
     return last, None
+
+
+def _display_then_prose(prev: _Line, line: _Line, above: float | None, layout: _Layout, jump: bool) -> bool:
+    """Does the unindented prose ``line`` start a paragraph after the display ``prev`` in a
+    document without paragraph indents (parskip)? When the display ends a sentence, ``line`` does
+    not go on with it ("Then ...", "Hence ...") and the space below the display exceeds the space
+    above it (``above``) by 0.3 line spacings: the space a statement's end adds."""
+    if above is None or jump or layout.gap is None or not _is_display(prev, layout.margins):
+        return False
+    if prev.page != line.page or prev.y is None or line.y is None or _is_display(line, layout.margins):
+        return False
+    text = line.text.strip()
+    if not re.search(r"[.!?]\s*$", prev.text) or not text[:1].isupper() or _CONTINUES.match(text):
+        return False
+    if len(re.findall(r"[A-Za-z]{3,}", text)) < 4:
+        return False
+    return prev.y - line.y > above + 0.3 * layout.gap
+
+
+def _unindented(lines: list[_Line], margins: dict[int, list[float]]) -> bool:
+    """Does the document set its paragraphs without an indent (parskip)? No line after a finished
+    sentence starts with a paragraph indent (5 to 30 pt in from its column's margin), among 8
+    lines or more."""
+    prev = None
+    seen = 0
+    for line in lines:
+        if line.skip or not line.text.strip() or line.x is None:
+            continue
+        seen += 1
+        if prev is not None and prev.page == line.page and re.search(r"[.!?]\s*$", prev.text) \
+                and line.text.strip()[:1].isupper() and 5 < line.x - _margin(line, margins) <= 30:
+            return False
+        prev = line
+    return seen >= 8
 
 
 def read_pdf(path: Path, *, source_root: Path | None = None) -> Catalogue:
@@ -648,7 +695,9 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
     headings = _find_headings(lines, body_font)
     heading_fonts = {lines[h.line].font for h in headings if h.kind not in ("section", "proof")} - {None, body_font}
     headings = _run_in_headings(lines, headings, heading_fonts)
-    layout = _Layout(_line_gap(lines, _body_size(pages)), _left_margins(lines), body_font, heading_fonts)
+    margins = _left_margins(lines)
+    layout = _Layout(_line_gap(lines, _body_size(pages)), margins, body_font, heading_fonts,
+                     _unindented(lines, margins))
     boundaries = [h.line for h in headings]
     vocabulary = _vocabulary(pages.texts)
 
