@@ -3,12 +3,21 @@
 ``make_pdf`` builds a valid PDF with a text layer from lines of (font, x, y, text), where font
 is ``"R"`` (Helvetica, the body font), ``"B"`` (Helvetica-Bold, for headings) or ``"I"``
 (Helvetica-Oblique, the italic of amsthm's theorem statements); a line may hold several runs
-[(font, text), ...] to mix fonts. ``blank_pdf`` has pages with no text.
+[(font, text), ...] to mix fonts. ``blank_pdf`` has pages with no text. ``latex_pdf`` builds a
+PDF with the real ``pdflatex`` from TeX written by the test (``needs_pdflatex`` skips where it is
+missing; CI installs Debian's texlive-latex-recommended).
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
+
+needs_pdflatex = pytest.mark.skipif(shutil.which("pdflatex") is None,
+                                    reason="pdflatex is not installed (Debian: texlive-latex-recommended)")
 
 Run = tuple[str, str]
 FONTS = {"R": 1, "B": 2, "I": 3}
@@ -84,3 +93,16 @@ def write_pdf(path: Path, pages: list[list[Line]]) -> Path:
 
 def blank_pdf(path: Path, pages: int = 2) -> Path:
     return write_pdf(path, [[] for _ in range(pages)])
+
+
+def latex_pdf(directory: Path, tex: str, name: str = "doc") -> Path:
+    """``directory/name.pdf`` typeset by pdflatex from the TeX text ``tex`` (run twice, so
+    references and float placement settle). Raises AssertionError with the end of the log when
+    LaTeX stops with an error."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.tex").write_text(tex, encoding="utf-8")
+    for _ in range(2):
+        run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
+                              f"{name}.tex"], cwd=directory, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stdout[-3000:]
+    return directory / f"{name}.pdf"

@@ -289,3 +289,15 @@ def test_an_end_at_a_gap_alone_is_uncertain_and_says_which_page(tmp_path):
     assert cat.statements[0].body == "Definition 5.1. A number is round if it is even."
     (w,) = [w for w in cat.warnings if w.code == "pdf-extent"]
     assert w.where == "paper.pdf: page 1" and "Definition 5.1" in w.message and "vertical gap" in w.message
+
+
+def test_no_caption_or_epigraph_of_the_book_is_spliced_into_a_statement(ernst):
+    """The book's figures (captions "Figure 7.1: ...") and chapter epigraphs (small prose set in
+    at a page's foot or top) are no statement's text (issue 25)."""
+    pdf, _ = ernst
+    captions = [s.label for s in pdf.statements if re.search(r"(?m)^Figure \d+\.\d+:", s.body)]
+    assert captions == []
+    by_label = {s.label: s for s in pdf.statements}
+    assert by_label["Problem 4.34"].body.endswith("Fibonacci numbers.")  # not "Nothing that's worth ..."
+    assert by_label["Problem 8.25"].body.endswith("Prove your claim.")  # not "Don't let anyone rob you ..."
+    assert by_label["Problem 4.8"].body.endswith("covering for the case involving n = 2.")

@@ -16,8 +16,12 @@ Heuristics, all deterministic:
 * a heading counts when its first glyphs are in a different font from the document's body
   text (bold ``Theorem``, italic ``Proof``), so a sentence that starts with ``Theorem 2.2, which
   states ...`` is not one; files without font information accept every heading;
-* running heads (first lines repeated on three or more pages, digits ignored) and page numbers
-  are dropped from statement text;
+* page furniture and floats are dropped from statement text and crossed like a page break:
+  running heads (first lines repeated on three or more pages, digits ignored, or on two pages or
+  set small above a wide gap), page numbers, footnotes (small lines at a page's foot, below a gap,
+  starting near the body text's left edge) and floats (a caption "Figure 2.1:" / "Table 3." with
+  its own lines and the figure or table lines beside it that are not running prose; a page with
+  a caption and no running prose is a float page);
 * a statement ends before the next statement, proof or section heading (a numbered heading in
   a statement heading's bold font at the start of a line counts even with text after it on the
   same line: amsart's run-in headings); a statement set in its own font (amsthm's italic
@@ -25,13 +29,26 @@ Heuristics, all deterministic:
   its own paragraphs — and ends at a line of body text; a statement in the body font (a
   definition) ends at an indented new paragraph (after a displayed formula an unindented line
   goes on: "... define [display] Then ..."), at a block of prose set apart after a finished
-  sentence (an epigraph), or at a vertical gap wider than 1.35 line spacings after a finished
-  sentence — that last end is uncertain and gets a warning naming the page, as does a cut at
-  ``MAX_STATEMENT_LINES`` lines; each column of a two-column page has its own margin;
+  sentence (an epigraph), at an indented paragraph after a display, or at a vertical gap wider
+  than 1.35 line spacings after a finished sentence — that last end is uncertain and gets a
+  warning naming the page, as does a cut at ``MAX_STATEMENT_LINES`` lines; each column of a
+  two-column page has its own margin; the statement's own font is read from its heading's line;
+* any statement ends at a run-in block heading after a finished sentence ("Non-examples.",
+  "Remark.", "Note:", "Exercise.", in any font): that block is not part of it; a statement much
+  longer than the document's usual (6 times the median in lines, and 20 more) gets a warning;
+* in a document without paragraph indents (parskip), a statement in the body font also ends
+  after a display that ends a sentence when the prose below it (not "Then ...") is set lower
+  than the display's own spacing — an uncertain end, with a warning;
+* the body font is the most used upright regular font (a short paper can hold more italic
+  theorem text than prose); the line spacing, in a short text, the smallest one found twice;
 * a proof (``Proof.``, ``Proof of Theorem 2.3.``) runs to its end mark (□ ∎ ■, Q.E.D.) or the
   next statement or section heading, and belongs to the statement it names or the one before;
 * a definition's defined terms (for the Specifier's term edges) are the words it sets in the
-  headings' bold font ("An integer n is **even** if ..."), connectives excepted.
+  headings' bold font ("An integer n is **even** if ..."), connectives excepted; one broken
+  across lines is joined as the document prints it elsewhere ("semi-/group" -> "semigroup",
+  "well-/defined" -> "well-defined");
+* references are read also in lower case for theorem-like names ("by lemma 3.8") and across a
+  line break ("Lemma\n3.8").
 
 Errors (``InputError``): not a PDF, damaged or truncated, encrypted with a password, no text
 layer (a scan: run OCR first). Warnings: opened with an empty user password, pypdf's own
@@ -82,8 +99,10 @@ class _Line:
     x: float | None = None
     y: float | None = None
     font: str | None = None
-    skip: bool = False  # running head or page number
+    skip: bool = False  # page furniture (running head, page number, footnote) or a float
     runs: list[tuple[str, str | None]] = field(default_factory=list)  # (text, font) pieces
+    size: float | None = None  # font size (pt) of most of the line's characters
+    furniture: str = ""  # why it is skipped: "head", "page number", "footnote", "float"
 
 
 @dataclass
@@ -101,6 +120,7 @@ class _Pages:
     texts: list[str] = field(default_factory=list)
     lines: list[_Line] = field(default_factory=list)
     fonts: Counter = field(default_factory=Counter)
+    sizes: Counter = field(default_factory=Counter)  # characters by font size (pt, rounded to 0.1)
     warnings: list[IntakeWarning] = field(default_factory=list)
 
 
@@ -172,11 +192,15 @@ def _read_pages(path: Path, rel: str) -> _Pages:
     logger.propagate = False
     try:
         for number, page in enumerate(reader.pages, start=1):
-            chunks: list[tuple[str, list, list, str | None]] = []
+            chunks: list[tuple[str, list, list, str | None, float | None]] = []
 
             def visit(text, cm, tm, font_dict, font_size, _chunks=chunks):
                 font = font_dict.get("/BaseFont") if font_dict else None
-                _chunks.append((text, cm, tm, str(font) if font is not None else None))
+                try:  # the size on the page: the font size scaled by the text and user matrices
+                    size = abs(float(font_size) * (tm[3] * cm[3] + tm[2] * cm[1]))
+                except (TypeError, ValueError, IndexError):
+                    size = None
+                _chunks.append((text, cm, tm, str(font) if font is not None else None, size))
 
             handler.messages.clear()
             try:
@@ -198,14 +222,18 @@ def _read_pages(path: Path, rel: str) -> _Pages:
 def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
     geometry: list[tuple[float | None, float | None, str | None]] = []
     runs: list[list[tuple[str, str | None]]] = [[]]
+    sizes: list[Counter] = [Counter()]
     current: tuple[float | None, float | None, str | None] | None = None
     joined = "".join(c[0] for c in chunks)
     if joined == raw:
-        for text, cm, tm, font in chunks:
+        for text, cm, tm, font, size in chunks:
             parts = text.split("\n")
             for i, part in enumerate(parts):
                 if part:
                     runs[-1].append((part, font))
+                    if size:
+                        sizes[-1][round(size, 1)] += len(part.strip())
+                        out.sizes[round(size, 1)] += len(part.strip())
                 if current is None and part.strip():
                     x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
                     y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
@@ -215,14 +243,16 @@ def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
                 if i < len(parts) - 1:
                     geometry.append(current or (None, None, None))
                     runs.append([])
+                    sizes.append(Counter())
                     current = None
     geometry.append(current or (None, None, None))
     texts = [unicodedata.normalize("NFKC", t) for t in raw.split("\n")]
     offset = 0
     for no, text in enumerate(texts, start=1):
         x, y, font = geometry[no - 1] if no - 1 < len(geometry) else (None, None, None)
+        size = sizes[no - 1].most_common(1)[0][0] if no - 1 < len(sizes) and sizes[no - 1] else None
         out.lines.append(_Line(number, no, offset, offset + len(text), text, x, y, font,
-                               runs=runs[no - 1] if no - 1 < len(runs) else []))
+                               runs=runs[no - 1] if no - 1 < len(runs) else [], size=size))
         offset += len(text) + 1
     out.texts.append("\n".join(texts))
 
@@ -232,25 +262,123 @@ def page_texts(path: Path) -> list[str]:
     return _read_pages(path, path.name).texts
 
 
-def _mark_running_heads(pages: _Pages) -> None:
+_CAPTION = re.compile(r"^(?:Figure|FIGURE|Fig\.|Table|TABLE|Algorithm|Listing)\s+"
+                      r"(?:[A-Z]\.)?\d+(?:\.\d+)*[a-z]?\s*[.:](?:\s|$)")
+
+
+def _body_size(pages: _Pages) -> float | None:
+    return pages.sizes.most_common(1)[0][0] if pages.sizes else None
+
+
+def _small(line: _Line, body: float | None) -> bool:
+    return line.size is not None and body is not None and line.size < 0.92 * body
+
+
+def _mark_furniture(pages: _Pages, gap: float | None) -> None:
+    """Mark page furniture and floats as ``skip`` (with ``furniture`` saying which):
+
+    * running heads: a page's first line repeated on three or more pages (digits ignored), or on
+      two pages or set smaller than the body text when a wide gap (1.8 line spacings) follows it;
+      a roman or arabic page number alone at the top or bottom of a page;
+    * footnotes: the lines at the bottom of a page set smaller than the body text, below a gap,
+      starting near the column's margin (small prose set far in is an epigraph, not furniture);
+    * floats: a caption ("Figure 2.1:", "Table 3.", "FIGURE 1.") with the lines of its own
+      paragraph, and the figure or table it belongs to: the lines next to it that are not running
+      prose at the column's margin, up to a gap of 2.4 line spacings (a float page: all of it).
+    """
+    body = _body_size(pages)
     by_page: dict[int, list[_Line]] = {}
     for line in pages.lines:
         if line.text.strip():
             by_page.setdefault(line.page, []).append(line)
+
+    def wide_after(ls: list[_Line], k: int, factor: float) -> bool:
+        if k + 1 >= len(ls) or gap is None or ls[k].y is None or ls[k + 1].y is None:
+            return k + 1 >= len(ls)
+        return ls[k].y - ls[k + 1].y > factor * gap
+
     firsts = Counter(re.sub(r"\d+", "#", ls[0].text.strip()).lower() for ls in by_page.values())
     for ls in by_page.values():
         first, last = ls[0], ls[-1]
         key = re.sub(r"\d+", "#", first.text.strip()).lower()
-        if firsts[key] >= 3 or re.fullmatch(r"[\divxlcIVXLC]{1,6}", first.text.strip()):
-            first.skip = True
+        if firsts[key] >= 3 or re.fullmatch(r"[\divxlcIVXLC]{1,6}", first.text.strip()) or (
+            (firsts[key] >= 2 or _small(first, body)) and len(ls) > 1 and wide_after(ls, 0, 1.8)
+        ):
+            first.skip, first.furniture = True, "head"
         if re.fullmatch(r"(?:page\s+)?[\divxlcIVXLC]{1,6}(?:\s+of\s+\d+)?", last.text.strip(), re.IGNORECASE):
-            last.skip = True
+            last.skip, last.furniture = True, "page number"
+    _mark_floats(by_page, gap)
+    for page, ls in by_page.items():  # footnotes: small lines at the foot of the page, below a gap
+        kept = [ln for ln in ls if not ln.skip]
+        k = len(kept)
+        while k > 0 and _small(kept[k - 1], body):
+            k -= 1
+        # a footnote starts near the left of the page's body text; small prose set far in is an epigraph
+        left = min((ln.x for ln in kept[:k] if ln.x is not None and not _small(ln, body)), default=None)
+        near_margin = k < len(kept) and kept[k].x is not None and left is not None and kept[k].x <= left + 30
+        if near_margin and k > 0 and wide_after(kept, k - 1, 1.3):
+            for ln in kept[k:]:
+                ln.skip, ln.furniture = True, "footnote"
+
+
+def _mark_floats(by_page: dict[int, list[_Line]], gap: float | None) -> None:
+    if gap is None:
+        return
+    full = {page: _left_margins(ls) for page, ls in by_page.items()}
+    counts = {page: sum(1 for ln in ls if not ln.skip) for page, ls in by_page.items()}
+
+    def margins_of(page: int) -> dict[int, list[float]]:
+        """The page's column margins, or a fuller page's of the same parity (a float page has
+        no running text to measure)."""
+        for other in (page, page - 2, page + 2, page - 1, page + 1, page - 4, page + 4):
+            if counts.get(other, 0) >= 8:
+                return {page: full[other][other]}
+        return full[page]
+
+    def prose(line: _Line, margins: dict[int, list[float]]) -> bool:
+        return line.x is not None and line.x <= _margin(line, margins) + 20 \
+            and len(re.findall(r"[A-Za-z]{2,}", line.text)) >= 4
+
+    def near(a: _Line, b: _Line, factor: float) -> bool:  # b follows a within factor line spacings
+        return a.y is not None and b.y is not None and 0 < a.y - b.y <= factor * gap
+
+    def beside(a: _Line, b: _Line, factor: float) -> bool:  # a figure's labels come in any order
+        return a.y is not None and b.y is not None and abs(a.y - b.y) <= factor * gap
+
+    for page, ls in by_page.items():
+        margins = margins_of(page)
+        for k, line in enumerate(ls):
+            if line.skip or not _CAPTION.match(line.text.strip()):
+                continue
+            line.skip, line.furniture = True, "float"
+            j = k
+            while j + 1 < len(ls) and near(ls[j], ls[j + 1], 1.3) and not ls[j + 1].skip:  # the caption's lines
+                j += 1
+                ls[j].skip, ls[j].furniture = True, "float"
+            while j + 1 < len(ls) and beside(ls[j], ls[j + 1], 2.4) and not prose(ls[j + 1], margins) \
+                    and not ls[j + 1].skip:  # a table below its caption
+                j += 1
+                ls[j].skip, ls[j].furniture = True, "float"
+            i = k
+            while i > 0 and beside(ls[i - 1], ls[i], 2.4) and not prose(ls[i - 1], margins) \
+                    and not ls[i - 1].skip:  # the figure above its caption
+                i -= 1
+                ls[i].skip, ls[i].furniture = True, "float"
+        rest = [ln for ln in ls if not ln.skip]
+        if any(ln.furniture == "float" for ln in ls) and not any(prose(ln, margins) for ln in rest):
+            for ln in rest:  # a float page: no running text on it
+                ln.skip, ln.furniture = True, "float"
 
 
 def _heading_font_ok(line: _Line, body_font: str | None) -> bool:
     return line.font is None or body_font is None or line.font != body_font
 
 
+#: A run-in heading of an unnumbered block ("Non-examples.", "Remark:", "Note.") at the start of a
+#: line after a finished sentence: it starts a block of its own, whatever its font.
+_RUN_IN_BLOCK = re.compile(r"^(?:Non-?[Ee]xamples?|Counter-?examples?|Remarks?|Notes?|Exercises?|Examples?|Warning"
+                           r"|Caution|Notation|Comments?|Observation|Questions?|Problems?|Summary|Motivation"
+                           r"|Intuition|Discussion|Exercises? for [^.:]{1,40})\s*[.:—]\s")
 _RUN_IN = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z](?:\.\d+)+\.?)\s+\S")
 
 
@@ -297,13 +425,38 @@ def _find_headings(lines: list[_Line], body_font: str | None) -> list[_Heading]:
     return headings
 
 
-def _line_gap(lines: list[_Line]) -> float | None:
+def _line_gap(lines: list[_Line], body_size: float | None = None) -> float | None:
+    """The body text's line spacing (pt): the median distance between consecutive lines of the
+    body size; in a short text, where the space around statements and displays weighs as much
+    as the lines of a paragraph, the smallest distance found twice (to 0.5 pt)."""
     gaps = [
         a.y - b.y
         for a, b in zip(lines, lines[1:])
         if a.page == b.page and a.y is not None and b.y is not None and 4 < a.y - b.y < 40
+        and (body_size is None or a.size in (None, body_size) and b.size in (None, body_size))
     ]
-    return statistics.median(gaps) if gaps else None
+    if len(gaps) >= 30:
+        return statistics.median(gaps)
+    twice = sorted(g for g, n in Counter(round(g * 2) / 2 for g in gaps).items() if n >= 2)
+    return twice[0] if twice else (statistics.median(gaps) if gaps else None)
+
+
+_SLANTED = re.compile(r"Ital|Obl|Slant|CMTI|CMSL|CMBXTI|-It$|-BoldIt|TI\d+$", re.IGNORECASE)
+_BOLD = re.compile(r"Bold|CMBX|CMB\d|-Bd|Black|Heavy|Semibold|Demi", re.IGNORECASE)
+
+
+def _body_font(fonts: Counter) -> str | None:
+    """The body text's font: the most used upright, regular one among those used at least a fifth
+    as much as the most used font (a short text can hold more italic theorem text than running
+    text), else the most used."""
+    if not fonts:
+        return None
+    ranked = fonts.most_common()
+    top = ranked[0][1]
+    for font, n in ranked:
+        if n >= 0.2 * top and font is not None and not _SLANTED.search(font) and not _BOLD.search(font):
+            return font
+    return ranked[0][0]
 
 
 def _left_margins(lines: list[_Line]) -> dict[int, list[float]]:
@@ -347,20 +500,39 @@ def _word_font(line: _Line) -> str | None:
     return count.most_common(1)[0][0]
 
 
+_TAG = re.compile(r"^\((?:[A-Z]\.)?\d+(?:\.\d+)*[a-z]?\)\s")
+
+
 def _is_display(line: _Line, margins: dict[int, list[float]]) -> bool:
-    return line.x is not None and line.x > _margin(line, margins) + 30
+    """A displayed formula: set in from the column's margin, or a formula line that starts with
+    its equation number at the margin (amsart's equation numbers on the left)."""
+    if line.x is None:
+        return False
+    if line.x > _margin(line, margins) + 30:
+        return True
+    return _TAG.match(line.text.strip()) is not None and len(re.findall(r"[A-Za-z]{3,}", line.text)) < 2
 
 
-def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[int, list[float]]) -> str | None:
+def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[int, list[float]],
+                     jump: bool = False) -> str | None:
     """Does ``line`` start a new paragraph of running text after ``prev``? Returns the reason
-    ("indent": an indented new paragraph, "gap": a vertical gap only, "epigraph": prose set
-    apart) or None. After a displayed formula an unindented line continues the sentence ("Then
-    ..."); across a page break there is no gap to measure: an indented line counts there."""
+    ("indent": an indented new paragraph, "display": an indented paragraph after a displayed
+    formula, "gap": a vertical gap only, "epigraph": prose set apart) or None. After a displayed
+    formula an unindented line continues the sentence ("Then ..."); across a page break or a
+    float (``jump``) there is no gap to measure: an indented line, or prose set far in after a
+    finished sentence, counts there."""
     text = line.text.strip()
     if line.x is None or not text or not text[0].isupper() or _ITEM.match(text):
         return None
     ended = re.search(r"[.!?”\"]\s*$", prev.text) is not None
     margin = _margin(line, margins)
+    if prev.page == line.page and prev.y is not None and line.y is not None and line.y < prev.y:
+        margin = min(margin, _margin(prev, margins))  # below prev, in its column (not the next column's top)
+    if jump or prev.page != line.page:
+        if line.x > margin + 30:  # prose set apart after a finished sentence: an epigraph
+            return "epigraph" if ended and len(re.findall(r"[A-Za-z]{2,}", text)) >= 4 else None
+        indented = line.x > margin + 5
+        return "indent" if indented and (ended or _is_display(prev, margins)) else None
     if line.x > margin + 30:
         # a displayed formula or a centred line stays in the statement; a block of prose set
         # apart after a finished sentence (an epigraph, a margin note) does not
@@ -369,13 +541,13 @@ def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[
             and prev.y - line.y > 1.35 * gap
         return "epigraph" if ended and prose and far else None
     indented = line.x > margin + 5  # a paragraph indent
-    if _is_display(prev, margins) and not indented:
-        return None  # "... define [display] Then ...": the sentence goes on
+    if _is_display(prev, margins):
+        # a display ends the statement when a new (indented) paragraph follows it; an unindented
+        # line goes on with the sentence: "... define [display] Then ..."
+        return "display" if indented else None
     after_list = prev.x is not None and (_ITEM.match(prev.text.strip()) is not None or prev.x > _margin(prev, margins) + 5)
     if after_list and not indented and _CONTINUES.match(text):
         return None  # "(ii) ... Then P(n) is true": the statement's sentence resumes after its list
-    if prev.page != line.page:
-        return "indent" if indented and ended else None
     in_list = prev.x is not None and (_ITEM.match(prev.text.strip()) is not None or prev.x > _margin(prev, margins) + 5)
     if indented and ended and not in_list:
         return "indent"  # a new paragraph (with or without space above it)
@@ -394,6 +566,7 @@ class _Layout:
     margins: dict[int, list[float]]
     body_font: str | None
     heading_fonts: set[str | None]
+    unindented: bool = False  # paragraphs set without an indent (parskip)
 
 
 def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple[int, str | None]:
@@ -404,23 +577,35 @@ def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple
     font, through displayed formulas, page breaks and its own paragraphs; it ends at a line of
     body text. A statement in the body font (a definition) ends at an indented new paragraph,
     prose set apart, or — uncertain — a vertical gap alone."""
+    # the statement's own font: its words on the heading's line, else on the next lines (the
+    # statement's first lines only: a display may end it, and the prose after it is no sample)
     sample = [lines[first]] + [ln for ln in lines[first + 1 : min(stop, first + 4)] if not ln.skip]
-    words: Counter = Counter()
+    own = None
     for k, ln in enumerate(sample):
-        runs = ln.runs[1:] if k == 0 else ln.runs
-        for text, font in runs:
+        words: Counter = Counter()
+        for text, font in ln.runs[1:] if k == 0 else ln.runs:
             words[font] += sum(len(w) for w in re.findall(r"[A-Za-z]{3,}", text))
-    words.pop(None, None)
-    own = words.most_common(1)[0][0] if words else None
+        words.pop(None, None)
+        if words and max(words.values()) >= 3:
+            own = words.most_common(1)[0][0]
+            break
     distinct = own is not None and layout.body_font is not None and own != layout.body_font \
         and own not in layout.heading_fonts
     last = first
     prev = lines[first]
     count = 0
+    jump = False  # a float or footnote lies between prev and line
+    above: float | None = None  # the space above the display prev ends, when prev is one
     for j in range(first + 1, stop):
         line = lines[j]
+        if line.skip and line.furniture in ("float", "footnote"):
+            jump = True
         if line.skip or not line.text.strip():
             continue
+        if _RUN_IN_BLOCK.match(line.text.strip()) and (
+            re.search(r"[.!?:”\"]\s*$", prev.text) is not None or _is_display(prev, layout.margins)
+        ):
+            return last, None  # "Non-examples. ...", "Remark. ...": a block of its own
         if distinct:
             font = _word_font(line)
             if font == layout.body_font and not _is_display(line, layout.margins):
@@ -428,16 +613,59 @@ def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple
             if font is not None and font != own and font != layout.body_font and not _is_display(line, layout.margins):
                 return last, "a line in another font follows it"
         else:
-            reason = _paragraph_break(prev, line, layout.gap, layout.margins)
+            reason = _paragraph_break(prev, line, layout.gap, layout.margins, jump)
             if reason is not None:
                 return last, ("it ends at a vertical gap, without a change of font or an indented paragraph"
                               if reason == "gap" else None)
+            if layout.unindented and _display_then_prose(prev, line, above, layout, jump):
+                return last, "it ends after a display, where prose follows lower than the display's own spacing"
+        if _is_display(line, layout.margins):
+            if not _is_display(prev, layout.margins):
+                same = prev.page == line.page and prev.y is not None and line.y is not None and not jump
+                above = prev.y - line.y if same else None
+        else:
+            above = None
         count += 1
         if count >= MAX_STATEMENT_LINES:
             return last, f"it runs past {MAX_STATEMENT_LINES} lines; cut there"
         last = j
         prev = line
+        jump = False
     return last, None
+
+
+def _display_then_prose(prev: _Line, line: _Line, above: float | None, layout: _Layout, jump: bool) -> bool:
+    """Does the unindented prose ``line`` start a paragraph after the display ``prev`` in a
+    document without paragraph indents (parskip)? When the display ends a sentence, ``line`` does
+    not go on with it ("Then ...", "Hence ...") and the space below the display exceeds the space
+    above it (``above``) by 0.3 line spacings: the space a statement's end adds."""
+    if above is None or jump or layout.gap is None or not _is_display(prev, layout.margins):
+        return False
+    if prev.page != line.page or prev.y is None or line.y is None or _is_display(line, layout.margins):
+        return False
+    text = line.text.strip()
+    if not re.search(r"[.!?]\s*$", prev.text) or not text[:1].isupper() or _CONTINUES.match(text):
+        return False
+    if len(re.findall(r"[A-Za-z]{3,}", text)) < 4:
+        return False
+    return prev.y - line.y > above + 0.3 * layout.gap
+
+
+def _unindented(lines: list[_Line], margins: dict[int, list[float]]) -> bool:
+    """Does the document set its paragraphs without an indent (parskip)? No line after a finished
+    sentence starts with a paragraph indent (5 to 30 pt in from its column's margin), among 8
+    lines or more."""
+    prev = None
+    seen = 0
+    for line in lines:
+        if line.skip or not line.text.strip() or line.x is None:
+            continue
+        seen += 1
+        if prev is not None and prev.page == line.page and re.search(r"[.!?]\s*$", prev.text) \
+                and line.text.strip()[:1].isupper() and 5 < line.x - _margin(line, margins) <= 30:
+            return False
+        prev = line
+    return seen >= 8
 
 
 def read_pdf(path: Path, *, source_root: Path | None = None) -> Catalogue:
@@ -461,14 +689,17 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
             f"{rel}: the PDF has no text layer ({len(pages.texts)} page(s) of images: a scan?)",
             hint="run OCR first (e.g. `ocrmypdf in.pdf out.pdf`), or give the TeX source",
         )
-    _mark_running_heads(pages)
+    _mark_furniture(pages, _line_gap(pages.lines, _body_size(pages)))
     lines = pages.lines
-    body_font = pages.fonts.most_common(1)[0][0] if pages.fonts else None
+    body_font = _body_font(pages.fonts)
     headings = _find_headings(lines, body_font)
     heading_fonts = {lines[h.line].font for h in headings if h.kind not in ("section", "proof")} - {None, body_font}
     headings = _run_in_headings(lines, headings, heading_fonts)
-    layout = _Layout(_line_gap(lines), _left_margins(lines), body_font, heading_fonts)
+    margins = _left_margins(lines)
+    layout = _Layout(_line_gap(lines, _body_size(pages)), margins, body_font, heading_fonts,
+                     _unindented(lines, margins))
     boundaries = [h.line for h in headings]
+    vocabulary = _vocabulary(pages.texts)
 
     statements: list[Statement] = []
     labels: dict[str, LabelSite] = {}
@@ -524,7 +755,7 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
                 message=f"'{label}' is printed twice (first on page "
                 f"{statements[labels[label].statement_index].provenance.page_start}); the second is left unlabelled"))
             label = None
-        terms = _defined_terms(lines[h.line : last + 1], heading_fonts) if h.kind == "definition" else []
+        terms = _defined_terms(lines[h.line : last + 1], heading_fonts, vocabulary) if h.kind == "definition" else []
         stmt = Statement(index=index, kind=h.kind, env=h.word.lower(), label=label, labels=[label] if label else [],
                          title=h.title, number=h.number, body=body, provenance=prov, defined_terms=terms)
         statements.append(stmt)
@@ -534,13 +765,20 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
             by_number.setdefault(h.number, []).append(index)
         bodies.append((stmt, h.line, last, False))
 
+    warnings += _long_statements(lines, [(st, a, b) for st, a, b, in_proof in bodies if not in_proof], rel)
     unresolved: dict[str, str] = {}
     for stmt, first, last, in_proof in bodies:
-        for j in range(first, last + 1):
+        kept = [j for j in range(first, last + 1) if not lines[j].skip]
+        for n, j in enumerate(kept):
             line = lines[j]
-            if line.skip:
-                continue
-            for offset, word, number in find_references(line.text):
+            # the next line's start too: a reference broken across lines ("as in Lemma\n3.8")
+            text = line.text
+            if n + 1 < len(kept):
+                text += " " + lines[kept[n + 1]].text[:40]
+            text = _capitalise_references(text)
+            for offset, word, number in find_references(text):
+                if offset >= len(line.text):
+                    continue  # the next line's own
                 if j == first and offset == 0 and not in_proof:
                     continue  # the heading itself
                 label = resolve(word, number, labels, by_number, statements)
@@ -559,14 +797,73 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
                      labels=labels, warnings=warnings), pages.texts
 
 
+def _long_statements(lines: list[_Line], extents: list[tuple[Statement, int, int]], rel: str) -> list[IntakeWarning]:
+    """A warning for each statement much longer (in printed lines) than the document's usual: at
+    least 6 times the median and 20 lines more (documents of 4 statements or more), so its end
+    is worth checking against the page."""
+    sizes = [sum(1 for ln in lines[a : b + 1] if not ln.skip and ln.text.strip()) for _, a, b in extents]
+    if len(sizes) < 4:
+        return []
+    usual = statistics.median(sizes)
+    out = []
+    for (stmt, _, _), n in zip(extents, sizes):
+        if n >= max(6 * usual, usual + 20):
+            out.append(IntakeWarning(
+                code="pdf-extent", where=f"{rel}: page {stmt.provenance.page_start}",
+                message=f"{stmt.label or 'unnumbered ' + stmt.env}: {n} lines long, where the document's "
+                f"statements usually take {usual:g}; check where it ends against the page"))
+    return out
+
+
+# names that prose uses lower-case without naming a statement ("for example 011101", "problem 3
+# asks") are left out
+_LOWER_NAMES = ("theorem", "lemma", "sublemma", "proposition", "corollary", "definition", "conjecture", "remark")
+_LOWER_REFERENCE = re.compile(r"\b(" + "|".join(_LOWER_NAMES) + r")(s?\s+(?:[A-Z]\.)?\d)")
+
+
+def _capitalise_references(text: str) -> str:
+    """``text`` with lower-case printed references capitalised ("by lemma 3.8" -> "by Lemma
+    3.8"; theorems, lemmas, propositions, corollaries, definitions, conjectures and remarks),
+    the same length, so that ``find_references`` reads them."""
+    return _LOWER_REFERENCE.sub(lambda m: m.group(1).title() + m.group(2), text)
+
+
 _STOPWORDS = frozenset("a an and are as at be by for from if iff in is it not of on only or so such than that "
                        "the then there to we with".split())
 
 
-def _defined_terms(span: list[_Line], fonts: set[str | None]) -> list[str]:
+def _vocabulary(texts: list[str]) -> set[str]:
+    """The lower-case words and hyphenated compounds printed whole somewhere in the document."""
+    words: set[str] = set()
+    for text in texts:
+        whole = re.sub(r"[a-z]+(?:-[a-z]+)*-[ \t]*\n\s*[a-z]+", " ", unicodedata.normalize("NFKC", text).lower())
+        words.update(re.findall(r"[a-z]+(?:-[a-z]+)*", whole))  # words broken across lines left out
+    return words
+
+
+def _join_broken(text: str, vocabulary: set[str]) -> str:
+    """``text`` with words broken across lines ("semi-\ngroup", "well-\ndefined") joined: with the
+    hyphen when the document prints the compound whole elsewhere, or both halves are words of it
+    and the joined word is not; without it otherwise (TeX's own hyphenation)."""
+    def join(m: re.Match) -> str:
+        a, b = m.group(1), m.group(2)
+        low_a, low_b = a.lower(), b.lower()
+        if f"{low_a}-{low_b}" in vocabulary:
+            return f"{a}-{b}"
+        if low_a + low_b in vocabulary:
+            return a + b
+        if low_a.split("-")[-1] in vocabulary and low_b in vocabulary and len(low_a.split("-")[-1]) > 2:
+            return f"{a}-{b}"
+        return a + b
+    return re.sub(r"([A-Za-z]+(?:-[A-Za-z]+)*)-\s*\n\s*([A-Za-z]+)", join, text)
+
+
+def _defined_terms(span: list[_Line], fonts: set[str | None], vocabulary: set[str] | None = None) -> list[str]:
     """Words a definition sets in its headings' (bold) font: the terms it defines ("An integer n
-    is **even** if ..."), after the heading itself. A term hyphenated across lines is joined;
-    connectives set in bold ("not", "and", "if and only if") are not terms."""
+    is **even** if ..."), after the heading itself. A term hyphenated across lines is joined
+    (``_join_broken``: "semi-/group" is "semigroup", "well-/defined" stays "well-defined" when the
+    document prints it so); connectives set in bold ("not", "and", "if and only if") are not
+    terms."""
     pieces: list[tuple[str, bool]] = []
     for k, line in enumerate(span):
         if line.skip:
@@ -580,7 +877,7 @@ def _defined_terms(span: list[_Line], fonts: set[str | None]) -> list[str]:
         if bold:
             current += text
             continue
-        joined = re.sub(r"-\n", "", unicodedata.normalize("NFKC", current))
+        joined = _join_broken(unicodedata.normalize("NFKC", current), vocabulary or set())
         term = " ".join(re.sub(r"[^\w\s'-]", " ", joined).split()).lower().strip("-")
         if len(term) >= 3 and term not in terms and not set(term.split()) <= _STOPWORDS and not term.isdigit():
             terms.append(term)
