@@ -113,6 +113,7 @@ def double_selftest(tmp_path_factory):
     fake = FakeLake(tmp_path_factory.mktemp("selftest-lake"))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("FYAN_LEAN__LAKE", str(fake.path))
+        mp.setenv("FYAN_LEAN__SANDBOX_READABLE", json.dumps(DOUBLE_READABLE))
         mp.setenv("FYAN_FAKE_LOG", str(fake.log))
         mp.setenv("FYAN_LEAN__SANDBOX", "off")
         mp.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("selftest-inspector")))
@@ -125,10 +126,18 @@ def double_selftest(tmp_path_factory):
     return result
 
 
+#: what the toolchain double runs besides its own prefix: its Python sources (this checkout) and
+#: the interpreter's environment. The sandbox hides /tmp, /run, /var/tmp and $HOME (issue 23), where
+#: a checkout may live (CI clones anywhere): confined builds of the double are told to read these,
+#: as a user names an unusual toolchain location in [lean] sandbox_readable
+DOUBLE_READABLE = [str(ROOT), sys.prefix]
+
+
 @pytest.fixture
 def fake_lake(tmp_path_factory, monkeypatch, double_selftest) -> Iterator[FakeLake]:
     fake = FakeLake(tmp_path_factory.mktemp("fake-lake"))
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX_READABLE", json.dumps(DOUBLE_READABLE))
     monkeypatch.setenv("FYAN_FAKE_LOG", str(fake.log))
     monkeypatch.setenv("FYAN_FAKE_COMPILES", str(fake.compiles_file))
     # the double is not untrusted code, and it writes its call log outside the workspace, which

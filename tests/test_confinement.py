@@ -24,7 +24,7 @@ from fyan.agents.providers.command import CommandAgentProvider
 from fyan.errors import ProviderError
 from fyan.lean.runner import bwrap_status
 from fyan.state.models import RunStatus, Stage, UnitStatus
-from tests.conftest import ROOT
+from tests.conftest import DOUBLE_READABLE, ROOT
 from tests.test_stages import to_prove
 
 FORGE = Path(__file__).parent / "cheats" / "agents" / "forge_state.sh"
@@ -181,7 +181,7 @@ def test_the_gate_builds_and_inspects_confined_end_to_end(fake_lake, tmp_path, m
     assert not report.passed and report.environment_problem is not None
     assert "cannot be found (inside the sandbox" in report.environment_problem
     assert "[lean] sandbox_readable" in report.environment_problem
-    monkeypatch.setenv("FYAN_LEAN__SANDBOX_READABLE", json.dumps([str(tools)]))
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX_READABLE", json.dumps([str(tools), *DOUBLE_READABLE]))
     s.project = Project.open(s.project.paths.root)
     assert s.gate(None, fake=fake_lake).passed
     import shutil

@@ -207,11 +207,14 @@ def test_init_creates_a_project_and_bad_input_leaves_nothing(tmp_path, capsys):
     assert (tmp_path / "p" / "source" / "more.tex").is_file() and (tmp_path / "p" / "units" / "l" / "problem.tex").is_file()
     assert main(["init", str(tmp_path / "p"), "--source", str(good)]) == 4  # exists, not empty
     bad = write(tmp_path / "bad.tex", "\\begin{lemma}\\label{a} \\ref{zzz} \\end{lemma}\n")
-    assert main(["init", str(tmp_path / "q"), "--source", str(bad)]) == 4
+    # an unknown label is refused with --strict (by default it warns, as LaTeX prints ?? and goes on)
+    assert main(["init", str(tmp_path / "q"), "--source", str(bad), "--strict"]) == 4
     err = capsys.readouterr().err
     assert "bad.tex:1: \\ref{zzz} in a: unknown label" in err
     assert not (tmp_path / "q").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".q")] == []
+    assert main(["init", str(tmp_path / "q"), "--source", str(bad)]) == 0
+    assert "zzz" in capsys.readouterr().out
 
 
 def test_bad_source_in_an_example_folder_leaves_no_state(example, capsys):
