@@ -122,3 +122,47 @@ def test_two_sites_keep_their_own_lake(tmp_path):
     b = worker._config_for(Site(base=tmp_path / "b", lake="/opt/b/lake", name="b"), snapshot)
     assert (a.lean.lake, b.lean.lake) == ("/opt/a/lake", "/opt/b/lake")
     assert worker._config_for(Site(base=tmp_path / "a", lake="/opt/a/lake", name="a"), snapshot) is a
+
+
+RUN_SCRIPT = """
+import sys
+from fyan.orchestrator.engine import Engine
+from fyan.project import Project
+from fyan.state.gateway import Gateway
+from tests.test_orchestrator import AGENTS, PASS, no_model
+project = Project.open(sys.argv[1])
+gw = Gateway(project, PASS)
+Engine(project, gw, agents=AGENTS, providers=no_model, parallelism=2).run()
+print("not reached")
+"""
+
+
+@pytest.mark.parametrize("point", ["finish:after_copy@4", "finish:after_commit@5", "attempt:before_finish@3"])
+def test_a_run_killed_mid_transition_resumes_with_every_stage_done_once(tmp_path, point):
+    """A run dies (``os._exit``, like SIGKILL) at a transition's crash-critical moment with the
+    gateway's remembered folders in the dead process; the restarted run recovers and completes
+    every unit, each stage succeeding exactly once, every artifact on disk with its hash."""
+    import os
+    import subprocess
+    import sys
+    from collections import Counter
+
+    from fyan.orchestrator.engine import Engine
+    from fyan.state.faults import FAULT_EXIT_CODE
+    from fyan.state.gateway import Gateway, sha256_file
+    from tests.conftest import ROOT
+
+    project, gw = ingested(tmp_path, checks=PASS, extra_toml="[agents]\npost_completion = false\n")
+    gw.close()
+    env = {**os.environ, "FYAN_FAULT_AT": point, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", RUN_SCRIPT, str(project.paths.root)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == FAULT_EXIT_CODE, proc.stderr
+    gw = Gateway(project, PASS)
+    summary = Engine(project, gw, agents=AGENTS, providers=no_model, parallelism=2).run()
+    assert summary.counts.get("complete") == summary.units
+    succeeded = Counter((r.unit, r.stage) for r in gw.store.runs() if r.status is RunStatus.SUCCEEDED)
+    assert set(succeeded.values()) == {1} and len(succeeded) == summary.units * len(Stage)
+    for a in gw.store.artifacts():
+        assert sha256_file(project.paths.root / a.path) == a.sha256, a.path
+    gw.close()
