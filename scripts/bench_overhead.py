@@ -15,12 +15,23 @@ transition, < 200 MB.
 in a private network namespace: the script re-runs itself under ``unshare -n``, as root); the
 figure then includes Ray's own dispatch. The cost per transition must not grow with the
 project (issue 14): compare ``--units 500`` with ``--units 5000`` on each backend.
+
+``--method`` (issue 28): ``baseline`` prints the figures exactly as this bench computed them
+before (turn-2's method: per-transition overhead = (wall time − the agents' time spread over
+the slots) / transitions, and the process's CPU time / transitions), with nothing added to the
+run; ``phases`` (the default) prints the same two figures *and*, from the same run, the time
+per transition of each phase (state writes, state reads, hashing, file I/O, dispatch, other;
+``benchlib.Phases``), thread time summed over the loop and worker threads, so both methods are
+side by side in one run (the phase timers add ~2 µs per wrapped call, ~0.1 ms per transition).
+The load average is printed: on a shared machine the wall figure moves with it, the CPU figure
+much less.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import sys
 import tempfile
@@ -44,7 +55,10 @@ def main() -> int:
                     help="where attempts run ([executor] backend); ray: a one-machine Ray in a private network namespace")
     ap.add_argument("--dir", help="folder for the scratch project (default: tmpfs /dev/shm when present, so the "
                     "figure is Fyan's own work; give a folder on a disk to include its fsync and metadata latency)")
+    ap.add_argument("--method", choices=["baseline", "phases"], default="phases",
+                    help="baseline: turn-2's figures only, no timers; phases: those and the breakdown per phase")
     args = ap.parse_args()
+    load_before = os.getloadavg()
     if args.backend == "ray":
         from benchlib import in_private_netns
 
@@ -62,6 +76,12 @@ def main() -> int:
         deps = random_dag(args.units, args.seed)
         project = make_project(Path(tmp) / "p", deps, parallelism=args.parallelism,
                                extra=f'[executor]\nbackend = "{args.backend}"\n')
+        phases = None
+        if args.method == "phases" and args.backend == "local":
+            from benchlib import Phases
+
+            phases = Phases()
+            phases.install(Engine)
         gateway = Gateway(project, PASSING)
         agent_time = [0.0]
         lock = threading.Lock()
@@ -79,7 +99,7 @@ def main() -> int:
             cloudpickle.register_pickle_by_value(benchlib)
             agents = agents_for(instant_agent)  # their own time is not reported back; counted as overhead
         else:
-            agents = agents_for(timed_agent)
+            agents = agents_for(phases.timed("agents", timed_agent) if phases else timed_agent)
         engine = Engine(project, gateway, agents=agents, providers=no_provider)
         prof = cProfile.Profile() if args.profile else None
         cpu0 = time.process_time()
@@ -110,19 +130,29 @@ def main() -> int:
         transitions = len(runs)
         problems = engine.ledger.verify(gateway.store)
         gateway.close()
+        if phases:
+            phases.uninstall()
     complete = summary.counts.get("complete", 0)
-    print(f"backend: {args.backend}")
+    load_after = os.getloadavg()
+    print(f"backend: {args.backend}, method: {args.method}")
+    print(f"load average (1, 5, 15 min) before: {' '.join(f'{x:.2f}' for x in load_before)}, after: "
+          f"{' '.join(f'{x:.2f}' for x in load_after)} on {os.cpu_count()} CPUs")
     print(f"units: {args.units} ({sum(len(d) for d in deps.values())} edges), parallelism {args.parallelism}, "
           f"complete {complete}/{summary.units}, ledger agrees with store: {not problems}")
     print(f"project folder: {where or tempfile.gettempdir()}")
     print(f"transitions (stage attempts opened and closed): {transitions}")
     print(f"wall time: {wall:.2f} s")
-    print(f"per-transition overhead: {1000 * (wall - agent_s) / transitions:.2f} ms (target < 5 ms)")
-    print(f"CPU time of this process per transition: {1000 * cpu / transitions:.2f} ms (steadier than the wall "
+    print(f"per-transition overhead (turn-2's method): {1000 * (wall - agent_s) / transitions:.2f} ms "
+          "(target < 5 ms)")
+    print(f"CPU time of this process per transition (turn-2's method): {1000 * cpu / transitions:.2f} ms (steadier than the wall "
           f"time on a shared machine; with --backend ray the workers' CPU is not in it)")
     print(f"overhead share of wall time: {100 * (wall - agent_s) / wall:.0f}% (the agent doubles' own work, "
           f"{agent_time[0]:.2f} s over {args.parallelism} slots, is the rest)")
     print(f"peak resident memory: {peak_rss_mib():.0f} MiB (target < 200 MB)")
+    if phases:
+        print("per transition, by phase (same run; thread time of the loop and worker threads):")
+        for line in phases.report(transitions):
+            print(line)
     if prof:
         print("loop thread:")
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)

@@ -131,3 +131,131 @@ def in_private_netns() -> None:
 
 
 os.environ.setdefault("FYAN_LEAN__SANDBOX", "off")
+
+
+class Phases:
+    """Where the orchestrator's time goes, per phase, for the benchmarks' breakdown (issue 28).
+
+    ``install()`` wraps the functions of each phase (module globals and class attributes of
+    Fyan, in this process only) so that every call adds its *exclusive* time — nested phases
+    are charged to the innermost — to its phase, per thread: wall (``perf_counter``) and CPU
+    (``thread_time``) seconds. Phases: ``state writes`` (SQLite write transactions of the
+    gateway and of the executor's replica, waiting for the writer's lock included), ``state
+    reads`` (``Store`` queries), ``hashing`` (SHA-256 of artifacts, the inputs digest), ``file
+    I/O`` (staging and publishing artifacts, a task's inputs put in place and its files
+    collected and read back), ``dispatch`` (the run loop: scheduling, the ledger, taking results
+    in; encoding and decoding tasks and results), ``agents`` (the doubles' own work, not
+    overhead). ``other`` is the rest of the attempts' threads' time (``Engine._worker``:
+    validation, logging, the check, …). Costs ~2 µs per wrapped call."""
+
+    NAMES = ("state writes", "state reads", "hashing", "file I/O", "dispatch", "agents", "other")
+
+    def __init__(self) -> None:
+        import threading
+
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self.wall = {n: 0.0 for n in self.NAMES}
+        self.cpu = {n: 0.0 for n in self.NAMES}
+        self._undo: list = []
+
+    def _add(self, name: str, wall: float, cpu: float) -> None:
+        with self._lock:
+            self.wall[name] += wall
+            self.cpu[name] += cpu
+
+    def _enter(self, name: str) -> None:
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        now, cnow = time.perf_counter(), time.thread_time()
+        if stack:  # pause the enclosing phase
+            top = stack[-1]
+            self._add(top[0], now - top[1], cnow - top[2])
+        stack.append([name, now, cnow])
+
+    def _exit(self) -> None:
+        stack = self._local.stack
+        now, cnow = time.perf_counter(), time.thread_time()
+        name, t, c = stack.pop()
+        self._add(name, now - t, cnow - c)
+        if stack:  # resume the enclosing one
+            stack[-1][1], stack[-1][2] = now, cnow
+
+    def timed(self, name: str, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*a, **kw):
+            self._enter(name)
+            try:
+                return fn(*a, **kw)
+            finally:
+                self._exit()
+
+        return wrapper
+
+    def timed_cm(self, name: str, fn):
+        """``fn`` returns a context manager: time the whole ``with`` block, its body included
+        (a transaction's statements), as ``name``."""
+        import contextlib
+
+        phases = self
+
+        @contextlib.contextmanager
+        def wrapper(*a, **kw):
+            phases._enter(name)
+            try:
+                with fn(*a, **kw) as value:
+                    yield value
+            finally:
+                phases._exit()
+
+        return wrapper
+
+    def _patch(self, owner, attr: str, name: str, *, cm: bool = False) -> None:
+        fn = getattr(owner, attr)
+        self._undo.append((owner, attr, owner.__dict__[attr] if isinstance(owner, type) else fn))
+        setattr(owner, attr, (self.timed_cm if cm else self.timed)(name, fn))
+
+    def install(self, engine_cls) -> None:
+        from fyan.executor import core, inputs, mirror, worker
+        from fyan.lean import safefile
+        from fyan.state import gateway, replica, store
+
+        self._patch(gateway, "immediate_transaction", "state writes", cm=True)
+        self._patch(replica, "immediate_transaction", "state writes", cm=True)
+        self._patch(gateway.Gateway, "check_fence", "state writes")
+        self._patch(store.Store, "_rows", "state reads")
+        self._patch(gateway, "sha256_bytes", "hashing")
+        self._patch(inputs, "inputs_digest", "hashing")
+        self._patch(worker, "inputs_digest", "hashing")
+        for attr in ("_stage_files", "_publish", "_unstage"):
+            self._patch(gateway.Gateway, attr, "file I/O")
+        self._patch(mirror.Mirror, "put_task", "file I/O")
+        self._patch(worker, "_collect", "file I/O")
+        self._patch(safefile, "read_bytes", "file I/O")
+        for attr in ("encode_spec", "decode_result"):
+            self._patch(core, attr, "dispatch")
+        for attr in ("_dispatch", "_take"):
+            self._patch(engine_cls, attr, "dispatch")
+        self._patch(engine_cls, "_worker", "other")
+
+    def uninstall(self) -> None:
+        for owner, attr, fn in reversed(self._undo):
+            setattr(owner, attr, fn)
+        self._undo.clear()
+
+    def report(self, transitions: int) -> list[str]:
+        """Lines: each phase's thread time per transition (ms wall, ms CPU) and share."""
+        total_w = sum(v for k, v in self.wall.items() if k != "agents") or 1e-9
+        lines = []
+        for n in self.NAMES:
+            w, c = self.wall[n], self.cpu[n]
+            share = "" if n == "agents" else f"  {100 * w / total_w:4.0f}% of overhead"
+            lines.append(f"  {n:<13} {1000 * w / transitions:7.2f} ms wall {1000 * c / transitions:7.2f} ms CPU{share}")
+        tw = sum(v for k, v in self.wall.items() if k != "agents")
+        tc = sum(v for k, v in self.cpu.items() if k != "agents")
+        lines.append(f"  {'total':<13} {1000 * tw / transitions:7.2f} ms wall {1000 * tc / transitions:7.2f} ms CPU "
+                     "(thread time summed over the loop and the worker threads, agents excluded)")
+        return lines

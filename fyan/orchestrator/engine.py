@@ -58,16 +58,11 @@ from typing import Any
 
 from fyan import logs
 from fyan.agents import process_groups
-from fyan.agents.post import POST_AGENTS
 from fyan.agents.providers.base import Provider
 from fyan.agents.providers.breaker import Breakers, Outage
 from fyan.agents.providers.factory import ProviderFactory
-from fyan.agents.session import StageSession
-from fyan.agents.stages import STAGE_AGENTS, UnitContext
 from fyan.errors import ExitCode, FyanError, ProviderUnavailable, TransitionError
 from fyan.executor import AttemptLost, Executor, make_runtime
-from fyan.gates.post import post_checks
-from fyan.gates.stages import standard_checks
 from fyan.lean import admission
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.live import LiveState
@@ -77,7 +72,8 @@ from fyan.state.faults import fault_point
 from fyan.state.gateway import POST_TASKS, Check, Gateway
 from fyan.state.models import PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
 
-StageAgentFn = Callable[[StageSession, UnitContext], None]
+#: an agent: (``fyan.agents.session.StageSession``, ``fyan.agents.stages.UnitContext``) -> None
+StageAgentFn = Callable[[Any, Any], None]
 
 #: a unit the gateway refused to open this many times in a run is left alone for the run
 MAX_REFUSALS = 3
@@ -155,7 +151,12 @@ class Engine:
         self.project = project
         self.gateway = gateway
         if not gateway.checks:
-            gateway.checks = checks or standard_checks()
+            if checks:
+                gateway.checks = checks
+            else:  # imported here: the gates' modules (Lean, networkx) are not needed before
+                from fyan.gates.stages import standard_checks  # a run's first dispatch (issue 28)
+
+                gateway.checks = standard_checks()
         injected = providers
         if providers is None:
             factory = ProviderFactory(project, breakers)
@@ -169,7 +170,11 @@ class Engine:
         self._probes: dict[str, str] = {}  # breaker name -> unit whose job is the probe
         self._outage_hold_s: float | None = None  # shortest wait of a unit held by an outage
         self._waiting = 0
-        self.agents = STAGE_AGENTS if agents is None else agents
+        if agents is None:  # imported here: the stage agents' modules are not needed before the first
+            from fyan.agents.stages import STAGE_AGENTS  # dispatch when doubles are given (issue 28)
+
+            agents = STAGE_AGENTS
+        self.agents = agents
         self.parallelism = parallelism or project.config.scheduler.parallelism
         self.attempts = project.config.scheduler.attempts_per_stage
         self.policy = policy
@@ -339,6 +344,10 @@ class Engine:
             store = self.gateway.store
             unit_record = store.unit(job.unit)
             assert unit_record is not None
+            from fyan.agents.post import POST_AGENTS
+            from fyan.agents.session import StageSession
+            from fyan.agents.stages import UnitContext
+
             session = StageSession(
                 gateway=self.gateway, run=None, provider=self.providers(task),
                 agent=self.project.config.agents.for_stage(task), form_repairs=self.project.config.agents.form_repairs,
@@ -353,6 +362,8 @@ class Engine:
             self.log.error("post_crashed", unit=job.unit, task=task, error=repr(e), tb=traceback.format_exc())
             error = f"internal error in {task}: {type(e).__name__}: {e}"
         if error is None:
+            from fyan.gates.post import post_checks
+
             done = self.gateway.finish_post(run, post_checks()[task])
         else:
             done = self.gateway.finish_post(run, None, agent_error=error)

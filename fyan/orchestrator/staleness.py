@@ -22,7 +22,6 @@ import hashlib
 from pydantic import BaseModel, Field
 
 from fyan.errors import FyanError
-from fyan.gates.stages import provenance_block
 from fyan.project import Project
 from fyan.state.store import Store
 
@@ -44,6 +43,8 @@ def source_digest(project: Project, files: list[str]) -> str:
 
 
 def _body(text: str) -> str:
+    from fyan.gates.stages import provenance_block  # here: the gates' modules load late (issue 28)
+
     block = provenance_block(text) or ""
     return text.replace(block, "").strip()
 

@@ -169,6 +169,10 @@ class Store:
         rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
         return rows[0]["value"] if rows else None
 
+    def has_units(self) -> bool:
+        """Whether any unit is recorded (one indexed row read, not the units' records)."""
+        return bool(self._rows("SELECT 1 FROM units LIMIT 1"))
+
     def units(self) -> list[UnitRecord]:
         rows = self._rows("SELECT * FROM units ORDER BY ord")
         return [
