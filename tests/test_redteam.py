@@ -300,3 +300,39 @@ def test_what_a_candidate_leaves_as_the_warm_servers_log_is_never_opened(fake_la
     assert not (victim.parent / "created-by-fyan.txt").exists()
     log = spec.scratch / "server.log"
     assert log.is_file() and not log.is_symlink()
+
+
+@pytest.mark.parametrize("how", ["file", "fifo", "link"])
+def test_what_a_candidate_leaves_as_the_sandbox_tmp_folder_does_not_stop_the_next_warm_server(fake_lake, tmp_path,
+                                                                                               how):
+    """The same scratch folder: `.sandbox-tmp` (the confined server's TMPDIR) replaced by a file, a
+    FIFO or a link by the candidate's code made every later server for that header fail to start
+    with an uncaught `FileExistsError` (the Formalizer stage crashed), in every later run."""
+    from fyan.lean.pool import ServerKey, header_of
+    from fyan.lean.runner import bwrap_status
+
+    if bwrap_status()[0] is None:
+        pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
+    pool, spec = _warm_pool(fake_lake, tmp_path)
+    spec.sandbox = "require"
+    import sys
+    from pathlib import Path
+    # the Lean double runs on this interpreter: readable inside, as a toolchain is
+    spec.readable = (Path(sys.prefix), Path(sys.executable).resolve().parent.parent)
+    elsewhere = tmp_path / "host-tmp"
+    elsewhere.mkdir()
+    text = "import Mathlib\n\ntheorem t (p : Prop) (h : p) : p := sorry\n"
+    key = ServerKey(str(fake_lake.lean), "fake", (), header_of(text))
+    try:
+        assert pool.check(key, text, spec, unit="a").sandboxed
+        planted = spec.scratch / ".sandbox-tmp"
+        import shutil
+        shutil.rmtree(planted)
+        {"file": lambda: planted.write_text("x"), "fifo": lambda: os.mkfifo(planted),
+         "link": lambda: os.symlink(elsewhere, planted)}[how]()
+        pool.shutdown()
+        check = pool.check(key, text, spec, unit="a")
+        assert check.elaboration.diagnostics[0].text == "declaration uses `sorry`"
+    finally:
+        pool.shutdown()
+    assert (spec.scratch / ".sandbox-tmp").is_dir() and not (spec.scratch / ".sandbox-tmp").is_symlink()

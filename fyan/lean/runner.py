@@ -377,8 +377,16 @@ def tool_environment(extra: dict[str, str] | None = None, base: dict[str, str] |
 
 def sandbox_tmpdir(writable: list[Path] | tuple[Path, ...]) -> Path:
     """The temporary folder a sandboxed command gets (``TMPDIR``): inside its first writable
-    folder, created on demand."""
+    folder, created on demand. The confined process of an earlier run may have left something
+    else of that name there (a file, a FIFO, a link): it is removed, never followed, so it can
+    neither stop the next run nor point its temporary files elsewhere."""
     tmp = writable[0].resolve() / ".sandbox-tmp"
+    try:
+        st = os.lstat(tmp)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        os.unlink(tmp)
     tmp.mkdir(parents=True, exist_ok=True)
     return tmp
 
