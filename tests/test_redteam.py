@@ -336,3 +336,27 @@ def test_what_a_candidate_leaves_as_the_sandbox_tmp_folder_does_not_stop_the_nex
     finally:
         pool.shutdown()
     assert (spec.scratch / ".sandbox-tmp").is_dir() and not (spec.scratch / ".sandbox-tmp").is_symlink()
+
+
+@pytest.mark.parametrize("how", ["file", "fifo"])
+def test_a_command_agent_that_leaves_a_sandbox_tmp_file_does_not_stop_its_next_call(tmp_path, how):
+    """The same family for a `command` agent: its workspace persists between calls, and a
+    `.sandbox-tmp` it left as a file or FIFO made the next call raise `FileExistsError`."""
+    from fyan.agents.providers.base import Message, ModelRequest
+    from fyan.agents.providers.command import CommandAgentProvider
+    from fyan.lean.runner import bwrap_status
+
+    if bwrap_status()[0] is None:
+        pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
+    project = tmp_path / "project"
+    workspace = project / "workspaces" / "u"
+    workspace.mkdir(parents=True)
+    agent_script = tmp_path / "agent.sh"
+    plant = "echo x > .sandbox-tmp" if how == "file" else "mkfifo .sandbox-tmp"
+    agent_script.write_text(f"#!/bin/sh\ncat >/dev/null\nrm -rf .sandbox-tmp; {plant}\necho ok\n")
+    agent_script.chmod(0o755)
+    agent = CommandAgentProvider([str(agent_script)], timeout_s=60, sandbox="require", project_root=project)
+    request = ModelRequest(stage="prove", unit="u", prompt="prove", model="m", max_tokens=10,
+                           workspace=str(workspace), messages=[Message(role="user", content="go")])
+    assert agent.complete(request).text.strip() == "ok"
+    assert agent.complete(request).text.strip() == "ok"  # the next call of the same workspace runs
