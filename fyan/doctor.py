@@ -163,7 +163,7 @@ def environment_status(config: FyanConfig | None, lean_cfg, env: dict[str, str] 
 
     env = dict(os.environ) if env is None else env
     always = {k: k in env for k in TOOL_VARIABLES}
-    always.update({k: True for k in sorted(env) if k.startswith("FYAN_") and _passes(k)})
+    always.update({k: True for k in sorted(env) if k.startswith("FYAN_") and _passes(k, env[k])})
     lean = {k: k in env for k in lean_cfg.pass_env}
     agents = []
     if config is not None:
@@ -172,7 +172,8 @@ def environment_status(config: FyanConfig | None, lean_cfg, env: dict[str, str] 
                 agents.append({"stages": stages, "pass_env": {k: k in env for k in agent.pass_env}})
     named = set(always) | set(lean) | {k for a in agents for k in a["pass_env"]}
     return {"always": always, "lean": lean, "agents": agents,
-            "withheld_fyan": sorted(k for k in env if k.startswith("FYAN_") and not _passes(k) and k not in named),
+            "withheld_fyan": sorted(k for k in env
+                                    if k.startswith("FYAN_") and not _passes(k, env[k]) and k not in named),
             "withheld": len([k for k in env if k not in named])}
 
 

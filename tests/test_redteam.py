@@ -226,3 +226,137 @@ def test_a_recorded_olean_is_reused_only_by_the_lean_build_that_compiled_it(hone
         assert "Cheats.DefDouble.Basic" in ws.upstream_modules
     finally:
         ws.remove()
+
+
+# -- issue 23, final attack: the warm server's scratch folder ---------------------------------------
+# A warm server (fyan/lean/pool.py) runs the candidate's compile-time code (`#eval`, a macro) inside
+# its sandbox, where its scratch folder is writable: that code can replace `server.log` there by a
+# link or a FIFO. The next server for the same key (after a crash, an idle end, the next run) is
+# started by Fyan, unconfined, which opened `server.log` by name: a link carried the append (the
+# server's standard error, which the candidate's code writes) to any file Fyan can write (the state
+# store, a shell profile); a FIFO blocked Fyan forever.
+
+
+def _warm_pool(fake_lake, tmp_path):
+    from fyan.lean.admission import Admission
+    from fyan.lean.pool import ServerPool, ServerSpec
+
+    fake_lake.scenario({"server": {}})
+    spec = ServerSpec(scratch=tmp_path / "servers" / "k", extra_env={"LEAN_PATH": str(tmp_path)}, sandbox="off",
+                      timeout_s=60, start_timeout_s=20)
+    return ServerPool(size=1, idle_s=600, adm=Admission(budget_mb=8192, limit_mb=8192, peaks={})), spec
+
+
+def _plant(scratch, how, victim):
+    log = scratch / "server.log"
+    if log.exists() or log.is_symlink():
+        log.unlink()
+    if how == "link to a host file":
+        os.symlink(victim, log)
+    elif how == "dangling link":
+        os.symlink(victim.parent / "created-by-fyan.txt", log)
+    elif how == "fifo":
+        os.mkfifo(log)
+    else:  # a folder of that name
+        log.mkdir()
+
+
+@pytest.mark.parametrize("how", ["link to a host file", "dangling link", "fifo", "folder"])
+def test_what_a_candidate_leaves_as_the_warm_servers_log_is_never_opened(fake_lake, tmp_path, how):
+    import threading
+
+    from fyan.lean.pool import ServerKey, header_of
+
+    pool, spec = _warm_pool(fake_lake, tmp_path)
+    victim = tmp_path / "host" / "state.db"
+    victim.parent.mkdir()
+    victim.write_bytes(b"the store\n")
+    text = "import Mathlib\n\ntheorem t (p : Prop) (h : p) : p := sorry\n"
+    key = ServerKey(str(fake_lake.lean), "fake", (), header_of(text))
+    done: dict = {}
+
+    def second_check():
+        try:
+            done["check"] = pool.check(key, text, spec, unit="a")
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            done["error"] = e
+
+    try:
+        pool.check(key, text, spec, unit="a")
+        _plant(spec.scratch, how, victim)  # what the candidate's code may do inside the sandbox
+        pool.shutdown()  # the server ends (idle, crash, the run ends); the next check starts a new one
+        worker = threading.Thread(target=second_check, daemon=True)
+        worker.start()
+        worker.join(timeout=30)
+        assert not worker.is_alive(), "Fyan blocked opening what the candidate left as server.log"
+        assert "error" not in done, done.get("error")
+        assert done["check"].elaboration.diagnostics[0].text == "declaration uses `sorry`"
+    finally:
+        pool.shutdown()
+        if (spec.scratch / "server.log").is_fifo():  # release a blocked opener
+            fd = os.open(spec.scratch / "server.log", os.O_RDONLY | os.O_NONBLOCK)
+            os.close(fd)
+    assert victim.read_bytes() == b"the store\n"
+    assert not (victim.parent / "created-by-fyan.txt").exists()
+    log = spec.scratch / "server.log"
+    assert log.is_file() and not log.is_symlink()
+
+
+@pytest.mark.parametrize("how", ["file", "fifo", "link"])
+def test_what_a_candidate_leaves_as_the_sandbox_tmp_folder_does_not_stop_the_next_warm_server(fake_lake, tmp_path,
+                                                                                               how):
+    """The same scratch folder: `.sandbox-tmp` (the confined server's TMPDIR) replaced by a file, a
+    FIFO or a link by the candidate's code made every later server for that header fail to start
+    with an uncaught `FileExistsError` (the Formalizer stage crashed), in every later run."""
+    from fyan.lean.pool import ServerKey, header_of
+    from fyan.lean.runner import bwrap_status
+
+    if bwrap_status()[0] is None:
+        pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
+    pool, spec = _warm_pool(fake_lake, tmp_path)
+    spec.sandbox = "require"
+    import sys
+    from pathlib import Path
+    # the Lean double runs on this interpreter: readable inside, as a toolchain is
+    spec.readable = (Path(sys.prefix), Path(sys.executable).resolve().parent.parent)
+    elsewhere = tmp_path / "host-tmp"
+    elsewhere.mkdir()
+    text = "import Mathlib\n\ntheorem t (p : Prop) (h : p) : p := sorry\n"
+    key = ServerKey(str(fake_lake.lean), "fake", (), header_of(text))
+    try:
+        assert pool.check(key, text, spec, unit="a").sandboxed
+        planted = spec.scratch / ".sandbox-tmp"
+        import shutil
+        shutil.rmtree(planted)
+        {"file": lambda: planted.write_text("x"), "fifo": lambda: os.mkfifo(planted),
+         "link": lambda: os.symlink(elsewhere, planted)}[how]()
+        pool.shutdown()
+        check = pool.check(key, text, spec, unit="a")
+        assert check.elaboration.diagnostics[0].text == "declaration uses `sorry`"
+    finally:
+        pool.shutdown()
+    assert (spec.scratch / ".sandbox-tmp").is_dir() and not (spec.scratch / ".sandbox-tmp").is_symlink()
+
+
+@pytest.mark.parametrize("how", ["file", "fifo"])
+def test_a_command_agent_that_leaves_a_sandbox_tmp_file_does_not_stop_its_next_call(tmp_path, how):
+    """The same family for a `command` agent: its workspace persists between calls, and a
+    `.sandbox-tmp` it left as a file or FIFO made the next call raise `FileExistsError`."""
+    from fyan.agents.providers.base import Message, ModelRequest
+    from fyan.agents.providers.command import CommandAgentProvider
+    from fyan.lean.runner import bwrap_status
+
+    if bwrap_status()[0] is None:
+        pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
+    project = tmp_path / "project"
+    workspace = project / "workspaces" / "u"
+    workspace.mkdir(parents=True)
+    agent_script = tmp_path / "agent.sh"
+    plant = "echo x > .sandbox-tmp" if how == "file" else "mkfifo .sandbox-tmp"
+    agent_script.write_text(f"#!/bin/sh\ncat >/dev/null\nrm -rf .sandbox-tmp; {plant}\necho ok\n")
+    agent_script.chmod(0o755)
+    agent = CommandAgentProvider([str(agent_script)], timeout_s=60, sandbox="require", project_root=project)
+    request = ModelRequest(stage="prove", unit="u", prompt="prove", model="m", max_tokens=10,
+                           workspace=str(workspace), messages=[Message(role="user", content="go")])
+    assert agent.complete(request).text.strip() == "ok"
+    assert agent.complete(request).text.strip() == "ok"  # the next call of the same workspace runs

@@ -371,3 +371,26 @@ def test_a_setuid_program_written_inside_loses_the_bit(tmp_path, outside_tmp):
     for f in (ws / "prog", ws / "d" / "p2"):
         assert not os.lstat(f).st_mode & (stat.S_ISUID | stat.S_ISGID), oct(os.lstat(f).st_mode)
     assert os.access(ws / "prog", os.X_OK) and "cleared setuid/setgid bits of 2 file(s)" in result.note
+
+
+@pytest.mark.parametrize("sandbox", ["off", "require"])
+@pytest.mark.parametrize(("name", "value"), [
+    ("FYAN_PROXY_AUTH", "Basic dXNlcjpwYXNz"),
+    ("FYAN_DB_PASSWD", "hunter2"),
+    ("FYAN_GIT_CREDS", "user:ghp_x"),
+    ("FYAN_AGENTS__PROVE__BASE_URL", "https://user:sk-in-url@llm.example/v1"),
+    ("FYAN_HUB_BEARER", "eyJhbGciOi"),
+])
+def test_secret_looking_fyan_variables_of_every_spelling_stay_out(tmp_path, monkeypatch, sandbox, name, value):
+    """Issue 23 final attack: the marker list missed AUTH, PASSWD, CREDS, BEARER, and a URL that
+    carries its credentials (``https://user:token@host``) in a FYAN_* setting reached every
+    confined process (builds, warm servers, command agents)."""
+    if sandbox == "require" and BWRAP is None:
+        pytest.skip(f"no usable bubblewrap here: {WHY}")
+    monkeypatch.setenv(name, value)
+    monkeypatch.setenv("FYAN_AGENTS__PROVE__MODEL", "kept-model")
+    result = run_process(["/bin/sh", "-c", "env"], cwd=tmp_path, timeout_s=30, sandbox=sandbox)
+    assert value not in result.output and name not in result.output
+    assert "FYAN_AGENTS__PROVE__MODEL=kept-model" in result.output
+    passed = run_process(["/bin/sh", "-c", "env"], cwd=tmp_path, timeout_s=30, sandbox=sandbox, pass_env=[name])
+    assert f"{name}={value}" in passed.output  # a pass_env still names it through

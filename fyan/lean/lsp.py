@@ -40,6 +40,7 @@ from pylsp_jsonrpc.endpoint import Endpoint
 from pylsp_jsonrpc.exceptions import JsonRpcException
 from pylsp_jsonrpc.streams import JsonRpcStreamReader, JsonRpcStreamWriter
 
+from fyan.lean import safefile
 from fyan.lean.diagnostics import Diagnostic, Severity
 from fyan.lean.runner import ProcessGroup
 
@@ -176,7 +177,12 @@ class LeanServer:
     def start(self, timeout_s: float) -> dict:
         """Start the process and ``initialize`` it; returns the server's capabilities. Raises
         ``ServerCrashed`` (it could not start or ended) or ``ServerTimeout``."""
-        err = open(self.stderr_path, "ab") if self.stderr_path is not None else subprocess.DEVNULL
+        # the log lives in the server's scratch folder, which the candidate's code writes: never
+        # opened by name (a link or a FIFO left there), see fyan.lean.safefile.open_append
+        try:
+            err = safefile.open_append(self.stderr_path) if self.stderr_path is not None else subprocess.DEVNULL
+        except OSError as e:
+            raise ServerCrashed(f"could not open the server log {self.stderr_path}: {e}") from None
         self.group = ProcessGroup(self.argv, cwd=self.cwd, env=self.env, memory_mb=self.memory_mb,
                                   stdin=subprocess.PIPE, stderr=err)
         try:
@@ -185,7 +191,7 @@ class LeanServer:
             raise ServerCrashed(f"could not start {self.argv[0]}: {e.strerror or e}") from None
         finally:
             if err is not subprocess.DEVNULL:
-                err.close()
+                os.close(err)
         self.started_at = time.monotonic()
         self._writer = JsonRpcStreamWriter(proc.stdin)
         self._endpoint = Endpoint(_Handlers(self), self._writer.write, max_workers=2)

@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -345,15 +346,20 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
 #: else (API keys, SSH_AUTH_SOCK, tokens) stays out unless a ``pass_env`` names it (issue 23, part 2)
 TOOL_VARIABLES = ("PATH", "HOME", "LANG", "TMPDIR")
 
-#: parts of a ``FYAN_*`` name that mark a secret (``FYAN_OPENAI_COMPATIBLE_API_KEY``): those pass
-#: only when a ``pass_env`` names them
-SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+#: parts of a ``FYAN_*`` name that mark a secret (``FYAN_OPENAI_COMPATIBLE_API_KEY``,
+#: ``FYAN_PROXY_AUTH``, ``FYAN_DB_PASSWD``, ``FYAN_GIT_CREDS``): those pass only when a ``pass_env``
+#: names them
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASS", "CRED", "AUTH", "BEARER", "COOKIE", "SESSION", "PRIVATE", "CERT")
+
+#: a URL that carries credentials (``https://user:token@host/v1`` in ``FYAN_AGENTS__PROVE__BASE_URL``)
+_URL_WITH_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s@]+@")
 
 
-def _passes(name: str) -> bool:
+def _passes(name: str, value: str = "") -> bool:
     if name in TOOL_VARIABLES:
         return True
-    return name.startswith("FYAN_") and not any(m in name.upper() for m in SECRET_MARKERS)
+    return (name.startswith("FYAN_") and not any(m in name.upper() for m in SECRET_MARKERS)
+            and not _URL_WITH_USERINFO.search(value))
 
 
 def confined_environment(base: dict[str, str] | None = None, pass_env: list[str] | tuple[str, ...] = (),
@@ -363,7 +369,7 @@ def confined_environment(base: dict[str, str] | None = None, pass_env: list[str]
     process's), the variables ``pass_env`` names (the provider's or ``[lean] pass_env``; unset ones
     are skipped), then ``extra`` (Fyan's own: ``LEAN_PATH``, ``FYAN_UNIT``, ...)."""
     base = os.environ if base is None else base
-    env = {k: v for k, v in base.items() if _passes(k)}
+    env = {k: v for k, v in base.items() if _passes(k, v)}
     env.update({k: base[k] for k in pass_env if k in base})
     return {**env, **(extra or {})}
 
@@ -377,8 +383,16 @@ def tool_environment(extra: dict[str, str] | None = None, base: dict[str, str] |
 
 def sandbox_tmpdir(writable: list[Path] | tuple[Path, ...]) -> Path:
     """The temporary folder a sandboxed command gets (``TMPDIR``): inside its first writable
-    folder, created on demand."""
+    folder, created on demand. The confined process of an earlier run may have left something
+    else of that name there (a file, a FIFO, a link): it is removed, never followed, so it can
+    neither stop the next run nor point its temporary files elsewhere."""
     tmp = writable[0].resolve() / ".sandbox-tmp"
+    try:
+        st = os.lstat(tmp)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        os.unlink(tmp)
     tmp.mkdir(parents=True, exist_ok=True)
     return tmp
 

@@ -15,6 +15,9 @@ points anywhere, a directory can carry the file's name. So nothing of Fyan opens
   existing FIFO, device or link there is replaced, never opened; a folder of that name is removed
   first (``replace_folder``, for names Fyan owns, e.g. a workspace's ``lakefile.toml``);
 * ``copy_file``: ``read_bytes`` then ``write_bytes``;
+* ``open_append``: a log Fyan appends to in a folder a confined process writes (a warm server's
+  ``server.log``): opened with ``O_NOFOLLOW | O_NONBLOCK`` and kept only when ``fstat`` says a
+  regular file; a link, FIFO, device, socket or folder of that name is removed, never opened;
 * ``is_regular``: ``lstat`` says a regular file.
 
 Errors are ``UnsafeFile`` (an ``OSError``: callers that fail closed on ``OSError`` keep doing so)
@@ -149,3 +152,34 @@ def write_text(path: Path | str, text: str, *, replace_folder: bool = False) -> 
 def copy_file(src: Path | str, dest: Path | str, *, limit: int | None = None, replace_folder: bool = False) -> None:
     """Copy the regular file ``src`` (``read_bytes``) to ``dest`` (``write_bytes``)."""
     write_bytes(dest, read_bytes(src, limit=limit), replace_folder=replace_folder)
+
+
+def open_append(path: Path | str) -> int:
+    """A write-only, append-mode file descriptor (close-on-exec) on the regular file ``path``,
+    created when missing. Whatever else has that name (a link to a host file, a FIFO that would
+    block, a device, a folder) is removed first, never opened: a confined process may have left it
+    in a folder it writes (issue 23, final attack). Raises ``OSError`` when it cannot be made."""
+    path = Path(path)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(3):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(path)  # does not follow links inside
+            else:
+                os.unlink(path)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):  # swapped meanwhile: remove it again
+                continue
+            raise
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.set_blocking(fd, True)
+            return fd
+        os.close(fd)
+    raise UnsafeFile(errno.EINVAL, f"{path} keeps being replaced by something other than a regular file: "
+                                   "not opened")
