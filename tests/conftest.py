@@ -126,11 +126,12 @@ def double_selftest(tmp_path_factory):
     return result
 
 
-#: what the toolchain double runs besides its own prefix: its Python sources (this checkout) and
-#: the interpreter's environment. The sandbox hides /tmp, /run, /var/tmp and $HOME (issue 23), where
-#: a checkout may live (CI clones anywhere): confined builds of the double are told to read these,
-#: as a user names an unusual toolchain location in [lean] sandbox_readable
-DOUBLE_READABLE = [str(ROOT), sys.prefix]
+#: what the toolchain double runs besides its own prefix: its Python sources (this checkout), the
+#: interpreter's environment and its installation (pyenv keeps it in $HOME). The sandbox hides
+#: /tmp, /run, /var/tmp and $HOME (issue 23), where a checkout may live (CI clones anywhere):
+#: confined builds of the double read these, as a user names a toolchain in [lean] sandbox_readable
+DOUBLE_READABLE = list(dict.fromkeys([str(ROOT), sys.prefix, sys.base_prefix,
+                                       str(Path(sys.executable).resolve().parent.parent)]))
 
 
 @pytest.fixture

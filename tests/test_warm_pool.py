@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 from fyan.lean.admission import Admission
 from fyan.lean.pool import KIND, ServerKey, ServerPool, ServerSpec, header_of
+from tests.conftest import DOUBLE_READABLE
 
 MATHLIB_MB = 5200
 
@@ -134,6 +136,8 @@ def test_a_warm_server_runs_in_the_sandbox_like_a_build(fake_lake, tmp_path):
     (hidden / "secret").mkdir(parents=True)
     pool, _, spec = setup(fake_lake, tmp_path, budget_mb=12_000, size=1)
     spec.sandbox, spec.scratch, spec.hidden = "require", hidden / "workspaces" / ".lean-servers" / "k", (hidden,)
+    # the double's Python sources and interpreter, wherever the checkout lives ([lean] sandbox_readable)
+    spec.readable = (*spec.readable, *(Path(p) for p in DOUBLE_READABLE))
     try:
         check = pool.check(key(fake_lake, "import Mathlib"), text("import Mathlib", 1), spec, unit="a")
         assert check.sandboxed and check.elaboration.diagnostics[0].text == "declaration uses `sorry`"

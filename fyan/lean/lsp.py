@@ -271,6 +271,8 @@ class LeanServer:
                                                              "contentChanges": [{"text": text}]})
         self._request("textDocument/waitForDiagnostics", {"uri": self.uri, "version": version},
                       max(0.1, deadline - time.monotonic()))
+        if time.monotonic() > deadline:  # answered, but only after the time given (the request waits 0.1 s at least)
+            raise ServerTimeout(f"version {version} not fully elaborated in {timeout_s:g} s")
         with self._lock:
             while not self._progress_done.get(version) and version not in self._fatal:
                 if self._ended:
