@@ -15,6 +15,7 @@ import os
 import pytest
 
 from tests import gate_harness as h
+from tests.conftest import DOUBLE_READABLE
 
 from fyan.lean.package import BUILD_LIB, olean_path
 from fyan.lean.workspace import prepare_workspace
@@ -318,7 +319,7 @@ def test_what_a_candidate_leaves_as_the_sandbox_tmp_folder_does_not_stop_the_nex
     import sys
     from pathlib import Path
     # the Lean double runs on this interpreter: readable inside, as a toolchain is
-    spec.readable = (Path(sys.prefix), Path(sys.executable).resolve().parent.parent)
+    spec.readable = tuple(Path(p) for p in DOUBLE_READABLE)
     elsewhere = tmp_path / "host-tmp"
     elsewhere.mkdir()
     text = "import Mathlib\n\ntheorem t (p : Prop) (h : p) : p := sorry\n"

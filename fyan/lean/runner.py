@@ -631,6 +631,11 @@ def run_process(
     run_env = {**base, "NO_COLOR": "1", "TERM": "dumb"}
     if sandboxed and confinement.writable:
         run_env["TMPDIR"] = str(sandbox_tmpdir(confinement.writable))
+    if not sandboxed and shutil.which(argv[0], path=run_env.get("PATH", os.defpath)) is None:
+        # unconfined, the reaper would start and report exit 127: say what happened instead
+        return _finish(ProcessResult(argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0,
+                                     note=f"could not start {argv[0]}: no such program (or not executable)"),
+                       log_path)
     group = ProcessGroup(wrapped.argv, cwd=Path(cwd), env=run_env, memory_mb=memory_mb,
                          stdin=subprocess.PIPE if stdin_text is not None else None)
     waited = None
