@@ -66,6 +66,7 @@ sys.path.insert(0, str(ROOT))
 
 from fyan.lean.declarations import scan, strip_comments  # noqa: E402
 from fyan.lean.header import read_header  # noqa: E402
+from tests.fakes.fake_lake import limited  # noqa: E402  (the same run counter as the lean double)
 
 KIND = {"theorem": "theorem", "def": "def", "abbrev": "def", "instance": "def", "opaque": "opaque",
         "axiom": "axiom", "structure": "inductive", "inductive": "inductive", "class": "inductive"}
@@ -76,23 +77,6 @@ _NATIVE = re.compile(r"native_decide|decide\s*\+\s*native|"
                      r"native\s*:=\s*(?:\(\s*)*(?:_root_\.)?(?:Bool\.)?true(?![\w'])")
 _KERNEL_EVALUATED = {"Lean.reduceBool": re.compile(r"(?<![\w'])(?:Lean\.)?reduceBool(?![\w'])"),
                      "Lean.reduceNat": re.compile(r"(?<![\w'])(?:Lean\.)?reduceNat(?![\w'])")}
-
-
-def _limited(spec: dict) -> dict:
-    """``spec`` for its first ``times`` runs (counted beside the scenario file), then ``{}``."""
-    path = os.environ.get("FYAN_FAKE_SCENARIO")
-    if not spec or "times" not in spec or not path:
-        return spec
-    counter = Path(f"{path}.inspector.count")
-    try:
-        used = int(counter.read_text())
-    except (OSError, ValueError):
-        used = 0
-    try:
-        counter.write_text(str(used + 1))
-    except OSError:
-        pass
-    return spec if used < int(spec["times"]) else {}
 
 
 def scenario() -> dict:
@@ -472,7 +456,7 @@ def main(argv: list[str]) -> int:
         except OSError:  # inside the sandbox the log's folder is read-only
             pass
     sc = scenario()
-    spec = _limited(sc.get("inspector_process", {}))
+    spec = limited(sc.get("inspector_process", {}), "inspector")
     if spec.get("sleep"):
         time.sleep(float(spec["sleep"]))
     if spec.get("signal"):
