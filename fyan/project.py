@@ -38,55 +38,56 @@ def check_unit_id(unit_id: str) -> str:
 
 @dataclass(frozen=True)
 class ProjectPaths:
-    """Every path of a project, derived from its root folder."""
+    """Every path of a project, derived from its root folder (each computed once: a run asks for
+    them thousands of times)."""
 
     root: Path
 
-    @property
+    @cached_property
     def config(self) -> Path:
         return self.root / "fyan.toml"
 
-    @property
+    @cached_property
     def source(self) -> Path:
         return self.root / "source"
 
-    @property
+    @cached_property
     def units(self) -> Path:
         return self.root / "units"
 
-    @property
+    @cached_property
     def lean(self) -> Path:
         return self.root / "lean"
 
-    @property
+    @cached_property
     def workspaces(self) -> Path:
         return self.root / "workspaces"
 
-    @property
+    @cached_property
     def guidance(self) -> Path:
         return self.root / "guidance"
 
-    @property
+    @cached_property
     def skills(self) -> Path:
         return self.root / "skills"
 
-    @property
+    @cached_property
     def state(self) -> Path:
         return self.root / ".fyan"
 
-    @property
+    @cached_property
     def db(self) -> Path:
         return self.state / "state.db"
 
-    @property
+    @cached_property
     def logs(self) -> Path:
         return self.state / "logs"
 
-    @property
+    @cached_property
     def attempts(self) -> Path:
         return self.state / "attempts"
 
-    @property
+    @cached_property
     def lock(self) -> Path:
         return self.state / "run.lock"
 

@@ -146,7 +146,8 @@ class Phases:
     collected and read back), ``dispatch`` (the run loop: scheduling, the ledger, taking results
     in; encoding and decoding tasks and results), ``agents`` (the doubles' own work, not
     overhead). ``other`` is the rest of the attempts' threads' time (``Engine._worker``:
-    validation, logging, the check, …). Costs ~2 µs per wrapped call."""
+    validation, logging, the check, …). Costs ~2 µs per wrapped call (two clock reads each way,
+    one of them a system call: ``thread_time``); ``bench_overhead --method both`` shows the total."""
 
     NAMES = ("state writes", "state reads", "hashing", "file I/O", "dispatch", "agents", "other")
 
@@ -155,32 +156,47 @@ class Phases:
 
         self._local = threading.local()
         self._lock = threading.Lock()
-        self.wall = {n: 0.0 for n in self.NAMES}
-        self.cpu = {n: 0.0 for n in self.NAMES}
+        self._threads: list[dict[str, list[float]]] = []  # each thread's own totals (no lock per call)
         self._undo: list = []
 
-    def _add(self, name: str, wall: float, cpu: float) -> None:
-        with self._lock:
-            self.wall[name] += wall
-            self.cpu[name] += cpu
-
-    def _enter(self, name: str) -> None:
+    def _state(self):
         stack = getattr(self._local, "stack", None)
         if stack is None:
             stack = self._local.stack = []
+            self._local.acc = {n: [0.0, 0.0] for n in self.NAMES}
+            with self._lock:
+                self._threads.append(self._local.acc)
+        return stack, self._local.acc
+
+    def _enter(self, name: str) -> None:
+        stack, acc = self._state()
         now, cnow = time.perf_counter(), time.thread_time()
         if stack:  # pause the enclosing phase
             top = stack[-1]
-            self._add(top[0], now - top[1], cnow - top[2])
+            a = acc[top[0]]
+            a[0] += now - top[1]
+            a[1] += cnow - top[2]
         stack.append([name, now, cnow])
 
     def _exit(self) -> None:
-        stack = self._local.stack
+        stack, acc = self._local.stack, self._local.acc
         now, cnow = time.perf_counter(), time.thread_time()
         name, t, c = stack.pop()
-        self._add(name, now - t, cnow - c)
+        a = acc[name]
+        a[0] += now - t
+        a[1] += cnow - c
         if stack:  # resume the enclosing one
             stack[-1][1], stack[-1][2] = now, cnow
+
+    @property
+    def wall(self) -> dict[str, float]:
+        with self._lock:
+            return {n: sum(t[n][0] for t in self._threads) for n in self.NAMES}
+
+    @property
+    def cpu(self) -> dict[str, float]:
+        with self._lock:
+            return {n: sum(t[n][1] for t in self._threads) for n in self.NAMES}
 
     def timed(self, name: str, fn):
         import functools
@@ -248,14 +264,15 @@ class Phases:
 
     def report(self, transitions: int) -> list[str]:
         """Lines: each phase's thread time per transition (ms wall, ms CPU) and share."""
-        total_w = sum(v for k, v in self.wall.items() if k != "agents") or 1e-9
+        wall, cpu = self.wall, self.cpu
+        total_w = sum(v for k, v in wall.items() if k != "agents") or 1e-9
         lines = []
         for n in self.NAMES:
-            w, c = self.wall[n], self.cpu[n]
+            w, c = wall[n], cpu[n]
             share = "" if n == "agents" else f"  {100 * w / total_w:4.0f}% of overhead"
             lines.append(f"  {n:<13} {1000 * w / transitions:7.2f} ms wall {1000 * c / transitions:7.2f} ms CPU{share}")
-        tw = sum(v for k, v in self.wall.items() if k != "agents")
-        tc = sum(v for k, v in self.cpu.items() if k != "agents")
+        tw = sum(v for k, v in wall.items() if k != "agents")
+        tc = sum(v for k, v in cpu.items() if k != "agents")
         lines.append(f"  {'total':<13} {1000 * tw / transitions:7.2f} ms wall {1000 * tc / transitions:7.2f} ms CPU "
                      "(thread time summed over the loop and the worker threads, agents excluded)")
         return lines

@@ -166,3 +166,77 @@ def test_a_run_killed_mid_transition_resumes_with_every_stage_done_once(tmp_path
     for a in gw.store.artifacts():
         assert sha256_file(project.paths.root / a.path) == a.sha256, a.path
     gw.close()
+
+
+def _record(uid: str, order: int):
+    from fyan.state.models import UnitRecord
+
+    return UnitRecord(id=uid, order=order, kind="theorem", module=uid.upper(), layer=0, statements=[order],
+                      provenance="doc.tex:1-1")
+
+
+def test_the_ledger_orders_dependencies_first_and_ready_units_in_document_order():
+    """The ledger's order (graphlib, not networkx, since issue 28) puts every dependency before its
+    dependents — also when the document states a unit before a lemma it uses — and breaks ties
+    among units that become ready together by document order, the same order every time."""
+    from fyan.orchestrator.ledger import Ledger
+
+    units = [_record("t1", 0), _record("l2", 1), _record("a", 2), _record("b", 3), _record("c", 4)]
+    edges = [("t1", "l2"), ("t1", "c"), ("b", "a")]  # t1 uses a later lemma l2 and c; b uses a
+    for _ in range(3):
+        ledger = Ledger(list(reversed(units)), edges, [], 3)
+        assert ledger.topo == ["l2", "a", "c", "t1", "b"]
+        pos = {u: i for i, u in enumerate(ledger.topo)}
+        assert all(pos[d] < pos[u] for u, d in edges)
+
+
+def test_a_cyclic_store_fails_loudly_in_the_ledger_and_the_views():
+    """A cycle cannot pass the intake; a store edited by hand to have one is refused by name
+    (``graphlib.CycleError``), never ordered silently."""
+    from graphlib import CycleError
+
+    from fyan.orchestrator.ledger import Ledger
+    from fyan.state.lifecycle import unit_views
+    from fyan.state.models import DependencyRecord
+
+    units = [_record("a", 0), _record("b", 1)]
+    with pytest.raises(CycleError):
+        Ledger(units, [("a", "b"), ("b", "a")], [], 3)
+    deps = [DependencyRecord(unit="a", depends_on="b", origin="declared", in_proof=False, evidence=""),
+            DependencyRecord(unit="b", depends_on="a", origin="declared", in_proof=False, evidence="")]
+    with pytest.raises(CycleError):
+        unit_views(units, deps, [], 3)
+
+
+def test_the_restart_path_does_not_import_networkx():
+    """What a restart imports before its first dispatch (the daemon, the gateway, the ledger)
+    leaves networkx out: its import alone was ~60 ms of the restart (issue 28)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = ("import sys; from fyan.orchestrator.daemon import Daemon; from fyan.orchestrator.ledger import Ledger; "
+            "from fyan.state.gateway import Gateway; from fyan.lean import package; print('networkx' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_the_overhead_bench_prints_both_methods_side_by_side(tmp_path):
+    """``scripts/bench_overhead.py`` runs (a small DAG) and prints, from one invocation, the run
+    with nothing added against the target and the timed run's breakdown by phase."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    out = subprocess.run([sys.executable, "scripts/bench_overhead.py", "--units", "12", "--dir", str(tmp_path)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    text = out.stdout
+    assert "run with nothing added (turn-2's method):" in text and "run with the phase timers:" in text
+    assert text.count("per-transition overhead (turn-2's method):") == 2
+    assert "complete 12/12, ledger agrees with store: True" in text
+    for phase in ("state writes", "state reads", "file I/O", "dispatch", "other"):
+        assert phase in text

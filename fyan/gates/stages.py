@@ -35,7 +35,6 @@ import time
 
 from pathlib import Path
 
-import networkx as nx
 from pydantic import ValidationError
 
 from fyan import logs
@@ -80,6 +79,8 @@ def check_reason(ctx: CheckContext) -> CheckOutcome:
 
 
 def _lemma_dag(path: Path) -> tuple[LemmaDag | None, list[str]]:
+    import networkx as nx  # here: not needed before a plan is checked (restart path, issue 28)
+
     try:
         dag = LemmaDag.model_validate_json(safefile.read_text(path))
     except (ValidationError, ValueError) as e:

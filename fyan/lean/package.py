@@ -31,8 +31,6 @@ import shutil
 from pathlib import Path
 from string import Template
 
-import networkx as nx
-
 from fyan.lean.header import read_header
 from fyan.lean.render import comment_text, dotted_name
 from fyan.project import Project
@@ -54,6 +52,8 @@ def unit_module(project: Project, unit: UnitRecord, part: str = "Basic") -> str:
 
 def upstream(store: Store, unit_id: str) -> list[UnitRecord]:
     """All transitive dependencies of ``unit_id``, in document order."""
+    import networkx as nx  # here: the restart path imports this module, not this function (issue 28)
+
     g = nx.DiGraph()
     g.add_edges_from((d.unit, d.depends_on) for d in store.deps())
     ids = nx.descendants(g, unit_id) if unit_id in g else set()

@@ -30,8 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-
-import networkx as nx
+from graphlib import TopologicalSorter
 
 from fyan.state.models import (
     DependencyRecord,
@@ -168,12 +167,9 @@ def unit_views(
     for d in deps:
         if d.depends_on not in depends[d.unit]:
             depends[d.unit].append(d.depends_on)
-    g = nx.DiGraph()
-    g.add_nodes_from(depends)
-    g.add_edges_from((u, d) for u, ds in depends.items() for d in ds)
     views: dict[str, UnitView] = {}
     record = {u.id: u for u in units}
-    for uid in reversed(list(nx.topological_sort(g))):
+    for uid in TopologicalSorter(depends).static_order():  # dependencies first
         p = progress(by_unit[uid], attempts_per_stage, max(session_start, scoped.get(uid, 0.0)), resets.get(uid, 0),
                      uid in adopted)
         views[uid] = unit_view(record[uid], p, depends[uid], views)
