@@ -16,15 +16,16 @@ in a private network namespace: the script re-runs itself under ``unshare -n``, 
 figure then includes Ray's own dispatch. The cost per transition must not grow with the
 project (issue 14): compare ``--units 500`` with ``--units 5000`` on each backend.
 
-``--method`` (issue 28): ``baseline`` runs once with nothing added and prints the figures as
+``--method`` (issue 28): ``baseline`` runs with nothing added and prints the figures as
 this bench computed them before (turn-2's method: per-transition overhead = (wall time − the
 agents' time spread over the slots) / transitions, and the process's CPU time / transitions);
-``phases`` runs once with the phase timers (``benchlib.Phases``) and prints the same two figures
-of that timed run and the time per transition of each phase (state writes, state reads, hashing,
+``phases`` runs with the phase timers (``benchlib.Phases``) and prints the same two figures
+of the timed run and the time per transition of each phase (state writes, state reads, hashing,
 file I/O, dispatch, other: thread time summed over the loop and worker threads); ``both`` (the
-default) does the two runs one after the other on the same DAG in one invocation, so the
+default) does both runs on the same DAG in one invocation, so the
 figure against the target comes from the run with nothing added and the breakdown from the timed
-run, side by side (the timers themselves cost ~5-15 % of a transition: compare the two runs'
+run, side by side; each method runs ``--repeat`` times (3), interleaved, and its figures are the
+medians, every run's value printed (the timers themselves cost ~5-15 % of a transition: compare the two runs'
 figures). The load average is printed: on a shared machine the wall figure moves with it, the CPU
 figure much less. A 10-unit warm-up run comes first and is not reported (one-time costs of a
 process belong to the restart figure, ``scripts/bench_resume.py``).
@@ -127,17 +128,33 @@ def run_once(args, deps: dict, timed: bool) -> dict:
     return out
 
 
-def print_figures(label: str, r: dict, parallelism: int) -> None:
-    n = max(1, r["transitions"])
-    agent_s = r["agents"] / parallelism  # agents' own time (writing their files), spread over the slots
-    print(f"{label}:")
-    print(f"  complete {r['complete']}/{r['units']}, ledger agrees with store: {not r['problems']}; "
-          f"transitions (stage attempts opened and closed): {r['transitions']}; wall time {r['wall']:.2f} s")
-    print(f"  per-transition overhead (turn-2's method): {1000 * (r['wall'] - agent_s) / n:.2f} ms (target < 5 ms)")
-    print(f"  CPU time of this process per transition (turn-2's method): {1000 * r['cpu'] / n:.2f} ms (steadier "
-          "than the wall time on a shared machine; with --backend ray the workers' CPU is not in it)")
-    print(f"  overhead share of wall time: {100 * (r['wall'] - agent_s) / r['wall']:.0f}% (the agent doubles' own "
-          f"work, {r['agents']:.2f} s over {parallelism} slots, is the rest)")
+def print_figures(label: str, runs: list[dict], parallelism: int) -> None:
+    """The figures of ``runs`` (repeats of one method): the median of each, and every run's value."""
+    import statistics
+
+    def per_transition(r: dict) -> float:
+        return 1000 * (r["wall"] - r["agents"] / parallelism) / max(1, r["transitions"])  # agents spread over the slots
+
+    def cpu(r: dict) -> float:
+        return 1000 * r["cpu"] / max(1, r["transitions"])
+
+    def fig(f) -> str:
+        values = [f(r) for r in runs]
+        return f"{statistics.median(values):.2f} ms" + (f" (runs: {', '.join(f'{v:.2f}' for v in values)})"
+                                                        if len(values) > 1 else "")
+
+    r0 = runs[0]
+    walls = ", ".join(f"{r['wall']:.2f}" for r in runs)
+    print(f"{label}, {len(runs)} run(s):")
+    print(f"  complete {min(r['complete'] for r in runs)}/{r0['units']} in every run, ledger agrees with store: "
+          f"{not any(r['problems'] for r in runs)}; transitions (stage attempts opened and closed) per run: "
+          f"{r0['transitions']}; wall time {walls} s")
+    print(f"  per-transition overhead (turn-2's method): median {fig(per_transition)} (target < 5 ms)")
+    print(f"  CPU time of this process per transition (turn-2's method): median {fig(cpu)} (all threads: above the "
+          "wall figure when threads overlap on several cores; with --backend ray the workers' CPU is not in it)")
+    share = statistics.median(100 * (r["wall"] - r["agents"] / parallelism) / r["wall"] for r in runs)
+    print(f"  overhead share of wall time: {share:.0f}% (the agent doubles' own work, spread over {parallelism} "
+          "slots, is the rest)")
 
 
 def main() -> int:
@@ -154,6 +171,8 @@ def main() -> int:
     ap.add_argument("--method", choices=["baseline", "phases", "both"], default="both",
                     help="baseline: one run, nothing added (turn-2's figures); phases: one run with the phase timers "
                     "(figures and breakdown); both: the two runs, one after the other")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs of each method (interleaved); the figures are their medians (default 3)")
     args = ap.parse_args()
     load_before = os.getloadavg()
     if args.backend == "ray":
@@ -169,25 +188,30 @@ def main() -> int:
     # costs of a process (the modules imported at the first attempt, the prompts unpacked, the
     # executor's set-up): those are the restart's, measured by scripts/bench_resume.py
     run_once(args, random_dag(10, args.seed), timed=False)
-    results = []
-    if args.method in ("baseline", "both"):
-        results.append(("run with nothing added (turn-2's method)", run_once(args, deps, timed=False)))
-    if args.method in ("phases", "both"):
-        results.append(("run with the phase timers", run_once(args, deps, timed=True)))
+    untimed: list[dict] = []
+    timed: list[dict] = []
+    for _ in range(args.repeat):  # interleaved, so a change of the machine's load falls on both methods
+        if args.method in ("baseline", "both"):
+            untimed.append(run_once(args, deps, timed=False))
+        if args.method in ("phases", "both"):
+            timed.append(run_once(args, deps, timed=True))
+    results = [(label, runs) for label, runs in (("run with nothing added (turn-2's method)", untimed),
+                                                 ("run with the phase timers", timed)) if runs]
     load_after = os.getloadavg()
     print(f"backend: {args.backend}, method: {args.method}")
     print(f"load average (1, 5, 15 min) before: {' '.join(f'{x:.2f}' for x in load_before)}, after: "
           f"{' '.join(f'{x:.2f}' for x in load_after)} on {os.cpu_count()} CPUs")
     print(f"units: {args.units} ({sum(len(d) for d in deps.values())} edges), parallelism {args.parallelism}; "
-          f"project folder: {results[0][1]['where'] or tempfile.gettempdir()}")
-    for label, r in results:
-        print_figures(label, r, args.parallelism)
-        if r["phases"]:
-            print("  per transition, by phase (thread time of the loop and worker threads):")
-            for line in r["phases"]:
+          f"project folder: {results[0][1][0]['where'] or tempfile.gettempdir()}")
+    for label, runs in results:
+        print_figures(label, runs, args.parallelism)
+        if runs[0]["phases"]:
+            print(f"  per transition, by phase (thread time of the loop and worker threads; the timed run "
+                  f"with the median wall time):")
+            for line in sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]["phases"]:
                 print("  " + line)
     print(f"peak resident memory: {peak_rss_mib():.0f} MiB (target < 200 MB)")
-    ok = all(r["complete"] == r["units"] and not r["problems"] for _, r in results)
+    ok = all(r["complete"] == r["units"] and not r["problems"] for _, runs in results for r in runs)
     return 0 if ok else 1
 
 
