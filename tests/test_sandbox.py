@@ -394,3 +394,88 @@ def test_secret_looking_fyan_variables_of_every_spelling_stay_out(tmp_path, monk
     assert "FYAN_AGENTS__PROVE__MODEL=kept-model" in result.output
     passed = run_process(["/bin/sh", "-c", "env"], cwd=tmp_path, timeout_s=30, sandbox=sandbox, pass_env=[name])
     assert f"{name}={value}" in passed.output  # a pass_env still names it through
+
+
+def _host_socket(path: Path) -> tuple[socket.socket, list[bytes]]:
+    """A Unix socket listening at ``path`` on the host; what connects to it is collected."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    server.settimeout(0.2)
+    got: list[bytes] = []
+
+    def accept() -> None:
+        while server.fileno() != -1:
+            try:
+                conn, _ = server.accept()
+            except (TimeoutError, OSError):
+                continue
+            with conn:
+                got.append(conn.recv(64))
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server, got
+
+
+PROGRAM_PLACES = ["home/bin/agent", "home/agent.sh", "proj/bin/agent", "proj/agent.sh", "proj/bin/../agent.sh",
+                  "/tmp/agent.sh", "interpreter-in-home", "interpreter-in-tmp"]
+
+
+@needs_bwrap
+@pytest.mark.parametrize("place", PROGRAM_PLACES)
+def test_where_the_program_lives_never_binds_back_a_hidden_or_private_folder(outside_tmp, monkeypatch, place):
+    """Red-team finding (program_paths): the prefix of the program a confined process starts (the
+    folder above bin/, else its own folder; of its interpreter too) was bound back read-only
+    whole. A program kept in ~/bin or ~/ bound the whole home (~/.ssh) back; in the project's
+    bin/ or root, the project with .fyan/state.db; directly in /tmp, the host's real /tmp with
+    its Unix sockets (tmux, ssh-agent, X11: connect works on a read-only mount). Each of these
+    now binds only the program itself; it still runs."""
+    base = outside_tmp
+    home, proj = base / "home", base / "proj"
+    ws = proj / ".fyan" / "work" / "u"
+    for d in (home / "bin", home / ".ssh", proj / "bin", proj / "lean", ws, base / "tools"):
+        d.mkdir(parents=True, exist_ok=True)
+    (home / ".ssh" / "id_rsa").write_text("HOME-SECRET\n")
+    (proj / ".fyan" / "state.db").write_text("STATE-DB\n")
+    monkeypatch.setenv("HOME", str(home))
+    sock_dir = Path(tempfile.mkdtemp(prefix="fyan-rt-sock-", dir="/tmp"))
+    server, got = _host_socket(sock_dir / "agent.sock")
+    connect = (f"{sys.executable if Path(sys.executable).is_relative_to('/usr') else '/usr/bin/python3'} -c "
+               f"\"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{sock_dir}/agent.sock'); "
+               "s.send(b'ESCAPED')\" 2>/dev/null && echo CONNECTED")
+    body = (f"echo ran; cat {home}/.ssh/id_rsa {proj}/.fyan/state.db 2>/dev/null; ls -A /tmp; {connect}; "
+            "echo done\n")
+    made: list[Path] = []
+    if place.startswith("interpreter-in-"):
+        folder = home if place.endswith("home") else Path("/tmp")
+        shell = Path(tempfile.mktemp(prefix="fyan-rt-sh-", dir=folder))
+        shell.symlink_to("/bin/sh")
+        made.append(shell)
+        program = base / "tools" / "agent.sh"
+        program.write_text(f"#!{shell}\n{body}")
+        argv0 = str(program)
+    else:
+        if place == "/tmp/agent.sh":
+            program = Path(tempfile.mktemp(prefix="fyan-rt-agent-", suffix=".sh", dir="/tmp"))
+            made.append(program)
+            argv0 = str(program)
+        else:
+            argv0 = str(base / place)
+            program = Path(argv0).resolve()
+        program.write_text("#!/bin/sh\n" + body)
+    program.chmod(0o755)
+    try:
+        confinement = project_confinement(proj, [ws])
+        result = run_process([argv0], cwd=ws, timeout_s=60, sandbox="require", confinement=confinement)
+    finally:
+        server.close()
+        for p in made:
+            p.unlink()
+        shutil.rmtree(sock_dir, ignore_errors=True)
+    out = result.output
+    if ".." in place:  # "proj/bin/.." needs proj/bin, hidden inside the sandbox: it may not start, never leak
+        assert result.sandboxed and (result.exit_code == 0 or "ran" not in out), result
+    else:
+        assert result.sandboxed and result.exit_code == 0 and "ran" in out and "done" in out, result
+    assert "HOME-SECRET" not in out and "STATE-DB" not in out, out
+    assert "CONNECTED" not in out and got == [] and sock_dir.name not in out, out

@@ -274,31 +274,44 @@ def _prefix(real: Path) -> Path:
     return real.parent.parent if real.parent.name == "bin" else real.parent
 
 
-def program_paths(program: str, path_env: str | None = None) -> list[Path]:
+def program_paths(program: str, path_env: str | None = None,
+                  hidden: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
     """Folders the program a confined process starts needs to read: the installation prefix of
-    its real path (the folder above ``bin/``, else its own folder) and, for a script, that of
-    its interpreter (``#!/path/python``, ``#!/usr/bin/env node``). Bound back read-only, so a
-    program installed in a private folder (``$HOME``: pyenv, ``~/.local``) still runs."""
-    found = shutil.which(program, path=path_env if path_env is not None else os.environ.get("PATH"))
+    its real path (the folder above ``bin/``, else its own folder) and of its path as named
+    (``..`` collapsed), and, for a script, those of its interpreter (``#!/path/python``,
+    ``#!/usr/bin/env node``). Bound back read-only, so a program installed in a private folder
+    (``$HOME``: pyenv, ``~/.local``) still runs. A prefix that *is* one of ``hidden`` (resolved:
+    the folders the sandbox hides or keeps private) would bind that whole folder back (``~/bin/x``
+    or ``~/x.sh``: the home with ``~/.ssh``; ``<project>/bin/x``: the project with ``.fyan/``;
+    ``/tmp/x.sh``: the host's ``/tmp`` with its sockets): only the program (or interpreter) file
+    itself is bound then."""
+    search = path_env if path_env is not None else os.environ.get("PATH")
+    found = shutil.which(program, path=search)
     if found is None:
         return []
-    real = Path(found).resolve()
-    # the prefix of the path as named too: a virtual environment's bin/python is a link to the
-    # base interpreter, and the environment itself (pyvenv.cfg, site-packages) must be readable
-    paths = [_prefix(real), _prefix(Path(found).absolute())]
+    closed = {Path(h).resolve() for h in hidden}
+
+    def prefixes(named: str) -> list[Path]:
+        real, called = Path(named).resolve(), Path(os.path.abspath(named))  # abspath: "a/bin/../x" is a/x
+        # the prefix of the path as named too: a virtual environment's bin/python is a link to the
+        # base interpreter, and the environment itself (pyvenv.cfg, site-packages) must be readable
+        return [exe if prefix.resolve() in closed else prefix
+                for exe, prefix in ((real, _prefix(real)), (called, _prefix(called)))]
+
+    paths = prefixes(found)
     try:
-        with open(real, "rb") as f:
+        with open(Path(found).resolve(), "rb") as f:
             head = f.read(256)
     except OSError:
-        return paths
+        return list(dict.fromkeys(paths))
     if head.startswith(b"#!"):
         words = head[2:].split(b"\n", 1)[0].decode(errors="replace").split()
         if words and Path(words[0]).name == "env" and len(words) > 1:
             words = [w for w in words[1:] if not w.startswith("-")][:1]
         if words:
-            interpreter = shutil.which(words[0], path=path_env if path_env is not None else os.environ.get("PATH"))
+            interpreter = shutil.which(words[0], path=search)
             if interpreter:
-                paths += [_prefix(Path(interpreter).resolve()), _prefix(Path(interpreter).absolute())]
+                paths += prefixes(interpreter)
     return list(dict.fromkeys(paths))
 
 
@@ -321,7 +334,7 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
     private = private_dirs()
     masks = [h for h in masks if h not in private]
     hidden = private + masks
-    read_only = [r.resolve() for r in confinement.read_only] + program_paths(argv[0])
+    read_only = [r.resolve() for r in confinement.read_only] + program_paths(argv[0], hidden=hidden)
     if confinement.network:
         resolv = Path("/etc/resolv.conf").resolve()
         if resolv.exists() and _inside(resolv, hidden):
