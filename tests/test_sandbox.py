@@ -356,13 +356,18 @@ def test_private_folders_and_no_privilege_inside(tmp_path, outside_tmp):
 
 
 @needs_bwrap
-def test_a_setuid_program_written_inside_loses_the_bit(tmp_path, outside_tmp):
+def test_a_setuid_program_written_inside_loses_the_bit(tmp_path, outside_tmp, monkeypatch):
     """Fresh-eyes finding (issue 23): the uid inside stays the caller's, so a confined root
     process could leave a setuid-root program in its workspace for the host's other users.
-    Every regular file it wrote loses the setuid/setgid bits when it ends."""
+    Every regular file it wrote loses the setuid/setgid bits when it ends. (Here without the
+    seccomp filter that refuses the bits in the first place, as on an architecture it has no
+    table for: the strip is the second line.)"""
     import os
     import stat
 
+    from fyan.lean import seccomp
+
+    monkeypatch.setattr(seccomp, "program", lambda machine=None: None)
     ws = outside_tmp / "ws"
     ws.mkdir()
     script = "cp /bin/true prog && chmod 6755 prog && echo set; mkdir -p d && cp /bin/true d/p2 && chmod u+s d/p2"
@@ -479,3 +484,107 @@ def test_where_the_program_lives_never_binds_back_a_hidden_or_private_folder(out
         assert result.sandboxed and result.exit_code == 0 and "ran" in out and "done" in out, result
     assert "HOME-SECRET" not in out and "STATE-DB" not in out, out
     assert "CONNECTED" not in out and got == [] and sock_dir.name not in out, out
+
+
+SET_ID_WAYS = {
+    "chmod u+s": "cp /bin/true p && chmod u+s p",
+    "chmod g+s": "cp /bin/true p && chmod g+s p",
+    "chmod 6755": "cp /bin/true p && chmod 6755 p",
+    "install -m 4755": "install -m 4755 /bin/true p",
+    "open(O_CREAT, 04755)": "python3 -c \"import os; os.close(os.open('p', os.O_CREAT | os.O_WRONLY, 0o4755))\"",
+    "mknod(S_IFREG | 02755)": "python3 -c \"import os, stat; os.mknod('p', stat.S_IFREG | 0o2755)\"",
+    "fchmod": "python3 -c \"import os; f = os.open('p', os.O_CREAT | os.O_WRONLY, 0o755); os.fchmod(f, 0o4755)\"",
+    "cp -p of a setuid program": "cp -p $(command -v su || command -v passwd) p",
+}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("way", sorted(SET_ID_WAYS))
+def test_no_setuid_or_setgid_file_exists_even_while_the_confined_process_runs(outside_tmp, way):
+    """Red-team finding: the uid inside stays the caller's (0 for root) and the set-id bits were
+    only cleared after the process ended: while it ran (up to its timeout), any user of the host
+    who could reach the workspace ran its `chmod u+s` copy of /bin/sh with euid 0. A seccomp filter
+    (fyan.lean.seccomp) refuses a mode with S_ISUID/S_ISGID in every call that sets or creates one;
+    ordinary modes still work. The mode is read inside, while the process still runs."""
+    import os
+    import stat
+
+    ws = outside_tmp / "ws"
+    ws.mkdir()
+    script = (f"{SET_ID_WAYS[way]}; [ -e p ] && echo \"mode=$(stat -c %a p)\"; "
+              "cp /bin/true q && chmod 750 q && echo \"plain=$(stat -c %a q)\"")
+    result = run_process(["/bin/sh", "-c", script], cwd=ws, timeout_s=60, sandbox="require")
+    out = result.output
+    assert result.sandboxed and "plain=750" in out, out
+    inside = [line.split("=", 1)[1] for line in out.splitlines() if line.startswith("mode=")]
+    assert all(int(m, 8) & (stat.S_ISUID | stat.S_ISGID) == 0 for m in inside), out
+    if (ws / "p").exists():
+        assert not os.lstat(ws / "p").st_mode & (stat.S_ISUID | stat.S_ISGID)
+
+
+def test_the_seccomp_filter_exists_where_it_has_a_table_and_is_well_formed():
+    """Each known architecture gets a program of whole 8-byte instructions ending in a return;
+    an unknown one gets none (the strip alone then)."""
+    from fyan.lean import seccomp
+
+    for machine in seccomp.TABLES:
+        prog = seccomp.program(machine)
+        assert prog and len(prog) % 8 == 0 and prog[-8:-6] == (0x06).to_bytes(2, sys.byteorder)
+    assert seccomp.program("sparc64") is None
+
+
+UNIX_WAYS = {
+    "stream by path": "s = socket.socket(socket.AF_UNIX); s.connect(PATH); s.send(b'ESCAPED')",
+    "datagram by path": "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b'ESCAPED', DGRAM)",
+    "datagram pair, sendto a path": "a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); "
+                                    "a.sendto(b'ESCAPED', DGRAM)",
+    "abstract name": "s = socket.socket(socket.AF_UNIX); s.connect(ABSTRACT); s.send(b'ESCAPED')",
+}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", [False, True], ids=["no-network", "network"])
+@pytest.mark.parametrize("way", sorted(UNIX_WAYS))
+def test_no_unix_socket_of_the_host_is_reachable_wherever_it_lives(outside_tmp, network, way):
+    """Red-team finding: only the private folders kept host sockets away; one anywhere else that
+    the sandbox shows (/var/snap/lxd/common/lxd/unix.socket, /var/lib/kubelet/..., a folder the
+    confinement names readable, here the project's Lake package) took a connection from a
+    confined root process, and with the network on every abstract socket of the host too. The
+    seccomp filter refuses socket(AF_UNIX) and datagram socket pairs; a stream pair still works."""
+    import os
+
+    proj = outside_tmp / "p"
+    ws, lean = proj / "ws", proj / "lean"
+    ws.mkdir(parents=True)
+    lean.mkdir()
+    path = str(lean / "s.sock")
+    dgram = str(lean / "d.sock")
+    abstract = f"\0fyan-rt-{os.getpid()}-{outside_tmp.name}"
+    got: list[bytes] = []
+    stream, stream_got = _host_socket(Path(path))
+    abstract_server = socket.socket(socket.AF_UNIX)
+    abstract_server.bind(abstract)
+    abstract_server.listen(1)
+    abstract_server.settimeout(0.2)
+    receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    receiver.bind(dgram)
+    receiver.settimeout(0.2)
+    code = (f"import socket\nPATH, DGRAM, ABSTRACT = {path!r}, {dgram!r}, {abstract!r}\n"
+            f"try:\n    {UNIX_WAYS[way]}\n    print('REACHED')\nexcept OSError as e:\n    print('refused', e)\n"
+            "a, b = socket.socketpair(); a.send(b'x'); print('pair', b.recv(1))\n")
+    try:
+        confinement = project_confinement(proj, [ws], network=network)
+        result = run_process(["/usr/bin/python3", "-c", code], cwd=ws, timeout_s=60, sandbox="require",
+                             confinement=confinement)
+        for server in (abstract_server, receiver):
+            try:
+                got.append(server.accept()[0].recv(16) if server is abstract_server else server.recv(16))
+            except (TimeoutError, OSError):
+                pass
+    finally:
+        stream.close()
+        abstract_server.close()
+        receiver.close()
+    out = result.output
+    assert result.sandboxed and "pair b'x'" in out, out
+    assert "REACHED" not in out and "refused" in out and got == [] and stream_got == [], (out, got)

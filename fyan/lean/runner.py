@@ -24,7 +24,8 @@ agent is an untrusted process itself (DESIGN.md §2). ``run_process`` runs a com
   files are neither writable nor readable; ``read_only`` paths bound back read-only (the
   toolchain under ``~/.elan``, the project's Lake package, outputs a build must not touch);
   ``writable`` folders (the workspace) bound read-write; the network unshared (a private
-  loopback only, no abstract Unix sockets of the host) unless ``network`` is set. ``TMPDIR``
+  loopback only, no abstract Unix sockets of the host) unless ``network`` is set; a seccomp
+  filter (``fyan.lean.seccomp``) refuses setuid/setgid modes and Unix sockets. ``TMPDIR``
   points into the first writable folder (``.sandbox-tmp/``), so temporary files live on disk,
   not in the memory of a tmpfs;
 * unconfined (``off``, or ``auto`` without bwrap) through ``fyan/lean/reaper.py``, which ends
@@ -65,6 +66,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+
+from fyan.lean import seccomp
 
 #: Output fragments that mean an allocation failed (Python, C++, libc, Lean's runtime panic).
 MEMORY_MARKERS = ("out of memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory")
@@ -315,6 +318,11 @@ def program_paths(program: str, path_env: str | None = None,
     return list(dict.fromkeys(paths))
 
 
+#: stands for the fd of the seccomp filter (``fyan.lean.seccomp``) in a bwrap command line until
+#: ``ProcessGroup.start`` opens it (a pipe holding the program, passed to bwrap alone)
+SECCOMP_FD = "{fyan-seccomp-fd}"
+
+
 def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement) -> list[str]:
     """The ``bwrap`` command line that runs ``argv`` in ``cwd`` under ``confinement`` (module
     docstring): ``namespace_flags``, the whole file system read-only, a new ``/dev`` (its
@@ -352,6 +360,8 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
         cmd += mount
     for h in masks:  # last: the mount points of what is bound inside a mask are made by now
         cmd += ["--remount-ro", str(h)]
+    if seccomp.program() is not None:  # no setuid/setgid file, not even while it runs (fyan.lean.seccomp)
+        cmd += ["--seccomp", SECCOMP_FD]
     cmd += ["--chdir", str(cwd.resolve()), "--"]
     return cmd + argv
 
@@ -530,12 +540,26 @@ class ProcessGroup:
         self.peak_rss_mb: float | None = None
 
     def start(self) -> subprocess.Popen:
-        """Start the command in a new session (raises ``OSError`` when it cannot start)."""
-        self.proc = subprocess.Popen(
-            self.argv, cwd=self.cwd, env=self.env, stdout=subprocess.PIPE, stderr=self.stderr,
-            stdin=self.stdin if self.stdin is not None else subprocess.DEVNULL,
-            start_new_session=True, preexec_fn=_limit(self.memory_mb), close_fds=True,
-        )
+        """Start the command in a new session (raises ``OSError`` when it cannot start). A bwrap
+        command line's ``SECCOMP_FD`` becomes a pipe holding the seccomp filter, passed to it alone."""
+        argv, passed = list(self.argv), ()
+        if SECCOMP_FD in argv:
+            read, write = os.pipe()
+            try:
+                os.write(write, seccomp.program() or b"")
+            finally:
+                os.close(write)
+            argv[argv.index(SECCOMP_FD)] = str(read)  # the first one: bwrap's, before the command's own
+            passed = (read,)
+        try:
+            self.proc = subprocess.Popen(
+                argv, cwd=self.cwd, env=self.env, stdout=subprocess.PIPE, stderr=self.stderr,
+                stdin=self.stdin if self.stdin is not None else subprocess.DEVNULL,
+                start_new_session=True, preexec_fn=_limit(self.memory_mb), close_fds=True, pass_fds=passed,
+            )
+        finally:
+            for fd in passed:
+                os.close(fd)
         return self.proc
 
     def end(self) -> None:
