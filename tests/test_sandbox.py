@@ -588,3 +588,23 @@ def test_no_unix_socket_of_the_host_is_reachable_wherever_it_lives(outside_tmp, 
     out = result.output
     assert result.sandboxed and "pair b'x'" in out, out
     assert "REACHED" not in out and "refused" in out and got == [] and stream_got == [], (out, got)
+
+
+@pytest.mark.parametrize("sandbox", ["off", "require"])
+def test_a_missing_program_could_not_start_and_a_relative_one_is_found_in_the_working_folder(tmp_path, sandbox):
+    """Unconfined, a program that does not exist is "could not start" (exit None, the log kept),
+    never the reaper's exit 127; a relative ``./prog`` is the working folder's, as exec resolves
+    it in the child, confined or not (the check looked in Fyan's own folder and refused it)."""
+    if sandbox == "require" and BWRAP is None:
+        pytest.skip(f"no usable bubblewrap here: {WHY}")
+    log = tmp_path / "logs" / "run.log"
+    missing = run_process(["fyan-no-such-program"], cwd=tmp_path, timeout_s=30, sandbox=sandbox, log_path=log)
+    assert not missing.ok, missing  # confined: bwrap's own exit 1 ("execvp ...: No such file")
+    if sandbox == "off":
+        assert missing.exit_code is None and "could not start fyan-no-such-program" in missing.note
+        assert "could not start" in log.read_text()
+    prog = tmp_path / "prog.sh"
+    prog.write_text("#!/bin/sh\necho relative-ran\n")
+    prog.chmod(0o755)
+    ran = run_process(["./prog.sh"], cwd=tmp_path, timeout_s=30, sandbox=sandbox)
+    assert ran.exit_code == 0 and "relative-ran" in ran.output, ran

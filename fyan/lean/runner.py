@@ -668,7 +668,9 @@ def run_process(
     run_env = {**base, "NO_COLOR": "1", "TERM": "dumb"}
     if sandboxed and confinement.writable:
         run_env["TMPDIR"] = str(sandbox_tmpdir(confinement.writable))
-    if not sandboxed and shutil.which(argv[0], path=run_env.get("PATH", os.defpath)) is None:
+    # a relative path with a slash is the child's: exec resolves it in ``cwd``, not in Fyan's folder
+    program = argv[0] if os.sep not in argv[0] or os.path.isabs(argv[0]) else os.path.join(cwd, argv[0])
+    if not sandboxed and shutil.which(program, path=run_env.get("PATH", os.defpath)) is None:
         # unconfined, the reaper would start and report exit 127: say what happened instead
         return _finish(ProcessResult(argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0,
                                      note=f"could not start {argv[0]}: no such program (or not executable)"),
