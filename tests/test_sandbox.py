@@ -608,3 +608,38 @@ def test_a_missing_program_could_not_start_and_a_relative_one_is_found_in_the_wo
     prog.chmod(0o755)
     ran = run_process(["./prog.sh"], cwd=tmp_path, timeout_s=30, sandbox=sandbox)
     assert ran.exit_code == 0 and "relative-ran" in ran.output, ran
+
+
+@needs_bwrap
+@pytest.mark.parametrize("place", ["home/bin/lake", "home/lake", "proj/bin/lake", "proj/lake", "/tmp/lake"])
+def test_where_lake_lives_never_binds_back_a_hidden_or_private_folder(outside_tmp, monkeypatch, place):
+    """Red-team finding, the same kind as the program's prefix: ``toolchain_paths`` bound the
+    prefix of ``lake``'s real path back read-only, for builds and command agents; ``lake`` kept in
+    ~/bin or the project's bin/ brought back the home (~/.ssh) or the project (.fyan/state.db),
+    in /tmp the host's /tmp. Now only ``lake`` itself is bound there."""
+    from fyan.agents.providers.command import CommandAgentProvider
+
+    home, proj = outside_tmp / "home", outside_tmp / "proj"
+    ws = proj / "ws"
+    for d in (home / "bin", home / ".ssh", proj / "bin", proj / ".fyan", ws):
+        d.mkdir(parents=True, exist_ok=True)
+    (home / ".ssh" / "id_rsa").write_text("HOME-SECRET\n")
+    (proj / ".fyan" / "state.db").write_text("STATE-DB\n")
+    monkeypatch.setenv("HOME", str(home))
+    lake = Path(tempfile.mktemp(prefix="fyan-rt-lake-", dir="/tmp")) if place == "/tmp/lake" else outside_tmp / place
+    lake.write_text("#!/bin/sh\necho lake-ran\n")
+    lake.chmod(0o755)
+    marker = Path(tempfile.mkdtemp(prefix="fyan-rt-tmp-", dir="/tmp"))
+    script = f"cat {home}/.ssh/id_rsa {proj}/.fyan/state.db; ls -A /tmp; {lake}"
+    try:
+        agent = CommandAgentProvider(["/bin/sh"], project_root=proj, lake=lake)
+        for confinement in (project_confinement(proj, [ws], lake=lake), agent.confinement(ws)):
+            result = run_process(["/bin/sh", "-c", script], cwd=ws, timeout_s=60, sandbox="require",
+                                 confinement=confinement)
+            out = result.output
+            assert result.sandboxed and "lake-ran" in out, out
+            assert "HOME-SECRET" not in out and "STATE-DB" not in out and marker.name not in out, out
+    finally:
+        shutil.rmtree(marker, ignore_errors=True)
+        if place == "/tmp/lake":
+            lake.unlink()

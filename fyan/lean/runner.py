@@ -157,19 +157,25 @@ def home_dir(env: dict[str, str] | None = None) -> Path | None:
     return None if path.resolve() == Path("/") else path
 
 
-def toolchain_paths(lake: Path | str | None, env: dict[str, str] | None = None) -> list[Path]:
+def toolchain_paths(lake: Path | str | None, env: dict[str, str] | None = None,
+                    hidden: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
     """Folders a Lean toolchain reads from, to bind back read-only inside a hidden home: elan's
-    home (``$ELAN_HOME`` or ``~/.elan``) and the prefix of ``lake`` itself (its real path)."""
+    home (``$ELAN_HOME`` or ``~/.elan``) and the prefix of ``lake`` itself (its real path). A
+    folder that is itself one of ``hidden`` or a private folder (``private_dirs``: ``lake`` in
+    ``~/bin`` or ``/tmp``, in the project's ``bin/``) is never bound back whole: ``lake`` itself
+    is, elan's home is not (as ``program_paths`` does for a confined process's program)."""
     env = env if env is not None else dict(os.environ)
+    closed = {Path(h).resolve() for h in hidden} | set(private_dirs(env))
     found: list[Path] = []
     elan = env.get("ELAN_HOME")
     home = home_dir(env)
     for cand in ([Path(elan)] if elan else []) + ([home / ".elan"] if home else []):
-        if cand.is_dir():
+        if cand.is_dir() and cand.resolve() not in closed:
             found.append(cand)
     if lake:
         real = Path(lake).resolve()
-        found.append(real.parent.parent if real.parent.name == "bin" else real.parent)
+        prefix = real.parent.parent if real.parent.name == "bin" else real.parent
+        found.append(real if prefix.resolve() in closed else prefix)
     return list(dict.fromkeys(found))
 
 
@@ -188,7 +194,7 @@ def project_confinement(project_root: Path, writable: list[Path], *, lake: Path 
     if toolchain is not None:
         lake = toolchain.lake
         extra_readable = [*toolchain.readable, *(extra_readable or [])]
-    readable = [project_root / "lean", *toolchain_paths(lake), *(extra_readable or [])]
+    readable = [project_root / "lean", *toolchain_paths(lake, hidden=hidden), *(extra_readable or [])]
     return Confinement(writable=tuple(writable), read_only=tuple(readable) + tuple(read_only or ()),
                        hidden=tuple(hidden), network=network)
 

@@ -154,7 +154,7 @@ class CommandAgentProvider(Provider):
         readable: list[Path] = []
         if self.project_root is not None:
             readable.append(self.project_root / "lean")
-        readable += toolchain_paths(self.lake) + self.readable
+        readable += toolchain_paths(self.lake, hidden=hidden) + self.readable
         return Confinement(writable=(cwd, *self.writable), read_only=tuple(readable), hidden=tuple(hidden),
                            network=self.network)
 
