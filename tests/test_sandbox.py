@@ -144,6 +144,10 @@ def test_without_bwrap_auto_says_so_and_require_refuses(tmp_path):
                                     "install bubblewrap (apt-get install bubblewrap")
     assert 'or set [lean] sandbox = "off"' in required.note  # the remedy, and the explicit alternative
     assert "refused" in (tmp_path / "refused.log").read_text()
+    missing = run_process(["fyan-no-such-program"], cwd=tmp_path, timeout_s=30, sandbox="auto", env=env)
+    assert missing.exit_code is None and not missing.sandboxed  # both said: what failed, and that it was unconfined
+    assert missing.note.startswith("could not start fyan-no-such-program")
+    assert "not sandboxed: bubblewrap" in missing.note
 
 
 def test_bwrap_that_cannot_create_namespaces_is_detected(tmp_path):

@@ -679,7 +679,8 @@ def run_process(
     if not sandboxed and shutil.which(program, path=run_env.get("PATH", os.defpath)) is None:
         # unconfined, the reaper would start and report exit 127: say what happened instead
         return _finish(ProcessResult(argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0,
-                                     note=f"could not start {argv[0]}: no such program (or not executable)"),
+                                     note=f"could not start {argv[0]}: no such program (or not executable)"
+                                     + (f"; {note}" if note else "")),
                        log_path)
     group = ProcessGroup(wrapped.argv, cwd=Path(cwd), env=run_env, memory_mb=memory_mb,
                          stdin=subprocess.PIPE if stdin_text is not None else None)
