@@ -647,3 +647,74 @@ def test_where_lake_lives_never_binds_back_a_hidden_or_private_folder(outside_tm
         shutil.rmtree(marker, ignore_errors=True)
         if place == "/tmp/lake":
             lake.unlink()
+
+
+@needs_bwrap
+def test_the_kernels_knobs_are_read_only_inside_even_for_root(tmp_path, outside_tmp):
+    """Red-team finding (root only): the sandbox's new /proc left /proc/sys writable, and a sysctl
+    trusts the host's uid 0 whatever the capabilities, so a root-run confined process changed host
+    sysctls (``kernel.core_pattern = |prog`` runs prog as host root at the next crash). Tried
+    harmlessly: a sysctl's own value written back, core_pattern and sysrq-trigger opened for
+    writing without writing. /proc/sys, /proc/sysrq-trigger, /proc/irq and /proc/bus are now
+    read-only; the process's own /proc entries stay writable."""
+    ws = outside_tmp / "ws"
+    ws.mkdir()
+    code = (
+        "import os\n"
+        "v = open('/proc/sys/fs/lease-break-time').read()\n"
+        "try:\n    open('/proc/sys/fs/lease-break-time', 'w').write(v); print('WROTE sysctl')\n"
+        "except OSError as e:\n    print('refused sysctl', e.errno)\n"
+        "for p in ('/proc/sys/kernel/core_pattern', '/proc/sysrq-trigger'):\n"
+        "    try:\n        os.close(os.open(p, os.O_WRONLY)); print('OPENED', p)\n"
+        "    except OSError as e:\n        print('refused', p, e.errno)\n"
+        "open('/proc/self/comm', 'w').write('own'); print('own entry written')\n"
+    )
+    result = run_process(["/usr/bin/python3", "-c", code], cwd=ws, timeout_s=60, sandbox="require")
+    out = result.output
+    assert result.sandboxed and "own entry written" in out and "refused sysctl" in out, out
+    assert "WROTE" not in out and "OPENED" not in out, out
+
+
+KEYRING_PROBE = '''
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[sys.argv[2]]
+SESSION = ctypes.c_long(-3)  # KEY_SPEC_SESSION_KEYRING
+if sys.argv[1] == "host":  # a session keyring of its own with one secret, then a confined reader
+    libc.syscall(KEYCTL, ctypes.c_long(1), ctypes.c_long(0))  # KEYCTL_JOIN_SESSION_KEYRING
+    secret = b"KEYRING-SECRET"
+    assert libc.syscall(ADD_KEY, b"user", b"fyan-rt-secret", secret, len(secret), SESSION) > 0
+    sys.path.insert(0, sys.argv[3])
+    from pathlib import Path
+    from fyan.lean.runner import Confinement, run_process
+    ws = Path(sys.argv[4])
+    me = Path(sys.argv[0]).resolve()
+    result = run_process(["/usr/bin/python3", str(me), "inside", sys.argv[2]], cwd=ws, timeout_s=60,
+                         sandbox="require", confinement=Confinement(writable=(ws,), read_only=(me,)))
+    print(result.sandboxed, result.output)
+else:
+    key = libc.syscall(KEYCTL, ctypes.c_long(10), SESSION, b"user", b"fyan-rt-secret", ctypes.c_long(0))
+    buf = ctypes.create_string_buffer(64)
+    n = libc.syscall(KEYCTL, ctypes.c_long(11), ctypes.c_long(key), buf, ctypes.c_long(64))  # KEYCTL_READ
+    print("read", buf.raw[:max(n, 0)])
+'''
+
+
+@needs_bwrap
+def test_the_parents_session_keyring_is_out_of_reach(outside_tmp):
+    """Red-team finding (root and ordinary users): the session keyring is inherited through bwrap
+    and a user namespace, so a confined process read every key Fyan's session holds (a Kerberos
+    ticket cache, a token stored with keyctl). The seccomp filter refuses the key calls."""
+    import platform
+
+    if platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip(f"no system call table for {platform.machine()} in this test")
+    probe = outside_tmp / "keyring_probe.py"
+    probe.write_text(KEYRING_PROBE)
+    ws = outside_tmp / "ws"
+    ws.mkdir()
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(probe), "host", platform.machine(), str(root), str(ws)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("True"), done
+    assert "read b''" in done.stdout and "KEYRING-SECRET" not in done.stdout, done.stdout

@@ -324,6 +324,12 @@ def program_paths(program: str, path_env: str | None = None,
     return list(dict.fromkeys(paths))
 
 
+#: the kernel's knobs in a confined process's new ``/proc``, bound back read-only over it. The uid
+#: inside stays the caller's, and a sysctl trusts the host's uid 0 whatever its capabilities (its
+#: own permission check compares the euid with the global root): a root-run confined process
+#: wrote ``/proc/sys`` (``kernel.core_pattern = |prog``: prog runs as host root at the next crash)
+PROC_COVERS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+
 #: stands for the fd of the seccomp filter (``fyan.lean.seccomp``) in a bwrap command line until
 #: ``ProcessGroup.start`` opens it (a pipe holding the program, passed to bwrap alone)
 SECCOMP_FD = "{fyan-seccomp-fd}"
@@ -343,7 +349,10 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
     cmd = [bwrap, *namespace_flags(bwrap)]
     if not confinement.network:
         cmd.append("--unshare-net")
-    cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
+    cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for entry in PROC_COVERS:  # read-only: the uid inside may be the host's root, which sysctls trust
+        cmd += ["--ro-bind-try", entry, entry]
+    cmd += ["--tmpfs", "/dev/shm"]
     masks = [h for h in dict.fromkeys(p.resolve() for p in confinement.hidden) if h != Path("/") and h.is_dir()]
     private = private_dirs()
     masks = [h for h in masks if h not in private]

@@ -11,6 +11,10 @@ the filter cannot read (``openat2``: a struct; ``io_uring``: a ring) fail with `
 libraries fall back to the plain calls; another ABI on the same kernel (i386 ``int 0x80``, x32)
 fails with ``ENOSYS`` as a whole.
 
+The kernel's key management (``add_key``, ``request_key``, ``keyctl``) fails with ``ENOSYS`` too,
+as in Docker's default profile: the session keyring is inherited through bwrap, so a confined
+process read every key Fyan's session holds (a Kerberos ticket cache, a stored token).
+
 It also refuses (``EPERM``) ``socket(AF_UNIX, ...)`` and a datagram ``socketpair``: the only ways to
 reach a host's Unix socket by path or abstract name (``connect``/``sendto`` need such a socket). A
 socket of the host outside the private folders (``/var/snap/lxd/common/lxd/unix.socket``,
@@ -59,13 +63,14 @@ TABLES = {
     "x86_64": (0xC000003E,
                {90: 1, 91: 1, 268: 2, 452: 2,  # chmod, fchmod, fchmodat, fchmodat2
                 2: 2, 257: 3, 85: 1, 133: 1, 259: 2},  # open, openat, creat, mknod, mknodat
-               (437, 425, 426, 427),  # openat2, io_uring_setup, io_uring_enter, io_uring_register
+               (437, 425, 426, 427,  # openat2, io_uring_setup, io_uring_enter, io_uring_register
+                248, 249, 250),  # add_key, request_key, keyctl
                0x40000000,  # __X32_SYSCALL_BIT
                (41, 53)),
     "aarch64": (0xC00000B7,
                 {52: 1, 53: 2, 452: 2,  # fchmod, fchmodat, fchmodat2
                  56: 3, 33: 2},  # openat, mknodat
-                (437, 425, 426, 427),
+                (437, 425, 426, 427, 217, 218, 219),
                 None,
                 (198, 199)),
 }
