@@ -150,6 +150,27 @@ def test_without_bwrap_auto_says_so_and_require_refuses(tmp_path):
     assert "not sandboxed: bubblewrap" in missing.note
 
 
+def test_bwrap_that_cannot_load_the_seccomp_filter_is_refused_by_the_probe(tmp_path):
+    """A kernel without seccomp filters (or a container that forbids loading one) made every
+    confined process fail at bwrap's start while the probe said bwrap works: each build failed as
+    if the proof were wrong. The probe loads the filter too; ``require`` then refuses with why."""
+    from fyan.lean import seccomp
+
+    if seccomp.program() is None:
+        pytest.skip("no seccomp table for this architecture: no filter is loaded here")
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    bwrap = fake_bin / "bwrap"  # stands in for bwrap (bubblewrap 0.8, bwrap.c) on a kernel without seccomp filters
+    bwrap.write_text("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --seccomp ] && "
+                     "{ echo 'bwrap: prctl(PR_SET_SECCOMP): Invalid argument' >&2; exit 1; }; done\nexit 0\n")
+    bwrap.chmod(0o755)
+    path, why = bwrap_status(str(fake_bin))
+    assert path is None and why.endswith("a seccomp filter): bwrap: prctl(PR_SET_SECCOMP): Invalid argument"), why
+    required = run_process(["/bin/sh", "-c", "echo hi"], cwd=tmp_path, timeout_s=30, sandbox="require",
+                           env={"PATH": str(fake_bin)})
+    assert required.refused and "PR_SET_SECCOMP" in required.note
+
+
 def test_bwrap_that_cannot_create_namespaces_is_detected(tmp_path):
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()
@@ -160,7 +181,7 @@ def test_bwrap_that_cannot_create_namespaces_is_detected(tmp_path):
     path, why = bwrap_status(str(fake_bin))
     assert path is None
     assert why.startswith(f"bwrap ({bwrap}) cannot create its namespaces here (a user namespace with every "
-                          "capability dropped, pid, ipc, network): bwrap: No permissions")
+                          "capability dropped, pid, ipc, network; a seccomp filter): bwrap: No permissions")
     env = {"PATH": str(fake_bin)}
     auto = run_process(["/bin/sh", "-c", "echo hi"], cwd=tmp_path, timeout_s=30, sandbox="auto", env=env)
     assert auto.ok and not auto.sandboxed and auto.note == f"not sandboxed: {why}"

@@ -230,18 +230,31 @@ def namespace_flags(bwrap: str) -> list[str]:
 
 @lru_cache(maxsize=8)
 def _probe_bwrap(path: str) -> tuple[bool, str]:
+    # with the seccomp filter every confined process gets (a kernel without seccomp filters, or a
+    # container that forbids them, must be refused here, not fail every build as the proof's fault)
+    passed: tuple[int, ...] = ()
+    filtered: list[str] = []
+    if seccomp.program() is not None:
+        read, write = os.pipe()
+        os.write(write, seccomp.program())
+        os.close(write)
+        passed, filtered = (read,), ["--seccomp", str(read)]
     try:
         proc = subprocess.run(
             [path, *namespace_flags(path), "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-             "--tmpfs", "/tmp", "--", "true"],
-            capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL,
+             "--tmpfs", "/tmp", *filtered, "--", "true"],
+            capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL, pass_fds=passed,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
         return False, f"bwrap ({path}) cannot run here: {e}"
+    finally:
+        for fd in passed:
+            os.close(fd)
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         return False, (f"bwrap ({path}) cannot create its namespaces here (a user namespace with every capability "
-                       f"dropped, pid, ipc, network): {detail[-1] if detail else 'exit ' + str(proc.returncode)}")
+                       f"dropped, pid, ipc, network; a seccomp filter): "
+                       f"{detail[-1] if detail else 'exit ' + str(proc.returncode)}")
     return True, "bubblewrap works here (user namespace, no capabilities, pid namespace)"
 
 
