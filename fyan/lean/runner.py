@@ -24,7 +24,8 @@ agent is an untrusted process itself (DESIGN.md §2). ``run_process`` runs a com
   files are neither writable nor readable; ``read_only`` paths bound back read-only (the
   toolchain under ``~/.elan``, the project's Lake package, outputs a build must not touch);
   ``writable`` folders (the workspace) bound read-write; the network unshared (a private
-  loopback only, no abstract Unix sockets of the host) unless ``network`` is set. ``TMPDIR``
+  loopback only, no abstract Unix sockets of the host) unless ``network`` is set; a seccomp
+  filter (``fyan.lean.seccomp``) refuses setuid/setgid modes and Unix sockets. ``TMPDIR``
   points into the first writable folder (``.sandbox-tmp/``), so temporary files live on disk,
   not in the memory of a tmpfs;
 * unconfined (``off``, or ``auto`` without bwrap) through ``fyan/lean/reaper.py``, which ends
@@ -65,6 +66,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+
+from fyan.lean import seccomp
 
 #: Output fragments that mean an allocation failed (Python, C++, libc, Lean's runtime panic).
 MEMORY_MARKERS = ("out of memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory")
@@ -154,19 +157,25 @@ def home_dir(env: dict[str, str] | None = None) -> Path | None:
     return None if path.resolve() == Path("/") else path
 
 
-def toolchain_paths(lake: Path | str | None, env: dict[str, str] | None = None) -> list[Path]:
+def toolchain_paths(lake: Path | str | None, env: dict[str, str] | None = None,
+                    hidden: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
     """Folders a Lean toolchain reads from, to bind back read-only inside a hidden home: elan's
-    home (``$ELAN_HOME`` or ``~/.elan``) and the prefix of ``lake`` itself (its real path)."""
+    home (``$ELAN_HOME`` or ``~/.elan``) and the prefix of ``lake`` itself (its real path). A
+    folder that is itself one of ``hidden`` or a private folder (``private_dirs``: ``lake`` in
+    ``~/bin`` or ``/tmp``, in the project's ``bin/``) is never bound back whole: ``lake`` itself
+    is, elan's home is not (as ``program_paths`` does for a confined process's program)."""
     env = env if env is not None else dict(os.environ)
+    closed = {Path(h).resolve() for h in hidden} | set(private_dirs(env))
     found: list[Path] = []
     elan = env.get("ELAN_HOME")
     home = home_dir(env)
     for cand in ([Path(elan)] if elan else []) + ([home / ".elan"] if home else []):
-        if cand.is_dir():
+        if cand.is_dir() and cand.resolve() not in closed:
             found.append(cand)
     if lake:
         real = Path(lake).resolve()
-        found.append(real.parent.parent if real.parent.name == "bin" else real.parent)
+        prefix = real.parent.parent if real.parent.name == "bin" else real.parent
+        found.append(real if prefix.resolve() in closed else prefix)
     return list(dict.fromkeys(found))
 
 
@@ -185,7 +194,7 @@ def project_confinement(project_root: Path, writable: list[Path], *, lake: Path 
     if toolchain is not None:
         lake = toolchain.lake
         extra_readable = [*toolchain.readable, *(extra_readable or [])]
-    readable = [project_root / "lean", *toolchain_paths(lake), *(extra_readable or [])]
+    readable = [project_root / "lean", *toolchain_paths(lake, hidden=hidden), *(extra_readable or [])]
     return Confinement(writable=tuple(writable), read_only=tuple(readable) + tuple(read_only or ()),
                        hidden=tuple(hidden), network=network)
 
@@ -221,18 +230,31 @@ def namespace_flags(bwrap: str) -> list[str]:
 
 @lru_cache(maxsize=8)
 def _probe_bwrap(path: str) -> tuple[bool, str]:
+    # with the seccomp filter every confined process gets (a kernel without seccomp filters, or a
+    # container that forbids them, must be refused here, not fail every build as the proof's fault)
+    passed: tuple[int, ...] = ()
+    filtered: list[str] = []
+    if seccomp.program() is not None:
+        read, write = os.pipe()
+        os.write(write, seccomp.program())
+        os.close(write)
+        passed, filtered = (read,), ["--seccomp", str(read)]
     try:
         proc = subprocess.run(
             [path, *namespace_flags(path), "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-             "--tmpfs", "/tmp", "--", "true"],
-            capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL,
+             "--tmpfs", "/tmp", *filtered, "--", "true"],
+            capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL, pass_fds=passed,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
         return False, f"bwrap ({path}) cannot run here: {e}"
+    finally:
+        for fd in passed:
+            os.close(fd)
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         return False, (f"bwrap ({path}) cannot create its namespaces here (a user namespace with every capability "
-                       f"dropped, pid, ipc, network): {detail[-1] if detail else 'exit ' + str(proc.returncode)}")
+                       f"dropped, pid, ipc, network; a seccomp filter): "
+                       f"{detail[-1] if detail else 'exit ' + str(proc.returncode)}")
     return True, "bubblewrap works here (user namespace, no capabilities, pid namespace)"
 
 
@@ -274,32 +296,56 @@ def _prefix(real: Path) -> Path:
     return real.parent.parent if real.parent.name == "bin" else real.parent
 
 
-def program_paths(program: str, path_env: str | None = None) -> list[Path]:
+def program_paths(program: str, path_env: str | None = None,
+                  hidden: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
     """Folders the program a confined process starts needs to read: the installation prefix of
-    its real path (the folder above ``bin/``, else its own folder) and, for a script, that of
-    its interpreter (``#!/path/python``, ``#!/usr/bin/env node``). Bound back read-only, so a
-    program installed in a private folder (``$HOME``: pyenv, ``~/.local``) still runs."""
-    found = shutil.which(program, path=path_env if path_env is not None else os.environ.get("PATH"))
+    its real path (the folder above ``bin/``, else its own folder) and of its path as named
+    (``..`` collapsed), and, for a script, those of its interpreter (``#!/path/python``,
+    ``#!/usr/bin/env node``). Bound back read-only, so a program installed in a private folder
+    (``$HOME``: pyenv, ``~/.local``) still runs. A prefix that *is* one of ``hidden`` (resolved:
+    the folders the sandbox hides or keeps private) would bind that whole folder back (``~/bin/x``
+    or ``~/x.sh``: the home with ``~/.ssh``; ``<project>/bin/x``: the project with ``.fyan/``;
+    ``/tmp/x.sh``: the host's ``/tmp`` with its sockets): only the program (or interpreter) file
+    itself is bound then."""
+    search = path_env if path_env is not None else os.environ.get("PATH")
+    found = shutil.which(program, path=search)
     if found is None:
         return []
-    real = Path(found).resolve()
-    # the prefix of the path as named too: a virtual environment's bin/python is a link to the
-    # base interpreter, and the environment itself (pyvenv.cfg, site-packages) must be readable
-    paths = [_prefix(real), _prefix(Path(found).absolute())]
+    closed = {Path(h).resolve() for h in hidden}
+
+    def prefixes(named: str) -> list[Path]:
+        real, called = Path(named).resolve(), Path(os.path.abspath(named))  # abspath: "a/bin/../x" is a/x
+        # the prefix of the path as named too: a virtual environment's bin/python is a link to the
+        # base interpreter, and the environment itself (pyvenv.cfg, site-packages) must be readable
+        return [exe if prefix.resolve() in closed else prefix
+                for exe, prefix in ((real, _prefix(real)), (called, _prefix(called)))]
+
+    paths = prefixes(found)
     try:
-        with open(real, "rb") as f:
+        with open(Path(found).resolve(), "rb") as f:
             head = f.read(256)
     except OSError:
-        return paths
+        return list(dict.fromkeys(paths))
     if head.startswith(b"#!"):
         words = head[2:].split(b"\n", 1)[0].decode(errors="replace").split()
         if words and Path(words[0]).name == "env" and len(words) > 1:
             words = [w for w in words[1:] if not w.startswith("-")][:1]
         if words:
-            interpreter = shutil.which(words[0], path=path_env if path_env is not None else os.environ.get("PATH"))
+            interpreter = shutil.which(words[0], path=search)
             if interpreter:
-                paths += [_prefix(Path(interpreter).resolve()), _prefix(Path(interpreter).absolute())]
+                paths += prefixes(interpreter)
     return list(dict.fromkeys(paths))
+
+
+#: the kernel's knobs in a confined process's new ``/proc``, bound back read-only over it. The uid
+#: inside stays the caller's, and a sysctl trusts the host's uid 0 whatever its capabilities (its
+#: own permission check compares the euid with the global root): a root-run confined process
+#: wrote ``/proc/sys`` (``kernel.core_pattern = |prog``: prog runs as host root at the next crash)
+PROC_COVERS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+
+#: stands for the fd of the seccomp filter (``fyan.lean.seccomp``) in a bwrap command line until
+#: ``ProcessGroup.start`` opens it (a pipe holding the program, passed to bwrap alone)
+SECCOMP_FD = "{fyan-seccomp-fd}"
 
 
 def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement) -> list[str]:
@@ -316,12 +362,15 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
     cmd = [bwrap, *namespace_flags(bwrap)]
     if not confinement.network:
         cmd.append("--unshare-net")
-    cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
+    cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for entry in PROC_COVERS:  # read-only: the uid inside may be the host's root, which sysctls trust
+        cmd += ["--ro-bind-try", entry, entry]
+    cmd += ["--tmpfs", "/dev/shm"]
     masks = [h for h in dict.fromkeys(p.resolve() for p in confinement.hidden) if h != Path("/") and h.is_dir()]
     private = private_dirs()
     masks = [h for h in masks if h not in private]
     hidden = private + masks
-    read_only = [r.resolve() for r in confinement.read_only] + program_paths(argv[0])
+    read_only = [r.resolve() for r in confinement.read_only] + program_paths(argv[0], hidden=hidden)
     if confinement.network:
         resolv = Path("/etc/resolv.conf").resolve()
         if resolv.exists() and _inside(resolv, hidden):
@@ -339,6 +388,8 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
         cmd += mount
     for h in masks:  # last: the mount points of what is bound inside a mask are made by now
         cmd += ["--remount-ro", str(h)]
+    if seccomp.program() is not None:  # no setuid/setgid file, not even while it runs (fyan.lean.seccomp)
+        cmd += ["--seccomp", SECCOMP_FD]
     cmd += ["--chdir", str(cwd.resolve()), "--"]
     return cmd + argv
 
@@ -517,12 +568,26 @@ class ProcessGroup:
         self.peak_rss_mb: float | None = None
 
     def start(self) -> subprocess.Popen:
-        """Start the command in a new session (raises ``OSError`` when it cannot start)."""
-        self.proc = subprocess.Popen(
-            self.argv, cwd=self.cwd, env=self.env, stdout=subprocess.PIPE, stderr=self.stderr,
-            stdin=self.stdin if self.stdin is not None else subprocess.DEVNULL,
-            start_new_session=True, preexec_fn=_limit(self.memory_mb), close_fds=True,
-        )
+        """Start the command in a new session (raises ``OSError`` when it cannot start). A bwrap
+        command line's ``SECCOMP_FD`` becomes a pipe holding the seccomp filter, passed to it alone."""
+        argv, passed = list(self.argv), ()
+        if SECCOMP_FD in argv:
+            read, write = os.pipe()
+            try:
+                os.write(write, seccomp.program() or b"")
+            finally:
+                os.close(write)
+            argv[argv.index(SECCOMP_FD)] = str(read)  # the first one: bwrap's, before the command's own
+            passed = (read,)
+        try:
+            self.proc = subprocess.Popen(
+                argv, cwd=self.cwd, env=self.env, stdout=subprocess.PIPE, stderr=self.stderr,
+                stdin=self.stdin if self.stdin is not None else subprocess.DEVNULL,
+                start_new_session=True, preexec_fn=_limit(self.memory_mb), close_fds=True, pass_fds=passed,
+            )
+        finally:
+            for fd in passed:
+                os.close(fd)
         return self.proc
 
     def end(self) -> None:
@@ -631,10 +696,13 @@ def run_process(
     run_env = {**base, "NO_COLOR": "1", "TERM": "dumb"}
     if sandboxed and confinement.writable:
         run_env["TMPDIR"] = str(sandbox_tmpdir(confinement.writable))
-    if not sandboxed and shutil.which(argv[0], path=run_env.get("PATH", os.defpath)) is None:
+    # a relative path with a slash is the child's: exec resolves it in ``cwd``, not in Fyan's folder
+    program = argv[0] if os.sep not in argv[0] or os.path.isabs(argv[0]) else os.path.join(cwd, argv[0])
+    if not sandboxed and shutil.which(program, path=run_env.get("PATH", os.defpath)) is None:
         # unconfined, the reaper would start and report exit 127: say what happened instead
         return _finish(ProcessResult(argv=argv, cwd=str(cwd), exit_code=None, duration_s=0.0,
-                                     note=f"could not start {argv[0]}: no such program (or not executable)"),
+                                     note=f"could not start {argv[0]}: no such program (or not executable)"
+                                     + (f"; {note}" if note else "")),
                        log_path)
     group = ProcessGroup(wrapped.argv, cwd=Path(cwd), env=run_env, memory_mb=memory_mb,
                          stdin=subprocess.PIPE if stdin_text is not None else None)

@@ -149,11 +149,12 @@ class CommandAgentProvider(Provider):
     def confinement(self, cwd: Path) -> Confinement:
         """What the CLI may see and touch when run in ``cwd`` (module docstring)."""
         hidden = [p for p in (self.project_root, home_dir()) if p is not None]
-        exe = self.executable()
-        readable = [Path(exe).resolve().parent] if exe else []
+        # the program's own installation is bound by the sandbox (``runner.program_paths``), never a
+        # folder it hides: ``~/agent.sh`` must not bring the whole home back
+        readable: list[Path] = []
         if self.project_root is not None:
             readable.append(self.project_root / "lean")
-        readable += toolchain_paths(self.lake) + self.readable
+        readable += toolchain_paths(self.lake, hidden=hidden) + self.readable
         return Confinement(writable=(cwd, *self.writable), read_only=tuple(readable), hidden=tuple(hidden),
                            network=self.network)
 

@@ -51,16 +51,18 @@ lines = [line.split(": ", 1) for line in sys.argv[1].splitlines() if ": " in lin
 for key, value in lines:
     if key not in ("socket", "abstract"):
         continue
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(2)
-    try:
+    s = None
+    try:  # the sandbox may refuse the socket itself (seccomp: no AF_UNIX socket), or the connection
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(2)
         s.connect(value if key == "socket" else "\0" + value)
         s.sendall(b"escaped\n")
         print(f"ESCAPED: connected to {key} {value}")
     except OSError as e:
         print(f"refused: {key} {value}: {e.strerror or e}")
     finally:
-        s.close()
+        if s is not None:
+            s.close()
 secrets = [v for k, v in lines if k == "secret"]
 for name in ("SSH_AUTH_SOCK", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "FYAN_OPENAI_COMPATIBLE_API_KEY"):
     if name in os.environ:
