@@ -242,3 +242,78 @@ def test_the_overhead_bench_prints_both_methods_side_by_side(tmp_path):
     assert text.count("complete 12/12 in every run, ledger agrees with store: True") == 2
     for phase in ("state writes", "state reads", "file I/O", "dispatch", "other"):
         assert phase in text
+
+
+FOUR_LEMMAS = "\n".join(rf"\begin{{lemma}}\label{{lem:{c}}} The number ${i}$ is an integer.\end{{lemma}}"
+                        for i, c in enumerate("abcd"))
+
+
+def test_agents_run_in_parallel_outside_the_bookkeeping_lock(tmp_path):
+    """The bookkeeping lock (``fyan.executor.bookkeeping``) never covers an agent: four
+    independent units' first stages meet at a four-party barrier inside their agents. Were the
+    lock held across an agent run, the barrier would never fill and every attempt would fail
+    (the barrier breaks after 20 s); and no agent ever sees the lock held by its own thread."""
+    import threading
+
+    from fyan.executor.bookkeeping import BOOKKEEPING
+    from fyan.orchestrator.engine import Engine
+    from tests.test_orchestrator import write_outputs
+
+    barrier = threading.Barrier(4, timeout=20)
+    held: list[bool] = []
+
+    def meeting(session, ctx):
+        held.append(BOOKKEEPING._is_owned())
+        if ctx.run.stage is Stage.REASON:
+            barrier.wait()
+        write_outputs(session, ctx)
+
+    project, gw = ingested(tmp_path, tex=FOUR_LEMMAS, checks=PASS, extra_toml="[agents]\npost_completion = false\n")
+    summary = Engine(project, gw, agents={s: meeting for s in Stage}, providers=no_model, parallelism=4).run()
+    assert summary.units == 4 and summary.counts.get("complete") == 4
+    assert held and not any(held)
+    gw.close()
+
+
+def test_the_bookkeeping_of_attempts_is_never_interleaved(tmp_path, monkeypatch):
+    """While one thread opens an attempt, builds its inputs or takes its result in, no other
+    thread does any of these (four attempts at a time): the sections are serialized, which is
+    what cuts the GIL hand-offs (issue 28)."""
+    import threading
+    import time
+
+    from fyan.executor.inputs import InputBuilder
+    from fyan.executor.mirror import Mirror
+    from fyan.orchestrator.engine import Engine
+    from fyan.state.gateway import Gateway
+
+    inside = [0]
+    most = [0]
+    lock = threading.Lock()
+
+    def counted(owner, name):
+        fn = getattr(owner, name)
+
+        def wrapper(*a, **kw):
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            try:
+                time.sleep(0.002)  # widen the window: an unserialized section would overlap here
+                return fn(*a, **kw)
+            finally:
+                with lock:
+                    inside[0] -= 1
+
+        monkeypatch.setattr(owner, name, wrapper)
+
+    counted(Gateway, "begin")
+    counted(InputBuilder, "spec")
+    counted(Mirror, "_put_own")
+    counted(worker, "_collect")
+    counted(Gateway, "record_model_calls")  # in Executor.collect's part; the check (finish) is outside
+    project, gw = ingested(tmp_path, tex=FOUR_LEMMAS, checks=PASS, extra_toml="[agents]\npost_completion = false\n")
+    summary = Engine(project, gw, agents=AGENTS, providers=no_model, parallelism=4).run()
+    assert summary.counts.get("complete") == 4
+    assert most[0] == 1
+    gw.close()

@@ -46,6 +46,7 @@ from fyan.errors import FyanError, ProviderUnavailable, TransitionError
 from fyan.executor.inputs import InputBuilder, safe_join
 from fyan.executor.mirror import Site
 from fyan.executor.payload import PayloadError, TaskResult, decode_result, encode_spec
+from fyan.executor.bookkeeping import BOOKKEEPING
 from fyan.executor.worker import Runtime, execute
 from fyan.project import Project
 from fyan.state.faults import fault_point
@@ -212,11 +213,12 @@ class Executor:
         kind = "gate" if run.stage is Stage.GATE else "attempt"
         t0 = time.perf_counter()
         try:
-            spec = self.inputs.spec(run, kind, self.gateway.head_token or "")
+            with BOOKKEEPING:
+                spec = self.inputs.spec(run, kind, self.gateway.head_token or "")
+                payload = encode_spec(spec)
         except (OSError, ValueError) as e:
             return self.gateway.finish(run, agent_error=f"the head cannot read the attempt's inputs: {e}",
                                        failure_kind=FailureKind.ENVIRONMENT)
-        payload = encode_spec(spec)
         self._backoff(run.unit)
         t1 = time.perf_counter()
         try:
@@ -276,28 +278,33 @@ class Executor:
         """Take ``result`` in for ``run`` (module docstring, steps 1–3). Raises
         ``TransitionError`` when the result is refused (the run, if still running, is then
         recorded interrupted)."""
-        try:
-            self.gateway.check_fence(run, result.head, result.run_id)
-            if result.inputs_digest and expected_digest and result.inputs_digest != expected_digest:
-                raise TransitionError(f"result of run {run.id} of {run.unit} was computed on other inputs than "
-                                      "the ones handed out: refused")
-        except TransitionError as e:
-            self._interrupt(run, f"interrupted: {e.message}")
-            raise
-        fault_point("attempt:before_finish")
-        attempt_dir = self.project.paths.root / run.attempt_dir
-        attempt_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            for rel, content in result.files.items():
-                path = safe_join(attempt_dir, rel)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(content)
-        except (ValueError, OSError) as e:
-            return self.gateway.finish(run, agent_error=f"the worker's files cannot be taken in: {e}",
-                                       failure_kind=FailureKind.ENVIRONMENT, fence=result.head)
-        self.gateway.record_model_calls(run, [c.model_dump() for c in result.calls])
-        if result.cassette_append:
-            self._append_cassette(result.cassette_append)
+        with BOOKKEEPING:  # the bookkeeping up to the check (fyan.executor.worker.BOOKKEEPING)
+            try:
+                self.gateway.check_fence(run, result.head, result.run_id)
+                if result.inputs_digest and expected_digest and result.inputs_digest != expected_digest:
+                    raise TransitionError(f"result of run {run.id} of {run.unit} was computed on other inputs "
+                                          "than the ones handed out: refused")
+            except TransitionError as e:
+                self._interrupt(run, f"interrupted: {e.message}")
+                raise
+            fault_point("attempt:before_finish")
+            attempt_dir = self.project.paths.root / run.attempt_dir
+            attempt_dir.mkdir(parents=True, exist_ok=True)
+            unreadable: str | None = None
+            try:
+                for rel, content in result.files.items():
+                    path = safe_join(attempt_dir, rel)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(content)
+            except (ValueError, OSError) as e:
+                unreadable = f"the worker's files cannot be taken in: {e}"
+            if unreadable is None:
+                self.gateway.record_model_calls(run, [c.model_dump() for c in result.calls])
+                if result.cassette_append:
+                    self._append_cassette(result.cassette_append)
+        if unreadable is not None:
+            return self.gateway.finish(run, agent_error=unreadable, failure_kind=FailureKind.ENVIRONMENT,
+                                       fence=result.head)
         outage = result.evidence.get("provider_unavailable")
         if outage is not None:  # the engine records the attempt interrupted by the provider (issue 13)
             raise ProviderUnavailable(str(outage["provider"]), str(outage["error"]), since=float(outage["since"]),

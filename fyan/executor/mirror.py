@@ -44,6 +44,7 @@ from pathlib import Path
 import msgpack
 
 from fyan.executor.inputs import safe_join
+from fyan.executor.bookkeeping import BOOKKEEPING
 from fyan.executor.payload import PayloadError, TaskSpec, UnitData, decode_unit, interface_key
 from fyan.lean.package import olean_path, place_output
 from fyan.state.replica import Replica, ReplicaError
@@ -253,31 +254,37 @@ class Mirror:
         """Put ``spec``'s inputs in place (call with the unit's lock held); returns the fresh,
         empty attempt folder. Raises ``MirrorError``."""
         try:
-            for rel, content in spec.package.items():
-                _write_if_changed(safe_join(self.root, rel), content)
-            for dep, version in spec.upstream:
+            for dep, version in spec.upstream:  # takes their locks: before BOOKKEEPING (its rule)
                 self.ensure_interface(spec.project_id, dep, version, fetch, lib)
-            self._unit_files(spec.unit, lib)
-            for folder in (f"guidance/{spec.unit.unit}.md", f"shadows/{spec.unit.unit}"):
-                path = safe_join(self.root, folder)
-                if path.is_dir():
-                    shutil.rmtree(path)
-                    for p in [p for p in _written if p.is_relative_to(path)]:
-                        del _written[p]
-                elif path.is_file():
-                    path.unlink()
-                    _written.pop(path, None)
-            for rel, content in spec.extra.items():
-                _write_if_changed(safe_join(self.root, rel), content)
-            self.replica.put_unit(spec.unit.unit, spec.unit.rows, 0, meta=spec.meta)
-            _known.pop((self.root, spec.unit.unit), None)
-            attempt = safe_join(self.root, str(spec.run["attempt_dir"]))
-            if attempt.exists():
-                shutil.rmtree(attempt)
-            attempt.mkdir(parents=True)
-            return attempt
+            with BOOKKEEPING:
+                return self._put_own(spec, lib)
         except (OSError, sqlite3.Error, ValueError, ReplicaError) as e:
             raise MirrorError(f"cannot put the task's inputs in place in {self.root}: {type(e).__name__}: {e}") from None
+
+    def _put_own(self, spec: TaskSpec, lib: str) -> Path:
+        """``put_task`` after the upstream interfaces: the package's files, the unit's own files
+        and rows, its guidance and shadows, the fresh attempt folder."""
+        for rel, content in spec.package.items():
+            _write_if_changed(safe_join(self.root, rel), content)
+        self._unit_files(spec.unit, lib)
+        for folder in (f"guidance/{spec.unit.unit}.md", f"shadows/{spec.unit.unit}"):
+            path = safe_join(self.root, folder)
+            if path.is_dir():
+                shutil.rmtree(path)
+                for p in [p for p in _written if p.is_relative_to(path)]:
+                    del _written[p]
+            elif path.is_file():
+                path.unlink()
+                _written.pop(path, None)
+        for rel, content in spec.extra.items():
+            _write_if_changed(safe_join(self.root, rel), content)
+        self.replica.put_unit(spec.unit.unit, spec.unit.rows, 0, meta=spec.meta)
+        _known.pop((self.root, spec.unit.unit), None)
+        attempt = safe_join(self.root, str(spec.run["attempt_dir"]))
+        if attempt.exists():
+            shutil.rmtree(attempt)
+        attempt.mkdir(parents=True)
+        return attempt
 
     def blob_file(self, kind: str, key: str, fetch: Fetch, suffix: str = "") -> Path:
         """A shared blob (``cassette:<hash>``) as a file of this node, fetched once."""

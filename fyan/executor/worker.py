@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from fyan.lean import safefile
+from fyan.executor.bookkeeping import BOOKKEEPING
 from fyan.executor.mirror import Fetch, Mirror, MirrorError, Site, prompts_folder
 from fyan.executor.payload import (
     ModelCall, PayloadError, TaskResult, TaskSpec, decode_spec, encode_result, inputs_digest,
@@ -275,12 +276,13 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
         error = f"internal error in the {run.stage.value} stage: {type(e).__name__}: {e}"
         kind, error_type = "agent", type(e).__name__
         evidence["traceback"] = traceback.format_exc()[-4000:]
-    files = _collect(attempt_dir)
-    appended = append.read_bytes() if append.is_file() else b""
-    timings["task_s"] = time.monotonic() - t0
-    return _result(spec, site, files=files, error=error, error_kind=kind, error_type=error_type,
-                   calls=recorder.calls, cassette_append=appended, evidence=evidence, inputs_digest=digest,
-                   timings=timings)
+    with BOOKKEEPING:
+        files = _collect(attempt_dir)
+        appended = append.read_bytes() if append.is_file() else b""
+        timings["task_s"] = time.monotonic() - t0
+        return _result(spec, site, files=files, error=error, error_kind=kind, error_type=error_type,
+                       calls=recorder.calls, cassette_append=appended, evidence=evidence, inputs_digest=digest,
+                       timings=timings)
 
 
 def node_name() -> str:

@@ -63,6 +63,7 @@ from fyan.agents.providers.breaker import Breakers, Outage
 from fyan.agents.providers.factory import ProviderFactory
 from fyan.errors import ExitCode, FyanError, ProviderUnavailable, TransitionError
 from fyan.executor import AttemptLost, Executor, make_runtime
+from fyan.executor.bookkeeping import BOOKKEEPING
 from fyan.lean import admission
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.live import LiveState
@@ -412,7 +413,8 @@ class Engine:
         """Open the attempt through the gateway, tell the loop, run it (worker thread); the
         executor slot ``_dispatchable`` reserved is given back at the end."""
         try:
-            run = self.gateway.begin(job.unit, stage, self.attempts, create_dir=False)
+            with BOOKKEEPING:
+                run = self.gateway.begin(job.unit, stage, self.attempts, create_dir=False)
             job.run = run
             self._inbox.put(("begun", job, run, time.monotonic() - t0))
             return self._attempt(run)
