@@ -27,7 +27,9 @@ figure against the target comes from the run with nothing added and the breakdow
 run, side by side; each method runs ``--repeat`` times (3), interleaved, and its figures are the
 medians, every run's value printed (the timers themselves cost ~5-15 % of a transition: compare the two runs'
 figures). The load average is printed: on a shared machine the wall figure moves with it, the CPU
-figure much less. A 10-unit warm-up run comes first and is not reported (one-time costs of a
+figure much less; the printed reference (a 10M-iteration Python loop) says how fast this machine
+runs Python at that moment (a VM's speed moves with its host's load). Waiting for the bookkeeping
+lock (``fyan.executor.bookkeeping``) counts as "other" wall time in the breakdown. A 10-unit warm-up run comes first and is not reported (one-time costs of a
 process belong to the restart figure, ``scripts/bench_resume.py``).
 """
 
@@ -184,6 +186,11 @@ def main() -> int:
         ray.init(num_cpus=args.parallelism, resources={"lean": args.parallelism}, include_dashboard=False,
                  log_to_driver=False)
     deps = random_dag(args.units, args.seed)
+    t = time.perf_counter()
+    x = 0
+    for i in range(10_000_000):
+        x += i
+    reference = time.perf_counter() - t
     # warm-up: a 10-unit run first, not reported, so that neither measured run pays the one-time
     # costs of a process (the modules imported at the first attempt, the prompts unpacked, the
     # executor's set-up): those are the restart's, measured by scripts/bench_resume.py
@@ -201,6 +208,7 @@ def main() -> int:
     print(f"backend: {args.backend}, method: {args.method}")
     print(f"load average (1, 5, 15 min) before: {' '.join(f'{x:.2f}' for x in load_before)}, after: "
           f"{' '.join(f'{x:.2f}' for x in load_after)} on {os.cpu_count()} CPUs")
+    print(f"machine reference: a 10M-iteration Python loop took {reference:.3f} s before the runs")
     print(f"units: {args.units} ({sum(len(d) for d in deps.values())} edges), parallelism {args.parallelism}; "
           f"project folder: {results[0][1][0]['where'] or tempfile.gettempdir()}")
     for label, runs in results:

@@ -146,7 +146,8 @@ class Phases:
     collected and read back), ``dispatch`` (the run loop: scheduling, the ledger, taking results
     in; encoding and decoding tasks and results), ``agents`` (the doubles' own work, not
     overhead). ``other`` is the rest of the attempts' threads' time (``Engine._worker``:
-    validation, logging, the check, …). Costs ~2 µs per wrapped call (two clock reads each way,
+    validation, logging, the check, …, and — wall time, not CPU — waiting for the bookkeeping lock,
+    ``fyan.executor.bookkeeping``). Costs ~2 µs per wrapped call (two clock reads each way,
     one of them a system call: ``thread_time``); ``bench_overhead --method both`` shows the total."""
 
     NAMES = ("state writes", "state reads", "hashing", "file I/O", "dispatch", "agents", "other")
