@@ -170,10 +170,7 @@ class ServerPool:
 
     # -- life cycle --------------------------------------------------------------------------------
     def _end(self, w: _Warm, why: str) -> None:
-        try:
-            self.adm.record(KIND, w.unit, w.server.rss_mb())
-        except Exception:
-            pass
+        self.adm.record(KIND, w.unit, w.server.rss_mb())  # never raises (a failing store is ignored there)
         w.server.close()
         w.ticket.close()  # gives the memory back
         self._event(why, w.key, str(w.server.pid))
@@ -314,10 +311,7 @@ class ServerPool:
                 self._discard(w, "restarted")
                 continue
             peak = w.server.rss_mb()
-            try:
-                self.adm.record(KIND, unit, peak)
-            except Exception:
-                pass
+            self.adm.record(KIND, unit, peak)
             self._release(w)
             if spec.memory_mb and peak and peak > spec.memory_mb:  # grew past [lean] memory_limit_mb: end it
                 with self._lock:
