@@ -11,9 +11,25 @@ check the suite on a machine without it (``pytest -p tests.without_bwrap``).
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from fyan.lean.runner import bwrap_status
 
 BWRAP, WHY = bwrap_status()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no usable bubblewrap here: {WHY}")
+
+
+def leftover_processes(token: str) -> list[int]:
+    """Processes whose command line mentions ``token`` (a test's unique folder): what a test
+    that ends a process tree checks is gone, and ends by id if not."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if token.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found

@@ -22,14 +22,12 @@ import pytest
 from fyan.agents.providers.base import Message, ModelRequest
 from fyan.agents.providers.command import CommandAgentProvider
 from fyan.errors import ProviderError
-from fyan.lean.runner import bwrap_status
 from fyan.state.models import RunStatus, Stage, UnitStatus
 from tests.conftest import DOUBLE_READABLE, ROOT
+from tests.sandboxing import BWRAP, WHY, leftover_processes, needs_bwrap
 from tests.test_stages import to_prove
 
 FORGE = Path(__file__).parent / "cheats" / "agents" / "forge_state.sh"
-BWRAP, WHY = bwrap_status()
-needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no usable bubblewrap here: {WHY}")
 
 
 def forged_runs(store) -> list:
@@ -227,20 +225,6 @@ def python_as(user: str) -> tuple[list[str], dict[str, str]]:
         if probe.returncode == 0:
             return [*prefix, python], paths
     pytest.skip("no Python with Fyan's dependencies is readable by an ordinary user (uid 65534) here")
-
-
-def leftover_processes(token: str) -> list[int]:
-    """Processes whose command line mentions ``token`` (a test's unique folder)."""
-    import os
-
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if token.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
 
 
 def attack(user: str, sandbox: str) -> dict:

@@ -16,9 +16,7 @@ from pathlib import Path
 import pytest
 
 from fyan.lean.runner import Confinement, bwrap_status, project_confinement, run_process
-
-BWRAP, WHY = bwrap_status()
-needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no usable bubblewrap here: {WHY}")
+from tests.sandboxing import BWRAP, WHY, leftover_processes, needs_bwrap
 
 
 @pytest.fixture
@@ -279,18 +277,6 @@ def test_the_process_group_ends_with_the_command_even_after_a_normal_exit(tmp_pa
 
 # -- issue 23: the whole process tree ends, the environment is minimal -----------------------------
 
-def _leftovers(token: str) -> list[int]:
-    import os
-
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if token.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
 
 @pytest.mark.parametrize("mechanism", ["auto", "subreaper"])
 @pytest.mark.parametrize("ending", ["exit", "timeout"])
@@ -317,9 +303,9 @@ def test_unconfined_a_setsid_child_ends_with_the_command(tmp_path, monkeypatch, 
                              sandbox="off")
         assert "started" in result.output and result.timed_out == (ending == "timeout"), result
         time.sleep(delay + 3)
-        assert not late.exists() and _leftovers(str(tmp_path)) == []
+        assert not late.exists() and leftover_processes(str(tmp_path)) == []
     finally:
-        for pid in _leftovers(str(tmp_path)):  # only what this test started, by id
+        for pid in leftover_processes(str(tmp_path)):  # only what this test started, by id
             os.kill(pid, signal.SIGKILL)
 
 
