@@ -278,7 +278,7 @@ class Executor:
         """Take ``result`` in for ``run`` (module docstring, steps 1–3). Raises
         ``TransitionError`` when the result is refused (the run, if still running, is then
         recorded interrupted)."""
-        with BOOKKEEPING:  # the bookkeeping up to the check (fyan.executor.worker.BOOKKEEPING)
+        with BOOKKEEPING:  # the bookkeeping up to the check (fyan.executor.bookkeeping)
             try:
                 self.gateway.check_fence(run, result.head, result.run_id)
                 if result.inputs_digest and expected_digest and result.inputs_digest != expected_digest:
