@@ -210,7 +210,7 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
     declaration name), which are admitted.
 
     An instance is about the constants of its type's conclusion after the class (the first one,
-    ``Registration.about``); an own reducible alias counts as the constants it unfolds to, so
+    ``Registration.about``); an own reducible alias counts as the constants it unfolds to (through every alias of a chain), so
     ``abbrev MyInt := Int`` with ``instance : LE MyInt`` is an instance on ``Int``. A unification
     hint is about the constants of its value. Returns one finding per refused registration,
     naming the declaration and the foreign constants."""
@@ -218,11 +218,18 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
     aliases = {r.declaration: [a for a in r.about if a.name != r.declaration]
                for r in regs if r.kind == "reducible" and _owned(r.module, own_prefix)}
 
-    def subjects(about: list[Any], depth: int = 0) -> list[Any]:
+    def subjects(about: list[Any]) -> list[Any]:
+        # every own alias unfolded, however long the chain (instance search unfolds it all): an
+        # alias is never a subject itself; one met again (only a forged report has a cycle) adds nothing
         out: list[Any] = []
-        for a in about:
-            if a.name in aliases and depth < 8:
-                out += subjects(aliases[a.name], depth + 1)
+        seen: set[str] = set()
+        todo = list(about)
+        while todo:
+            a = todo.pop(0)
+            if a.name in aliases:
+                if a.name not in seen:
+                    seen.add(a.name)
+                    todo += aliases[a.name]
             else:
                 out.append(a)
         return out
