@@ -177,6 +177,14 @@ def _alias_chain(n):
     # through a chain of own aliases of any length (the policy once stopped after 8 and took the
     # ninth alias for an own type)
     *[(_alias_chain(n), ["Lib.ThmRoot.instLEA: an instance about Int"]) for n in (2, 8, 9, 10, 40)],
+    # of an own alias of a foreign class (`abbrev MyLE := LE`: an instance of LE), through a chain too
+    ([_reg("reducible", "Lib.ThmRoot.MyLE", [("LE", "Init.Prelude")]),
+      _reg("instance", "Lib.ThmRoot.instMyLEInt", [("Lib.ThmRoot.MyLE", "Lib.ThmRoot.Basic"), ("Int", "Init")])],
+     ["Lib.ThmRoot.instMyLEInt: an instance about Int"]),
+    ([_reg("reducible", "Lib.ThmRoot.L0", [("LE", "Init.Prelude")]),
+      _reg("reducible", "Lib.ThmRoot.L1", [("Lib.ThmRoot.L0", "Lib.ThmRoot.Basic")]),
+      _reg("instance", "Lib.ThmRoot.instL1Int", [("Lib.ThmRoot.L1", "Lib.ThmRoot.Basic"), ("Int", "Init")])],
+     ["Lib.ThmRoot.instL1Int: an instance about Int"]),
     # a cycle of aliases (no Lean environment has one; a forged report): ends, unfolds to nothing own
     ([_reg("reducible", "Lib.ThmRoot.B", [("Lib.ThmRoot.C", "Lib.ThmRoot.Basic")]),
       _reg("reducible", "Lib.ThmRoot.C", [("Lib.ThmRoot.B", "Lib.ThmRoot.Basic"), ("Int", "Init.Data.Int.Basic")]),
@@ -187,6 +195,9 @@ def _alias_chain(n):
      []),
     ([_reg("instance", "Lib.ThmRoot.instSizeInt", [("Lib.ThmRoot.HasSize", "Lib.ThmRoot.Basic"), ("Int", "Init")])], []),
     ([_reg("reducible", "Lib.ThmRoot.Coord", [("Int", "Init.Data.Int.Basic")])], []),
+    # an own alias of the unit's own class is that class
+    ([_reg("reducible", "Lib.ThmRoot.Sized", [("Lib.ThmRoot.HasSize", "Lib.ThmRoot.Basic")]),
+      _reg("instance", "Lib.ThmRoot.instSizedInt", [("Lib.ThmRoot.Sized", "Lib.ThmRoot.Basic"), ("Int", "Init")])], []),
 ])
 def test_instances_and_hints_on_types_the_unit_does_not_own_are_refused(regs, refused):
     m = _module(registrations=regs)

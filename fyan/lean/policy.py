@@ -210,7 +210,8 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
     declaration name), which are admitted.
 
     An instance is about the constants of its type's conclusion after the class (the first one,
-    ``Registration.about``); an own reducible alias counts as the constants it unfolds to (through every alias of a chain), so
+    ``Registration.about``); an own reducible alias counts as the constants it unfolds to (through every alias of a chain; the
+    class too: ``abbrev MyLE := LE`` names ``LE``), so
     ``abbrev MyInt := Int`` with ``instance : LE MyInt`` is an instance on ``Int``. A unification
     hint is about the constants of its value. Returns one finding per refused registration,
     naming the declaration and the foreign constants."""
@@ -241,7 +242,9 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
         about = list(r.about)
         if r.kind == "instance" and about:
             cls, about = about[0], about[1:]
-            if _owned(cls.module, own_prefix):
+            # an own alias of a foreign class (`abbrev MyLE := LE`) is that class: Lean unfolds
+            # abbreviations to find an instance's class (src/Lean/Meta/Basic.lean `isClassApp?`)
+            if any(_owned(c.module, own_prefix) for c in subjects([cls])):
                 continue  # an instance of the unit's own class
         subj = subjects(about)
         if any(_owned(a.module, own_prefix) for a in subj):
