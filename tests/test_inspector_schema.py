@@ -152,6 +152,15 @@ def _reg(kind, decl, about, module="Lib.ThmRoot.Basic", scoped=False):
             "about": [{"name": n, "module": m} for n, m in about]}
 
 
+def _alias_chain(n):
+    """``abbrev A0 := Int``, ``abbrev A<i> := A<i-1>`` up to ``A<n-1>``, and an ``LE`` instance on the last."""
+    return ([_reg("reducible", "Lib.ThmRoot.A0", [("Int", "Init.Data.Int.Basic")])]
+            + [_reg("reducible", f"Lib.ThmRoot.A{i}", [(f"Lib.ThmRoot.A{i - 1}", "Lib.ThmRoot.Basic")])
+               for i in range(1, n)]
+            + [_reg("instance", "Lib.ThmRoot.instLEA",
+                    [("LE", "Init.Prelude"), (f"Lib.ThmRoot.A{n - 1}", "Lib.ThmRoot.Basic")])])
+
+
 @pytest.mark.parametrize("regs, refused", [
     # an instance of a library class on a library type: changes how every importer elaborates
     ([_reg("instance", "Lib.ThmRoot.instLEInt", [("LE", "Init.Prelude"), ("Int", "Init.Data.Int.Basic")])],
@@ -165,11 +174,30 @@ def _reg(kind, decl, about, module="Lib.ThmRoot.Basic", scoped=False):
      ["Lib.ThmRoot.instLEMyInt: an instance about Int"]),
     ([_reg("unification_hint", "Lib.ThmRoot.hint", [("Int", "Init.Data.Int.Basic")])],
      ["Lib.ThmRoot.hint: a unification hint about Int"]),
+    # through a chain of own aliases of any length (the policy once stopped after 8 and took the
+    # ninth alias for an own type)
+    *[(_alias_chain(n), ["Lib.ThmRoot.instLEA: an instance about Int"]) for n in (2, 8, 9, 10, 40)],
+    # of an own alias of a foreign class (`abbrev MyLE := LE`: an instance of LE), through a chain too
+    ([_reg("reducible", "Lib.ThmRoot.MyLE", [("LE", "Init.Prelude")]),
+      _reg("instance", "Lib.ThmRoot.instMyLEInt", [("Lib.ThmRoot.MyLE", "Lib.ThmRoot.Basic"), ("Int", "Init")])],
+     ["Lib.ThmRoot.instMyLEInt: an instance about Int"]),
+    ([_reg("reducible", "Lib.ThmRoot.L0", [("LE", "Init.Prelude")]),
+      _reg("reducible", "Lib.ThmRoot.L1", [("Lib.ThmRoot.L0", "Lib.ThmRoot.Basic")]),
+      _reg("instance", "Lib.ThmRoot.instL1Int", [("Lib.ThmRoot.L1", "Lib.ThmRoot.Basic"), ("Int", "Init")])],
+     ["Lib.ThmRoot.instL1Int: an instance about Int"]),
+    # a cycle of aliases (no Lean environment has one; a forged report): ends, unfolds to nothing own
+    ([_reg("reducible", "Lib.ThmRoot.B", [("Lib.ThmRoot.C", "Lib.ThmRoot.Basic")]),
+      _reg("reducible", "Lib.ThmRoot.C", [("Lib.ThmRoot.B", "Lib.ThmRoot.Basic"), ("Int", "Init.Data.Int.Basic")]),
+      _reg("instance", "Lib.ThmRoot.instLEB", [("LE", "Init.Prelude"), ("Lib.ThmRoot.B", "Lib.ThmRoot.Basic")])],
+     ["Lib.ThmRoot.instLEB: an instance about Int"]),
     # honest: an instance on the unit's own structure, or of its own class
     ([_reg("instance", "Lib.ThmRoot.instInhPt", [("Inhabited", "Init.Prelude"), ("Lib.ThmRoot.Pt", "Lib.ThmRoot.Basic")])],
      []),
     ([_reg("instance", "Lib.ThmRoot.instSizeInt", [("Lib.ThmRoot.HasSize", "Lib.ThmRoot.Basic"), ("Int", "Init")])], []),
     ([_reg("reducible", "Lib.ThmRoot.Coord", [("Int", "Init.Data.Int.Basic")])], []),
+    # an own alias of the unit's own class is that class
+    ([_reg("reducible", "Lib.ThmRoot.Sized", [("Lib.ThmRoot.HasSize", "Lib.ThmRoot.Basic")]),
+      _reg("instance", "Lib.ThmRoot.instSizedInt", [("Lib.ThmRoot.Sized", "Lib.ThmRoot.Basic"), ("Int", "Init")])], []),
 ])
 def test_instances_and_hints_on_types_the_unit_does_not_own_are_refused(regs, refused):
     m = _module(registrations=regs)

@@ -210,7 +210,8 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
     declaration name), which are admitted.
 
     An instance is about the constants of its type's conclusion after the class (the first one,
-    ``Registration.about``); an own reducible alias counts as the constants it unfolds to, so
+    ``Registration.about``); an own reducible alias counts as the constants it unfolds to (through every alias of a chain; the
+    class too: ``abbrev MyLE := LE`` names ``LE``), so
     ``abbrev MyInt := Int`` with ``instance : LE MyInt`` is an instance on ``Int``. A unification
     hint is about the constants of its value. Returns one finding per refused registration,
     naming the declaration and the foreign constants."""
@@ -218,11 +219,18 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
     aliases = {r.declaration: [a for a in r.about if a.name != r.declaration]
                for r in regs if r.kind == "reducible" and _owned(r.module, own_prefix)}
 
-    def subjects(about: list[Any], depth: int = 0) -> list[Any]:
+    def subjects(about: list[Any]) -> list[Any]:
+        # every own alias unfolded, however long the chain (instance search unfolds it all): an
+        # alias is never a subject itself; one met again (only a forged report has a cycle) adds nothing
         out: list[Any] = []
-        for a in about:
-            if a.name in aliases and depth < 8:
-                out += subjects(aliases[a.name], depth + 1)
+        seen: set[str] = set()
+        todo = list(about)
+        while todo:
+            a = todo.pop(0)
+            if a.name in aliases:
+                if a.name not in seen:
+                    seen.add(a.name)
+                    todo += aliases[a.name]
             else:
                 out.append(a)
         return out
@@ -234,7 +242,9 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
         about = list(r.about)
         if r.kind == "instance" and about:
             cls, about = about[0], about[1:]
-            if _owned(cls.module, own_prefix):
+            # an own alias of a foreign class (`abbrev MyLE := LE`) is that class: Lean unfolds
+            # abbreviations to find an instance's class (src/Lean/Meta/Basic.lean `isClassApp?`)
+            if any(_owned(c.module, own_prefix) for c in subjects([cls])):
                 continue  # an instance of the unit's own class
         subj = subjects(about)
         if any(_owned(a.module, own_prefix) for a in subj):
