@@ -162,6 +162,18 @@ def _alias_chain(n):
 
 
 @pytest.mark.parametrize("regs, refused", [
+    # an own type that an own alias erases (`abbrev Ignore (α _ : Type) := α`, `Add (Ignore Int Tag)`):
+    # Lean keys it after unfolding, as `Add Int`; through an alias only a wholly own instance stays own
+    ([_reg("reducible", "Lib.ThmRoot.Ignore", []),
+      _reg("instance", "Lib.ThmRoot.ignoreAdd", [("Add", "Init.Prelude"), ("Lib.ThmRoot.Ignore", "Lib.ThmRoot.Basic"),
+                                                  ("Int", "Init.Data.Int.Basic"), ("Lib.ThmRoot.Tag", "Lib.ThmRoot.Basic")])],
+     ["Lib.ThmRoot.ignoreAdd: an instance about Int"]),
+    # controls: an own alias of an own type, and an own type beside a library one with no alias
+    ([_reg("reducible", "Lib.ThmRoot.T", [("Lib.ThmRoot.S", "Lib.ThmRoot.Basic")]),
+      _reg("instance", "Lib.ThmRoot.addT", [("Add", "Init.Prelude"), ("Lib.ThmRoot.T", "Lib.ThmRoot.Basic")])], []),
+    ([_reg("instance", "Lib.ThmRoot.addSInt", [("Add", "Init.Prelude"), ("Prod", "Init.Prelude"),
+                                                ("Lib.ThmRoot.S", "Lib.ThmRoot.Basic"), ("Int", "Init.Data.Int.Basic")])],
+     []),
     # an instance of a library class on a library type: changes how every importer elaborates
     ([_reg("instance", "Lib.ThmRoot.instLEInt", [("LE", "Init.Prelude"), ("Int", "Init.Data.Int.Basic")])],
      ["Lib.ThmRoot.instLEInt: an instance about Int"]),

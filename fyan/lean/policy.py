@@ -210,18 +210,24 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
     declaration name), which are admitted.
 
     An instance is about the constants of its type's conclusion after the class (the first one,
-    ``Registration.about``); an own reducible alias counts as the constants it unfolds to (through every alias of a chain; the
-    class too: ``abbrev MyLE := LE`` names ``LE``), so
-    ``abbrev MyInt := Int`` with ``instance : LE MyInt`` is an instance on ``Int``. A unification
+    ``Registration.about``); an own reducible alias counts as the constants it unfolds to (through
+    every alias of a chain; the class too: ``abbrev MyLE := LE`` names ``LE``), so ``abbrev MyInt
+    := Int`` with ``instance : LE MyInt`` is an instance on ``Int``. An instance is the unit's when
+    one of its constants is own — but when an own alias was unfolded, only when all of them are:
+    an alias may erase an argument (``abbrev Ignore (α _ : Type) := α`` makes ``Add (Ignore Int
+    Tag)`` an ``Add Int`` instance), and the report names constants, not the key Lean stores. A unification
     hint is about the constants of its value. Returns one finding per refused registration,
     naming the declaration and the foreign constants."""
     regs = list(getattr(module_report, "registrations", []))
     aliases = {r.declaration: [a for a in r.about if a.name != r.declaration]
                for r in regs if r.kind == "reducible" and _owned(r.module, own_prefix)}
 
-    def subjects(about: list[Any]) -> list[Any]:
+    def subjects(about: list[Any]) -> tuple[list[Any], bool]:
         # every own alias unfolded, however long the chain (instance search unfolds it all): an
-        # alias is never a subject itself; one met again (only a forged report has a cycle) adds nothing
+        # alias is never a subject itself; one met again (only a forged report has a cycle) adds
+        # nothing. Also says whether an alias was unfolded: then which of the other constants
+        # survive reduction is unknown (`abbrev Ignore (α _ : Type) := α` erases its second
+        # argument; Lean keys an instance after unfolding, src/Lean/Meta/DiscrTree.lean `reduceDT`)
         out: list[Any] = []
         seen: set[str] = set()
         todo = list(about)
@@ -233,7 +239,7 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
                     todo += aliases[a.name]
             else:
                 out.append(a)
-        return out
+        return out, bool(seen)
 
     found = []
     for r in regs:
@@ -244,12 +250,16 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
             cls, about = about[0], about[1:]
             # an own alias of a foreign class (`abbrev MyLE := LE`) is that class: Lean unfolds
             # abbreviations to find an instance's class (src/Lean/Meta/Basic.lean `isClassApp?`)
-            if any(_owned(c.module, own_prefix) for c in subjects([cls])):
+            if any(_owned(c.module, own_prefix) for c in subjects([cls])[0]):
                 continue  # an instance of the unit's own class
-        subj = subjects(about)
-        if any(_owned(a.module, own_prefix) for a in subj):
+        subj, unfolded = subjects(about)
+        owned = [_owned(a.module, own_prefix) for a in subj]
+        # through an own alias, only an instance wholly about own constants is known to stay the
+        # unit's after reduction (the report lists constants, not the key Lean stores); without
+        # one, an own constant anywhere in the type keeps the instance to the unit's own terms
+        if (all(owned) if unfolded else any(owned)) and subj:
             continue
-        foreign = sorted({a.name for a in subj if a.module} or {"(no constant)"})
+        foreign = sorted({a.name for a, own in zip(subj, owned) if a.module and not own} or {"(no constant)"})
         what = "a unification hint" if r.kind == "unification_hint" else "an instance"
         found.append(f"{r.declaration}: {what}{' (scoped)' if r.scoped else ''} about {', '.join(foreign[:6])}, which "
                      f"{own_prefix} does not own: it would change how other units' statements elaborate (declare it in "
