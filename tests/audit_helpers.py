@@ -80,5 +80,6 @@ def audit(source: dict, lean: str, rows: list[dict], *, transfer=None, threshold
           upstream: list[str] | None = None, root: str | None = None) -> Audited:
     src, side = sides(source, lean, root, upstream)
     record = EvidenceRecord.model_validate({"root": side.root, "rows": rows, "transfer": transfer})
-    ctx = AuditContext(root=side.root, threshold=threshold, checked_defs=side.checked_defs, policy=policy)
+    ctx = AuditContext(root=side.root, threshold=threshold, checked_defs=side.checked_defs, policy=policy,
+                       definitions=side.definitions)
     return Audited(grade_record(record, src, side.slots, ctx), src, side.slots, side)

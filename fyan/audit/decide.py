@@ -14,6 +14,7 @@ nothing the agent computed.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from fyan.audit.slots import SlotTable, cut_slots
 from fyan.audit.source import check_errors, extraction_errors
 from fyan.audit.statement import LeanSide, lean_side
 from fyan.audit.validator import AuditContext
-from fyan.lean import declarations
+from fyan.lean import declarations, safefile
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 
@@ -65,7 +66,8 @@ class AuditInputs:
         return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
 
     def context(self, side: LeanSide) -> AuditContext:
-        return AuditContext(root=side.root, threshold=self.threshold, checked_defs=side.checked_defs, policy=self.policy)
+        return AuditContext(root=side.root, threshold=self.threshold, checked_defs=side.checked_defs, policy=self.policy,
+                            definitions=side.definitions)
 
 
 def source_table(ex: SourceExtraction) -> SlotTable:
@@ -118,6 +120,9 @@ def decide(inputs: AuditInputs, files: dict[str, bytes]) -> Decision:
     except (LeanParseError, KeyError) as e:
         return _reject(inputs, inputs.roots[0] if inputs.roots else "?", [f"the Lean statement cannot be read: {e}"])
     key = inputs.key(side)
+    refused = getattr(files, "refused", None)
+    if refused:
+        return _reject(inputs, side.root, list(refused), key)
 
     def load(name: str, model):
         data = files.get(name)
@@ -165,7 +170,8 @@ def decide(inputs: AuditInputs, files: dict[str, bytes]) -> Decision:
     except ValueError as e:
         result.repairs.insert(0, f"bridge S0: {e}")
         return decision
-    s0_ctx = AuditContext(root=s0.root, threshold=inputs.threshold, checked_defs=side.checked_defs, policy="repair")
+    s0_ctx = AuditContext(root=s0.root, threshold=inputs.threshold, checked_defs=side.checked_defs, policy="repair",
+                           definitions=side.definitions)
     s0_result = grade_record(s0_record, src, s0.slots, s0_ctx)
     result.bridge = BridgeResult(name=name, lean=lean.strip(), result=s0_result)
     decision.bridge_side = s0
@@ -184,17 +190,39 @@ def prior_verdict(attempt_dirs: list[Path], key: str) -> tuple[AuditResult, Path
     verdict stands: a valid unfavourable record is never resampled."""
     for folder in reversed(attempt_dirs):
         path = folder / RESULT
-        if not path.is_file():
+        if not safefile.is_regular(path):
             continue
         try:
-            result = AuditResult.model_validate_json(path.read_text(encoding="utf-8"))
-        except ValueError:
+            result = AuditResult.model_validate_json(safefile.read_text(path))
+        except (ValueError, OSError):
             continue
         if result.valid and result.inputs.get("key") == key and result.routing == "repair":
             return result, folder
     return None
 
 
-def read_files(folder: Path) -> dict[str, bytes]:
-    """The audit files present in ``folder`` (an attempt folder or ``units/<unit>``)."""
-    return {name: (folder / name).read_bytes() for name in FILES if (folder / name).is_file()}
+class AuditFiles(dict):
+    """The audit files read from a folder (name → bytes), with ``refused``: one message per file
+    that is there but was not read (a symbolic link, a FIFO, a device, a folder, or larger than
+    the size cap of ``fyan.lean.safefile``). ``decide`` rejects an attempt with refused files."""
+
+    def __init__(self, *args, refused: list[str] | None = None, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.refused: list[str] = list(refused or [])
+
+
+def read_files(folder: Path) -> AuditFiles:
+    """The audit files present in ``folder`` (an attempt folder or ``units/<unit>``), read through
+    ``fyan.lean.safefile``: a model-driven process may have left a link to a file outside the
+    workspace, a FIFO or an enormous file under an audit file's name; such a file is not read
+    and is named in ``refused`` (the audit then fails closed with that message)."""
+    out = AuditFiles()
+    for name in FILES:
+        path = folder / name
+        if not os.path.lexists(path):
+            continue
+        try:
+            out[name] = safefile.read_bytes(path)
+        except OSError as e:
+            out.refused.append(f"{name} not read: {e}")
+    return out

@@ -53,7 +53,8 @@ def evaluate(dataset: Path, records: Path, threshold: int = 2) -> list[EvalRow]:
         theorems = [d for d in scan(data["candidate_formal"]) if d.kind == "theorem"]
         side = lean_side(data["candidate_formal"], "", [theorems[-1].name])
         record = EvidenceRecord.model_validate({"root": side.root, "rows": rec["rows"], "transfer": rec.get("transfer")})
-        ctx = AuditContext(root=side.root, threshold=threshold, checked_defs=side.checked_defs)
+        ctx = AuditContext(root=side.root, threshold=threshold, checked_defs=side.checked_defs,
+                           definitions=side.definitions)
         out.append(EvalRow(rec["name"], data["q2_faithfulness"], bool(data["is_faithful"]),
                            grade_record(record, src, side.slots, ctx), problems, rec.get("disagree")))
     return out

@@ -228,3 +228,29 @@ def _balanced(s: str) -> bool:
             if depth < 0:
                 return False
     return depth == 0
+
+
+_RELATIONS = "≤≥<>=≠↔∣∈∉⊆"
+
+
+def relation_normal(text: str) -> str:
+    """``text`` (canonical) with the redundant parentheses around a whole side of its one
+    top-level relation removed (``0<(n+1)`` is ``0<n+1``: arithmetic binds tighter than a
+    relation), as left by substituting a term for a variable."""
+    depth, hits = 0, []
+    for i, ch in enumerate(text):
+        if ch in "([{⟨":
+            depth += 1
+        elif ch in ")]}⟩":
+            depth -= 1
+        elif depth == 0 and ch in _RELATIONS and not (ch == "=" and i and text[i - 1] in ":≤≥≠!<>"):
+            hits.append(i)
+    if len(hits) != 1:
+        return text
+    i = hits[0]
+    sides = []
+    for side in (text[:i], text[i + 1:]):
+        while side.startswith("(") and side.endswith(")") and _balanced(side[1:-1]):
+            side = side[1:-1]
+        sides.append(side)
+    return f"{sides[0]}{text[i]}{sides[1]}"

@@ -32,6 +32,7 @@ from __future__ import annotations
 from fyan.audit.formula import Polarity, join
 from fyan.audit.record import RELATION_GRADE, AuditResult, EvidenceRecord, EvidenceRow, ItemGrade, SlotView
 from fyan.audit.slots import Slot, SlotTable
+from fyan.audit.structure import structure_problems
 from fyan.audit.transfer import check_record_transfer
 from fyan.audit.validator import (AuditContext, conversion_problem, is_omission, omission_direction, rename_maps,
                                   validate)
@@ -58,7 +59,8 @@ def _evidence(row: EvidenceRow) -> str:
 
 
 def grade_row(i: int, row: EvidenceRow, src: SlotTable, cand: SlotTable,
-              rename: dict[str, str] | None = None, checked_defs: frozenset[str] = frozenset()) -> ItemGrade:
+              rename: dict[str, str] | None = None, checked_defs: frozenset[str] = frozenset(),
+              definitions: dict | None = None, structure: str | None = None) -> ItemGrade:
     slots: list[Slot] = [s for s in (*(src.get(x) for x in row.source), *(cand.get(x) for x in row.candidate)) if s]
     # objects grouped with formulas about them stand for the quantified formula: its own polarity
     with_leaves = any(s.kind != "object" for s in slots)
@@ -84,12 +86,16 @@ def grade_row(i: int, row: EvidenceRow, src: SlotTable, cand: SlotTable,
         missing = "candidate" if not row.candidate else "source"
         replaced = ", ".join(f"{s.id} `{s.text}` → {s.replacement or '(no ⊤/⊥ for an object)'}" for s in slots)
         item.note = (item.note + "; " if item.note else "") + f"omitted on the {missing} side: {replaced}"
-    if row.relation == "trivial_equivalent" and not is_omission(row):
+    if row.relation == "trivial_equivalent":
         problem = conversion_problem(row.conversions, [s for s in slots if s.id in row.source],
-                                     [s for s in slots if s.id in row.candidate], rename or {}, checked_defs)
-        if problem:  # issue 23 #5: what code cannot verify never raises a grade
+                                     [s for s in slots if s.id in row.candidate], rename or {}, checked_defs,
+                                     src=src, cand=cand, unfolds=row.unfolds, definitions=definitions)
+        if problem:  # what code cannot verify never raises a grade
             item.grade = 0
             item.note = (item.note + "; " if item.note else "") + f"unverified conversion: {problem}"
+        if structure:
+            item.grade = 0
+            item.note = (item.note + "; " if item.note else "") + f"not in the same place of the statements: {structure}"
     rel = item.relation
     if rel in ADMISSIBLE and pol not in ADMISSIBLE[rel]:
         item.admissible = False
@@ -129,7 +135,9 @@ def grade_record(record: EvidenceRecord, src: SlotTable, cand: SlotTable, ctx: A
         return AuditResult(valid=False, errors=errors, threshold=ctx.threshold, routing="reject", root=ctx.root,
                            slots=views)
     rename = rename_maps(record, src, cand)
-    items = [grade_row(i, row, src, cand, rename, ctx.checked_defs) for i, row in enumerate(record.rows, start=1)]
+    structure = structure_problems(record, src, cand)
+    items = [grade_row(i, row, src, cand, rename, ctx.checked_defs, ctx.definitions, structure.get(i))
+             for i, row in enumerate(record.rows, start=1)]
     transfer = None
     if any(it.grade == 1 for it in items):
         transfer = check_record_transfer(record, src, cand)

@@ -13,8 +13,9 @@ that the file does not declare.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from fyan.audit.conversions import definitions_of
 from fyan.audit.formula import Node, identifiers
 from fyan.audit.lean_tree import Context, local_definitions, parse_header, statement_tree
 from fyan.audit.slots import SlotTable, cut_slots
@@ -31,6 +32,7 @@ class LeanSide:
     decls: dict[str, Declaration]  # full name -> declaration, roots first
     checked_defs: frozenset[str]
     unfrozen_defs: frozenset[str]
+    definitions: dict = field(default_factory=dict)  # upstream frozen definitions code can unfold
 
 
 def judge_text(d: Declaration) -> str:
@@ -74,7 +76,7 @@ def lean_side(statement: str, namespace: str, roots: list[str], upstream_signatu
     slots = cut_slots(tree, "candidate", prefix, unfrozen_defs=unfrozen)
     shown = list(found.values()) + [d for d in local if d.name in unfrozen and d.full_name not in found]
     return LeanSide(text="\n".join(judge_text(d) for d in shown), tree=tree, slots=slots, root=next(iter(found)),
-                    decls=found, checked_defs=checked, unfrozen_defs=unfrozen)
+                    decls=found, checked_defs=checked, unfrozen_defs=unfrozen, definitions=definitions_of(up))
 
 
 def is_theorem_header(text: str) -> bool:

@@ -30,10 +30,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from fyan.audit.formula import canonical, identifiers
+from fyan.audit.conversions import Definition, apply_decidability, apply_one_point, unfolding_problem
+from fyan.audit.formula import Node, canonical, identifiers, relation_normal
 from fyan.audit.record import (CHECKED_CONVERSIONS, CONVERSIONS, PLACEHOLDERS, REMOVAL_CONVERSIONS, EvidenceRecord,
                                EvidenceRow)
 from fyan.audit.slots import Slot, SlotTable
+from fyan.audit.structure import structure_problems
 
 SUBSTANTIVE = ("mutated_equivalent", "mutated_stronger", "mutated_weaker", "mutated")
 
@@ -44,13 +46,15 @@ class AuditContext:
 
     ``root``: full name of the audited declaration; ``checked_defs``: definitions that are
     themselves audited and frozen (upstream units' frozen definitions, this unit's definition
-    roots), short and full names; ``policy``: ``[audit] grade1_policy``.
+    roots), short and full names; ``policy``: ``[audit] grade1_policy``; ``definitions``: the
+    upstream frozen definitions code can unfold (``fyan.audit.conversions.definitions_of``).
     """
 
     root: str
     threshold: int = 2
     checked_defs: frozenset[str] = field(default_factory=frozenset)
     policy: str = "repair"
+    definitions: dict[str, Definition] = field(default_factory=dict)
 
 
 def placeholder(text: str | None, minimum: int = 12) -> bool:
@@ -174,12 +178,21 @@ def _normal(text: str, conversions: set[str]) -> str:
 
 
 def conversion_problem(conversions: list[str], srcs: list[Slot], cands: list[Slot], rename: dict[str, str],
-                       checked_defs: frozenset[str] = frozenset()) -> str | None:
-    """None when code verifies the row's conversions: the textual ones (renaming, reordering of the
-    row's conjuncts, binder kinds, the symmetric/flipped forms of ``_normal``) on the slot texts,
-    ``defined_term_naming`` on definition slots whose candidate names a checked definition
-    (``checked_defs``: audited and frozen itself); else why not. Conversions outside
-    ``CHECKED_CONVERSIONS`` are never verified."""
+                       checked_defs: frozenset[str] = frozenset(), *, src: SlotTable | None = None,
+                       cand: SlotTable | None = None, unfolds: list[str] | None = None,
+                       definitions: dict[str, Definition] | None = None) -> str | None:
+    """None when code verifies the row's conversions by applying them; else why not.
+
+    ``defined_term_naming``: definition slots whose candidate names a checked definition
+    (``checked_defs``: audited and frozen itself). ``one_point_rule`` and
+    ``decidability_instance``: the objects defined by an equation (their equations) and the
+    ``[Decidable…]`` binders are removed from the row and the term substituted
+    (``fyan.audit.conversions``); at least one must be removed, and what is left must agree.
+    ``definition_unfolding``: ``unfolds`` unfolded on both sides (``definitions``: the bodies
+    code knows) until the row's subformulas agree. What is left is compared on the slot texts
+    with the textual conversions (renaming, reordering of the row's conjuncts, binder kinds,
+    the symmetric/flipped forms of ``_normal``); an empty row side must leave the other side
+    empty too. Conversions outside ``CHECKED_CONVERSIONS`` are never verified."""
     unchecked = [c for c in conversions if c not in CHECKED_CONVERSIONS]
     if unchecked:
         return (f"{', '.join(unchecked)}: a conversion deterministic code does not check (the judge's claim alone "
@@ -195,19 +208,47 @@ def conversion_problem(conversions: list[str], srcs: list[Slot], cands: list[Slo
         conversions = [c for c in conversions if c != "defined_term_naming"]
         if not conversions:
             return None
-    textual = set(conversions) - {"definition_unfolding", "one_point_rule", "decidability_instance"}
-    if not textual or set(conversions) & {"definition_unfolding", "one_point_rule", "decidability_instance"}:
-        return None  # verified at validation (definitions frozen, the one-point equation, Decidable binders)
+    if src is None or cand is None:
+        src = src or SlotTable(side="source", prefix="s", tree=Node(op="true"), slots=list(srcs))
+        cand = cand or SlotTable(side="candidate", prefix="c", tree=Node(op="true"), slots=list(cands))
+    conv = set(conversions)
+    if "definition_unfolding" in conv:
+        if conv & {"one_point_rule", "decidability_instance"}:
+            return "definition_unfolding is checked on a row of its own (split off the one-point/decidability items)"
+        return unfolding_problem(srcs, cands, src, cand, rename, list(unfolds or []), definitions or {},
+                                 reorder="conjunct_reordering" in conv)
+    for name, apply in (("one_point_rule", apply_one_point), ("decidability_instance", apply_decidability)):
+        if name not in conv:
+            continue
+        total = 0
+        sides = []
+        for slots, table in ((srcs, src), (cands, cand)):
+            rest, removed, problem = apply(slots, table)
+            if problem:
+                return problem
+            total += removed
+            sides.append(rest)
+        if not total:
+            return (f"{name}: nothing in the row is removed by it (no object defined by an equation in the row"
+                    if name == "one_point_rule" else f"{name}: the row has no [Decidable…] instance binder") + \
+                ("" if name != "one_point_rule" else ")")
+        srcs, cands = sides
+    textual = conv - {"definition_unfolding", "one_point_rule", "decidability_instance"}
+    if not srcs and not cands:
+        return None
+    if not srcs or not cands:
+        left = ", ".join(s.label() for s in srcs + cands)
+        return f"after applying {', '.join(sorted(conv))} the row still has items without counterpart: {left}"
     if sorted(s.kind for s in srcs) != sorted(c.kind for c in cands):
         return "the row pairs slots of different kinds"
     plain = same_texts(srcs, cands, rename)
     if plain is None:
         return None
     for kind in ("hypothesis", "goal"):
-        a = sorted(_normal(canonical(s.text, rename), textual) for s in srcs if s.kind == kind)
-        b = sorted(_normal(canonical(c.text, {}), textual) for c in cands if c.kind == kind)
+        a = sorted(_normal(relation_normal(canonical(s.text, rename)), textual) for s in srcs if s.kind == kind)
+        b = sorted(_normal(relation_normal(canonical(c.text, {})), textual) for c in cands if c.kind == kind)
         if a != b:
-            return f"{', '.join(sorted(textual))} does not turn {a} into {b}"
+            return f"{', '.join(sorted(textual)) or 'no textual conversion'} does not turn {a} into {b}"
     objects = [s for s in srcs + cands if s.kind == "object"]
     return plain if objects else None
 
@@ -251,6 +292,7 @@ def validate(record: EvidenceRecord, src: SlotTable, cand: SlotTable, ctx: Audit
         errors.append("the record has no rows")
     seen: dict[str, int] = {}
     rename = rename_maps(record, src, cand)
+    structure = structure_problems(record, src, cand)
     substantive = False
     for i, row in enumerate(record.rows, start=1):
         where = f"row {i}"
@@ -339,6 +381,9 @@ def validate(record: EvidenceRecord, src: SlotTable, cand: SlotTable, ctx: Audit
             if problem:
                 errors.append(f"{where}: labelled same but {problem}; use trivial_equivalent with its conversions "
                               f"or a mutated relation")
+            elif i in structure:
+                errors.append(f"{where}: labelled same but the items do not sit in the same place of the two "
+                              f"statements: {structure[i]}; record the change as a mutated relation")
             for c in slots_c:
                 if c.kind == "definition" and c.text not in ctx.checked_defs and c.text.split(".")[-1] not in ctx.checked_defs:
                     errors.append(f"{where}: `same` pairs definition `{c.text}`, which is not a checked definition "
