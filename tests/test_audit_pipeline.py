@@ -349,3 +349,48 @@ def test_a_statement_elaborated_with_an_unaudited_declaration_is_not_frozen(setu
     assert run.status is RunStatus.FAILED and run.rewind_to is Stage.PLAN
     assert "the statement cannot be frozen: T.ThmSmall.small_sq: uses T.Other.evilLT from T.Other.Basic" in run.reason
     assert gateway.store.freezes(UNIT) == []
+
+
+# -- a judge that forges its record cannot complete a unit --------------------------------------------
+
+VACUOUS = ("theorem small_sq (n : Int) (k : Int) (hk : k = 0) (h0 : 0 < n) (h1 : n < 10) : n = n := by\n  sorry")
+FORGED_VACUOUS = json.dumps({"root": "small_sq", "rows": [
+    {"source": ["s1"], "candidate": ["c1"], "relation": "same"},
+    {"source": ["s4"], "candidate": ["c6"], "relation": "same"},
+    {"source": ["s5"], "candidate": ["c8"], "relation": "same"},
+    {"source": ["s6"], "candidate": ["c2", "c4", "c9"], "relation": "trivial_equivalent", "conversions": ["one_point_rule"],
+     "argument": "k is defined by the equation k = 0 and substituted away"}]})
+DROPPED = "theorem small_sq (n : Int) (k : Int) (hk : k = 0) (h0 : 0 < n) : n * n < 100 := by\n  sorry"
+FORGED_DROPPED = json.dumps({"root": "small_sq", "rows": [
+    {"source": ["s1"], "candidate": ["c1"], "relation": "same"},
+    {"source": ["s4"], "candidate": ["c6"], "relation": "same"},
+    {"source": ["s6"], "candidate": ["c7"], "relation": "same"},
+    {"source": ["s5"], "candidate": ["c2", "c4"], "relation": "trivial_equivalent", "conversions": ["one_point_rule"],
+     "argument": "k is defined by the equation k = 0 and substituted away"}]})
+
+
+def test_a_trivialised_statement_with_a_forged_one_point_record_never_completes(setup):
+    """The attack end to end: ``0 < n < 10 ⇒ n·n < 100`` stated as ``… (hk : k = 0) (h0 : 0 < n)
+    (h1 : n < 10) : n = n``, recorded with a one-point row that carries the changed claim, proved
+    by ``rfl``. The plan check refuses the vacuous root, and nothing is frozen."""
+    project, gateway, provider, engine = setup(attempts=1, plan=[plan(VACUOUS)], audit=[FORGED_VACUOUS],
+                                               prove=[prove(VACUOUS.replace("sorry", "rfl"))])
+    summary = engine.run()
+    assert summary.counts == {"blocked": 1}
+    assert gateway.store.freezes(UNIT) == []
+    run = next(r for r in gateway.store.runs(UNIT) if r.stage is Stage.PLAN)
+    assert run.status is RunStatus.FAILED and "the claim `n = n` holds by itself" in run.reason
+
+
+def test_a_dropped_hypothesis_behind_a_dummy_one_point_binder_is_sent_back_by_the_audit(setup):
+    """The same forgery on a statement that is not vacuous (``n < 10`` dropped, a dummy
+    ``(k : Int) (hk : k = 0)`` row claimed to be it): the audit check applies the one-point rule,
+    finds nothing left to stand for ``n < 10`` and sends the unit back; nothing is frozen."""
+    project, gateway, provider, engine = setup(attempts=1, plan=[plan(DROPPED)], audit=[FORGED_DROPPED],
+                                               prove=[prove(DROPPED.replace("sorry", "omega"))])
+    summary = engine.run()
+    assert summary.counts == {"blocked": 1}
+    assert gateway.store.freezes(UNIT) == []
+    run = audit_runs(gateway)[0]
+    assert run.status is RunStatus.FAILED and run.rewind_to is Stage.PLAN
+    assert "audit grade 0 < 2" in run.reason and "one_point_rule" in run.reason

@@ -259,7 +259,8 @@ def test_plan_check_refuses_a_true_root(tmp_path, no_lake):
     engine.step("def-a", Stage.REASON)
     run = engine.step("def-a", Stage.PLAN)
     assert run.status is RunStatus.FAILED
-    assert "root nice_even states `True`: a vacuous root is refused" in run.reason
+    assert "root nice_even is vacuous: the claim `⊤` holds by itself" in run.reason
+    assert "a vacuous root is refused" in run.reason
     gateway.close()
 
 

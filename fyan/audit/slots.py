@@ -23,7 +23,9 @@ Code findings (candidate side) force a grade of 0 for any row that contains the 
   bound — the index escapes its binder;
 * a claim that is also assumed as a hypothesis in its own scope;
 * a unit-local definition that is used but not frozen with the statement (its body could
-  change after the audit).
+  change after the audit);
+* a vacuous statement (``fyan.audit.vacuity``): a claim that holds by itself, a hypothesis that
+  cannot hold or hypotheses that contradict each other, a definition equivalent to ⊤/⊥.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pydantic import BaseModel, Field
 
 from fyan.audit.formula import BINDER_OPS, Node, NodeInfo, Polarity, annotate, canonical, identifiers, join
 from fyan.audit.lean_tree import bound_in_atoms, escaped_variables
+from fyan.audit.vacuity import vacuity_findings
 
 SlotKind = Literal["object", "hypothesis", "goal", "definition"]
 Side = Literal["source", "candidate"]
@@ -146,6 +149,10 @@ def _findings(table: SlotTable, info: dict[str, NodeInfo]) -> None:
         escaped |= {x for x in identifiers(s.text) if x in bound_anywhere and x not in inner and x not in scope_vars}
         for x in sorted(escaped):
             s.findings.append(f"variable `{x}` occurs outside the binder that binds it (it escapes its binder and is free here)")
+    vacuous = vacuity_findings(info)
+    for s in table.slots:
+        if s.kind in ("hypothesis", "goal"):
+            s.findings.extend(f for f in vacuous.get(s.node or "", []) if f not in s.findings)
     by_text = {}
     for s in leaves:
         if s.kind == "hypothesis":

@@ -181,11 +181,14 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
             return CheckOutcome(False, f"Statement.lean has no declaration for lemma-DAG node {node.name}")
         if d.kind == "theorem" and not d.body_is_sorry:
             return CheckOutcome(False, f"{node.name}: scaffold bodies must be `by sorry`, found `{declarations.normalize(d.body)[:60]}`")
+    from fyan.audit.vacuity import vacuous_roots
+
     for r in dag.roots:
         d = declarations.find(decls, f"{ns}.{r}")
         assert d is not None
-        if d.kind == "theorem" and d.type_text in ("True", "⊤", "True ∧ True"):
-            return CheckOutcome(False, f"root {r} states `True`: a vacuous root is refused")
+        vacuous = vacuous_roots(text, ns, [r])  # a claim true by itself, contradictory premises, an empty definition
+        if vacuous:
+            return CheckOutcome(False, f"{vacuous}: a vacuous root is refused")
         if ctx.unit.kind == "definition" and d.kind not in declarations.DEFINITION_KINDS:
             return CheckOutcome(False, f"root {r} of a definition unit must be a definition, found {d.kind}")
         if ctx.unit.kind != "definition" and d.kind != "theorem":
