@@ -205,3 +205,11 @@ def test_claims_swapped_between_their_hypotheses_are_not_same():
     a = audit(src, lean, [row(["s1"], ["c1"])] + [row([s[t]], [c[t]]) for t in ("0 < n", "0 < n * n", "n < 5", "n < 6")])
     assert not frozen(a)
     assert any("under the hypotheses" in e for e in a.result.errors)
+
+
+def test_binders_of_two_kinds_grouped_in_one_row_keep_their_order_and_kind():
+    src = E("x", "ℝ", F("y", "ℝ", A("x ≤ y")))
+    lean = "theorem t : ∀ y : ℝ, ∃ x : ℝ, x ≤ y := by sorry"
+    for cands in (["c2", "c1"], ["c1", "c2"]):
+        a = audit(src, lean, [row(["s1", "s2"], cands), row(["s3"], ["c3"])])
+        assert not frozen(a), cands

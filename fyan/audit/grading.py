@@ -12,7 +12,9 @@ Per row (an *item*):
   (``mutated_weaker``), mixed needs both (neither one-way relation). An inadmissible relation
   grades 0; otherwise the relation's grade (``RELATION_GRADE``);
 * a slot with a code finding (an escaped variable, a claim assumed as a hypothesis, an unfrozen
-  local definition) makes its row grade 0;
+  local definition, a vacuous claim or premise) makes its row grade 0;
+* a ``same`` or ``trivial_equivalent`` row whose items do not sit in the same place of the two
+  trees (``fyan.audit.structure``) grades 0 (``same``: a form error at validation);
 * a ``trivial_equivalent`` row grades 2 only when code verifies its conversions
   (``validator.conversion_problem``; ``record.CHECKED_CONVERSIONS``); a conversion code cannot
   check (``inequality_flip`` claimed where the texts do not flip, ``coercion_insertion``, ...) is

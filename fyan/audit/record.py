@@ -65,9 +65,10 @@ CONVERSIONS: dict[str, str] = {
                       "equation is substituted (checked: the row holds the object and its defining equation)",
     "decidability_instance": "a Decidable… instance binder that classical logic always provides (checked)",
 }
-#: Conversions deterministic code verifies on the row's slots (``fyan.audit.validator``: the
-#: definition, one-point and decidability checks at validation, the textual ones in
-#: ``conversion_problem``). A ``trivial_equivalent`` row that names any other conversion rests on
+#: Conversions deterministic code verifies on the row's slots (``fyan.audit.validator``
+#: ``conversion_problem``): the one-point, decidability and definition conversions are applied
+#: to the row (``fyan.audit.conversions``) and what is left must agree; the textual ones are
+#: compared on the slot texts. A ``trivial_equivalent`` row that names any other conversion rests on
 #: the judge's word: it never raises the grade (graded 0, below every threshold; issue 23 #5).
 CHECKED_CONVERSIONS = frozenset({
     "definition_unfolding", "one_point_rule", "decidability_instance", "defined_term_naming",

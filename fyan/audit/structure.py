@@ -75,6 +75,8 @@ def structure_problems(record: EvidenceRecord, src: SlotTable, cand: SlotTable) 
             problems.setdefault(i, []).append("a binder changes between ∀ and ∃ (or moves into or out of a premise)")
         if len(os_) == len(oc):
             pairs.extend((i, a, b) for a, b in zip(os_, oc, strict=True))
+            if not reshaped and any(_effective(a) != _effective(b) for a, b in zip(os_, oc, strict=True)):
+                problems.setdefault(i, []).append("a binder is paired with one of the other kind (∀ with ∃)")
     for i, a, a2 in pairs:
         for j, b, b2 in pairs:
             if a.id == b.id:

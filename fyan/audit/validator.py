@@ -9,20 +9,23 @@ judge gets them back as a form repair. Checks:
 * coverage: every slot of both sides is in exactly one row (an unpaired slot needs an
   omission row: a row with the other side empty);
 * relation-specific fields: ``trivial_equivalent`` names conversions from ``CONVERSIONS`` only,
-  ``definition_unfolding`` names checked definitions in ``unfolds``, ``one_point_rule`` and
-  ``decidability_instance`` are checked on the slots; every relation but ``same`` and
-  ``unaligned`` carries an argument; ``mutated`` names the downstream items affected;
-  ``unaligned`` and omission rows state the concrete difference;
+  ``definition_unfolding`` names checked definitions in ``unfolds``, ``one_point_rule`` needs an
+  equation for each object of its row and ``decidability_instance`` instance binders only; every
+  relation but ``same`` and ``unaligned`` carries an argument; ``mutated`` names the downstream
+  items affected; ``unaligned`` and omission rows state the concrete difference;
 * ``same`` is checked on the texts (``formula.canonical``: bound variables renamed through the
-  object rows, definition names through the definition rows); ``same`` on a definition slot
-  requires a checked definition;
+  object rows, definition names through the definition rows) and on the trees
+  (``fyan.audit.structure``: polarity, the order of a ∀ and an ∃, the hypotheses a claim is
+  under); ``same`` on a definition slot requires a checked definition;
 * an omission row that claims a direction must claim the one code computes from the ⊤/⊥
   replacement (``omission_direction``);
 * no placeholder text stands in for evidence (``PLACEHOLDERS``, or fewer than 12 characters);
 * transfer evidence is present when a row records a substantive change.
 
 Whether a relation is admissible at the slots' polarity is *not* a form error: an inadmissible
-relation is a valid record with grade 0 (``fyan.audit.grading``).
+relation is a valid record with grade 0 (``fyan.audit.grading``). Nor is a conversion that does
+not apply: ``conversion_problem`` applies a ``trivial_equivalent`` row's conversions
+(``fyan.audit.conversions``) and compares what is left; a row it cannot verify grades 0.
 """
 
 from __future__ import annotations
