@@ -213,3 +213,16 @@ def test_binders_of_two_kinds_grouped_in_one_row_keep_their_order_and_kind():
     for cands in (["c2", "c1"], ["c1", "c2"]):
         a = audit(src, lean, [row(["s1", "s2"], cands), row(["s3"], ["c3"])])
         assert not frozen(a), cands
+
+
+@pytest.mark.parametrize("lean", [
+    "theorem t (n : Int) : ∃ k : Int, k = 0 ∨ 0 < n + k := by sorry",
+    "theorem t (n : Int) : ∀ k : Int, (k = 0 ∨ n < 0) → 0 < n + k := by sorry",
+])
+def test_an_equation_that_does_not_define_its_object_is_not_a_one_point_rule(lean):
+    src = F("n", "ℤ", A("0 < n"))
+    a0 = audit(src, lean, [row(["s1"], ["c1"])])
+    rest = [s.id for s in a0.cand.slots if s.id != "c1"]
+    a = audit(src, lean, [row(["s1"], ["c1"]), row(["s2"], rest, "trivial_equivalent", conversions=["one_point_rule"],
+                                                     argument="k is 0 by its equation and substituted away")])
+    assert not frozen(a)

@@ -256,6 +256,36 @@ def _substitute(text: str, var: str, term: str) -> str:
     return _IDENT.sub(lambda m: _wrap(term) if m.group(0) == var else m.group(0), text)
 
 
+def _governs(o: Slot, h: Slot, table: SlotTable) -> bool:
+    """Whether the equation ``h`` is a premise of ``o``'s ``∀`` body (``∀ o, … → h ∧ … → P``:
+    from ``h`` up to ``o`` only conjunctions, then the left side of one implication, then
+    right sides of implications and other ``∀`` binders) or a conjunct of its ``∃`` body (only
+    conjunctions and other ``∃`` binders). Anything else (``h ∨ Q``, ``¬ h``, ``(h → Q) → P``)
+    is not the one-point rule."""
+    parent: dict[str, Node] = {}
+    for n in table.tree.walk():
+        for a in n.args:
+            parent[a.id] = n
+    cur = h.node or ""
+    stage = "conjuncts"
+    while cur in parent:
+        p = parent[cur]
+        if p.id == o.node:
+            return (o.quantifier == "forall" and stage == "body") or (o.quantifier == "exists" and stage == "conjuncts")
+        if p.op == "and" and stage == "conjuncts":
+            pass
+        elif p.op == "implies" and o.quantifier == "forall" and p.args[0].id == cur and stage == "conjuncts":
+            stage = "body"
+        elif p.op == "implies" and p.args[1].id == cur and stage == "body":
+            pass
+        elif p.op == o.quantifier and p.binder != "instance":
+            pass
+        else:
+            return False
+        cur = p.id
+    return False
+
+
 def apply_one_point(slots: list[Slot], table: SlotTable) -> tuple[list[Slot], int, str | None]:
     """The row's slots on one side with every object defined by an equation removed (with its
     equation) and its term substituted in the other slots; the number of objects removed; a
@@ -271,10 +301,7 @@ def apply_one_point(slots: list[Slot], table: SlotTable) -> tuple[list[Slot], in
             term = _equation(h.text, o.var or "")
             if term is None:
                 continue
-            if o.quantifier == "forall" and h.kind == "hypothesis" and h.polarity != o.position:
-                found = (h, term)
-                break
-            if o.quantifier == "exists" and h.polarity == o.position:
+            if _governs(o, h, table):
                 found = (h, term)
                 break
         if found is None:
