@@ -21,7 +21,6 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
