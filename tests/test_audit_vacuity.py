@@ -30,6 +30,7 @@ VACUOUS = [
     "theorem t (a b : Int) (h : a = b) (h2 : a ≠ b) : a = 1",
     "theorem t (x : ℝ) (h : x < x) : x = 1",
     "theorem t (n : Int) (h : 1 < 0) : n = 1",
+    "theorem t (n : Int) : (∃ k : Int, n = 2 * k) ↔ ∃ j : Int, n = 2 * j",
 ]
 HONEST = [
     "theorem t (n : Int) (h0 : 0 < n) (h1 : n < 10) : n * n < 100",
@@ -40,6 +41,7 @@ HONEST = [
     "theorem t (n : Int) (h : n < 0) : n * n > 0",
     "theorem t (a : Int) (n : Nat) (h : a ∣ n) : a ∣ n * n",
     "theorem t (x : ℝ) (h : 0 ≤ x) : ∃ y : ℝ, y * y = x",
+    "theorem t (n : Int) : (∃ k : Int, n = 2 * k) ↔ ∃ j : Int, n = 2 * j + 2",
 ]
 
 

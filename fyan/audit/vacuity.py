@@ -7,7 +7,8 @@ certify nothing. On an annotated formula tree (``fyan.audit.formula.annotate``) 
 
 * **a claim that holds by itself** — a leaf at positive polarity outside every premise that is
   ``⊤``, a reflexive relation (``x = x``, ``a ≤ a``, ``a ≥ a``, ``P ↔ P``, ``a ∣ a``), or a
-  copy of a hypothesis in its scope (``p → p``); a closed computation (``2 ^ 10 = 1024``) is a
+  copy of a hypothesis in its scope (``p → p``); an equivalence whose two sides are the same
+  formula (``(∃ k, n = 2 * k) ↔ ∃ j, n = 2 * j``); a closed computation (``2 ^ 10 = 1024``) is a
   claim a document may make and is left alone;
 * **a premise that cannot hold** — ``⊥``, an irreflexive relation of a term with itself
   (``x < x``, ``x ≠ x``), a closed numeral relation that is false, ``n < 0`` (or ``0 > n``) for
@@ -207,6 +208,14 @@ def vacuity_findings(info: dict[str, NodeInfo]) -> dict[str, list[str]]:
 
     for nid, ni in info.items():
         n = ni.node
+        if n.op == "iff" and not ni.in_premise and ni.position == "positive":
+            from fyan.audit.conversions import shape
+
+            if shape(n.args[0], {}) == shape(n.args[1], {}):
+                for leaf in n.walk():
+                    if leaf.is_leaf:
+                        add(leaf.id, f"the claim `{n.render()}` is an equivalence of a statement with itself: "
+                                     "the statement is vacuous")
         if not n.is_leaf:
             continue
         nat = _nat_vars(ni, info)
