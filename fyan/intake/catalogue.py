@@ -20,6 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from fyan.intake.texscan import tex_text
+
 # Canonical statement kinds, keyed by the environment names and display names documents use.
 KIND_ALIASES: dict[str, str] = {
     "theorem": "theorem", "thm": "theorem", "thrm": "theorem", "mainthm": "theorem",
@@ -297,9 +299,9 @@ def section_title(tex: str) -> str:
     from pylatexenc.latex2text import LatexNodes2Text
 
     try:
-        text = LatexNodes2Text(math_mode="verbatim").latex_to_text(tex)
+        text = LatexNodes2Text(math_mode="verbatim").latex_to_text(tex_text(tex))
     except Exception:  # pylatexenc gives up on some malformed input: the source as written
-        text = tex
+        text = tex_text(tex)
     return " ".join(text.split()) or "(untitled)"
 
 

@@ -121,6 +121,7 @@ from fyan.intake.texscan import (
     read_args,
     recover_environments,
     strip_comment,
+    tex_text,
 )
 
 #: Reference macros: name -> (argument spec for ``read_args``, indices of the label arguments,
@@ -701,7 +702,7 @@ class TexStatementReader:
                                           src.rel, src.line(pos)))
             if name == "lean":
                 args, _ = read_args(src.content, m.end(), "{", stop)
-                b.stmt.lean_names.extend(n.strip() for n in (args[0] or "").split(",") if n.strip())
+                b.stmt.lean_names.extend(n.strip() for n in tex_text(args[0] or "").split(",") if n.strip())
             elif name == "leanok":
                 if in_proof and b.stmt.proof is not None:
                     b.stmt.proof.leanok = True
@@ -769,7 +770,7 @@ class TexStatementReader:
             return self._proof(span, src, frame)
         start, end = src.line(span.begin), src.line(span.end - 1)
         args, _ = read_args(src.content, span.body, "[", span.end_start)
-        title = " ".join(args[0].split()) if args[0] else None
+        title = tex_text(args[0]) if args[0] else None
         label_from_title = None
         if title and _KEYVAL_TITLE.match(title):  # thmtools: [name=..., label=...]
             keys = dict((k.strip().lower(), v.strip().strip("{}")) for k, _, v in
