@@ -272,6 +272,10 @@ class Catalogue(BaseModel):
     empty_labels: list[str] = Field(default_factory=list, description="Every empty \\label{} (file:line).")
     empty_references: list[str] = Field(default_factory=list,
                                         description="Every empty reference, e.g. \\ref{} (file:line and macro).")
+    unfollowed_includes: list[str] = Field(
+        default_factory=list,
+        description="Every file the document includes that intake could not find (an \\include LaTeX skips too) "
+        "or did not follow (a path built by a macro intake does not expand): 'file:line \\macro{...}: why'.")
     duplicate_labels: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Labels defined more than once -> every place (``file:line``), in reading order; ``labels`` "
