@@ -72,6 +72,10 @@ LIST_DEF = Stmt("definition", "A map $f$ is \\textbf{tame} if it is such that\n\
 LIST_THM = Stmt("theorem", "Let $f$ be a map such that\n\\begin{enumerate}\n\\item[(i)] $f(0) = 0$, and\n"
                 "\\item[(ii)] $f$ is increasing.\n\\end{enumerate}\nThen $f$ is nonnegative on the reals.",
                 "Let f be a map", "nonnegative on the reals")
+LIST_PARAGRAPHS = Stmt("definition", "A map $g$ is \\textbf{calm} if\n\\begin{enumerate}\n"
+                       "\\item $g$ is bounded on every interval.\n\n\\noindent Note that the bound may depend on "
+                       "the interval chosen for it.\n\\item $g$ is measurable.\n\\end{enumerate}",
+                       "is calm if", "is measurable")
 DISPLAY_DEF = Stmt("definition", "A number $x$ is \\textbf{small} if\n\\[ |x| < 1. \\]", "is small if", "< 1")
 DISPLAY_THM = Stmt("theorem", "For every prime $p$ and every integer $a$,\n\\begin{equation}\n"
                    "a^p \\equiv a \\pmod p.\n\\end{equation}", "every prime p", "mod p")
@@ -85,7 +89,7 @@ def documents() -> list[Doc]:
                    [Stmt(s.env, s.body, s.first, s.last, label=f"key:{k}-long-label-name")
                     for k, s in enumerate([PLAIN[0], LIST_DEF, DISPLAY_THM, PLAIN[1], LIST_THM])])
     amsart = Doc("amsart-paper", "amsart", AMSTHM,
-                 [PLAIN[0], LIST_THM, DISPLAY_DEF, LIST_DEF, DISPLAY_THM, PLAIN[1]])
+                 [PLAIN[0], LIST_THM, DISPLAY_DEF, LIST_DEF, DISPLAY_THM, LIST_PARAGRAPHS, PLAIN[1]])
     book = Doc("book", "book", "\\usepackage{graphicx}" + AMSTHM.replace("[section]", "[chapter]"),
                [Stmt("theorem", "There are infinitely many primes.", "infinitely many primes", "many primes",
                      title="Euclid\\footnote{See the Elements, Book IX.}"),
@@ -109,7 +113,7 @@ def documents() -> list[Doc]:
                       + tight + "\\theoremstyle{tight}\n\\newtheorem{example}[theorem]{Example}\n",
                       tight_examples, between=non_examples)
     twocol = Doc("two-column", "article", AMSTHM, [PLAIN[0], LIST_DEF, DISPLAY_THM, PLAIN[1], LIST_THM, PLAIN[2],
-                                                   DISPLAY_DEF], options="twocolumn")
+                                                   DISPLAY_DEF, LIST_PARAGRAPHS], options="twocolumn")
     notes = Doc("notes-run-in", "amsart", AMSTHM,
                 [PLAIN[0], DISPLAY_DEF, LIST_THM, PLAIN[1]],
                 between=["", "\\subsubsection{Run-in} The interlude under a run-in heading is no part of any "

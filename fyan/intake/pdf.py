@@ -13,6 +13,9 @@ those pages' text and character offsets into them (see ``fyan.intake.catalogue``
 
 Heuristics, all deterministic:
 
+* a margin key printed left of a column before a heading (showkeys' label keys) is cut off its
+  line first; a heading whose name and number the text layer runs together ("Example1.2") is
+  read; a footnote mark set small after a title is no part of it;
 * a heading counts when its first glyphs are in a different font from the document's body
   text (bold ``Theorem``, italic ``Proof``), so a sentence that starts with ``Theorem 2.2, which
   states ...`` is not one; files without font information accept every heading;
@@ -41,6 +44,13 @@ Heuristics, all deterministic:
   than the display's own spacing — an uncertain end, with a warning;
 * the body font is the most used upright regular font (a short paper can hold more italic
   theorem text than prose); the line spacing, in a short text, the smallest one found twice;
+* lists belong to the statement that opens them; a sentence that starts at the margin or a
+  paragraph indent after a finished list ends a statement in the body font (an uncertain end,
+  with a warning), and a numbered run-in heading ("2.1.3. Bounds.") after a finished sentence
+  ends any statement;
+* the printed numbering is checked: a number skipped between two statements of one numbered
+  part (one shared counter, or one counter per kind when numbers repeat) is a
+  ``numbering-gap`` warning, a statement possibly missed;
 * a proof (``Proof.``, ``Proof of Theorem 2.3.``) runs to its end mark (□ ∎ ■, Q.E.D.) or the
   next statement or section heading, and belongs to the statement it names or the one before;
 * a definition's defined terms (for the Specifier's term edges) are the words it sets in the
@@ -671,9 +681,11 @@ def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[
     in_list = prev.x is not None and (_ITEM.match(prev.text.strip()) is not None or prev.x > _margin(prev, margins) + 5)
     if indented and ended and not in_list:
         return "indent"  # a new paragraph (with or without space above it)
-    if in_list and ended and not _CONTINUES.match(text) and len(re.findall(r"[A-Za-z]{3,}", text)) >= 4:
-        # a sentence after a finished list, back at the margin or at a paragraph indent (not an
-        # item): the paragraph after the statement, or the statement's own sentence resuming
+    if in_list and ended and line.x <= margin + 16 and not _CONTINUES.match(text) \
+            and len(re.findall(r"[A-Za-z]{3,}", text)) >= 4:
+        # a sentence after a finished list, back at the margin or at a paragraph indent (at most
+        # 16 pt in; an item's own later lines are set in further, at its text): the paragraph
+        # after the statement, or the statement's own sentence resuming
         return "list"
     if gap is None or prev.y is None or line.y is None or prev.y - line.y <= 1.35 * gap:
         return None

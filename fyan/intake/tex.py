@@ -16,11 +16,23 @@ no input size reaches a recursion limit. What it understands:
   verbatim-like environments, ``comment`` and the comment-like environments a document declares
   (``\\excludecomment``), and switched-off blocks (``\\iffalse``, ``\\if{false}``, ``\\if0``,
   ``\\ifnum0=1``, a ``\\newif`` switch left false; their ``\\else`` branch is read) are skipped;
-* ``\\input``, ``\\include``, ``\\include*`` and ``\\subfile``, resolved relative to the main
-  file's folder like LaTeX does, with or without the ``.tex`` suffix; a missing ``\\include`` is a
-  warning (LaTeX itself only warns), so is a missing file LaTeX writes during its own run
-  (``.aux``, ``.out``, ``.toc``, ``.bbl``, ``.ind``, ...); a missing ``\\input``/``\\subfile`` is an
-  error;
+* ``\\input``, ``\\include``, ``\\include*`` and ``\\subfile`` (a subfile's own preamble read like
+  the main one), resolved relative to the main file's folder like LaTeX does, with or without
+  the ``.tex`` suffix; the import package's ``\\import``, ``\\subimport``, ``\\inputfrom``,
+  ``\\includefrom``, ``\\subinputfrom``, ``\\subincludefrom`` (a file read through one resolves its
+  own ``\\input`` from its folder first); the document's own package and class files
+  (``\\usepackage{mymacros}`` with a ``mymacros.sty`` beside the main file: read like the
+  preamble); the document's own macros that expand to an include or a ``\\label``
+  (``\\newcommand{\\chap}[1]{\\input{chapters/#1}}``, ``\\DeclareDocumentCommand{\\ollabel}{m}
+  {\\label{ol:#1}}``, through one another, with argument-free path macros expanded). A missing
+  ``\\include``-like file is a warning (LaTeX itself only warns), so is a missing file LaTeX
+  writes during its own run (``.aux``, ``.out``, ``.toc``, ``.bbl``, ``.ind``, ...); a missing
+  ``\\input``/``\\subfile``/``\\import`` is an error naming the command; an included file not
+  found or not followed (a path built by a macro that is not the document's) is listed
+  (``Catalogue.unfollowed_includes``) for the intake report and the refusals it may explain;
+* every argument of a source macro (``\\label``, ``\\lean``, ``\\uses``, a statement's title, a
+  file name) read as TeX reads it before it is used (``texscan.tex_text``: a ``%`` comment eats
+  its line end, line breaks are spaces);
 * macro and environment definitions read the same wherever they live (preamble, ``\\input``
   file, body), with ``%`` comments and line breaks between their arguments as TeX reads them; a
   definition alone on a line inside ``\\[...\\]`` is no paragraph break;
