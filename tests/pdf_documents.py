@@ -88,8 +88,10 @@ def documents() -> list[Doc]:
     showkeys = Doc("blueprint-showkeys", "article", "\\usepackage{showkeys}" + AMSTHM,
                    [Stmt(s.env, s.body, s.first, s.last, label=f"key:{k}-long-label-name")
                     for k, s in enumerate([PLAIN[0], LIST_DEF, DISPLAY_THM, PLAIN[1], LIST_THM])])
-    amsart = Doc("amsart-paper", "amsart", AMSTHM,
-                 [PLAIN[0], LIST_THM, DISPLAY_DEF, LIST_DEF, DISPLAY_THM, LIST_PARAGRAPHS, PLAIN[1]])
+    amsart = Doc("amsart-paper", "amsart", AMSTHM + "\\newtheorem{nonexamples}[theorem]{Non-examples}\n",
+                 [PLAIN[0], LIST_THM, DISPLAY_DEF, LIST_DEF, DISPLAY_THM, LIST_PARAGRAPHS,
+                  Stmt("nonexamples", "The empty map is not calm in any sense.", "empty map", "in any sense"),
+                  PLAIN[1]])
     book = Doc("book", "book", "\\usepackage{graphicx}" + AMSTHM.replace("[section]", "[chapter]"),
                [Stmt("theorem", "There are infinitely many primes.", "infinitely many primes", "many primes",
                      title="Euclid\\footnote{See the Elements, Book IX.}"),
