@@ -164,3 +164,16 @@ def test_every_kind_of_source_text_through_every_field(tmp_path_factory, title, 
                and "(uses" in line for line in _provenance_lines(main))
     assert expected_label in {s.label for s in dag.units if s.kind == "definition"} | {
         line.removeprefix("% label: ") for u in files.values() for line in _provenance_lines(u["problem.tex"].decode())}
+
+
+@pytest.mark.parametrize(("term", "folded"), [
+    ("nice % the word we define\n   integer", "nice integer"),
+    ("nice\n  integer", "nice integer"),
+    ("nice%\n  integers", "niceintegers"),
+])
+def test_defined_terms_are_read_as_tex_reads_them(tmp_path, term, folded):
+    from fyan.intake.tex import read_tex
+
+    (tmp_path / "d.tex").write_text("\\begin{definition}\\label{d} An integer $n$ is a \\emph{" + term + "} if "
+                                    "it is even.\\end{definition}\n", encoding="utf-8")
+    assert read_tex(tmp_path / "d.tex").statements[0].defined_terms == [folded]

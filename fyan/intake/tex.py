@@ -1139,6 +1139,7 @@ class TexStatementReader:
     def _term(self, tex: str, src: TexSource, pos: int, stmt: Statement) -> None:
         """Record a defined term (definition markup) of ``stmt``, folded; a name (capitalised
         inside a sentence) keeps its case."""
+        tex = tex_text(tex)  # as TeX reads it: a comment inside the term is no part of it
         folded = " ".join(fold_case_kept(re.sub(r"\\(?:label|index)\s*\{[^{}]*\}", " ", tex)).split()).strip(" .,;:()")
         words = folded.split()
         if not words or len(words) > 6 or len(folded) < 3 or folded.isdigit():
