@@ -114,13 +114,17 @@ def documents() -> list[Doc]:
                       AMSTHM.replace("\\newtheorem{example}[theorem]{Example}\n", "")
                       + tight + "\\theoremstyle{tight}\n\\newtheorem{example}[theorem]{Example}\n",
                       tight_examples, between=non_examples)
+    short_italic = Doc("short-italic-paper", "article", AMSTHM,  # more italic theorem text than prose
+                               [PLAIN[0], DISPLAY_DEF, DISPLAY_THM, PLAIN[1]],
+                               between=["", f"The {PROSE_MARK} right after the definition is set in the body font, "
+                                        "and it is no part of any statement of the document at all.\n\n"])
     twocol = Doc("two-column", "article", AMSTHM, [PLAIN[0], LIST_DEF, DISPLAY_THM, PLAIN[1], LIST_THM, PLAIN[2],
                                                    DISPLAY_DEF, LIST_PARAGRAPHS], options="twocolumn")
     notes = Doc("notes-run-in", "amsart", AMSTHM,
                 [PLAIN[0], DISPLAY_DEF, LIST_THM, PLAIN[1]],
                 between=["", "\\subsubsection{Run-in} The interlude under a run-in heading is no part of any "
                          "statement of the document at all.\n\n"])
-    return [showkeys, amsart, book, thmtools, tight_style, twocol, notes]
+    return [showkeys, amsart, book, thmtools, tight_style, short_italic, twocol, notes]
 
 
 @dataclass

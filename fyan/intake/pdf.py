@@ -252,6 +252,8 @@ def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
                     x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
                     y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
                     current = (x, y, font)
+                    if len(part.strip()) > 30:  # a whole line of prose in one run is body text too
+                        out.fonts[font] += len(part.strip())
                 elif part.strip():
                     out.fonts[font] += len(part.strip())  # body font: text that does not start a line
                 if i < len(parts) - 1:
@@ -559,7 +561,8 @@ _BOLD = re.compile(r"Bold|CMBX|CMB\d|-Bd|Black|Heavy|Semibold|Demi", re.IGNORECA
 def _body_font(fonts: Counter) -> str | None:
     """The body text's font: the most used upright, regular one among those used at least a fifth
     as much as the most used font (a short text can hold more italic theorem text than running
-    text), else the most used."""
+    text), else the most used. ``fonts`` counts the characters that do not start a line (a
+    heading does), and the runs of more than 30 characters that do (a line of prose in one font)."""
     if not fonts:
         return None
     ranked = fonts.most_common()
