@@ -76,6 +76,9 @@ LIST_PARAGRAPHS = Stmt("definition", "A map $g$ is \\textbf{calm} if\n\\begin{en
                        "\\item $g$ is bounded on every interval.\n\n\\noindent Note that the bound may depend on "
                        "the interval chosen for it.\n\\item $g$ is measurable.\n\\end{enumerate}",
                        "is calm if", "is measurable")
+UPRIGHT_LIST_THM = Stmt("theorem", "Every map $g$ with\n\\begin{itemize}\\upshape\n\\item $g(-x) = -g(x)$ for "
+                        "all real numbers $x$,\n\\item $g(0) = 0$\n\\end{itemize}\nis odd in the sense above.",
+                        "Every map g with", "odd in the sense above")
 DISPLAY_DEF = Stmt("definition", "A number $x$ is \\textbf{small} if\n\\[ |x| < 1. \\]", "is small if", "< 1")
 DISPLAY_THM = Stmt("theorem", "For every prime $p$ and every integer $a$,\n\\begin{equation}\n"
                    "a^p \\equiv a \\pmod p.\n\\end{equation}", "every prime p", "mod p")
@@ -91,7 +94,7 @@ def documents() -> list[Doc]:
     amsart = Doc("amsart-paper", "amsart", AMSTHM + "\\newtheorem{nonexamples}[theorem]{Non-examples}\n",
                  [PLAIN[0], LIST_THM, DISPLAY_DEF, LIST_DEF, DISPLAY_THM, LIST_PARAGRAPHS,
                   Stmt("nonexamples", "The empty map is not calm in any sense.", "empty map", "in any sense"),
-                  PLAIN[1]])
+                  UPRIGHT_LIST_THM, PLAIN[1]])
     book = Doc("book", "book", "\\usepackage{graphicx}" + AMSTHM.replace("[section]", "[chapter]"),
                [Stmt("theorem", "There are infinitely many primes.", "infinitely many primes", "many primes",
                      title="Euclid\\footnote{See the Elements, Book IX.}"),

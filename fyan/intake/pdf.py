@@ -97,6 +97,9 @@ _END_MARK = re.compile(r"(?:[□∎■◻☐]|\bQ\.?E\.?D\.?)\s*$")
 _CONTINUES = re.compile(r"(?:Then|Hence|Thus|Therefore|Consequently|Moreover|Furthermore|Conversely|Finally|Also|"
                         r"In (?:this case|particular|addition)|Under these|If so)\b")
 _ITEM = re.compile(r"^\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[).]\s")
+#: The start of a list item: an enumeration label, a description label in parentheses
+#: ("(H1)"), or a bullet (the Computer Modern bullet decodes to U+0088 in some text layers).
+_ITEM_START = re.compile(r"^(?:\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[).]|\([A-Z]{1,3}\d{0,2}\)|[•◦▪▸∙·\x88–∗*])\s")
 
 
 @dataclass
@@ -733,6 +736,7 @@ def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple
     last = first
     prev = lines[first]
     count = 0
+    listing = False  # inside a list set in the body font within a statement in its own font
     jump = False  # a float or footnote lies between prev and line
     above: float | None = None  # the space above the display prev ends, when prev is one
     for j in range(first + 1, stop):
@@ -748,9 +752,23 @@ def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple
         if distinct:
             font = _word_font(line)
             if font == layout.body_font and not _is_display(line, layout.margins):
+                # a list set upright inside the statement ("Every map g with [items] is odd"):
+                # an item after an unfinished sentence or inside the list, or an item's later
+                # line set in from the margin, is the statement's; the body text after it ends it
+                item = _ITEM_START.match(line.text.strip()) is not None
+                inside = line.x is not None and line.x > _margin(line, layout.margins) + 5
+                if (item and (listing or not re.search(r"[.!?]\s*$", prev.text))) or (listing and inside):
+                    listing = True
+                    count += 1
+                    last, prev, jump = j, line, False
+                    continue
+                if listing:
+                    return last, "it ends after its list, where a sentence starts at the margin"
                 return last, None  # back to body text
             if font is not None and font != own and font != layout.body_font and not _is_display(line, layout.margins):
                 return last, "a line in another font follows it"
+            if font == own:
+                listing = False
         else:
             reason = _paragraph_break(prev, line, layout.gap, layout.margins, jump)
             if reason is not None:
