@@ -68,3 +68,14 @@ def test_the_same_reference_in_enumerate_and_in_a_remark_counts_alike(tmp_path):
 \begin{proof}\begin{remark} By \ref{lem:a}.\end{remark}\end{proof}""")
     assert listed.references == remarked.references
     assert pairs_listed == pairs_remarked == {("thm-t", "lem-a", True)}
+
+
+def test_a_unit_stated_inside_a_remark_inside_a_proof_is_a_dependency_of_the_proof(tmp_path):
+    _, pairs = _report(tmp_path, r"""\begin{theorem}\label{thm:t} All is well.\end{theorem}
+\begin{proof}
+\begin{remark} We need a claim.
+\begin{lemma}\label{lem:c} A claim holds. \end{lemma}
+\end{remark}
+Done.
+\end{proof}""")
+    assert ("thm-t", "lem-c", True) in pairs

@@ -351,10 +351,17 @@ def _extract_edges(catalogue: Catalogue, units: list[UnitSpec], unknown_referenc
                 else:
                     mentions.append(edge)
             if stmt.parent is not None:
-                outer = owner.get(stmt.parent)
+                # the unit it is stated inside, through any statements of no unit kind between
+                # (a claim in a remark in a proof is stated inside the proof's unit)
+                parent, in_proof, seen = stmt.parent, stmt.in_parent_proof, {index}
+                while parent is not None and parent not in owner and parent not in seen:
+                    seen.add(parent)
+                    around = catalogue.statements[parent]
+                    parent, in_proof = around.parent, in_proof or around.in_parent_proof
+                outer = owner.get(parent) if parent is not None else None
                 if outer is not None and outer != unit.id:
                     p = stmt.provenance
-                    add(Edge(unit=outer, depends_on=unit.id, origin="nested", in_proof=stmt.in_parent_proof,
+                    add(Edge(unit=outer, depends_on=unit.id, origin="nested", in_proof=in_proof,
                              evidence=f"{p} {stmt.display} is stated inside it"))
     if unknown:
         if unknown_references == "error":
