@@ -37,8 +37,11 @@ class Doc:
 
     def missing(self) -> list[str]:
         """The files of ``needs`` this TeX installation lacks (``kpsewhich``)."""
+        import shutil
         import subprocess
 
+        if shutil.which("kpsewhich") is None:
+            return list(self.needs)
         return [f for f in self.needs
                 if subprocess.run(["kpsewhich", f], capture_output=True, text=True).stdout.strip() == ""]
 
