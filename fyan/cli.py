@@ -423,6 +423,9 @@ def intake_report(report: Any) -> str:
     comps = report.components
     lines.append(f"  connected components (isolated statements apart): {len(comps)}"
                  + (f" (sizes {_list([str(n) for n in comps])})" if len(comps) > 1 else ""))
+    if report.unfollowed_includes:
+        lines.append(f"  included files not read ({len(report.unfollowed_includes)}; statements in them are missing): "
+                     + _list(report.unfollowed_includes, 8))
     if report.empty_references or report.empty_labels:
         lines.append(f"  empty \\ref{{}}: {len(report.empty_references)}"
                      + (f" ({_list(report.empty_references, 6)})" if report.empty_references else "")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Intake speed against the parsers underneath, in the same run.
 
-    python scripts/bench_intake.py [--tex FILE] [--pdf FILE] [--only tex|pdf|book|markdown] [--book N]
-                                   [--repeat N] [--scale K] [--json]
+    python scripts/bench_intake.py [--tex FILE] [--pdf FILE] [--only tex|pdf|book|markdown|init] [--book N]
+                                   [--repeat N] [--scale K] [--init-book N] [--json]
 
 * TeX: intake + units + DAG (``read_tex``, ``build_units``, ``extract_edges``, ``validate``) of
   ``blueprints/pfr.content.flat.tex``, as a ratio to a plain tolerant parse of the same file by
@@ -24,6 +24,13 @@
   ``Theorem N``/``Lemma (name_N)`` headings with ``Proof)``; printed references and ``$$``
   displays), in statements per CPU second, with markdown-it-py's own parse of the text as the
   baseline. Target: at least 100 statements/s.
+
+* Init: the whole ``fyan init`` (``python -m fyan init DIR --source book.tex``, in a fresh
+  process: reading, units, DAG, ``problem.tex`` rendering, lints, registering the units in the
+  state store with their files, the Lean package) on the generated book of ``--init-book N``
+  statements (default 2,500) and of four times as many, with the ratio of the times. Target:
+  10,000 statements at most 4.5 x the 2,500-statement time and at most 20 s. Times are wall
+  clock (registering units waits on the disk) with the child's CPU seconds beside them.
 
 Each measurement runs ``--repeat`` times (default 3), alternating baseline and Fyan so that
 machine noise hits both. Times are CPU seconds of this process (``time.process_time``: other
@@ -167,6 +174,43 @@ def measure_book(n: int, repeat: int) -> dict:
             "baseline_s": round(b, 3)}
 
 
+def time_init(n: int) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of one ``fyan init`` of the generated book of ``n``
+    statements in a fresh process (module docstring); raises ``SystemExit`` when it fails."""
+    import resource
+    import subprocess
+    import tempfile
+
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="fyan-bench-init-") as tmp:
+        src = Path(tmp) / "book.tex"
+        src.write_text(book_text(n), encoding="utf-8")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        w = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "fyan", "init", str(Path(tmp) / "p"), "--source", str(src),
+                               "--json"], cwd=root, capture_output=True, text=True)
+        wall = time.perf_counter() - w
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0:
+            raise SystemExit(f"fyan init of the {n}-statement book failed:\n{done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def measure_init(n: int, scale: int, repeat: int) -> dict:
+    """Medians of ``repeat`` whole-``init`` runs at ``n`` and ``n * scale`` statements,
+    alternating the two sizes, and the ratio of the wall-clock medians."""
+    small, large = [], []
+    for _ in range(repeat):
+        small.append(time_init(n))
+        large.append(time_init(n * scale))
+    sw, sc = statistics.median(w for w, _ in small), statistics.median(c for _, c in small)
+    lw, lc = statistics.median(w for w, _ in large), statistics.median(c for _, c in large)
+    return {"statements": n, "scale": scale, "small_wall_s": round(sw, 2), "small_cpu_s": round(sc, 2),
+            "large_statements": n * scale, "large_wall_s": round(lw, 2), "large_cpu_s": round(lc, 2),
+            "ratio": round(lw / sw, 2), "cpu_ratio": round(lc / sc, 2), "target_ratio": 4.5, "target_large_s": 20.0}
+
+
 def raw_pdf(path: Path) -> None:
     import pypdf
 
@@ -206,11 +250,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tex", type=Path, help="TeX file (default: the corpus's pfr.content.flat.tex)")
     parser.add_argument("--pdf", type=Path, help="PDF file (default: the corpus's 150-page Ernst book)")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=["tex", "pdf", "book", "markdown"])
+    parser.add_argument("--only", choices=["tex", "pdf", "book", "markdown", "init"])
     parser.add_argument("--book", type=int, default=2500, help="statements of the generated book (default 2500)")
     parser.add_argument("--scale", type=int, default=0,
                         help="also the book of --book x SCALE statements, with the ratio of the times (issue 25: "
                         "--book 2500 --scale 4, target < 4)")
+    parser.add_argument("--init-book", type=int, default=2500,
+                        help="statements of the smaller book the whole `fyan init` is timed on (default 2500; the "
+                        "larger is four times as many)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     results = {}
@@ -226,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
             results["scaling"] = measure_book(args.book * args.scale, args.repeat)
     if args.only in (None, "markdown"):
         results["markdown"] = measure_markdown(args.book, args.repeat)
+    if args.only in (None, "init"):
+        results["init"] = measure_init(args.init_book, 4, args.repeat)
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
@@ -243,6 +292,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"BOOK scaling: {z['statements']} statements {z['fyan_s']:.2f} s CPU (pylatexenc "
                       f"{z['baseline_s']:.2f} s) = {z['fyan_s'] / r['fyan_s']:.2f} x the {r['statements']}-statement "
                       f"time (target < 4 x; pylatexenc {z['baseline_s'] / r['baseline_s']:.2f} x)")
+            continue
+        if kind == "init":
+            ok = r["ratio"] <= r["target_ratio"] and r["large_wall_s"] <= r["target_large_s"]
+            print(f"INIT whole `fyan init`: {r['statements']} statements {r['small_wall_s']:.2f} s wall "
+                  f"({r['small_cpu_s']:.2f} s CPU), {r['large_statements']} statements {r['large_wall_s']:.2f} s wall "
+                  f"({r['large_cpu_s']:.2f} s CPU): {r['ratio']:.2f} x for {r['scale']} x the statements (CPU "
+                  f"{r['cpu_ratio']:.2f} x); {'within' if ok else 'OUTSIDE'} the target (at most "
+                  f"{r['target_ratio']} x and {r['target_large_s']:.0f} s; medians of {args.repeat} runs)")
             continue
         if kind == "markdown":
             verdict = "within" if r["per_second"] >= r["target"] else "BELOW"

@@ -20,6 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from fyan.intake.texscan import tex_text
+
 # Canonical statement kinds, keyed by the environment names and display names documents use.
 KIND_ALIASES: dict[str, str] = {
     "theorem": "theorem", "thm": "theorem", "thrm": "theorem", "mainthm": "theorem",
@@ -270,6 +272,10 @@ class Catalogue(BaseModel):
     empty_labels: list[str] = Field(default_factory=list, description="Every empty \\label{} (file:line).")
     empty_references: list[str] = Field(default_factory=list,
                                         description="Every empty reference, e.g. \\ref{} (file:line and macro).")
+    unfollowed_includes: list[str] = Field(
+        default_factory=list,
+        description="Every file the document includes that intake could not find (an \\include LaTeX skips too) "
+        "or did not follow (a path built by a macro intake does not expand): 'file:line \\macro{...}: why'.")
     duplicate_labels: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Labels defined more than once -> every place (``file:line``), in reading order; ``labels`` "
@@ -297,9 +303,9 @@ def section_title(tex: str) -> str:
     from pylatexenc.latex2text import LatexNodes2Text
 
     try:
-        text = LatexNodes2Text(math_mode="verbatim").latex_to_text(tex)
+        text = LatexNodes2Text(math_mode="verbatim").latex_to_text(tex_text(tex))
     except Exception:  # pylatexenc gives up on some malformed input: the source as written
-        text = tex
+        text = tex_text(tex)
     return " ".join(text.split()) or "(untitled)"
 
 

@@ -40,7 +40,7 @@ _NUMBER_RE = re.compile(NUMBER)
 PROOF = re.compile(r"^(?:Proof|PROOF)(?:(?:\s+of\s+(?P<target>[^.:]{1,120}?))?\s*[.:—–]|\s*\)|[ \t]*$)")
 # Any other name with a sectioned number ("Skeleton Proof 2.48 (...).", "Axioms 5.1."): a custom
 # environment the document declared; plain integers are left alone ("Case 1.", "Step 2.").
-_CUSTOM = re.compile(r"^(?P<word>[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})\s+(?P<num>(?:[A-Z]\.)?\d+(?:\.\d+)+[a-z]?)(?![\w.]\w)")
+_CUSTOM = re.compile(r"^(?P<word>[A-Z][a-z]+(?:-[a-z]+)?(?: [A-Z][a-z]+(?:-[a-z]+)?){0,2})\s+(?P<num>(?:[A-Z]\.)?\d+(?:\.\d+)+[a-z]?)(?![\w.]\w)")
 #: Words that number things which are not statements.
 NOT_STATEMENTS = frozenset({"Chapter", "Section", "Part", "Appendix", "Figure", "Table", "Page", "Equation",
                             "Exercises", "Problems"})

@@ -13,6 +13,9 @@ those pages' text and character offsets into them (see ``fyan.intake.catalogue``
 
 Heuristics, all deterministic:
 
+* a margin key printed left of a column before a heading (showkeys' label keys) is cut off its
+  line first; a heading whose name and number the text layer runs together ("Example1.2") is
+  read; a footnote mark set small after a title is no part of it;
 * a heading counts when its first glyphs are in a different font from the document's body
   text (bold ``Theorem``, italic ``Proof``), so a sentence that starts with ``Theorem 2.2, which
   states ...`` is not one; files without font information accept every heading;
@@ -41,6 +44,13 @@ Heuristics, all deterministic:
   than the display's own spacing — an uncertain end, with a warning;
 * the body font is the most used upright regular font (a short paper can hold more italic
   theorem text than prose); the line spacing, in a short text, the smallest one found twice;
+* lists belong to the statement that opens them; a sentence that starts at the margin or a
+  paragraph indent after a finished list ends a statement in the body font (an uncertain end,
+  with a warning), and a numbered run-in heading ("2.1.3. Bounds.") after a finished sentence
+  ends any statement;
+* the printed numbering is checked: a number skipped between two statements of one numbered
+  part (one shared counter, or one counter per kind when numbers repeat) is a
+  ``numbering-gap`` warning, a statement possibly missed;
 * a proof (``Proof.``, ``Proof of Theorem 2.3.``) runs to its end mark (□ ∎ ■, Q.E.D.) or the
   next statement or section heading, and belongs to the statement it names or the one before;
 * a definition's defined terms (for the Specifier's term edges) are the words it sets in the
@@ -87,6 +97,9 @@ _END_MARK = re.compile(r"(?:[□∎■◻☐]|\bQ\.?E\.?D\.?)\s*$")
 _CONTINUES = re.compile(r"(?:Then|Hence|Thus|Therefore|Consequently|Moreover|Furthermore|Conversely|Finally|Also|"
                         r"In (?:this case|particular|addition)|Under these|If so)\b")
 _ITEM = re.compile(r"^\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[).]\s")
+#: The start of a list item: an enumeration label, a description label in parentheses
+#: ("(H1)"), or a bullet (the Computer Modern bullet decodes to U+0088 in some text layers).
+_ITEM_START = re.compile(r"^(?:\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[).]|\([A-Z]{1,3}\d{0,2}\)|[•◦▪▸∙·\x88–∗*])\s")
 
 
 @dataclass
@@ -101,6 +114,8 @@ class _Line:
     font: str | None = None
     skip: bool = False  # page furniture (running head, page number, footnote) or a float
     runs: list[tuple[str, str | None]] = field(default_factory=list)  # (text, font) pieces
+    run_sizes: list[float | None] = field(default_factory=list)  # the size (pt) of each of ``runs``
+    key: str = ""  # a margin note printed left of the line's column (showkeys' label), cut off the line
     size: float | None = None  # font size (pt) of most of the line's characters
     furniture: str = ""  # why it is skipped: "head", "page number", "footnote", "float"
 
@@ -222,6 +237,7 @@ def _read_pages(path: Path, rel: str) -> _Pages:
 def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
     geometry: list[tuple[float | None, float | None, str | None]] = []
     runs: list[list[tuple[str, str | None]]] = [[]]
+    run_sizes: list[list[float | None]] = [[]]
     sizes: list[Counter] = [Counter()]
     current: tuple[float | None, float | None, str | None] | None = None
     joined = "".join(c[0] for c in chunks)
@@ -231,6 +247,7 @@ def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
             for i, part in enumerate(parts):
                 if part:
                     runs[-1].append((part, font))
+                    run_sizes[-1].append(size)
                     if size:
                         sizes[-1][round(size, 1)] += len(part.strip())
                         out.sizes[round(size, 1)] += len(part.strip())
@@ -238,11 +255,14 @@ def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
                     x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
                     y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
                     current = (x, y, font)
+                    if len(part.strip()) > 30:  # a whole line of prose in one run is body text too
+                        out.fonts[font] += len(part.strip())
                 elif part.strip():
                     out.fonts[font] += len(part.strip())  # body font: text that does not start a line
                 if i < len(parts) - 1:
                     geometry.append(current or (None, None, None))
                     runs.append([])
+                    run_sizes.append([])
                     sizes.append(Counter())
                     current = None
     geometry.append(current or (None, None, None))
@@ -252,7 +272,8 @@ def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
         x, y, font = geometry[no - 1] if no - 1 < len(geometry) else (None, None, None)
         size = sizes[no - 1].most_common(1)[0][0] if no - 1 < len(sizes) and sizes[no - 1] else None
         out.lines.append(_Line(number, no, offset, offset + len(text), text, x, y, font,
-                               runs=runs[no - 1] if no - 1 < len(runs) else [], size=size))
+                               runs=runs[no - 1] if no - 1 < len(runs) else [], size=size,
+                               run_sizes=run_sizes[no - 1] if no - 1 < len(run_sizes) else []))
         offset += len(text) + 1
     out.texts.append("\n".join(texts))
 
@@ -380,6 +401,10 @@ _RUN_IN_BLOCK = re.compile(r"^(?:Non-?[Ee]xamples?|Counter-?examples?|Remarks?|N
                            r"|Caution|Notation|Comments?|Observation|Questions?|Problems?|Summary|Motivation"
                            r"|Intuition|Discussion|Exercises? for [^.:]{1,40})\s*[.:—]\s")
 _RUN_IN = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z](?:\.\d+)+\.?)\s+\S")
+#: A numbered run-in heading in any font ("1.0.1. Run-in. ...": amsart's subsubsection), at the
+#: start of a line after a finished sentence: two levels of number or more, then a capitalised
+#: title that ends with a period.
+_NUMBERED_RUN_IN = re.compile(r"^\d+(?:\.\d+)+\.?\s+[A-Z][^.]{0,60}\.\s")
 
 
 def _run_in_headings(lines: list[_Line], headings: list[_Heading], fonts: set[str | None]) -> list[_Heading]:
@@ -414,15 +439,106 @@ def _find_headings(lines: list[_Line], body_font: str | None) -> list[_Heading]:
         if text.count("(") > text.count(")") and i + 1 < len(lines):
             joined = text + " " + lines[i + 1].text.strip()  # a title that wraps
         distinct = line.font is not None and body_font is not None and line.font != body_font
+        if distinct or line.font is None:  # "Example2.2 (Left...)": the name and number run together
+            joined = _RUN_TOGETHER.sub(r"\1 \2", joined, count=1)
         h = line_heading(joined, custom_names=distinct)
         if h is not None and _heading_font_ok(line, body_font):
-            headings.append(_Heading(i, h.kind, h.word, h.number, h.title, h.target))
+            headings.append(_Heading(i, h.kind, h.word, h.number, _title_without_marks(h.title, line), h.target))
             continue
         if _SECTION.match(text) and len(text.split()) <= 12 and (
             distinct or (line.font is None and not text.endswith("."))
         ):
             headings.append(_Heading(i, "section"))
     return headings
+
+
+#: A margin key: one token (a label such as ``thm:main`` or ``lem:2.3``, no spaces) printed in the
+#: margin left of the column, before the line's own text.
+_KEY = re.compile(r"^\S{2,80}$")
+
+
+def _cut_margin_keys(lines: list[_Line], margins: dict[int, list[float]]) -> None:
+    """Cut off every margin key (showkeys prints each ``\\label`` key in the margin, level with
+    the heading it labels: ``thm:main Theorem 1.1. ...`` in the text layer): a first run that
+    is one token, starts 8 to 150 pt left of a column's margin and is followed on the line by
+    text (which starts at that margin). The line's text, offsets, position and font become the
+    text's own; the key is kept in ``_Line.key``."""
+    for line in lines:
+        if line.skip or line.x is None or len(line.runs) < 2:
+            continue
+        key = line.runs[0][0].strip()
+        column = [m for m in margins.get(line.page, []) if 8 <= m - line.x <= 150]
+        if not _KEY.match(key) or not column or not line.text.startswith(key):
+            continue
+        rest = line.text[len(key):]
+        cut = len(key) + len(rest) - len(rest.lstrip())
+        if not line.text[cut:cut + 1].isalnum():
+            continue
+        line.key = key
+        line.text = line.text[cut:]
+        line.start += cut
+        line.runs = [(line.runs[1][0].lstrip(), line.runs[1][1])] + line.runs[2:]
+        line.run_sizes = line.run_sizes[1:]
+        line.font = line.runs[0][1]
+        line.x = min(column)  # the text starts at the margin of the column right of the key
+
+
+#: A heading's name run together with its number in the text layer ("Example2.2 (Left ...").
+_RUN_TOGETHER = re.compile(r"^([A-Z][a-z]+(?:-[a-z]+)?)(\d+(?:\.\d+)*\b)")
+
+#: A footnote mark: digits or a reference symbol, set small (below this share of the line's size).
+_MARK = re.compile(r"^(?:\d{1,2}|[*†‡§¶‖]{1,3})$")
+MARK_SIZE = 0.85
+
+
+def _footnote_marks(line: _Line) -> list[str]:
+    """The footnote marks on ``line``: runs that are a mark (``_MARK``) set smaller than the line."""
+    if not line.size:
+        return []
+    return [text.strip() for (text, _), size in zip(line.runs, line.run_sizes)
+            if size and size < MARK_SIZE * line.size and _MARK.match(text.strip())]
+
+
+def _title_without_marks(title: str | None, line: _Line) -> str | None:
+    """A heading's title without the footnote marks the heading's line sets after it."""
+    if not title:
+        return title
+    for mark in _footnote_marks(line):
+        if title.endswith(mark) and len(title) > len(mark):
+            title = title[: -len(mark)].rstrip()
+    return title
+
+
+def _numbering_gaps(statements: list[Statement], rel: str) -> list[IntakeWarning]:
+    """Numbers the sequence of printed statement numbers skips: in each numbered part (the
+    number without its last component: ``2`` of ``2.3``), the statements' last components, of all
+    kinds together when no number is printed twice (one shared counter), else of each kind; a
+    number missing between the first and the last found is a statement intake may have missed
+    (or a number the document gives to something else, an equation or a figure)."""
+    parts: dict[str, list[Statement]] = {}
+    for st in statements:
+        if st.number and re.fullmatch(r"(?:[A-Z]|\d+)(?:\.\d+)*", st.number):
+            head, _, last = st.number.rpartition(".")
+            if last.isdigit():
+                parts.setdefault(head, []).append(st)
+    out: list[IntakeWarning] = []
+    for head, found in parts.items():
+        numbers = [int(st.number.rpartition(".")[2]) for st in found]
+        groups = [found] if len(set(numbers)) == len(numbers) else \
+            [[st for st in found if st.kind == k] for k in dict.fromkeys(st.kind for st in found)]
+        for group in groups:
+            seen = sorted({int(st.number.rpartition(".")[2]): st for st in group}.items())
+            for (a, before), (b, after) in zip(seen, seen[1:]):
+                if b - a < 2:
+                    continue
+                missing = [f"{head}.{n}" if head else str(n) for n in range(a + 1, b)]
+                shown = ", ".join(missing[:6]) + (f" ... ({len(missing)})" if len(missing) > 6 else "")
+                out.append(IntakeWarning(
+                    code="numbering-gap", where=f"{rel}: page {after.provenance.page_start}",
+                    message=f"{after.display} follows {before.display} with no statement numbered {shown}: a "
+                    "statement may have been missed (or the number went to an equation or a figure); check the "
+                    "pages between them"))
+    return out
 
 
 def _line_gap(lines: list[_Line], body_size: float | None = None) -> float | None:
@@ -448,7 +564,8 @@ _BOLD = re.compile(r"Bold|CMBX|CMB\d|-Bd|Black|Heavy|Semibold|Demi", re.IGNORECA
 def _body_font(fonts: Counter) -> str | None:
     """The body text's font: the most used upright, regular one among those used at least a fifth
     as much as the most used font (a short text can hold more italic theorem text than running
-    text), else the most used."""
+    text), else the most used. ``fonts`` counts the characters that do not start a line (a
+    heading does), and the runs of more than 30 characters that do (a line of prose in one font)."""
     if not fonts:
         return None
     ranked = fonts.most_common()
@@ -459,22 +576,41 @@ def _body_font(fonts: Counter) -> str | None:
     return ranked[0][0]
 
 
-def _left_margins(lines: list[_Line]) -> dict[int, list[float]]:
+def _left_margins(lines: list[_Line], body_size: float | None = None) -> dict[int, list[float]]:
     """Left margin of each column of each page: the most common line start, and on a
     two-column page the other column's (a second frequent start at least a column's width
-    away; a paragraph indent is not one)."""
+    away, or three lines of prose starting there, or the most common start of the lines after
+    the text goes back up the page far to the right: a short last column; those two count lines
+    of ``body_size`` only, so an epigraph set small and far in is no column; a paragraph indent
+    is not one)."""
     xs: dict[int, Counter] = {}
+    prose: dict[int, Counter] = {}  # starts of lines of running prose (four words or more)
+    moved: dict[int, Counter] = {}  # starts of lines after the text went back up the page, far right
+    prev: _Line | None = None
     for line in lines:
         if line.x is not None and line.text.strip() and not line.skip:
             xs.setdefault(line.page, Counter())[round(line.x)] += 1
+            body = body_size is None or line.size is None or abs(line.size - body_size) <= 0.3
+            if body and len(re.findall(r"[A-Za-z]{3,}", line.text)) >= 4:
+                prose.setdefault(line.page, Counter())[round(line.x)] += 1
+            if body and prev is not None and prev.page == line.page and (line.page in moved or (
+                    prev.y is not None and line.y is not None and line.y > prev.y + 100 and line.x > prev.x + 150)):
+                moved.setdefault(line.page, Counter())[round(line.x)] += 1
+            prev = line
     margins: dict[int, list[float]] = {}
     for page, counts in xs.items():
         total = sum(counts.values())
         first = counts.most_common(1)[0][0]
         found = [float(first)]
         for x, n in counts.most_common():
-            if n >= max(3, 0.2 * total) and all(abs(x - m) > 150 for m in found):
+            # a column holds a fifth of the page's lines, or (a short last column) three lines of
+            # prose that start there
+            if (n >= max(3, 0.2 * total) or prose.get(page, Counter())[x] >= 3) \
+                    and all(abs(x - m) > 150 for m in found):
                 found.append(float(x))
+        after = [(n, x) for x, n in moved.get(page, Counter()).items() if all(abs(x - m) > 150 for m in found)]
+        if after:  # the text went back up the page into a column of its own: its most common start
+            found.append(float(max(after)[1] if max(after)[0] >= 2 else min(x for _, x in after)))
         margins[page] = sorted(found)
     return margins
 
@@ -551,6 +687,12 @@ def _paragraph_break(prev: _Line, line: _Line, gap: float | None, margins: dict[
     in_list = prev.x is not None and (_ITEM.match(prev.text.strip()) is not None or prev.x > _margin(prev, margins) + 5)
     if indented and ended and not in_list:
         return "indent"  # a new paragraph (with or without space above it)
+    if in_list and ended and line.x <= margin + 16 and not _CONTINUES.match(text) \
+            and len(re.findall(r"[A-Za-z]{3,}", text)) >= 4:
+        # a sentence after a finished list, back at the margin or at a paragraph indent (at most
+        # 16 pt in; an item's own later lines are set in further, at its text): the paragraph
+        # after the statement, or the statement's own sentence resuming
+        return "list"
     if gap is None or prev.y is None or line.y is None or prev.y - line.y <= 1.35 * gap:
         return None
     if indented:
@@ -594,6 +736,7 @@ def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple
     last = first
     prev = lines[first]
     count = 0
+    listing = False  # inside a list set in the body font within a statement in its own font
     jump = False  # a float or footnote lies between prev and line
     above: float | None = None  # the space above the display prev ends, when prev is one
     for j in range(first + 1, stop):
@@ -602,21 +745,35 @@ def _extent(lines: list[_Line], first: int, stop: int, layout: _Layout) -> tuple
             jump = True
         if line.skip or not line.text.strip():
             continue
-        if _RUN_IN_BLOCK.match(line.text.strip()) and (
+        if (_RUN_IN_BLOCK.match(line.text.strip()) or _NUMBERED_RUN_IN.match(line.text.strip())) and (
             re.search(r"[.!?:”\"]\s*$", prev.text) is not None or _is_display(prev, layout.margins)
         ):
-            return last, None  # "Non-examples. ...", "Remark. ...": a block of its own
+            return last, None  # "Non-examples. ...", "Remark. ...", "2.1.3. Bounds. ...": a block of its own
         if distinct:
             font = _word_font(line)
             if font == layout.body_font and not _is_display(line, layout.margins):
+                # a list set upright inside the statement ("Every map g with [items] is odd"):
+                # an item after an unfinished sentence or inside the list, or an item's later
+                # line set in from the margin, is the statement's; the body text after it ends it
+                item = _ITEM_START.match(line.text.strip()) is not None
+                inside = line.x is not None and line.x > _margin(line, layout.margins) + 5
+                if (item and (listing or not re.search(r"[.!?]\s*$", prev.text))) or (listing and inside):
+                    listing = True
+                    count += 1
+                    last, prev, jump = j, line, False
+                    continue
+                if listing:
+                    return last, "it ends after its list, where a sentence starts at the margin"
                 return last, None  # back to body text
             if font is not None and font != own and font != layout.body_font and not _is_display(line, layout.margins):
                 return last, "a line in another font follows it"
+            if font == own:
+                listing = False
         else:
             reason = _paragraph_break(prev, line, layout.gap, layout.margins, jump)
             if reason is not None:
-                return last, ("it ends at a vertical gap, without a change of font or an indented paragraph"
-                              if reason == "gap" else None)
+                return last, {"gap": "it ends at a vertical gap, without a change of font or an indented paragraph",
+                              "list": "it ends after its list, where a sentence starts at the margin"}.get(reason)
             if layout.unindented and _display_then_prose(prev, line, above, layout, jump):
                 return last, "it ends after a display, where prose follows lower than the display's own spacing"
         if _is_display(line, layout.margins):
@@ -692,10 +849,11 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
     _mark_furniture(pages, _line_gap(pages.lines, _body_size(pages)))
     lines = pages.lines
     body_font = _body_font(pages.fonts)
+    margins = _left_margins(lines, _body_size(pages))
+    _cut_margin_keys(lines, margins)
     headings = _find_headings(lines, body_font)
     heading_fonts = {lines[h.line].font for h in headings if h.kind not in ("section", "proof")} - {None, body_font}
     headings = _run_in_headings(lines, headings, heading_fonts)
-    margins = _left_margins(lines)
     layout = _Layout(_line_gap(lines, _body_size(pages)), margins, body_font, heading_fonts,
                      _unindented(lines, margins))
     boundaries = [h.line for h in headings]
@@ -766,6 +924,7 @@ def read_pdf_pages(path: Path, *, source_root: Path | None = None) -> tuple[Cata
         bodies.append((stmt, h.line, last, False))
 
     warnings += _long_statements(lines, [(st, a, b) for st, a, b, in_proof in bodies if not in_proof], rel)
+    warnings += _numbering_gaps(statements, rel)
     unresolved: dict[str, str] = {}
     for stmt, first, last, in_proof in bodies:
         kept = [j for j in range(first, last + 1) if not lines[j].skip]

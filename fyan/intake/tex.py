@@ -16,11 +16,23 @@ no input size reaches a recursion limit. What it understands:
   verbatim-like environments, ``comment`` and the comment-like environments a document declares
   (``\\excludecomment``), and switched-off blocks (``\\iffalse``, ``\\if{false}``, ``\\if0``,
   ``\\ifnum0=1``, a ``\\newif`` switch left false; their ``\\else`` branch is read) are skipped;
-* ``\\input``, ``\\include``, ``\\include*`` and ``\\subfile``, resolved relative to the main
-  file's folder like LaTeX does, with or without the ``.tex`` suffix; a missing ``\\include`` is a
-  warning (LaTeX itself only warns), so is a missing file LaTeX writes during its own run
-  (``.aux``, ``.out``, ``.toc``, ``.bbl``, ``.ind``, ...); a missing ``\\input``/``\\subfile`` is an
-  error;
+* ``\\input``, ``\\include``, ``\\include*`` and ``\\subfile`` (a subfile's own preamble read like
+  the main one), resolved relative to the main file's folder like LaTeX does, with or without
+  the ``.tex`` suffix; the import package's ``\\import``, ``\\subimport``, ``\\inputfrom``,
+  ``\\includefrom``, ``\\subinputfrom``, ``\\subincludefrom`` (a file read through one resolves its
+  own ``\\input`` from its folder first); the document's own package and class files
+  (``\\usepackage{mymacros}`` with a ``mymacros.sty`` beside the main file: read like the
+  preamble); the document's own macros that expand to an include or a ``\\label``
+  (``\\newcommand{\\chap}[1]{\\input{chapters/#1}}``, ``\\DeclareDocumentCommand{\\ollabel}{m}
+  {\\label{ol:#1}}``, through one another, with argument-free path macros expanded). A missing
+  ``\\include``-like file is a warning (LaTeX itself only warns), so is a missing file LaTeX
+  writes during its own run (``.aux``, ``.out``, ``.toc``, ``.bbl``, ``.ind``, ...); a missing
+  ``\\input``/``\\subfile``/``\\import`` is an error naming the command; an included file not
+  found or not followed (a path built by a macro that is not the document's) is listed
+  (``Catalogue.unfollowed_includes``) for the intake report and the refusals it may explain;
+* every argument of a source macro (``\\label``, ``\\lean``, ``\\uses``, a statement's title, a
+  file name) read as TeX reads it before it is used (``texscan.tex_text``: a ``%`` comment eats
+  its line end, line breaks are spaces);
 * macro and environment definitions read the same wherever they live (preamble, ``\\input``
   file, body), with ``%`` comments and line breaks between their arguments as TeX reads them; a
   definition alone on a line inside ``\\[...\\]`` is no paragraph break;
@@ -121,6 +133,7 @@ from fyan.intake.texscan import (
     read_args,
     recover_environments,
     strip_comment,
+    tex_text,
 )
 
 #: Reference macros: name -> (argument spec for ``read_args``, indices of the label arguments,
@@ -148,6 +161,16 @@ REFERENCE_MACROS = frozenset(name for name, (spec, idx, _) in REFERENCE_FORMS.it
 #: Blueprint macros; a document's own (re)definition of them is not a reference wrapper.
 BLUEPRINT_MACROS = frozenset({"uses", "proves", "lean", "leanok", "mathlibok", "notready", "discussion"})
 INCLUDE_MACROS = frozenset({"input", "include", "subfile"})
+#: The ``import`` package's include commands: name -> whether the folder argument is relative
+#: to the folder of the file being read (``\\subimport``) rather than the main file's
+#: (``\\import``); each takes ``*{folder}{file}``. Source: the import package's manual.
+IMPORT_MACROS = {"import": False, "inputfrom": False, "includefrom": False,
+                 "subimport": True, "subinputfrom": True, "subincludefrom": True}
+#: Include commands whose missing file LaTeX only warns about (the rest stop LaTeX).
+SKIPPABLE_INCLUDES = frozenset({"include", "includefrom", "subincludefrom"})
+#: Commands that load a package or a class: a local ``.sty``/``.cls`` file of the document is
+#: read like its preamble (its definitions and theorem declarations).
+PACKAGE_MACROS = {"usepackage": ".sty", "RequirePackage": ".sty", "documentclass": ".cls", "LoadClass": ".cls"}
 PROOF_ENVS = frozenset({"proof", "proof*"})
 #: Definition markup: macros whose argument is a term a definition defines.
 TERM_MACROS = frozenset({"textbf", "emph", "textit", "textsl", "defn", "term", "keyword", "dfn", "defterm"})
@@ -333,6 +356,16 @@ class TexStatementReader:
         #: (macro, label, statement index, in proof, closing, file, line); kept if the label exists
         self._reflike: list[tuple[str, str, int, bool, bool, str, int]] = []
         self.defined: set[str] = set()  # macros the document defines
+        self.definitions: dict[str, Definition] = {}  # the last definition of each macro
+        #: the document's own macros that expand to an include (``\\input``, ``\\import``, ...) or a
+        #: ``\\label``, directly or through another such macro: name -> definition
+        self.include_wrappers: dict[str, Definition] = {}
+        self.label_wrappers: dict[str, Definition] = {}
+        #: the folders of the files read through ``\\import``-like commands, innermost last
+        self._import_dirs: list[Path] = []
+        #: every file the document includes that intake could not find or did not follow:
+        #: "file:line \\macro{...}: why"
+        self.unfollowed: list[str] = []
         self.empty_labels: list[str] = []  # "file:line" of every \\label{}
         self.empty_references: list[str] = []  # "file:line \\ref{}" of every empty reference
         self.term_macros: dict[str, tuple[str, int]] = {name: ("{", 0) for name in TERM_MACROS}
@@ -363,6 +396,8 @@ class TexStatementReader:
             self.macros.append(src.text[d.start : d.end])
             if d.kind == "macro" and d.name:
                 self.defined.add(d.name)
+                self.definitions[d.name] = d
+                self._learn_wrapper(d)
             if d.kind == "environment":
                 inner = re.search(r"\\begin\s*\{([^{}]+)\}", d.body)
                 if inner and d.name:
@@ -383,6 +418,19 @@ class TexStatementReader:
                     self.term_macros[d.name] = (d.spec, index - 1)
             if _TEXT_BODY.search(d.body):
                 self.text_macros.add(d.name)
+
+    def _learn_wrapper(self, d: Definition) -> None:
+        """Record ``d`` as an include or label wrapper when its body calls an include command,
+        ``\\label`` or an earlier wrapper (a later definition of the same name replaces it)."""
+        self.include_wrappers.pop(d.name, None)
+        self.label_wrappers.pop(d.name, None)
+        if d.name in INCLUDE_MACROS or d.name in IMPORT_MACROS or d.name == "label":
+            return
+        called = {m.group(1) for m in _MACRO.finditer(d.body)}
+        if called & (INCLUDE_MACROS | set(IMPORT_MACROS) | set(self.include_wrappers)):
+            self.include_wrappers[d.name] = d
+        if "label" in called or called & set(self.label_wrappers):
+            self.label_wrappers[d.name] = d
 
     @staticmethod
     def _wrapped_label(body: str) -> tuple[int, str, str] | None:
@@ -504,27 +552,38 @@ class TexStatementReader:
                     )
         return TexSource(path, rel, text)
 
-    def _resolve_include(self, name: str, src: TexSource, line: int, macro: str) -> Path | None:
-        """The file an ``\\input``-like macro names. A missing ``\\include`` or file LaTeX
-        generates itself is a warning (None); a missing ``\\input``/``\\subfile`` raises."""
+    def _resolve_include(self, name: str, src: TexSource, line: int, macro: str, *,
+                         folders: list[Path] | None = None, quiet: bool = False,
+                         shown: str | None = None) -> Path | None:
+        """The file an include command names, looked for in ``folders`` (default: the folder of
+        the innermost ``\\import``, the main file's, the including file's, the source root). A
+        missing ``\\include``-like file or a file LaTeX generates itself is a warning (None), as
+        it is to LaTeX; a missing ``\\input``/``\\subfile``/``\\import`` raises naming it (or,
+        ``quiet``, returns None)."""
         name = name.strip()
         base = self.main.parent
-        # LaTeX resolves against the folder it runs in (the main file's); a chapter file read
-        # as the main file still names its siblings from the blueprint root, so try that too.
-        folders = dict.fromkeys([base, src.path.parent, self.root])
-        for folder in folders:
+        if folders is None:
+            # LaTeX resolves against the folder it runs in (the main file's), and inside a file
+            # read through \import against that file's folder first; a chapter file read as the
+            # main file still names its siblings from the blueprint root, so try that too.
+            folders = self._import_dirs[-1:] + [base, src.path.parent, self.root]
+        for folder in dict.fromkeys(folders):
             for cand in (folder / name, folder / f"{name}.tex"):
                 if cand.is_file():
                     return cand
+        if quiet:
+            return None
+        shown = shown or f"\\{macro}{{{name}}}"
         if Path(name).suffix.lower() in GENERATED_SUFFIXES:
             self.warnings.append(IntakeWarning(
                 code="generated-input", where=f"{src.rel}:{line}",
                 message=f"\\{macro}{{{name}}}: file not found; LaTeX (or BibTeX, makeindex) writes it during its "
                 "own run, so it is skipped"))
             return None
-        if macro == "include":
+        if macro in SKIPPABLE_INCLUDES:
+            self.unfollowed.append(f"{src.rel}:{line} {shown}: file not found")
             self.warnings.append(IntakeWarning(code="missing-include", where=f"{src.rel}:{line}",
-                                               message=f"\\include{{{name}}}: file not found; skipped (LaTeX skips it too)"))
+                                               message=f"{shown}: file not found; skipped (LaTeX skips it too)"))
             return None
         hint = "copy the whole source tree, or remove the \\input"
         for up in list(base.parents)[:3]:
@@ -532,8 +591,9 @@ class TexStatementReader:
                 hint = (f"it exists relative to {up}: give the main file of the document there "
                         f"(the file that \\inputs {src.rel}) so that paths resolve as LaTeX resolves them")
                 break
+        looked = ", ".join(f"{self._rel(f)}/" for f in dict.fromkeys(folders))
         raise InputError(
-            f"{src.rel}:{line}: included file {name!r} not found (looked in {self._rel(base)}/)", hint=hint
+            f"{src.rel}:{line}: included file {name!r} not found ({shown}; looked in {looked})", hint=hint
         )
 
     def read_file(self, path: Path, outer: _Frame | None = None) -> None:
@@ -603,26 +663,163 @@ class TexStatementReader:
         raise InputError(f"malformed environments, {len(faults)} fault(s):\n  {shown}{more}", hint=hint)
 
     def _includes_only(self, src: TexSource, start: int, stop: int, outer: _Frame | None) -> None:
+        """The preamble (or a package file): only the files it reads, local packages included."""
         for m in _MACRO.finditer(src.content, start, stop):
-            if m.group(1) in INCLUDE_MACROS:
-                self._include(m.group(1), src, m, stop, outer)
+            name = m.group(1)
+            if name in INCLUDE_MACROS or name in IMPORT_MACROS or name in self.include_wrappers:
+                self._include(name, src, m, stop, outer)
+            elif name in PACKAGE_MACROS:
+                self._package(name, src, m, stop)
 
-    def _include(self, name: str, src: TexSource, m: re.Match, stop: int, outer: _Frame | None) -> None:
-        """Read the file an ``\\input``-like call at ``m`` names (``\\input{x}``, ``\\input x``,
-        ``\\include*{x}``)."""
-        text = src.content
-        i = m.end() + (1 if text.startswith("*", m.end()) else 0)
+    def _package(self, name: str, src: TexSource, m: re.Match, stop: int) -> None:
+        """Read the document's own package or class files that ``\\usepackage{a,b}`` (or
+        ``\\documentclass``, ...) at ``m`` loads, found beside the main file or the file being
+        read, like the preamble: their definitions, theorem declarations and the files they
+        read. A package that is not there is a system one (nothing to read)."""
+        args, _ = read_args(src.content, m.end(), "[{", stop)
+        for pkg in tex_text(args[1] or "").split(","):
+            pkg = pkg.strip()
+            if not pkg or "\\" in pkg or "#" in pkg:
+                continue
+            for folder in dict.fromkeys([self.main.parent, src.path.parent, self.root]):
+                path = folder / f"{pkg}{PACKAGE_MACROS[name]}"
+                if path.is_file():
+                    self._read_style(path)
+                    break
+
+    def _read_style(self, path: Path) -> None:
+        key = str(path.resolve())
+        if key in self._stack or self._rel(path) in self.files:
+            return  # loaded once, as LaTeX loads a package once
+        self._stack.append(key)
+        src = self._load(path)
+        self.files.append(src.rel)
+        self.prepare(src)
+        self._includes_only(src, 0, len(src.content), None)
+        self._stack.pop()
+
+    def _include(self, name: str, src: TexSource, m: re.Match, stop: int, outer: _Frame | None,
+                 stack: list[_Frame] | None = None) -> None:
+        """Read the file an include call at ``m`` names: ``\\input{x}``, ``\\input x``,
+        ``\\include*{x}``, the import package's ``\\import{dir/}{x}``, ``\\subimport*{dir/}{x}``, ...
+        (``IMPORT_MACROS``), or a macro of the document that expands to one of them (or to a
+        ``\\label``; ``_expand_call``)."""
+        if name in self.include_wrappers or name in self.label_wrappers:
+            self._expand_call(name, src, src.content, m.start(), m.end(), stop, outer, stack or [], 0)
+            return
+        target, _ = self._include_target(name, src.content, m.end(), stop)
+        self._follow(name, target, src, src.line(m.start()), outer)
+
+    @staticmethod
+    def _include_target(name: str, text: str, pos: int, stop: int) -> tuple[str | tuple[str, str], int]:
+        """The argument(s) of the include command ``name`` whose name ends at ``pos``: the file
+        (``\\input``, ``\\include``, ``\\subfile``) or (folder, file) (``IMPORT_MACROS``), with the
+        offset after the call."""
+        if name in IMPORT_MACROS:
+            args, end = read_args(text, pos, "*{{", stop)
+            return (args[1] or "", args[2] or ""), end
+        i = pos + (1 if text.startswith("*", pos) else 0)
         j = re.compile(r"\s*").match(text, i).end()
         if text.startswith("{", j):
             end = group_end(text, j, stop)
-            target = text[j + 1 : end - 1]
-        else:  # the TeX primitive form: \input chapter1
-            word = re.compile(r"[^\s{}\\%]+").match(text, j)
-            target = word.group(0) if word else ""
-        if target.strip() and self.follow_includes:
-            path = self._resolve_include(target, src, src.line(m.start()), name)
+            return text[j + 1 : end - 1], end
+        word = re.compile(r"[^\s{}\\%]+").match(text, j)  # the TeX primitive form: \input chapter1
+        return (word.group(0) if word else ""), (word.end() if word else j)
+
+    def _path_text(self, text: str) -> str | None:
+        """A file argument as TeX reads it, with the document's own argument-free macros in it
+        expanded (``\\input{\\chapters/one}``); None when a macro in it is not the document's."""
+        text = tex_text(text)
+        for _ in range(EXPAND_DEPTH):
+            m = re.search(r"\\([A-Za-z@]+)\s*(?:\{\})?", text)
+            if m is None:
+                return text
+            d = self.definitions.get(m.group(1))
+            if d is None or d.nargs or d.kind != "macro":
+                return None
+            text = text[: m.start()] + tex_text(d.body) + text[m.end() :]
+        return None
+
+    def _follow(self, name: str, target: str | tuple[str, str], src: TexSource, line: int,
+                outer: _Frame | None) -> None:
+        """Resolve and read the file an include command names (``_include_target``)."""
+        shown = (f"\\{name}{{{target[0]}}}{{{target[1]}}}" if isinstance(target, tuple) else f"\\{name}{{{target}}}")
+        shown = " ".join(shown.split())
+        if not self.follow_includes:
+            return
+        if isinstance(target, tuple):
+            folder, file = self._path_text(target[0]), self._path_text(target[1])
+            if folder is None or file is None:
+                self._unfollowed(src, line, shown, "its path holds a macro intake does not expand")
+                return
+            if not file:
+                return
+            if IMPORT_MACROS[name]:
+                bases = ([self._import_dirs[-1]] if self._import_dirs else []) + [src.path.parent]
+            else:
+                bases = [self.main.parent]
+            path = None
+            for base in dict.fromkeys(bases):
+                path = self._resolve_include(str(Path(folder) / file) if folder else file, src, line, name,
+                                             folders=[base], quiet=True)
+                if path is not None:
+                    break
+            if path is None:
+                path = self._resolve_include(str(Path(folder) / file) if folder else file, src, line, name,
+                                             folders=list(dict.fromkeys(bases)), shown=shown)
+            if path is None:
+                return
+            self._import_dirs.append(path.parent)
+            try:
+                self.read_file(path, outer)
+            finally:
+                self._import_dirs.pop()
+            return
+        file = self._path_text(target)
+        if file is None:
+            self._unfollowed(src, line, shown, "its path holds a macro intake does not expand")
+            return
+        if file.strip():
+            path = self._resolve_include(file, src, line, name, shown=shown)
             if path is not None:
                 self.read_file(path, outer)
+
+    def _unfollowed(self, src: TexSource, line: int, shown: str, why: str) -> None:
+        self.unfollowed.append(f"{src.rel}:{line} {shown}: {why}")
+        self.warnings.append(IntakeWarning(code="include-not-followed", where=f"{src.rel}:{line}",
+                                           message=f"{shown}: not read ({why}); statements in it are missing"))
+
+    def _expand_call(self, name: str, src: TexSource, text: str, start: int, pos: int, stop: int,
+                     frame: _Frame | None, stack: list[_Frame], depth: int) -> int:
+        """Expand a call of the document's own include or label wrapper (``\\newcommand{\\chap}[1]
+        {\\input{chapters/#1}}``, ``\\DeclareDocumentCommand{\\ollabel}{m}{\\label{ol:#1}}``) whose
+        name ends at ``pos`` of ``text`` (a call at ``start`` of ``src``), and do what the
+        expansion does: read the files it includes, define the labels it defines (at the call's
+        place), through further wrappers up to ``EXPAND_DEPTH`` levels. Returns the offset after
+        the call."""
+        d = self.include_wrappers.get(name) or self.label_wrappers[name]
+        args, end = read_args(text, pos, d.spec or "", stop)
+        body = d.body
+        if d.optional and args and args[0] is None:
+            args[0] = d.default or ""
+        for k, arg in enumerate(args, start=1):
+            body = body.replace(f"#{k}", arg or "")
+        line = src.line(start)
+        if depth >= EXPAND_DEPTH or len(body) > EXPAND_CHARS:
+            self._unfollowed(src, line, f"\\{name}", "its expansion is too deep or too long")
+            return end
+        for m in _MACRO.finditer(body):
+            inner = m.group(1)
+            if inner in self.include_wrappers or inner in self.label_wrappers:
+                self._expand_call(inner, src, body, start, m.end(), len(body), frame, stack, depth + 1)
+            elif inner in INCLUDE_MACROS or inner in IMPORT_MACROS:
+                target, _ = self._include_target(inner, body, m.end(), len(body))
+                self._follow(inner, target, src, line, frame)
+            elif inner == "label":
+                label_args, _ = read_args(body, m.end(), "{")
+                if label_args[0] is not None and label_args[0].strip() and "#" not in label_args[0]:
+                    self._label(normalize_label(label_args[0]), src, start, frame, stack, False)
+        return end
 
     # -- a region of TeX text --------------------------------------------------------------
     def read_region(self, src: TexSource, start: int, stop: int, outer: _Frame | None = None,
@@ -681,8 +878,9 @@ class TexStatementReader:
             if name in REFERENCE_FORMS or name in self.ref_wrappers:
                 self._references(name, src, m, stop, frame)
                 continue
-            if name in INCLUDE_MACROS:
-                self._include(name, src, m, stop, frame)
+            if name in INCLUDE_MACROS or name in IMPORT_MACROS or name in self.include_wrappers \
+                    or name in self.label_wrappers:
+                self._include(name, src, m, stop, frame, stack)
                 continue
             if name in SECTION_MACROS:
                 args, last_section_end = read_args(src.content, m.end(), "*[{", stop)
@@ -701,7 +899,7 @@ class TexStatementReader:
                                           src.rel, src.line(pos)))
             if name == "lean":
                 args, _ = read_args(src.content, m.end(), "{", stop)
-                b.stmt.lean_names.extend(n.strip() for n in (args[0] or "").split(",") if n.strip())
+                b.stmt.lean_names.extend(n.strip() for n in tex_text(args[0] or "").split(",") if n.strip())
             elif name == "leanok":
                 if in_proof and b.stmt.proof is not None:
                     b.stmt.proof.leanok = True
@@ -769,7 +967,7 @@ class TexStatementReader:
             return self._proof(span, src, frame)
         start, end = src.line(span.begin), src.line(span.end - 1)
         args, _ = read_args(src.content, span.body, "[", span.end_start)
-        title = " ".join(args[0].split()) if args[0] else None
+        title = tex_text(args[0]) if args[0] else None
         label_from_title = None
         if title and _KEYVAL_TITLE.match(title):  # thmtools: [name=..., label=...]
             keys = dict((k.strip().lower(), v.strip().strip("{}")) for k, _, v in
@@ -941,6 +1139,7 @@ class TexStatementReader:
     def _term(self, tex: str, src: TexSource, pos: int, stmt: Statement) -> None:
         """Record a defined term (definition markup) of ``stmt``, folded; a name (capitalised
         inside a sentence) keeps its case."""
+        tex = tex_text(tex)  # as TeX reads it: a comment inside the term is no part of it
         folded = " ".join(fold_case_kept(re.sub(r"\\(?:label|index)\s*\{[^{}]*\}", " ", tex)).split()).strip(" .,;:()")
         words = folded.split()
         if not words or len(words) > 6 or len(folded) < 3 or folded.isdigit():
@@ -985,6 +1184,7 @@ class TexStatementReader:
             layout_envs=dict(sorted(self.layout_envs.items(), key=lambda x: (-x[1], x[0]))),
             empty_labels=self.empty_labels,
             empty_references=self.empty_references,
+            unfollowed_includes=self.unfollowed,
         )
 
     def _maybe_reference(self, name: str) -> bool:

@@ -287,11 +287,27 @@ def read_args(text: str, pos: int, spec: str, stop: int | None = None) -> tuple[
     return args, i
 
 
+#: A ``%`` comment with its line end and the next line's leading spaces (TeX's reading: the
+#: comment character drops the rest of the line, the line end included, and the state at the
+#: next line's start skips its spaces); an escaped ``\\%`` or ``\\\\`` (a line break, then a
+#: comment) is matched first so that it is never taken for one.
+_ARG_COMMENT = re.compile(r"\\[\\%]|%[^\n]*(?:\n[ \t]*|$)")
+
+
+def tex_text(text: str) -> str:
+    """An argument of a source macro as TeX reads it, on one line: every ``%`` comment removed
+    with its line end and the next line's leading spaces (``\\lean{A,%⏎  B}`` is ``A,B``), an
+    escaped ``\\%`` kept, and every other run of white space, line ends included, one space
+    (none at the ends). The text of a ``\\label``, ``\\lean``, a statement's title, ... is
+    used only in this form."""
+    return " ".join(_ARG_COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith("\\") else "", text).split())
+
+
 def normalize_label(text: str) -> str:
-    """A label as LaTeX reads it: runs of spaces and line breaks are one space, none at the
-    ends (``\\label{A,\\n    B}`` is the one label ``"A, B"``); a ``%`` comment eats its line
-    end and the next line's leading spaces (``A,%`` then ``B`` is ``"A,B"``)."""
-    return " ".join(re.sub(r"%[^\n]*(?:\n[ \t]*|$)", "", text).split())
+    """A label as LaTeX reads it (``tex_text``): runs of spaces and line breaks are one space,
+    none at the ends (``\\label{A,\\n    B}`` is the one label ``"A, B"``); a ``%`` comment eats
+    its line end and the next line's leading spaces (``A,%`` then ``B`` is ``"A,B"``)."""
+    return tex_text(text)
 
 
 # -- hiding what is never typeset -------------------------------------------------------------

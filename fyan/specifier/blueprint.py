@@ -45,6 +45,7 @@ from fyan.intake.numbered import line_heading
 from fyan.intake.plaintext import TEX_EMPHASIS
 from fyan.intake.tex import BLUEPRINT_MACROS, REFERENCE_MACROS
 from fyan.project import Project
+from fyan.specifier.problem import comment_field
 from fyan.state.models import UnitRecord, UnitStatus
 from fyan.state.store import Store
 
@@ -249,7 +250,7 @@ def render_content(project: Project, store: Store) -> tuple[str, dict[str, int]]
         env = _env(u.kind)
         tex_title = catalogue.format == "tex" or (catalogue.format == "markdown" and _is_environment(first.body))
         title = f"[{u.title if tex_title else _tex_escape(u.title)}]" if u.title else ""
-        out.append(f"% unit {u.id} ({u.provenance})")
+        out.append(f"% {comment_field(f'unit {u.id} ({u.provenance})')}")
         out.append(f"\\begin{{{env}}}{title}")
         out.append(f"  \\label{{{labels[u.id]}}}")
         if decls:

@@ -191,6 +191,25 @@ def build_graph(units: list[UnitSpec], edges: Iterable[Edge]) -> nx.DiGraph:
     return g
 
 
+def _hosted_statements(catalogue: Catalogue, owner: dict[int, str]) -> dict[int, list[tuple[Statement, bool]]]:
+    """The statements of no unit kind (a remark, a question, an example, ...) nested, at any
+    depth, in a unit's statement or proof: unit statement index -> [(nested statement, whether
+    it stands in that statement's proof, through any level of the nesting)]. Their text is the
+    unit's text, so their references are the unit's references."""
+    hosted: dict[int, list[tuple[Statement, bool]]] = {}
+    for s in catalogue.statements:
+        if s.index in owner or s.parent is None:
+            continue
+        in_proof, p, seen = s.in_parent_proof, s.parent, {s.index}
+        while p is not None and p not in owner and p not in seen:
+            seen.add(p)
+            outer = catalogue.statements[p]
+            in_proof, p = in_proof or outer.in_parent_proof, outer.parent
+        if p is not None and p in owner:
+            hosted.setdefault(p, []).append((s, in_proof))
+    return hosted
+
+
 def _ancestors(catalogue: Catalogue, index: int) -> set[int]:
     found: set[int] = set()
     parent = catalogue.statements[index].parent
@@ -250,6 +269,8 @@ def _extract_edges(catalogue: Catalogue, units: list[UnitSpec], unknown_referenc
                 uses_targets.setdefault((s.index, r.in_proof), set()).add(
                     owner.get(site.statement_index) if site is not None and site.statement_index is not None else None)
 
+    hosted = _hosted_statements(catalogue, owner)
+
     def add(edge: Edge) -> None:
         key = (edge.unit, edge.depends_on, edge.origin)
         if key not in candidates:
@@ -261,7 +282,14 @@ def _extract_edges(catalogue: Catalogue, units: list[UnitSpec], unknown_referenc
         for index in unit.statements:
             stmt = catalogue.statements[index]
             ancestors = _ancestors(catalogue, index) if stmt.parent is not None else set()
-            for ref in stmt.references:
+            inside = [(ref, ancestors, index) for ref in stmt.references]
+            for inner, in_proof in hosted.get(index, []):
+                # a remark, a question, ... nested in the statement or its proof: its references
+                # are the unit's (in its proof when the nesting is); its own label is itself
+                around = _ancestors(catalogue, inner.index) | {inner.index}
+                inside += [(ref.model_copy(update={"in_proof": True}) if in_proof and not ref.in_proof else ref,
+                            around, inner.index) for ref in inner.references]
+            for ref, ancestors, _ in inside:
                 counts.seen += 1
                 site = catalogue.labels.get(ref.label)
                 if site is None:
@@ -323,10 +351,17 @@ def _extract_edges(catalogue: Catalogue, units: list[UnitSpec], unknown_referenc
                 else:
                     mentions.append(edge)
             if stmt.parent is not None:
-                outer = owner.get(stmt.parent)
+                # the unit it is stated inside, through any statements of no unit kind between
+                # (a claim in a remark in a proof is stated inside the proof's unit)
+                parent, in_proof, seen = stmt.parent, stmt.in_parent_proof, {index}
+                while parent is not None and parent not in owner and parent not in seen:
+                    seen.add(parent)
+                    around = catalogue.statements[parent]
+                    parent, in_proof = around.parent, in_proof or around.in_parent_proof
+                outer = owner.get(parent) if parent is not None else None
                 if outer is not None and outer != unit.id:
                     p = stmt.provenance
-                    add(Edge(unit=outer, depends_on=unit.id, origin="nested", in_proof=stmt.in_parent_proof,
+                    add(Edge(unit=outer, depends_on=unit.id, origin="nested", in_proof=in_proof,
                              evidence=f"{p} {stmt.display} is stated inside it"))
     if unknown:
         if unknown_references == "error":

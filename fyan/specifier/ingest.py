@@ -20,7 +20,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from fyan.errors import InputError
+from fyan.errors import DagError, InputError
 from fyan.intake import read_as, read_source
 from fyan.intake.catalogue import Catalogue, IntakeWarning
 from fyan.intake.texscan import paused_gc
@@ -70,6 +70,9 @@ class IngestReport(BaseModel):
     components: list[int] = []
     empty_labels: list[str] = []
     empty_references: list[str] = []
+    #: files the document includes that intake could not find or did not follow ("file:line
+    #: \\macro{...}: why")
+    unfollowed_includes: list[str] = []
 
 
 def _by_unit(warnings: list[IntakeWarning], catalogue: Catalogue, units: list[UnitSpec]) -> list[IntakeWarning]:
@@ -86,6 +89,16 @@ def _by_unit(warnings: list[IntakeWarning], catalogue: Catalogue, units: list[Un
     pattern = re.compile(r"\b([a-z]+) #(\d+)\b")
     return [w.model_copy(update={"message": pattern.sub(name, w.message)}) if "#" in w.message else w
             for w in warnings]
+
+
+def _unfollowed_note(catalogue: Catalogue) -> str:
+    """The files the document includes that intake could not find or did not follow, as the
+    end of a refusal they may explain ('' when there are none)."""
+    missed = catalogue.unfollowed_includes
+    if not missed:
+        return ""
+    shown = "\n  ".join(missed[:10]) + (f"\n  ... and {len(missed) - 10} more" if len(missed) > 10 else "")
+    return f"\nfiles the document includes that were not read ({len(missed)}):\n  {shown}"
 
 
 def plan_ingest(
@@ -117,12 +130,18 @@ def _plan_ingest(project: Project, specifier: Specifier | None, catalogue: Catal
         found = Counter(s.kind for s in catalogue.statements)
         raise InputError(
             f"{project.config.project.source}: no statement of a unit kind ({', '.join(cfg.unit_kinds)}) found"
-            + (f"; found {dict(found)}" if found else ""),
+            + (f"; found {dict(found)}" if found else "") + _unfollowed_note(catalogue),
             hint=(read_as(project.source_main) or "check the document's environment names")
             + "; the unit kinds are [intake] unit_kinds in fyan.toml",
         )
-    found = extract_edges(catalogue, units, unknown_references=cfg.unknown_references, term_edges=cfg.term_edges,
-                          notation_edges=cfg.notation_edges, cycles=cfg.cycles)
+    try:
+        found = extract_edges(catalogue, units, unknown_references=cfg.unknown_references, term_edges=cfg.term_edges,
+                              notation_edges=cfg.notation_edges, cycles=cfg.cycles)
+    except DagError as e:
+        if catalogue.unfollowed_includes and "defined nowhere" in e.message:  # may be why
+            e.message += _unfollowed_note(catalogue)
+            e.args = (e.message,)
+        raise
     edges, notes, mentions = found.edges, list(found.notes), found.mentions
     extra_meta: dict[str, str] = {}
     if specifier is not None:
@@ -158,6 +177,7 @@ def _plan_ingest(project: Project, specifier: Specifier | None, catalogue: Catal
         references=found.references, edges_by_kind=dict(Counter(e.origin for e in edges).most_common()),
         isolated=list(shape.isolated), components=[len(c) for c in shape.components],
         empty_labels=catalogue.empty_labels, empty_references=catalogue.empty_references,
+        unfollowed_includes=catalogue.unfollowed_includes,
     )
     return dag, files, meta, report
 

@@ -50,6 +50,28 @@ _NOT_CONTEXT_ENVS = ("figure", "table", "figure*", "table*", "tikzpicture", "alg
 
 
 PDF_NOTE = "% text: from the PDF's text layer (formulas may be flattened: check the PDF)"
+#: The marker lines of the blocks code writes; a source line that reads as one is escaped.
+MARKERS = (BEGIN, END, CONTEXT_BEGIN, CONTEXT_END)
+
+
+def comment_field(text: str) -> str:
+    """``text`` made safe for the rest of one ``%`` comment line: every line break and run of
+    white space (``\\n``, ``\\r``, form feed, the Unicode line and paragraph separators, ...,
+    everything ``str.split`` splits on) is one space, none at the ends. A comment line ends
+    only at its line end, so nothing else in it (``%``, braces, a ``\\`` at its end) can reach
+    the text after it; a line break left in would put the rest of the field outside the
+    comment, as TeX text."""
+    return " ".join(text.split())
+
+
+def verbatim_lines(text: str) -> str:
+    """Source text placed verbatim beside code-written blocks (a statement, a cited display),
+    with every line that reads as one of the block markers (``MARKERS``, spaces around it
+    ignored: what the lints and ``strip_provenance`` look for) made a comment of a comment
+    (``%`` before it): TeX reads both the same (a comment), and the block around it keeps its
+    one start and one end. Line ends are normalised to ``\\n`` (a lone ``\\r`` is one too)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join("%" + ln if ln.strip() in MARKERS else ln for ln in lines)
 
 
 def provenance_block(unit: UnitSpec, catalogue: Catalogue, deps: list[Edge], source_prefix: str,
@@ -60,29 +82,30 @@ def provenance_block(unit: UnitSpec, catalogue: Catalogue, deps: list[Edge], sou
     the project folder (for example ``source/``); ``mentions`` (the unit's references kept as
     mentions) are listed after the dependencies.
     """
-    lines = [BEGIN, f"% unit: {unit.id}", f"% kind: {unit.kind}"]
+    f = comment_field
+    lines = [BEGIN, f"% unit: {f(unit.id)}", f"% kind: {f(unit.kind)}"]
     for i in unit.statements:
         s = catalogue.statements[i]
         p = s.provenance
-        lines.append(f"% source: {source_prefix}{p.describe()}")
+        lines.append(f"% source: {f(source_prefix + p.describe())}")
         if p.page_start is not None:
             lines.append(PDF_NOTE)
         if s.label:
-            lines.append(f"% label: {s.label}")
+            lines.append(f"% label: {f(s.label)}")
         if s.title:
-            lines.append(f"% title: {' '.join(s.title.split())}")
+            lines.append(f"% title: {f(s.title)}")
         if s.lean_names:
-            lines.append(f"% lean (from the source): {', '.join(s.lean_names)}")
+            lines.append(f"% lean (from the source): {f(', '.join(s.lean_names))}")
     if deps:
         for e in sorted(deps, key=lambda e: (e.depends_on, e.origin)):
             scope = "proof" if e.in_proof else "statement"
-            lines.append(f"% depends on: {e.depends_on} ({e.origin}, {scope}; {e.evidence})")
+            lines.append(f"% depends on: {f(e.depends_on)} ({f(e.origin)}, {scope}; {f(e.evidence)})")
     else:
         lines.append("% depends on: nothing")
     for e in sorted(mentions or [], key=lambda e: (e.depends_on, e.origin, e.evidence)):
         scope = "proof" if e.in_proof else "statement"
-        lines.append(f"% mentions: {e.depends_on} ({e.origin}, {scope}; {' '.join(e.evidence.split())}; "
-                     f"{' '.join((e.note or 'a mention').split())})")
+        lines.append(f"% mentions: {f(e.depends_on)} ({f(e.origin)}, {scope}; {f(e.evidence)}; "
+                     f"{f(e.note or 'a mention')})")
     lines.append(END)
     return "\n".join(lines)
 
@@ -157,15 +180,15 @@ def context_block(items: list[ContextItem]) -> str:
         return ""
     lines = [CONTEXT_BEGIN]
     for item in items:
-        lines.append(f"% {' '.join(item.reference.split())}: {item.what}, {item.where}")
-        lines.append(item.text.rstrip("\n"))
+        lines.append(f"% {comment_field(f'{item.reference}: {item.what}, {item.where}')}")
+        lines.append(verbatim_lines(item.text.rstrip("\n")))
     lines.append(CONTEXT_END)
     return "\n".join(lines)
 
 
 def statement_text(unit: UnitSpec, catalogue: Catalogue) -> str:
     """The document's own text of the unit's statement(s), verbatim."""
-    return "\n\n".join(catalogue.statements[i].body for i in unit.statements)
+    return "\n\n".join(verbatim_lines(catalogue.statements[i].body) for i in unit.statements)
 
 
 def render_problem(unit: UnitSpec, catalogue: Catalogue, deps: list[Edge], source_prefix: str,
@@ -191,9 +214,17 @@ def render_files(catalogue: Catalogue, units: list[UnitSpec], edges: list[Edge],
     material that could not be carried."""
     files: dict[str, dict[str, bytes]] = {}
     warnings: list[IntakeWarning] = []
+    # each edge and mention indexed once by its unit: a per-unit scan of all of them made a
+    # whole book quadratic in its statements
+    deps_of: dict[str, list[Edge]] = {}
+    said_of: dict[str, list[Edge]] = {}
+    for e in edges:
+        deps_of.setdefault(e.unit, []).append(e)
+    for m in mentions or []:
+        said_of.setdefault(m.unit, []).append(m)
     for u in units:
-        deps = [e for e in edges if e.unit == u.id]
-        said = [m for m in mentions or [] if m.unit == u.id]
+        deps = deps_of.get(u.id, [])
+        said = said_of.get(u.id, [])
         items, missed = context_items(u, catalogue, unit_kinds, source_prefix)
         warnings += missed
         unit_files = {"problem.tex": render_problem(u, catalogue, deps, source_prefix, said, items).encode()}
@@ -239,5 +270,5 @@ def render_source_proof(unit: UnitSpec, catalogue: Catalogue, source_prefix: str
         proof = catalogue.statements[i].proof
         if proof is not None:
             p = proof.provenance
-            parts.append(f"% source: {source_prefix}{p.describe()}\n{proof.body}")
+            parts.append(f"% source: {comment_field(source_prefix + p.describe())}\n{verbatim_lines(proof.body)}")
     return "\n\n".join(parts) + "\n" if parts else None
