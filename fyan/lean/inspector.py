@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from fyan.config import LeanSection
 from fyan.lean.policy import declaration_findings, extension_findings, foreign_meaning_findings
-from fyan.lean.runner import Confinement, ProcessResult, run_process, tool_environment
+from fyan.lean.runner import Confinement, ProcessResult, run_process, tool_environment, toolchain_paths
 from fyan.lean.toolchain import Toolchain
 from fyan.resources import data_dir
 
@@ -589,6 +589,26 @@ def ensure_inspector(toolchain: Toolchain, pin: str, config: LeanSection,
 
 # -- running -----------------------------------------------------------------------------------
 
+def inspector_confinement(build: InspectorBuild, toolchain: Toolchain, workspace: Path, *, config: LeanSection,
+                          out_dir: Path, search_path: list[Path] | tuple[Path, ...] = (),
+                          lean_env: dict[str, str] | None = None) -> Confinement:
+    """The default confinement of one inspector run: write ``out_dir`` and ``workspace``; read the
+    inspector's own folder, the toolchain (``fyan.lean.runner.toolchain_paths``: elan's home and
+    ``lake``'s prefix), the folders of ``lean_env``'s ``LEAN_PATH`` and ``LEAN_SYSROOT``,
+    ``search_path`` and ``[lean] sandbox_readable``. The sandbox hides ``/tmp`` and ``$HOME``,
+    where each of these may lie; the inspector must read every ``.olean`` it loads."""
+    readable: list[Path] = [build.folder, *toolchain_paths(toolchain.lake), *(Path(p) for p in search_path),
+                            *(Path(p).expanduser() for p in config.sandbox_readable)]
+    if lean_env is not None:
+        readable += [Path(p) for p in lean_env.get("LEAN_PATH", "").split(os.pathsep) if p]
+        if lean_env.get("LEAN_SYSROOT"):
+            readable.append(Path(lean_env["LEAN_SYSROOT"]))
+    shown = [Path(p).resolve() for p in (out_dir, workspace)]
+    extra = [p for p in dict.fromkeys(Path(r).resolve() for r in readable)
+             if p.exists() and not any(p == w or w in p.parents for w in shown)]
+    return Confinement(writable=(out_dir, workspace), read_only=tuple(extra))
+
+
 def run_inspector(
     build: InspectorBuild, toolchain: Toolchain, workspace: Path, *, config: LeanSection, out_dir: Path,
     name: str = "inspect", modules: list[str] = (), names: list[str] = (), imports: list[str] = (),
@@ -601,7 +621,7 @@ def run_inspector(
     package whose modules are built, e.g. an adopted package) — on
     ``modules`` (every declaration reported) and ``names`` (looked up), and read its report
     from ``out_dir/<name>.json``; command and output go to ``out_dir/<name>.log``. Runs
-    confined (``confinement``: the caller's; it may write only ``out_dir`` and the workspace),
+    confined (``confinement``: the caller's; default ``inspector_confinement``),
     after every process of the candidate ended. The executable's SHA-256 is checked first.
     Never raises: a changed executable, a crash, a timeout, no report, a report in another
     format or from another Lean version, or a module the environment lacks is ``problem``.
@@ -630,7 +650,8 @@ def run_inspector(
     if follow_references:
         argv.append("--follow-references")
     if confinement is None:
-        confinement = Confinement(writable=(out_dir, workspace))
+        confinement = inspector_confinement(build, toolchain, workspace, config=config, out_dir=out_dir,
+                                            search_path=search_path, lean_env=lean_env)
     env = None
     if lean_env is not None:
         env = tool_environment(lean_env, pass_env=config.pass_env)
