@@ -1,6 +1,7 @@
 """The trusted inspector's answer read strictly (issue 23 #7), the rules applied to it (kernel-
 evaluated constants, missing constants, ``module`` files, foreign instances: issue 23 #3, #4, #9,
-#10) and the extension allow-list learned, not hard-coded (issue 24 #2).
+#10) and the environment policy by effect (``fyan.lean.extensions``: refusals name the effect, the rule
+and what to do; the allow-list is validated).
 
 ``read_report`` is the real reader ``run_inspector`` uses; the answers here are written by the test
 (lying, partial, with extra fields, for another run) as a compromised or broken inspector could.
@@ -87,7 +88,7 @@ def _module(**fields) -> InspectedModule:
 @pytest.mark.parametrize("reached", [["Lean.reduceBool"], ["Lean.reduceNat"], ["Lean.reduceBool", "Lean.reduceNat"]])
 def test_reaching_a_kernel_evaluated_constant_is_refused_like_of_reduce_bool(reached):
     m = _module(declarations=[records.declaration("L.U.t", kernel_evaluated=reached)])
-    found = module_findings(m, learned=frozenset())
+    found = module_findings(m)
     for name in reached:
         assert any(f.startswith(f"L.U.t: reaches {name}: the kernel runs compiled code") for f in found), found
     assert policy.declaration_findings("theorem", "safe", None, False, False, kernel_evaluated=reached,
@@ -97,49 +98,101 @@ def test_reaching_a_kernel_evaluated_constant_is_refused_like_of_reduce_bool(rea
 
 def test_a_constant_missing_from_the_environment_fails_closed():
     m = _module(declarations=[records.declaration("L.U.t", missing_constants=["L.D.gone"])])
-    assert any("refers to L.D.gone, not in the inspected environment" in f for f in module_findings(m, learned=set()))
+    assert any("refers to L.D.gone, not in the inspected environment" in f for f in module_findings(m))
 
 
 def test_a_module_file_is_named_and_refused():
-    assert any("is a `module` file" in f for f in module_findings(_module(is_module=True), learned=set()))
-    assert not any("`module` file" in f for f in module_findings(_module(is_module=False), learned=set()))
+    assert any("is a `module` file" in f for f in module_findings(_module(is_module=True)))
+    assert not any("`module` file" in f for f in module_findings(_module(is_module=False)))
 
 
-# -- the extension allow-list: learned, normalised, before the danger patterns --------------------
+# -- the extension policy by effect (fyan.lean.extensions) ---------------------------------------
 
 HONEST_4_35 = ["_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt", "_private.Lean.Namespace.0.Lean.namespacesExt",
                "reducibilityCore", "Lean.projectionFnInfoExt", "Lean.Linter.lintLogExt",
-               "_private.Lean.Util.CollectAxioms.0.Lean.exportedAxiomsExt"]
+               "_private.Lean.Util.CollectAxioms.0.Lean.exportedAxiomsExt", "Lean.noncomputableExt",
+               "Lean.aliasExtension", "Lean.Compiler.LCNF.specExtension", "Lean.matchPatternAttr",
+               "Lean.Elab.Term.elabAsElim", "_private.Lean.AuxRecursor.0.Lean.sparseCasesOnExt",
+               "Lean.Meta.Ext.extExtension", "Lean.Elab.WF.eqnInfoExt"]
 
 
-def test_every_extension_no_honest_control_writes_is_refused_named():
+def test_bookkeeping_extensions_are_admitted_by_effect_without_anything_learned():
     m = _module(extensions=[{"name": n, "entries": 1} for n in HONEST_4_35])
-    found = module_findings(m, learned=frozenset())
-    assert len(found) == len(HONEST_4_35) and all("no honest control writes on this toolchain" in f for f in found)
-    # newest Lean's exportedAxiomsExt looks like @[export] to the danger patterns ...
-    assert any("exportedAxiomsExt (1 entry): @[export]" in f for f in found)
-    # ... but a learned name is admitted before they are consulted
-    assert module_findings(m, learned=frozenset(HONEST_4_35)) == []
+    assert module_findings(m) == []
 
 
-def test_learned_names_match_across_the_private_prefix_of_another_version():
-    older = _module(extensions=[{"name": "Lean.modPkgExt", "entries": 1}, {"name": "Lean.namespacesExt", "entries": 2}])
-    assert module_findings(older, learned=frozenset(HONEST_4_35)) == []
+def test_the_policy_matches_names_across_the_private_prefix_of_another_version():
+    older = _module(extensions=[{"name": "Lean.modPkgExt", "entries": 1}, {"name": "Lean.namespacesExt", "entries": 2},
+                                {"name": "_private.Lean.Other.0.Lean.noncomputableExt", "entries": 1}])
+    assert module_findings(older) == []
     assert policy.normalize_extension_name("_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt") == "Lean.modPkgExt"
 
 
-def test_a_learned_or_configured_instance_extension_is_still_refused_in_an_sapass_candidate():
+@pytest.mark.parametrize("name, effect", [
+    ("Lean.Elab.macroAttribute", "new syntax, notation or macros"),
+    ("Lean.Parser.parserExtension", "new syntax, notation or macros"),
+    ("Lean.Elab.Term.termElabAttribute", "meta-code"),
+    ("Lean.Compiler.CSimp.ext", "trusts compiled or foreign code"),
+    ("Lean.Compiler.implementedByAttr", "trusts compiled or foreign code"),
+    ("Lean.regularInitAttr", "trusts compiled or foreign code"),
+    ("Lean.Meta.defaultInstanceExtension", "changes how later statements elaborate"),
+    ("reducibilityExtra", "changes how later statements elaborate"),
+    ("Lean.Meta.customEliminatorExt", "changes how later statements elaborate"),
+])
+def test_a_refusal_names_the_effect_the_rule_and_what_to_do(name, effect):
+    found = module_findings(_module(extensions=[{"name": name, "entries": 2}]))
+    assert len(found) == 1 and found[0].startswith(f"L.U.Basic registers {name} (2 entries): effect: ")
+    assert effect in found[0] and "; rule: refused by Fyan's policy by effect (leanprover/lean4" in found[0]
+    assert "; to do: " in found[0]
+    # the allow-list cannot admit what the table refuses
+    assert module_findings(_module(extensions=[{"name": name, "entries": 2}]), extra_allow={name}) == found
+
+
+def test_an_unclassified_extension_is_refused_naming_its_module_and_how_to_admit_it():
+    private = "_private.Mathlib.Tactic.Foo.0.Mathlib.Tactic.fooExt"
+    m = _module(extensions=[{"name": private, "entries": 1}, {"name": "Batteries.Bar.barExt", "entries": 3}])
+    found = module_findings(m)
+    assert len(found) == 2 and all("rule: an extension no row of Fyan's policy classifies is refused" in f
+                                   and "[lean] extension_allowlist" in f for f in found)
+    assert "registered in module Mathlib.Tactic.Foo" in found[0]
+    assert "registered in the module declaring `Batteries.Bar.barExt`" in found[1]
+    assert module_findings(m, extra_allow={"Mathlib.Tactic.fooExt", "Batteries.Bar.barExt"}) == []
+    assert policy.extension_admissions([(private, 1), ("Lean.docStringExt", 1)], {"Mathlib.Tactic.fooExt"}) == [
+        f"{private} (1 entry): admitted by [lean] extension_allowlist"]
+
+
+def test_an_unclassified_dangerous_name_says_what_it_looks_like():
+    found = module_findings(_module(extensions=[{"name": "Mathlib.Tactic.myMacroExt", "entries": 1}]))
+    assert "effect: unknown (its name suggests a macro" in found[0]
+
+
+def test_the_allowlist_is_validated():
+    bad = policy.refused_extension_allowlist_entries(
+        ["Lean.Elab.macroAttribute", "Lean.Compiler.CSimp.ext", "*", "Mathlib.fooSimprocExt", "", "a b",
+         "Mathlib.Tactic.fooExt", "Lean.docStringExt"])
+    assert [b.split(" (")[0] for b in bad] == ["Lean.Elab.macroAttribute", "Lean.Compiler.CSimp.ext", "'*'",
+                                               "Mathlib.fooSimprocExt", "''", "'a b'"]
+    from pydantic import ValidationError
+
+    from fyan.config import LeanSection
+
+    with pytest.raises(ValidationError, match="can never be admitted"):
+        LeanSection(extension_allowlist=["Lean.Parser.parserExtension"])
+    assert LeanSection(extension_allowlist=["Mathlib.Tactic.fooExt"]).extension_allowlist == ["Mathlib.Tactic.fooExt"]
+
+
+def test_an_instance_extension_is_still_refused_in_an_sapass_candidate():
     m = _module(extensions=[{"name": "Lean.Meta.instanceExtension", "entries": 1}])
-    assert module_findings(m, learned={"Lean.Meta.instanceExtension"}) == []
-    assert "an instance (changes how checkers elaborate)" in module_findings(
-        m, learned={"Lean.Meta.instanceExtension"}, strict=True)[0]
+    assert module_findings(m) == []
+    assert "effect: an instance, which changes how checkers elaborate" in module_findings(m, strict=True)[0]
 
 
-def test_the_gate_reads_the_learned_names_of_the_reports_lean_version(double_selftest):
+def test_the_double_selftest_learns_what_its_controls_write_and_classifies_all_of_it(double_selftest):
     learned = set(double_selftest.learned_extensions)
     assert {"_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt", "Lean.Meta.instanceExtension",
             "Lean.Meta.simpExtension", "Lean.Linter.lintLogExt"} <= learned
     assert not any("macro" in n.lower() or "parser" in n.lower() for n in learned)  # notation is no control
+    assert double_selftest.unclassified_extensions == [] and double_selftest.registry_problem is None
     m = _module(extensions=[{"name": n, "entries": 1} for n in sorted(learned)]
                 + [{"name": "Lean.Elab.macroAttribute", "entries": 1}])
     assert [f.split(" (")[0] for f in module_findings(m)] == ["L.U.Basic registers Lean.Elab.macroAttribute"]
@@ -230,19 +283,19 @@ def test_partial_unsafe_and_opaque_declarations_are_refused(safety, kind, why):
     """policy.py `declaration_findings`: `if safety == "partial"` (and its neighbours) — a `partial`
     definition's logical value is an opaque constant the kernel cannot unfold."""
     m = _module(declarations=[records.declaration("L.U.loop", kind=kind, safety=safety)])
-    assert [f for f in module_findings(m, learned=set()) if f.startswith("L.U.loop: ")] == [f"L.U.loop: {why}"]
+    assert [f for f in module_findings(m) if f.startswith("L.U.loop: ")] == [f"L.U.loop: {why}"]
     safe = _module(declarations=[records.declaration("L.U.loop", kind="def", safety="safe")])
-    assert module_findings(safe, learned=set()) == []
+    assert module_findings(safe) == []
 
 
 def test_missing_and_extra_imports_are_both_refused():
     """inspector.py `module_findings`: imports Fyan wrote but the module lacks are named, not only
     extra ones (a candidate that drops `import Mathlib` and re-declares its names)."""
     lacking = _module(imports=["Init", "L.Up.Basic"])
-    assert module_findings(lacking, expected_imports=["L.Up.Basic", "Mathlib"], learned=set()) == [
+    assert module_findings(lacking, expected_imports=["L.Up.Basic", "Mathlib"]) == [
         "L.U.Basic does not import Mathlib (Fyan's imports were changed)"]
     extra = _module(imports=["Init", "L.Up.Basic", "L.Evil"])
-    assert module_findings(extra, expected_imports=["L.Up.Basic"], learned=set()) == [
+    assert module_findings(extra, expected_imports=["L.Up.Basic"]) == [
         "L.U.Basic imports L.Evil, which Fyan did not write"]
     exact = _module(imports=["Init", "L.Up.Basic"])
-    assert module_findings(exact, expected_imports=["L.Up.Basic"], learned=set()) == []
+    assert module_findings(exact, expected_imports=["L.Up.Basic"]) == []

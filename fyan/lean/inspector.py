@@ -371,24 +371,18 @@ class Inspection(BaseModel):
 
 def module_findings(module: InspectedModule, *, expected_imports: list[str] | None = None, strict: bool = False,
                     extra_allow: frozenset[str] | set[str] = frozenset(),
-                    learned: frozenset[str] | set[str] | None = None,
                     kernel_allow: frozenset[str] | set[str] = frozenset(),
                     declared: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """What ``fyan.lean.policy`` refuses in ``module``: a ``module`` file, declarations (axioms,
     ``unsafe``, ``partial``, ``opaque``, ``implemented_by``, ``extern``, ``init``, kernel-evaluated
-    constants, constants missing from the environment), extension entries no honest control writes
-    on this toolchain (``learned``: default the extensions learned by the passing ``fyan selftest``
-    of the report's Lean version, ``fyan.selftest.trust.learned_extensions``; plus
-    ``extra_allow``, the configured ones; with ``strict`` also instances), and imports other than
-    ``expected_imports`` (and ``Init``). ``kernel_allow``: kernel-evaluated constants admitted
-    (``[lean] kernel_allow``; default none). Instances and unification hints about constants the
-    unit does not own (its own namespace: ``module.name`` without its last component) are refused
-    unless ``declared`` (the audited plan's instance nodes) names them (``foreign_meaning_findings``)."""
-    if learned is None:
-        from fyan.selftest.trust import learned_extensions
-
-        learned = learned_extensions(module.lean_version)
-    allow = frozenset(learned) | frozenset(extra_allow)
+    constants, constants missing from the environment), extension entries the policy by effect
+    refuses (``fyan.lean.extensions``; an extension no row classifies unless ``extra_allow``, the
+    validated ``[lean] extension_allowlist``, names it; with ``strict`` also instances), and imports
+    other than ``expected_imports`` (and ``Init``). ``kernel_allow``: kernel-evaluated constants
+    admitted (``[lean] kernel_allow``; default none). Instances and unification hints the unit does
+    not own (its own namespace: ``module.name`` without its last component) are refused unless
+    ``declared`` (the audited plan's instance nodes) names them (``foreign_meaning_findings``)."""
+    allow = frozenset(extra_allow)
     out = []
     if module.is_module:
         out.append(f"{module.name} is a `module` file (Lean's module system): Fyan never writes one, and its "

@@ -107,59 +107,119 @@ def normalize_extension_name(name: str) -> str:
     return _PRIVATE_PREFIX.sub("", name, count=1)
 
 
-#: Extensions of instances: refused in SA-Pass candidates (``strict``) whatever was learned.
+#: Extensions of instances: refused in SA-Pass candidates (``strict``) whatever the table says.
 INSTANCE_EXTENSIONS = frozenset({"Lean.Meta.instanceExtension", "instanceExt", "Lean.Meta.globalInstanceExtension"})
 
-#: Known kinds of dangerous entries, for a precise reason when an extension no honest control
-#: writes is refused (every unlearned extension is refused; these only say why).
+#: Kinds of dangerous extensions, recognised by name. They say what an extension no row of the
+#: policy table (``fyan.lean.extensions``) classifies probably does, and keep such a name out of
+#: ``[lean] extension_allowlist`` (``refused_extension_allowlist_entries``); every one is checked
+#: against the real extension names of Lean 4.35.0 (tests/test_extension_registry.py): each pattern
+#: matches only extensions the table refuses.
 _DANGEROUS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), why) for p, why in (
     (r"(?i)macro", "a macro (rewrites syntax before elaboration)"),
-    (r"(?i)parser|syntax|notation|token", "new syntax or notation"),
+    (r"(?i)parser|(?<!deprecated)syntax|notation|token", "new syntax or notation"),
     (r"(?i)delab|unexpander|formatter|parenthesizer", "a pretty-printer extension (changes how terms read)"),
-    (r"(?i)tactic", "a tactic (meta-code)"),
-    (r"(?i)elab(?!AsElim)", "an elaborator (runs meta-code while elaborating)"),
+    (r"(?i)tacticElab|tacElab", "a tactic (meta-code)"),
+    (r"(?i)elab(?!AsElim|WithoutExpectedType)", "an elaborator (runs meta-code while elaborating)"),
     (r"(?i)csimp", "@[csimp] (replaces compiled code)"),
     (r"(?i)implementedBy|implemented_by", "@[implemented_by] (replaces compiled code)"),
     (r"(?i)extern", "@[extern] (foreign code)"),
-    (r"(?i)export", "@[export] (exported compiled symbol)"),
+    (r"(?i)exportAttr", "@[export] (exported compiled symbol)"),
     (r"(?i)initattr|\binit\b", "@[init]/initialize (runs code when the module is imported)"),
     (r"(?i)simproc", "a simproc (meta-code run by simp)"),
     (r"(?i)defaultinstance", "a default instance (changes how later statements elaborate)"),
     (r"(?i)unif", "a unification hint (changes how later statements elaborate)"),
     (r"(?i)reducibilityExtra", "a reducibility change of a declaration of another module"),
     (r"(?i)builtin", "a builtin registration"),
-    (r"(?i)attribute(Ext|Extension|MapRef)?$", "a new attribute"),
+    (r"(?i)^(?:Lean\.)?attributeExtension$|attributeMapRef", "a new attribute"),
     (r"(?i)envExtension|persistentEnvExtensions", "a new environment extension"),
 ))
 
-UNLEARNED = ("an extension no honest control writes on this toolchain (refused: fail closed; `fyan selftest` "
-             "learns the extensions honest modules write, [lean] extension_allowlist adds more)")
+
+def danger(name: str) -> str | None:
+    """The kind of danger the name of an extension shows (``_DANGEROUS``), or None. Only the name's
+    last component is read (with the one before it when the last is a short suffix such as ``up``):
+    the namespace says where an extension lives (``Lean.Elab.…`` holds equation information too),
+    not what it does."""
+    parts = normalize_extension_name(name).split(".")
+    tail = ".".join(parts[-2:]) if len(parts) > 1 and len(parts[-1]) <= 4 else parts[-1]
+    return next((why for pattern, why in _DANGEROUS if pattern.search(tail)), None)
+
+
+_LEAN_NAME = re.compile(r"^[^\s.*?\[\]]+(?:\.[^\s.*?\[\]]+)*$")
+
+
+def refused_extension_allowlist_entries(entries: list[str]) -> list[str]:
+    """The entries of ``[lean] extension_allowlist`` that may never be admitted, each with the reason:
+    not an extension's name (empty, a pattern, blanks), an extension the policy table refuses
+    (``fyan.lean.extensions``: meaning, syntax, meta-code, trusting the compiler), or an extension no
+    row classifies whose name shows a dangerous kind (``danger``). An entry naming an extension the
+    table admits anyway is accepted (it changes nothing)."""
+    from fyan.lean.extensions import row
+
+    bad = []
+    for entry in entries:
+        if not isinstance(entry, str) or not _LEAN_NAME.match(entry.strip()):
+            bad.append(f"{entry!r} (not an extension's name: name one extension exactly, as the gate report prints it)")
+            continue
+        known = row(entry)
+        if known is not None:
+            if not known.effect.admitted:
+                bad.append(f"{entry} ({known.effect.what}: refused by Fyan's policy whatever the allow-list says)")
+            continue
+        why = danger(entry)
+        if why is not None:
+            bad.append(f"{entry} ({why}: a dangerous kind is never admitted)")
+    return bad
 
 
 def extension_reason(name: str, *, strict: bool = False, allow: frozenset[str] | set[str] = frozenset()) -> str | None:
     """Why entries of the extension ``name`` are refused, or None when they are admitted.
 
-    Order (issue 24 #2): with ``strict`` (SA-Pass candidates) instances are refused first; then
-    ``name`` is admitted when it, or its normalised form (``normalize_extension_name``), is in
-    ``allow`` (the extensions ``fyan selftest`` learned from Fyan's honest controls on this
-    toolchain, plus ``[lean] extension_allowlist``) — before any danger pattern, so Lean's
-    ``exportedAxiomsExt`` is not taken for ``@[export]``; anything else is refused, with the danger
-    pattern's reason when one matches."""
+    The policy table (``fyan.lean.extensions``) decides an extension it classifies: admitted by
+    effect (bookkeeping; instances and unification hints then face the ownership rule of
+    ``foreign_meaning_findings``), or refused naming the effect, the rule and what to do. With
+    ``strict`` (SA-Pass candidates) instances are refused whatever the table says. An extension no
+    row classifies is admitted only when ``allow`` (``[lean] extension_allowlist``, validated by
+    ``refused_extension_allowlist_entries``) names it, raw or normalised
+    (``normalize_extension_name``); otherwise it is refused, naming the module that registers it
+    and how to admit it (fail closed)."""
+    from fyan.lean.extensions import registering_module, row
+
     norm = normalize_extension_name(name)
     if strict and (name in INSTANCE_EXTENSIONS or norm in INSTANCE_EXTENSIONS):
-        return "an instance (changes how checkers elaborate)"
+        return ("effect: an instance, which changes how checkers elaborate; rule: no instance in an SA-Pass "
+                "candidate; to do: prove the checker without declaring an instance")
+    known = row(name)
+    if known is not None:
+        if known.effect.admitted:
+            return None
+        return (f"effect: {known.effect.what}; rule: refused by Fyan's policy by effect ({known.source}); "
+                f"to do: {known.effect.remedy}")
     allowed = {normalize_extension_name(a) for a in allow}
     if name in allow or norm in allowed:
         return None
-    for pattern, why in _DANGEROUS:
-        if pattern.search(norm):
-            return f"{why}; {UNLEARNED}"
-    return UNLEARNED
+    kind = danger(name)
+    return (f"effect: unknown{f' (its name suggests {kind})' if kind else ''}; rule: an extension no row of Fyan's "
+            f"policy classifies is refused (fail closed); registered in {registering_module(name)}; to do: check "
+            f"what its entries do there and, if they are bookkeeping, name it in [lean] extension_allowlist")
+
+
+def extension_admissions(extensions: list[tuple[str, int]], allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """The extensions of ``extensions`` admitted only because ``[lean] extension_allowlist`` names
+    them (no row of the policy table classifies them), each as ``<name> (<n> entries): admitted by
+    [lean] extension_allowlist``: what a gate report lists beside its findings."""
+    from fyan.lean.extensions import row
+
+    allowed = {normalize_extension_name(a) for a in allow}
+    return [f"{name} ({count} entr{'y' if count == 1 else 'ies'}): admitted by [lean] extension_allowlist"
+            for name, count in extensions
+            if row(name) is None and (name in allow or normalize_extension_name(name) in allowed)]
 
 
 def extension_findings(extensions: list[tuple[str, int]], *, strict: bool = False,
                        allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
-    """One finding per refused extension: ``<name> (<n> entries): <why>``."""
+    """One finding per refused extension: ``<name> (<n> entries): effect: …; rule: …; to do: …``."""
     out = []
     for name, count in extensions:
         why = extension_reason(name, strict=strict, allow=allow)

@@ -259,7 +259,27 @@ HONEST_EXTENSIONS = {
     "def": ["Lean.IR.declMapExt", "Lean.Compiler.LCNF.baseExt", "Lean.Compiler.LCNF.monoExt",
             "Lean.Compiler.LCNF.impureSigExt", "Lean.Compiler.LCNF.UnreachableBranches.functionSummariesExt"],
     "linted": ["Lean.Linter.lintLogExt"],
+    # read from the .olean files real 4.35.0 wrote for the honest-feature prelude modules of
+    # tests/test_honest_controls_core.py (`@[ext]` and `termination_by` need Init: their names are
+    # the extensions Lean's source registers, src/Lean/Meta/Tactic/Ext.lean, src/Lean/Elab/PreDefinition/WF/Eqns.lean)
+    "noncomputable": ["Lean.noncomputableExt"],
+    "export": ["Lean.aliasExtension"],
+    "instance_argument": ["Lean.Compiler.LCNF.specExtension",
+                          "_private.Lean.Compiler.LCNF.Specialize.0.Lean.Compiler.LCNF.Specialize.specCacheExt"],
+    "match_pattern": ["Lean.matchPatternAttr"],
+    "elab_as_elim": ["Lean.Elab.Term.elabAsElim"],
+    "match": ["Lean.Meta.Match.Extension.extension"],
+    "recursion": ["Lean.Elab.Structural.eqnInfoExt", "recExt"],
+    "enumeration": ["Lean.noConfusionExt", "Lean.Meta.completionBlackListExt"],
+    "ext": ["Lean.Meta.Ext.extExtension"],
+    "well_founded": ["Lean.Elab.WF.eqnInfoExt", "recExt"],
 }
+
+#: every extension ``extensions`` can report (the double's registry, printed by ``lean --stats``)
+TRICK_EXTENSIONS = ["Lean.Elab.macroAttribute", "Lean.Parser.parserExtension", "Lean.Elab.Command.commandElabAttribute",
+                    "Lean.Elab.Tactic.tacticElabAttribute", "Lean.Compiler.CSimp.ext", "Lean.Compiler.implementedByAttr",
+                    "Lean.externAttr", "Lean.regularInitAttr", "Lean.Meta.unificationHintExtension", "reducibilityExtra"]
+REGISTRY = sorted({n for names in HONEST_EXTENSIONS.values() for n in names} | set(TRICK_EXTENSIONS))
 
 _WORD = r"(?<![\w.'])%s(?![\w'])"
 
@@ -306,6 +326,17 @@ def extensions(source: str, decls: list[dict]) -> list[dict]:
     honest("simp", len(re.findall(r"[\[,]\s*simp\b", exported)))
     honest("def", sum(d["kind"] == "def" for d in decls))
     honest("linted", sum(_unused_binder(d["decl"]) for d in decls))
+    honest("noncomputable", len(re.findall(_WORD % "noncomputable", exported)))
+    honest("export", len(re.findall(r"(?m)^\s*export\s", exported)))
+    honest("instance_argument", sum(d["kind"] == "def" and "[" in d["decl"].header.split(":")[0] for d in decls))
+    honest("match_pattern", len(re.findall(r"@\[[^\]]*\bmatch_pattern\b", exported)))
+    honest("elab_as_elim", len(re.findall(r"@\[[^\]]*\belab_as_elim\b", exported)))
+    honest("match", sum(d["kind"] == "def" and bool(re.search(r"(?m)^\s*\||\bmatch\b", d["decl"].body)) for d in decls))
+    honest("recursion", sum(d["kind"] == "def" and bool(re.search(_WORD % re.escape(d["decl"].name.split(".")[-1]),
+                                                                   d["decl"].body)) for d in decls))
+    honest("enumeration", sum(k == "inductive" for k in kinds))
+    honest("ext", len(re.findall(r"@\[[^\]]*\bext\b", exported)))
+    honest("well_founded", len(re.findall(_WORD % "termination_by", exported)))
     add("Lean.Elab.macroAttribute", len(re.findall(r"(?<![\w.'])(?:macro|macro_rules|notation|infix\w*)(?![\w'])|"
                                                     r"\[\s*macro\b", exported)))
     add("Lean.Parser.parserExtension", len(re.findall(r"(?<![\w.'])(?:macro|syntax|notation|infix\w*|elab)\s+\"",
