@@ -36,7 +36,8 @@ def test_every_persistent_extension_of_the_real_lean_has_a_row(registry):
 def test_every_lean_row_names_an_extension_the_real_lean_registers(registry):
     """The Lean rows are the registry of the version they cite, no more (a misspelt row would
     classify nothing and leave the real extension unclassified)."""
-    assert set(extensions.ROWS) - set(registry) == set()
+    assert set(extensions.LEAN_ROWS) - set(registry) == set()
+    assert set(extensions.LEAN_ROWS) < set(extensions.ROWS)
 
 
 def test_the_registry_check_fails_on_an_unclassified_extension(registry):

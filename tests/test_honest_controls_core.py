@@ -133,7 +133,8 @@ def test_an_honest_feature_compiled_by_real_lean_passes_the_policy(core_lean, ba
 
 
 def test_a_foreign_reducibility_change_compiled_by_real_lean_is_refused(core_lean, base):
-    olean = compile_module(core_lean, base, "Foreign", "prelude\nimport Base\nset_option allowUnsafeReducibility true in\nattribute [irreducible] Eq.ndrec\n")
+    olean = compile_module(core_lean, base, "Foreign", "prelude\nimport Base\nset_option allowUnsafeReducibility true in\n"
+                                                       "attribute [irreducible] Eq.ndrec\n")
     extensions = module_data(olean)["extensions"]
     found = policy.extension_findings(sorted(extensions.items()))
     assert [f.split(" (")[0] for f in found] == ["reducibilityExtra"], found

@@ -114,18 +114,32 @@ class AboutConstant(_Strict):
     module: str
 
 
+class StoredKey(_Strict):
+    """One key Lean stored for an instance or a unification hint in its discrimination tree, in
+    pre-order: ``kind``; the constant of a ``const``/``proj`` key and its module (``""``
+    otherwise); ``arity``: how many subtrees follow it (``fyan.lean.policy.key_arguments``)."""
+
+    kind: Literal["const", "fvar", "proj", "star", "arrow", "lit", "other"]
+    name: str
+    module: str
+    arity: int = Field(ge=0)
+
+
 class Registration(_Strict):
-    """Something a module registers that changes how later code elaborates (issue 23 #4): an
-    ``instance`` (``about``: the constants of its type's conclusion, the class first), a
-    ``unification_hint`` or a ``reducible`` declaration (``about``: the constants of its value);
-    ``scoped``: active where its namespace is opened (Fyan's unit files open their upstream
-    units' namespaces)."""
+    """Something a module registers that changes how later code elaborates: an ``instance``
+    (``about``: the constants of its type's conclusion, the class first), a ``unification_hint``
+    or a ``reducible`` declaration (``about``: the constants of its value); ``scoped``: active
+    where its namespace is opened (Fyan's unit files open their upstream units' namespaces);
+    ``keys``: what Lean stored for an instance or a hint (the class first), ``out_params``: the
+    ``outParam`` positions of an instance's class (both empty for a reducible declaration)."""
 
     kind: Literal["instance", "unification_hint", "reducible"]
     declaration: str
     module: str
     scoped: bool
     about: list[AboutConstant]
+    keys: list[StoredKey]
+    out_params: list[int]
 
 
 class InspectedDeclaration(_Strict):

@@ -2,8 +2,9 @@
 
 For a toolchain pin, in a scratch folder: find the toolchain (``fyan.lean.toolchain.discover``,
 the ``[lean]`` settings of this machine: ``FYAN_LEAN__*``), build the trusted inspector for the
-pin (``fyan.lean.inspector.ensure_inspector``), learn the environment extensions Fyan's honest
-control modules write on it (``fyan.selftest.learn``: the gate's allow-list), then run every case
+pin (``fyan.lean.inspector.ensure_inspector``), compile Fyan's honest control modules and hold
+them to the gate's policy by effect, listing the toolchain's extensions no row classifies
+(``fyan.selftest.learn``), then run every case
 of the cheat corpus
 (``fyan.selftest.corpus``: the honest controls and every cheat) through the real completion gate
 on the two-unit project of ``fyan.selftest.harness`` (a scratch Lake package; no Mathlib), and
@@ -158,12 +159,12 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
             out.mkdir(parents=True, exist_ok=True)
             result.record_dir = str(out)
         result.partial = only is not None
-        # first learn the extensions honest modules write on this toolchain (issue 24 #2)
+        # first: Fyan's honest controls must pass the gate's policy on this toolchain
         from fyan.selftest.learn import learn_extensions
 
         learned = learn_extensions(tc, cfg.toolchain, cfg, inspector, scratch / "learn", scratch / "learn-logs")
         if learned.problem is not None:
-            result.problem = f"the honest extensions could not be learned: {learned.problem}"
+            result.problem = f"Fyan's honest controls do not pass on this toolchain: {learned.problem}"
             return result
         result.learned_extensions = learned.extensions
         result.unclassified_extensions = learned.unclassified_registered

@@ -66,6 +66,8 @@ sys.path.insert(0, str(ROOT))
 
 from fyan.lean.declarations import scan, strip_comments  # noqa: E402
 from fyan.lean.header import read_header  # noqa: E402
+
+from tests.fakes import instance_keys  # noqa: E402
 from tests.fakes.fake_lake import limited  # noqa: E402  (the same run counter as the lean double)
 
 KIND = {"theorem": "theorem", "def": "def", "abbrev": "def", "instance": "def", "opaque": "opaque",
@@ -375,9 +377,81 @@ def registrations(env: "Env", module: str, source: str) -> list[dict]:
             resolved = next(iter(env.mentions({t})), t)
             if resolved not in names and resolved != full:
                 names.append(resolved)
+        keys: list[dict] = []
+        out_params: list[int] = []
+        if kind == "instance":
+            keys, out_params = instance_keys_of(env, d)
         out.append({"kind": kind, "declaration": full, "module": module, "scoped": "scoped" in d.modifiers,
-                    "about": [{"name": n, "module": env.module_of(n)} for n in names]})
+                    "about": [{"name": n, "module": env.module_of(n)} for n in names],
+                    "keys": keys, "out_params": out_params})
     return out
+
+
+_BINDER_NAMES = re.compile(r"[({\[⦃]\s*([^:(){}\[\]⦃⦄]+?)\s*:")
+
+
+def _scope(env: "Env") -> "instance_keys.Scope":
+    """The reducible definitions, structures and constructors of the loaded modules, and a resolver
+    of written names, for ``instance_keys``."""
+    reducible, structures, constructors = {}, {}, {}
+    for full, e in env.decls.items():
+        d = e["decl"]
+        if d.kind == "abbrev" or re.search(r"\breducible\b", d.attributes):
+            binders = d.header[: len(d.header) - len(d.type_text)] if d.type_text else d.header
+            params = [n for group in _BINDER_NAMES.findall(binders) for n in group.split()]
+            reducible[full] = (params, " ".join(d.body.split()))
+        if d.kind in ("structure", "class"):
+            fields = re.findall(r"(?m)^\s*([^\s:()]+)\s*:", d.body)
+            structures[full] = fields
+            constructors[full + ".mk"] = full
+        if d.kind == "inductive":
+            for ctor in re.findall(r"\|\s*([^\s:(|]+)", d.body):
+                constructors[f"{full}.{ctor}"] = full
+    known = list(env.decls) + list(constructors) + [f"{st}.{f}" for st, fs in structures.items() for f in fs]
+
+    def resolve(name: str) -> str:
+        name = name.lstrip("@")
+        if name in env.decls or name in constructors or name in known:
+            return name
+        hit = next((k for k in known if k.endswith("." + name)), None)
+        return hit or name
+
+    return instance_keys.Scope(reducible=reducible, structures=structures, constructors=constructors, resolve=resolve)
+
+
+def instance_keys_of(env: "Env", d) -> tuple[list[dict], list[int]]:
+    """The keys Lean stores for the instance ``d`` (``instance_keys.keys`` of its type's
+    conclusion, the instance's binders as variables) with each constant's module, and the
+    ``outParam`` positions of its class (an own class: its binders written ``outParam``; a library
+    class: ``instance_keys.LIBRARY_OUT_PARAMS``). An unreadable type gives no keys (the policy then
+    refuses the instance: fail closed)."""
+    scope = _scope(env)
+    binders = d.header[: len(d.header) - len(d.type_text)] if d.type_text else ""
+    bound = frozenset(n for group in _BINDER_NAMES.findall(binders) for n in group.split())
+    conclusion = d.type_text
+    while True:  # the conclusion after `∀`/`→` binders written in the type
+        m = re.match(r"^(?:∀|forall)\s+[^,]+,\s*(.*)$", conclusion) or re.match(r"^\[[^\]]*\]\s*→\s*(.*)$", conclusion)
+        if not m:
+            break
+        conclusion = m.group(1)
+    try:
+        keys = instance_keys.keys(conclusion, scope, bound)
+    except (ValueError, RecursionError):
+        return [], []
+    for k in keys:
+        k["module"] = env.module_of(k["name"]) if k["kind"] in ("const", "proj") else ""
+    cls = keys[0]["name"] if keys and keys[0]["kind"] == "const" else ""
+    if cls in env.decls:
+        header = env.decls[cls]["decl"].header
+        groups = re.findall(r"\(([^():]+):([^()]*(?:\([^()]*\))?[^()]*)\)", header)
+        out, i = [], 0
+        for names, typ in groups:
+            for _ in names.split():
+                if "outParam" in typ:
+                    out.append(i)
+                i += 1
+        return keys, out
+    return keys, list(instance_keys.LIBRARY_OUT_PARAMS.get(cls, []))
 
 
 def _library_record(name: str) -> dict:
