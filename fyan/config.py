@@ -277,8 +277,10 @@ class LeanSection(_Section):
         "Lean.ofReduceBool (issue 23 #3).",
     )
     extension_allowlist: list[str] = Field(
-        default=[], description="More environment extensions whose entries a unit's modules may register "
-        "(by name, as the gate report prints them), besides Fyan's list of harmless ones."
+        default=[], description="Environment extensions no row of Fyan's policy by effect classifies whose "
+        "entries a unit's modules may register (by name, as the gate report and `fyan selftest` print them; "
+        "each admission is named in the gate report). Never one the policy refuses or whose name shows a "
+        "dangerous kind (syntax, macros, elaborators, compiler attributes, ...)."
     )
     extra_imports: list[str] = Field(
         default=[], description="Modules every unit file imports (for example Mathlib)."
@@ -321,6 +323,16 @@ class LeanSection(_Section):
         bad = refused_allowlist_entries(value)
         if bad:
             raise ValueError("these can never be accepted: " + "; ".join(bad))
+        return value
+
+    @field_validator("extension_allowlist")
+    @classmethod
+    def _admissible_extensions(cls, value: list[str]) -> list[str]:
+        from fyan.lean.policy import refused_extension_allowlist_entries
+
+        bad = refused_extension_allowlist_entries(value)
+        if bad:
+            raise ValueError("these extensions can never be admitted: " + "; ".join(bad))
         return value
 
     @field_validator("kernel_allow")

@@ -115,7 +115,10 @@ def double_selftest(tmp_path_factory):
         mp.setenv("FYAN_LEAN__LAKE", str(fake.path))
         mp.setenv("FYAN_LEAN__SANDBOX_READABLE", json.dumps(DOUBLE_READABLE))
         mp.setenv("FYAN_FAKE_LOG", str(fake.log))
-        mp.setenv("FYAN_LEAN__SANDBOX", "off")
+        # confined where bubblewrap works, as on a user's machine (the default is `require`): the
+        # learning step and the cases compile in scratch folders the sandbox hides unless the
+        # compile's confinement binds them back (fyan.lean.compile.compile_confinement)
+        mp.setenv("FYAN_LEAN__SANDBOX", "auto")
         mp.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("selftest-inspector")))
         mp.delenv("FYAN_FAKE_SCENARIO", raising=False)
         result = run_selftest(work_dir=tmp_path_factory.mktemp("selftest"),

@@ -11,6 +11,59 @@ real ``declaration uses `sorry``` warning (kind ``hasSorry``). Checked on the re
 
 from __future__ import annotations
 
+#: the library honest-feature modules of the core tier import (module ``Base``): what the
+#: elaborator needs for structures, pattern matching, structural recursion (``PProd``, ``HEq``,
+#: ``Eq.ndrec``), classes with an ``outParam``, ``optParam``, and a stand-in for the reals. Library
+#: facts Init proves are axioms here (this module is never judged; the feature modules are).
+HONEST_BASE = """prelude
+universe u v w u1 u2
+unsafe axiom lcAny : Type
+unsafe axiom lcErased : Type
+unsafe axiom lcVoid : Type
+axiom lcProof {α : Prop} : α
+unsafe axiom lcUnreachable {α : Sort u} : α
+set_option bootstrap.inductiveCheckResultingUniverse false in
+inductive PUnit : Sort u where
+  | unit : PUnit
+inductive Eq {α : Sort u} (a : α) : α → Prop where
+  | refl : Eq a a
+def Eq.ndrec {α : Sort u2} {a : α} {motive : α → Sort u1} (m : motive a) {b : α} (h : Eq a b) : motive b :=
+  @Eq.rec α a (fun x _ => motive x) m b h
+axiom Eq.symm {α : Sort u} {a b : α} (h : Eq a b) : Eq b a
+def id {α : Sort u} (a : α) : α := a
+axiom Eq.mpr {α β : Sort u} (h : Eq α β) (b : β) : α
+inductive HEq {α : Sort u} (a : α) : {β : Sort u} → β → Prop where
+  | refl : HEq a a
+axiom eq_of_heq {α : Sort u} {a a' : α} (h : HEq a a') : Eq a a'
+axiom heq_of_eq {α : Sort u} {a a' : α} (h : Eq a a') : HEq a a'
+structure PProd (α : Sort u) (β : Sort v) where
+  fst : α
+  snd : β
+@[reducible] def outParam (α : Sort u) : Sort u := α
+@[reducible] def optParam (α : Sort u) (_default : α) : Sort u := α
+class HAdd (α : Type u) (β : Type v) (γ : outParam (Type w)) where
+  hAdd : α → β → γ
+class Inhabited (α : Sort u) where
+  default : α
+class Add (α : Type u) where
+  add : α → α → α
+class LE (α : Type u) where
+  le : α → α → Prop
+structure Prod (α : Type u) (β : Type v) where
+  fst : α
+  snd : β
+inductive N where
+  | zero : N
+  | succ (n : N) : N
+abbrev Unit : Type := PUnit
+@[match_pattern] abbrev Unit.unit : Unit := PUnit.unit
+axiom Real : Type
+axiom Real.zero : Real
+namespace Classical
+axiom choice {α : Sort u} : Inhabited α → α
+end Classical
+"""
+
 SORRY_SUPPORT = """prelude
 universe u v
 inductive Bool : Type where | false | true

@@ -263,3 +263,74 @@ def test_the_gate_build_runs_confined_around_real_lean(setup, core_lean, tmp_pat
                                   candidate=["Lib.Down.Basic"])
     assert first.process.sandboxed and second.process.sandboxed
     assert first.ok and second.ok, (first.reason, second and second.reason)
+
+
+def _require_bwrap():
+    from fyan.lean.runner import bwrap_status
+
+    if bwrap_status()[0] is None:
+        pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
+
+
+def test_the_default_confinement_can_enter_the_source_root_and_read_the_search_path(setup, tmp_path):
+    """sandbox = require with the default confinement (what the selftest's learning step and the
+    benchmarks use): the source root and the upstream folder lie under /tmp, which the sandbox
+    hides; the compile must still enter the one and read the other (it failed with `bwrap: Can't
+    chdir to …/src`)."""
+    _require_bwrap()
+    confined = cfg().model_copy(update={"sandbox": "require"})
+    up, up_out = build(setup, tmp_path, "Lib.Up.Basic", UP, name="up", config=confined)
+    assert up.process.sandboxed and up.ok, up.reason
+    down, _ = build(setup, tmp_path, "Lib.Down.Basic", DOWN, search=[up_out], name="down", config=confined)
+    assert down.process.sandboxed and down.ok, down.reason
+
+
+def test_a_given_confinement_gets_the_source_root_and_search_path_but_keeps_its_own_rules(setup, tmp_path):
+    from fyan.lean.compile import compile_confinement
+    from fyan.lean.runner import Confinement
+
+    src, up, out = tmp_path / "ws" / "src", tmp_path / "up", tmp_path / "ws" / "out"
+    for p in (src, up, out):
+        p.mkdir(parents=True)
+    given = Confinement(writable=(tmp_path / "ws",), read_only=(out,))
+    made = compile_confinement(setup, source_root=src, out_root=out, search_path=[up], confinement=given)
+    # the source root lies in a writable folder: it keeps that rule (binding it read-only would
+    # make the output folder under it read-only too); the search path is added read-only
+    assert made.writable == given.writable
+    assert up.resolve() in made.read_only and src.resolve() not in made.read_only
+    default = compile_confinement(setup, source_root=src, out_root=out, search_path=[up], readable=["~"])
+    assert default.writable == (out,)
+    assert {src.resolve(), up.resolve(), setup.sysroot} <= set(default.read_only)
+    from pathlib import Path
+
+    assert Path("~").expanduser() in default.read_only
+
+
+def test_the_selftest_learning_step_compiles_its_controls_confined(setup, tmp_path, monkeypatch):
+    """fyan.selftest.learn.learn_extensions under bubblewrap on the real core lean: every control
+    compiles confined in the scratch package (under /tmp) and is copied to the search folder; the
+    inspector (which needs Init) is stood in for by a stop."""
+    _require_bwrap()
+    from fyan.lean import compile as leanc
+    from fyan.lean import inspector
+    from fyan.selftest import learn
+
+    controls = [learn.Control("up", "Up.lean", UP.replace("Lib.Up", "Ctl.Up")),
+                learn.Control("down", "Down.lean", "prelude\nimport FyanControls.Up\nnamespace Ctl\n"
+                              "def three : N := N.s Ctl.Up.two\nend Ctl\n")]
+    monkeypatch.setattr(learn, "controls", lambda folder=None: controls)
+    monkeypatch.setattr(leanc, "resolve", lambda *a, **k: setup)
+    seen = {}
+
+    def stop(build, toolchain, workspace, **kw):
+        seen["modules"] = kw["modules"]
+        seen["lib"] = sorted(p.name for p in (workspace / "lib" / "FyanControls").iterdir())
+        return inspector.Inspection(problem="stopped after the compiles")
+
+    monkeypatch.setattr(inspector, "run_inspector", stop)
+    confined = LeanSection(sandbox="require", build_timeout=120)
+    learned = learn.learn_extensions(None, "leanprover/lean4:v4.35.0", confined, None, tmp_path / "learn",
+                                     tmp_path / "logs")
+    assert learned.problem is not None and "stopped after the compiles" in learned.problem, learned.problem
+    assert seen["modules"] == ["FyanControls.Up", "FyanControls.Down"]
+    assert {"Up.olean", "Down.olean"} <= set(seen["lib"])

@@ -173,13 +173,83 @@ def test_the_inspector_source_uses_no_api_the_contract_rules_out():
     assert not re.search(r"[(\s]scoped\s*:", code), "`scoped` is a keyword: not an identifier"
 
 
-def test_an_attribute_on_another_modules_declaration_is_never_learned():
-    """Row "`attribute [reducible] f` on another module's `f`": its extension is refused even when
-    every extension an honest control writes is allowed."""
+def test_an_attribute_on_another_modules_declaration_is_refused_by_effect():
+    """Row "`attribute [reducible] f` on another module's `f`": its extension is refused by the policy
+    table even when the allow-list names it; an own `abbrev`'s is admitted."""
     from fyan.lean.policy import extension_reason
-    from tests.fakes.fake_inspector import HONEST_EXTENSIONS
 
-    learned = {n for names in HONEST_EXTENSIONS.values() for n in names}
-    assert "reducibilityExtra" not in learned
-    assert extension_reason("reducibilityExtra", allow=learned) is not None
-    assert extension_reason("reducibilityCore", allow=learned) is None  # control: an `abbrev` of its own
+    assert "reducibility of another module's constants" in extension_reason("reducibilityExtra",
+                                                                              allow={"reducibilityExtra"})
+    assert extension_reason("reducibilityCore") is None  # control: an `abbrev` of its own
+
+
+# -- toolchain spellings, elan's pin, the /proc mechanism of the reaper ---------------------------
+
+@pytest.mark.parametrize("pin, version, reported, match", [
+    # Lean.versionString: core, then "-" ++ specialDesc when there is one (src/Init/Meta.lean)
+    ("leanprover/lean4:v4.19.0-rc2", "4.19.0-rc2", "4.19.0-rc2", True),
+    # Lean.toolchain of a release candidate has no "v" (origin ++ ":" ++ core ++ "-" ++ specialDesc)
+    ("leanprover/lean4:4.19.0-rc2", "4.19.0-rc2", "4.19.0-rc2", True),
+    ("leanprover/lean4:v4.19.0", "4.19.0", "4.19.0-rc2", False),
+    # a nightly: toolchain "leanprover/lean4:nightly-…", version "<core>-nightly-…"
+    ("leanprover/lean4:nightly-2025-01-01", "nightly-2025-01-01", "4.16.0-nightly-2025-01-01", True),
+    ("leanprover/lean4:nightly-2025-01-01", "nightly-2025-01-01", "4.16.0-nightly-2025-01-02", False),
+    ("v4.35.0", "4.35.0", "4.35.0", True),
+    ("stable", None, "4.35.0", None),
+])
+def test_version_spellings_of_releases_candidates_and_nightlies(pin, version, reported, match):
+    """toolchain.py `pin_version`/`versions_match` against Lean's own `versionString` and
+    `toolchain` (src/Init/Meta.lean: `versionStringCore ++ "-" ++ version.specialDesc`; the special
+    description is "nightly-YYYY-MM-DD" or "rcN")."""
+    from fyan.lean.toolchain import pin_version, versions_match
+
+    assert pin_version(pin) == version
+    if version is not None:
+        assert versions_match(version, reported) is match
+
+
+@pytest.mark.parametrize("text, pin", [
+    ("leanprover/lean4:v4.9.0\n", "leanprover/lean4:v4.9.0"),
+    ("  leanprover/lean4:v4.9.0  \r\nignored\n", "leanprover/lean4:v4.9.0"),
+    ("\nleanprover/lean4:v4.9.0\n", None),  # elan reads the (blank) first line and refuses it
+    ("", None),
+    ("leanprover/lean4:v4.9.0\x0bx\n", "leanprover/lean4:v4.9.0\x0bx"),  # only "\n" ends a line
+])
+def test_read_pin_reads_lean_toolchain_as_elan_does(tmp_path, text, pin):
+    """elan src/elan/config.rs `find_override_from_dir_walk`: `s.lines().next()`, `trim()`."""
+    from fyan.lean.toolchain import read_pin
+
+    (tmp_path / "lean-toolchain").write_text(text, encoding="utf-8")
+    assert read_pin(tmp_path) == pin
+
+
+def test_the_reaper_reads_parent_pids_from_proc_stat_after_the_last_parenthesis(tmp_path):
+    """reaper.py `descendants`: proc(5) `/proc/<pid>/stat` is `pid (comm) state ppid …` and `comm`
+    may hold spaces and parentheses, so the fields are read after the last `)`. A grandchild whose
+    program name is `x) y (z 1` is still found below this process."""
+    import os
+    import shutil
+    import subprocess
+    import time
+
+    from fyan.lean.reaper import descendants
+
+    sleeper = tmp_path / "x) y (z 1"
+    shutil.copy(shutil.which("sleep"), sleeper)
+    parent = subprocess.Popen(["/bin/sh", "-c", f"'{sleeper}' 30 & wait"])
+    try:
+        deadline = time.monotonic() + 10
+        found: list[int] = []
+        while time.monotonic() < deadline:
+            found = descendants(os.getpid())
+            names = {open(f"/proc/{p}/stat", "rb").read().split(b" (", 1)[1].rsplit(b")", 1)[0]
+                     for p in found if os.path.exists(f"/proc/{p}/stat")}
+            if b"x) y (z 1" in names:
+                break
+            time.sleep(0.05)
+        assert parent.pid in found and b"x) y (z 1" in names, (found, names)
+    finally:
+        for pid in descendants(parent.pid):
+            os.kill(pid, 9)
+        parent.kill()
+        parent.wait()

@@ -46,3 +46,22 @@ def test_prelude_modules_compile_import_and_report_json(core_lean, tmp_path):
     unknown = [m for m in messages if m["severity"] == "error"]
     assert unknown and unknown[0]["kind"] == "lean.unknownIdentifier._namedError", unknown
     assert {"fileName", "pos", "endPos", "severity", "data", "caption", "kind", "isSilent"} <= set(unknown[0])
+
+
+def test_plain_messages_parse_with_their_kind_and_a_normalised_path(core_lean, tmp_path):
+    """Without ``--json`` the real 4.35.0 prints ``<file>:<line>:<col>: error(<kind>): <text>``, the
+    file as it was given (``./././sub/Msg.lean`` stays so): ``fyan.lean.diagnostics.parse_lake_output``
+    reads the kind and ``normalize_path`` drops the ``./`` prefixes."""
+    from fyan.lean.diagnostics import parse_lake_output
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "Msg.lean").write_text("prelude\ninductive T : Prop where\n  | intro : T\n"
+                                               "theorem bad : T := nope\ntheorem good (h : T) : T := h\n")
+    out = run(core_lean, "./././sub/Msg.lean", cwd=tmp_path)
+    assert out.returncode == 1 and out.stdout.startswith("./././sub/Msg.lean:4:19: error(lean.unknownIdentifier): ")
+    log = parse_lake_output(out.stdout)
+    first = log.diagnostics[0]
+    assert (first.file, first.line, first.column, first.severity, first.kind) == (
+        "sub/Msg.lean", 4, 19, "error", "lean.unknownIdentifier")
+    assert first.text == "Unknown identifier `nope`"
+    assert all(d.file == "sub/Msg.lean" for d in log.diagnostics) and not log.unrecognized

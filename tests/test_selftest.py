@@ -196,8 +196,8 @@ def test_a_passing_selftest_is_stated_in_the_report(honest, fake_lake, double_se
 
 
 def test_the_opt_out_completes_and_every_report_says_so(fake_lake, data_dir, tmp_path, double_selftest):
-    # without a selftest the gate learns the extensions honest modules write now, from Fyan's
-    # controls (fyan.selftest.learn.learned_now; issue 24 #2: learned or configured, never hard-coded)
+    # without a selftest the gate first checks that Fyan's honest controls pass the policy on this
+    # toolchain (fyan.selftest.learn.learned_now), keeping what they wrote
     allow = {"trust_without_selftest": True}
     s = h.setup(tmp_path / "p", h.HONEST, lean=allow)
     report = s.gate(None, fake=fake_lake)
@@ -365,8 +365,7 @@ def test_selftest_of_a_project_uses_its_lean_settings(fake_lake, data_dir, tmp_p
 
 
 def test_the_opt_out_still_refuses_an_extension_no_honest_control_writes(fake_lake, data_dir, tmp_path):
-    """learned_now learns from Fyan's controls, not from the candidate: an extension the controls
-    never write (a macro's) stays refused with the opt-out."""
+    """The opt-out changes nothing in the policy by effect: a macro's extension stays refused."""
     s = h.setup(tmp_path / "p", h.HONEST, lean={"trust_without_selftest": True})
     scenario = {"inspect_module": {"Cheats.ThmRoot.Basic": {"extensions": [
         {"name": "Lean.Parser.parserExtension", "entries": 1}]}}}

@@ -919,11 +919,11 @@ FORGED = (ROOT / "tests" / "cheats" / "shadow" / "forged_first.lean").read_text(
 
 
 @pytest.mark.parametrize("extension, why", [
-    ("Lean.Elab.macroAttribute", "a macro"),
-    ("Lean.Parser.parserExtension", "new syntax or notation"),
-    ("Lean.Elab.Tactic.tacticElabAttribute", "a tactic"),
-    ("Lean.Meta.instanceExtension", "an instance (changes how checkers elaborate)"),
-    ("Some.Unknown.extension", "no honest control writes on this toolchain"),
+    ("Lean.Elab.macroAttribute", "new syntax, notation or macros"),
+    ("Lean.Parser.parserExtension", "new syntax, notation or macros"),
+    ("Lean.Elab.Tactic.tacticElabAttribute", "meta-code run while elaborating"),
+    ("Lean.Meta.instanceExtension", "an instance, which changes how checkers elaborate"),
+    ("Some.Unknown.extension", "an extension no row of Fyan's policy classifies is refused"),
 ])
 def test_a_candidate_that_registers_a_macro_is_rejected_before_its_checkers(extension, why):
     """The candidate's text precedes every checker: whatever it registers that could change how

@@ -78,7 +78,7 @@ from fyan.lean.compile import CompileResult
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.package import model_part, render_unit_file, unit_imports, unit_module, upstream
-from fyan.lean.policy import classify_axioms
+from fyan.lean.policy import classify_axioms, extension_admissions
 from fyan.lean.runner import SANDBOX_REMEDY, bwrap_status
 from fyan.lean.signatures import compare_compiled, compare_source, unaudited_dependencies
 from fyan.lean.toolchain import Discovery, check_pin, discover, find_kernel_checker
@@ -203,7 +203,8 @@ class _Gate:
         #: may not meet it: retried), not a configuration problem (issue 23, family 11)
         self.environment_transient = False
         self.trust: str | None = None  # whether the toolchain passed its selftest (fyan.selftest.trust)
-        #: the extensions learned now when the toolchain is trusted unproven (else the selftest's)
+        #: the extensions Fyan's honest controls wrote, checked now when the toolchain is trusted
+        #: unproven (the controls must pass the policy there); None otherwise
         self.learned: frozenset[str] | None = None
         self.stale: dict[str, list[str]] = {}
 
@@ -378,7 +379,8 @@ class _Gate:
             self._fail_lean(f"no trusted inspector: {why}", environment=True, toolchain=tc.version, pin=pin.pin)
             return
         if not trust.proven:
-            # trusted unproven: learn the extensions honest modules write on this toolchain now
+            # trusted unproven: Fyan's honest controls must compile and pass the policy on this
+            # toolchain first (an extension of it no row classifies is named then, not per unit)
             from fyan.selftest.learn import learned_now
 
             self.learned, why = learned_now(tc, pin.pin or "", cfg, self.inspector, self.log_dir)
@@ -513,14 +515,17 @@ class _Gate:
         declared = self._declared_registrations()
         findings = module_findings(module, expected_imports=unit_imports(self.project, self.store, self.unit),
                                    extra_allow=frozenset(self.project.config.lean.extension_allowlist),
-                                   learned=self.learned,
                                    kernel_allow=frozenset(self.project.config.lean.kernel_allow), declared=declared)
+        allowlisted = extension_admissions([(e.name, e.entries) for e in module.extensions],
+                                           frozenset(self.project.config.lean.extension_allowlist))
         evidence = {"findings": findings, "extensions": {e.name: e.entries for e in module.extensions},
+                    "admitted_by_allowlist": allowlisted,
                     "declared_registrations": sorted(declared),
                     "imports": module.imports, **self._inspector_evidence()}
         self.put("environment_policy", not findings, "; ".join(findings) or
                  f"no axiom, unsafe, partial, opaque, implemented_by, extern or init declaration; "
-                 f"{len(module.extensions)} extension(s) with entries, all harmless; imports as written by Fyan",
+                 f"{len(module.extensions)} extension(s) with entries, all admitted by Fyan's policy by effect"
+                 + (f" ({'; '.join(allowlisted)})" if allowlisted else "") + "; imports as written by Fyan",
                  **evidence)
 
     def _declared_registrations(self) -> frozenset[str]:

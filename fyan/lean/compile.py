@@ -48,7 +48,7 @@ import re
 import stat
 import threading
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -294,13 +294,44 @@ def _regular(path: Path) -> bool:
         return False
 
 
+def _covered(path: Path, folders: list[Path]) -> bool:
+    return any(path == f or f in path.parents for f in folders)
+
+
+def compile_confinement(setup: LeanSetup, *, source_root: Path, out_root: Path,
+                        search_path: list[Path] | tuple[Path, ...],
+                        confinement: Confinement | None = None,
+                        readable: list[str] | tuple[str, ...] = ()) -> Confinement:
+    """What the sandbox lets one compile see: ``confinement`` (default: write only ``out_root``,
+    read the toolchain's prefix, the dependency folders (``LeanSetup.readable``) and ``readable``,
+    the folders ``[lean] sandbox_readable`` names, ``~`` allowed), plus, read only, the source root and every folder of the search path that the confinement does not
+    already show. Lean enters its source root (the compile runs there) and reads the ``.olean``
+    files of its search path; the sandbox hides ``/tmp``, ``$HOME`` and the project folder, so a
+    compile whose folders lie there would fail (``bwrap: Can't chdir to …``) unless they are bound
+    back. A folder already under a writable or read-only one keeps that rule (binding a writable
+    workspace's source root read-only would make its output folder read-only too)."""
+    if confinement is None:
+        confinement = Confinement(writable=(out_root,), read_only=(*setup.readable(),
+                                                                   *(Path(p).expanduser() for p in readable)))
+    shown = [Path(p).resolve() for p in (*confinement.writable, *confinement.read_only)]
+    extra: list[Path] = []
+    for folder in (source_root, *search_path):
+        real = Path(folder).resolve()
+        if real.exists() and not _covered(real, shown) and real not in extra:
+            extra.append(real)
+    if not extra:
+        return confinement
+    return replace(confinement, read_only=(*confinement.read_only, *extra))
+
+
 def compile_module(setup: LeanSetup, *, source_root: Path, module: str, out_root: Path,
                    search_path: list[Path] | tuple[Path, ...], config: LeanSection, log_dir: Path, name: str,
                    confinement: Confinement | None = None, env: dict[str, str] | None = None) -> CompileResult:
     """Compile ``module`` (its source ``source_root/<A>/<B>.lean``) into ``out_root`` with plain
     ``lean`` (module docstring), searching ``search_path`` then ``setup.dependency_path``; the log
     is ``log_dir/<name>.log`` (with ``.log.json``). ``confinement``: what the sandbox lets the
-    compile see and write (default: write only ``out_root``). ``env``: the process's base
+    compile see and write (default: write only ``out_root``; the source root and the search path
+    are always readable, ``compile_confinement``). ``env``: the process's base
     environment (default: ``fyan.lean.runner.tool_environment`` of this process); ``LEAN_PATH`` and
     ``LEAN_SYSROOT`` are set here. Never raises for a failing compile."""
     file = module_path(source_root, module, ".lean")
@@ -331,8 +362,8 @@ def compile_module(setup: LeanSetup, *, source_root: Path, module: str, out_root
         return done(proc, False, f"lean {module} did not run: cannot prepare {olean.parent}: {e.strerror or e}",
                     f"cannot prepare the output folder {olean.parent}: {e.strerror or e}")
     run_env = tool_environment(setup.environment(search_path), env, pass_env=config.pass_env)
-    if confinement is None:
-        confinement = Confinement(writable=(out_root,), read_only=tuple(setup.readable()))
+    confinement = compile_confinement(setup, source_root=source_root, out_root=out_root, search_path=search_path,
+                                      confinement=confinement, readable=config.sandbox_readable)
     proc = run_process(argv, cwd=source_root, timeout_s=config.build_timeout, memory_mb=config.memory_limit_mb,
                        sandbox=config.sandbox, confinement=confinement, env=run_env, log_path=log_path,
                        lean_kind="build")

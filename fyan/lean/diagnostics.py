@@ -8,8 +8,9 @@ README):
   optional ``(Optional)``, ``[?/?]``) and older (``[285/1893] Building X``, ``Building X``);
 * messages ``{level}: {file}:{line}:{col}[-{endline}:{endcol}]: {text}`` with paths that start
   with ``././././`` (v4.14–4.17), ``.\\.\\.\\`` (Windows) or are bare (v4.32), and the older
-  ``{file}:{line}:{col}: {level}: {text}`` relayed by pre-2024 Lake; continuation lines (goal
-  dumps, ``Note:`` paragraphs) belong to the message above them;
+  ``{file}:{line}:{col}: {level}: {text}`` relayed by pre-2024 Lake and printed by ``lean``
+  itself, whose level carries the message's kind on 4.35.0 (``error(lean.unknownIdentifier)``);
+  continuation lines (goal dumps, ``Note:`` paragraphs) belong to the message above them;
 * tails: ``Build completed successfully[ (N jobs)].``, ``Some [required ](targets|builds) logged
   failures:`` with ``- target`` lines, ``error: build failed``, ``error: Lean exited with code
   N``, ``error: external command ... exited with status N``;
@@ -109,8 +110,11 @@ _JOB_NEW = re.compile(
 _JOB_OLD = re.compile(r"^\[(?P<n>\d+|\?)/(?P<m>\d+|\?)\]\s+(?P<verb>[A-Z][a-z]+)\s+(?P<target>\S+)(?:\s+.*)?$")
 _JOB_OLDEST = re.compile(r"^(?P<verb>Building|Compiling|Linking)\s+(?P<target>\S+)\s*$")
 _POS = r"(?P<line>\d+):(?P<col>\d+)(?:-(?P<eline>\d+):(?P<ecol>\d+))?"
-_MSG_NEW = re.compile(r"^(?P<level>error|warning|info|trace):\s+(?P<file>\S.*?\.lean):" + _POS + r":\s?(?P<text>.*)$")
-_MSG_OLD = re.compile(r"^(?P<file>\S.*?\.lean):" + _POS + r":\s*(?P<level>error|warning|info):\s?(?P<text>.*)$")
+#: a message's severity, and on Lean 4.35.0 its kind in parentheses (``error(lean.unknownIdentifier)``:
+#: ``lean`` without ``--json`` prints it so; checked on the real core lean, tests/test_lean_core_tier.py)
+_LEVEL = r"(?P<level>error|warning|info|trace)(?:\((?P<kind>[^()\s]+)\))?"
+_MSG_NEW = re.compile(r"^" + _LEVEL + r":\s+(?P<file>\S.*?\.lean):" + _POS + r":\s?(?P<text>.*)$")
+_MSG_OLD = re.compile(r"^(?P<file>\S.*?\.lean):" + _POS + r":\s*" + _LEVEL + r":\s?(?P<text>.*)$")
 _MSG_BARE = re.compile(r"^(?P<level>error|warning|info|trace):\s?(?P<text>.*)$")
 _SUCCESS = re.compile(r"^Build completed successfully(?: \((?P<n>\d+) jobs?\))?\.\s*$")
 _FAILURES = re.compile(r"^Some (?:required )?(?:targets|builds) logged failures:\s*$")
@@ -128,6 +132,7 @@ def _diag(m: re.Match[str], level: str) -> Diagnostic:
         end_column=int(g["ecol"]) if g.get("ecol") else None,
         severity=_SEVERITY[level],
         text=g["text"],
+        kind=g.get("kind"),
     )
 
 

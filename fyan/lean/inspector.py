@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from fyan.config import LeanSection
 from fyan.lean.policy import declaration_findings, extension_findings, foreign_meaning_findings
-from fyan.lean.runner import Confinement, ProcessResult, run_process, tool_environment
+from fyan.lean.runner import Confinement, ProcessResult, run_process, tool_environment, toolchain_paths
 from fyan.lean.toolchain import Toolchain
 from fyan.resources import data_dir
 
@@ -114,18 +114,32 @@ class AboutConstant(_Strict):
     module: str
 
 
+class StoredKey(_Strict):
+    """One key Lean stored for an instance or a unification hint in its discrimination tree, in
+    pre-order: ``kind``; the constant of a ``const``/``proj`` key and its module (``""``
+    otherwise); ``arity``: how many subtrees follow it (``fyan.lean.policy.key_arguments``)."""
+
+    kind: Literal["const", "fvar", "proj", "star", "arrow", "lit", "other"]
+    name: str
+    module: str
+    arity: int = Field(ge=0)
+
+
 class Registration(_Strict):
-    """Something a module registers that changes how later code elaborates (issue 23 #4): an
-    ``instance`` (``about``: the constants of its type's conclusion, the class first), a
-    ``unification_hint`` or a ``reducible`` declaration (``about``: the constants of its value);
-    ``scoped``: active where its namespace is opened (Fyan's unit files open their upstream
-    units' namespaces)."""
+    """Something a module registers that changes how later code elaborates: an ``instance``
+    (``about``: the constants of its type's conclusion, the class first), a ``unification_hint``
+    or a ``reducible`` declaration (``about``: the constants of its value); ``scoped``: active
+    where its namespace is opened (Fyan's unit files open their upstream units' namespaces);
+    ``keys``: what Lean stored for an instance or a hint (the class first), ``out_params``: the
+    ``outParam`` positions of an instance's class (both empty for a reducible declaration)."""
 
     kind: Literal["instance", "unification_hint", "reducible"]
     declaration: str
     module: str
     scoped: bool
     about: list[AboutConstant]
+    keys: list[StoredKey]
+    out_params: list[int]
 
 
 class InspectedDeclaration(_Strict):
@@ -371,24 +385,18 @@ class Inspection(BaseModel):
 
 def module_findings(module: InspectedModule, *, expected_imports: list[str] | None = None, strict: bool = False,
                     extra_allow: frozenset[str] | set[str] = frozenset(),
-                    learned: frozenset[str] | set[str] | None = None,
                     kernel_allow: frozenset[str] | set[str] = frozenset(),
                     declared: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """What ``fyan.lean.policy`` refuses in ``module``: a ``module`` file, declarations (axioms,
     ``unsafe``, ``partial``, ``opaque``, ``implemented_by``, ``extern``, ``init``, kernel-evaluated
-    constants, constants missing from the environment), extension entries no honest control writes
-    on this toolchain (``learned``: default the extensions learned by the passing ``fyan selftest``
-    of the report's Lean version, ``fyan.selftest.trust.learned_extensions``; plus
-    ``extra_allow``, the configured ones; with ``strict`` also instances), and imports other than
-    ``expected_imports`` (and ``Init``). ``kernel_allow``: kernel-evaluated constants admitted
-    (``[lean] kernel_allow``; default none). Instances and unification hints about constants the
-    unit does not own (its own namespace: ``module.name`` without its last component) are refused
-    unless ``declared`` (the audited plan's instance nodes) names them (``foreign_meaning_findings``)."""
-    if learned is None:
-        from fyan.selftest.trust import learned_extensions
-
-        learned = learned_extensions(module.lean_version)
-    allow = frozenset(learned) | frozenset(extra_allow)
+    constants, constants missing from the environment), extension entries the policy by effect
+    refuses (``fyan.lean.extensions``; an extension no row classifies unless ``extra_allow``, the
+    validated ``[lean] extension_allowlist``, names it; with ``strict`` also instances), and imports
+    other than ``expected_imports`` (and ``Init``). ``kernel_allow``: kernel-evaluated constants
+    admitted (``[lean] kernel_allow``; default none). Instances and unification hints the unit does
+    not own (its own namespace: ``module.name`` without its last component) are refused unless
+    ``declared`` (the audited plan's instance nodes) names them (``foreign_meaning_findings``)."""
+    allow = frozenset(extra_allow)
     out = []
     if module.is_module:
         out.append(f"{module.name} is a `module` file (Lean's module system): Fyan never writes one, and its "
@@ -589,6 +597,26 @@ def ensure_inspector(toolchain: Toolchain, pin: str, config: LeanSection,
 
 # -- running -----------------------------------------------------------------------------------
 
+def inspector_confinement(build: InspectorBuild, toolchain: Toolchain, workspace: Path, *, config: LeanSection,
+                          out_dir: Path, search_path: list[Path] | tuple[Path, ...] = (),
+                          lean_env: dict[str, str] | None = None) -> Confinement:
+    """The default confinement of one inspector run: write ``out_dir`` and ``workspace``; read the
+    inspector's own folder, the toolchain (``fyan.lean.runner.toolchain_paths``: elan's home and
+    ``lake``'s prefix), the folders of ``lean_env``'s ``LEAN_PATH`` and ``LEAN_SYSROOT``,
+    ``search_path`` and ``[lean] sandbox_readable``. The sandbox hides ``/tmp`` and ``$HOME``,
+    where each of these may lie; the inspector must read every ``.olean`` it loads."""
+    readable: list[Path] = [build.folder, *toolchain_paths(toolchain.lake), *(Path(p) for p in search_path),
+                            *(Path(p).expanduser() for p in config.sandbox_readable)]
+    if lean_env is not None:
+        readable += [Path(p) for p in lean_env.get("LEAN_PATH", "").split(os.pathsep) if p]
+        if lean_env.get("LEAN_SYSROOT"):
+            readable.append(Path(lean_env["LEAN_SYSROOT"]))
+    shown = [Path(p).resolve() for p in (out_dir, workspace)]
+    extra = [p for p in dict.fromkeys(Path(r).resolve() for r in readable)
+             if p.exists() and not any(p == w or w in p.parents for w in shown)]
+    return Confinement(writable=(out_dir, workspace), read_only=tuple(extra))
+
+
 def run_inspector(
     build: InspectorBuild, toolchain: Toolchain, workspace: Path, *, config: LeanSection, out_dir: Path,
     name: str = "inspect", modules: list[str] = (), names: list[str] = (), imports: list[str] = (),
@@ -601,7 +629,7 @@ def run_inspector(
     package whose modules are built, e.g. an adopted package) — on
     ``modules`` (every declaration reported) and ``names`` (looked up), and read its report
     from ``out_dir/<name>.json``; command and output go to ``out_dir/<name>.log``. Runs
-    confined (``confinement``: the caller's; it may write only ``out_dir`` and the workspace),
+    confined (``confinement``: the caller's; default ``inspector_confinement``),
     after every process of the candidate ended. The executable's SHA-256 is checked first.
     Never raises: a changed executable, a crash, a timeout, no report, a report in another
     format or from another Lean version, or a module the environment lacks is ``problem``.
@@ -630,7 +658,8 @@ def run_inspector(
     if follow_references:
         argv.append("--follow-references")
     if confinement is None:
-        confinement = Confinement(writable=(out_dir, workspace))
+        confinement = inspector_confinement(build, toolchain, workspace, config=config, out_dir=out_dir,
+                                            search_path=search_path, lean_env=lean_env)
     env = None
     if lean_env is not None:
         env = tool_environment(lean_env, pass_env=config.pass_env)

@@ -1,7 +1,7 @@
 """What a compiled unit may contain: axioms, declarations and extension entries.
 
 The completion gate decides from the trusted inspector's report (``fyan.lean.inspector``), never
-from source text (DESIGN.md §3). This module holds the rules it applies to that report; it
+from source text. This module holds the rules it applies to that report; it
 imports nothing heavy, so the configuration can validate the allow-list with it.
 
 * **Axioms** (``classify_axioms``): a declaration's transitive axioms must be in ``[lean]
@@ -14,17 +14,16 @@ imports nothing heavy, so the configuration can validate the allow-list with it.
   ``init`` (code that replaces the logic or runs at import), reach a kernel-evaluated constant
   (``KERNEL_EVALUATED``: ``Lean.reduceBool``/``Lean.reduceNat``, refused like
   ``Lean.ofReduceBool``), or reach a constant missing from the environment (fail closed).
-* **Extension entries** (``extension_findings``; issue 24 #2): every attribute, syntax,
-  elaborator, instance, ... a module registers is an entry of some environment extension. An
-  extension is admitted only when an honest control of Fyan's writes it on this toolchain
-  (learned by ``fyan selftest``: ``fyan.selftest.trust.learned_extensions``) or ``[lean]
-  extension_allowlist`` names it, matched after normalising ``_private.<Module>.0.`` prefixes
-  and before any danger pattern; everything else is refused (fail closed), named, with the
-  danger pattern's reason where one matches (macros, syntax, elaborators, ``csimp``, ...).
-  Instances are refused in SA-Pass candidates (``strict``) whatever was learned.
-* **Meaning changed from another unit** (``foreign_meaning_findings``; issue 23 #4): instances
-  and unification hints about constants the unit does not own (seen through its own reducible
-  aliases), unless the plan declared them.
+* **Extension entries** (``extension_findings``): every attribute, syntax, elaborator, instance,
+  ... a module registers is an entry of some environment extension, decided by its effect
+  (``fyan.lean.extensions``: one row per extension). Bookkeeping is admitted; instances and
+  unification hints face the ownership rule below; meaning-changing, syntax, meta-code and
+  compiler-trusting extensions are refused; an extension no row classifies is refused unless the
+  validated ``[lean] extension_allowlist`` names it. A refusal names the effect, the rule and what
+  to do. Instances are refused in SA-Pass candidates (``strict``).
+* **Meaning changed from another unit** (``foreign_meaning_findings``): instances and unification
+  hints the unit does not own — decided from the keys Lean stored for them, outside the class's
+  ``outParam`` positions — unless the plan declared them.
 """
 
 from __future__ import annotations
@@ -107,59 +106,119 @@ def normalize_extension_name(name: str) -> str:
     return _PRIVATE_PREFIX.sub("", name, count=1)
 
 
-#: Extensions of instances: refused in SA-Pass candidates (``strict``) whatever was learned.
+#: Extensions of instances: refused in SA-Pass candidates (``strict``) whatever the table says.
 INSTANCE_EXTENSIONS = frozenset({"Lean.Meta.instanceExtension", "instanceExt", "Lean.Meta.globalInstanceExtension"})
 
-#: Known kinds of dangerous entries, for a precise reason when an extension no honest control
-#: writes is refused (every unlearned extension is refused; these only say why).
+#: Kinds of dangerous extensions, recognised by name. They say what an extension no row of the
+#: policy table (``fyan.lean.extensions``) classifies probably does, and keep such a name out of
+#: ``[lean] extension_allowlist`` (``refused_extension_allowlist_entries``); every one is checked
+#: against the real extension names of Lean 4.35.0 (tests/test_extension_registry.py): each pattern
+#: matches only extensions the table refuses.
 _DANGEROUS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), why) for p, why in (
     (r"(?i)macro", "a macro (rewrites syntax before elaboration)"),
-    (r"(?i)parser|syntax|notation|token", "new syntax or notation"),
+    (r"(?i)parser|(?<!deprecated)syntax|notation|token", "new syntax or notation"),
     (r"(?i)delab|unexpander|formatter|parenthesizer", "a pretty-printer extension (changes how terms read)"),
-    (r"(?i)tactic", "a tactic (meta-code)"),
-    (r"(?i)elab(?!AsElim)", "an elaborator (runs meta-code while elaborating)"),
+    (r"(?i)tacticElab|tacElab", "a tactic (meta-code)"),
+    (r"(?i)elab(?!AsElim|WithoutExpectedType)", "an elaborator (runs meta-code while elaborating)"),
     (r"(?i)csimp", "@[csimp] (replaces compiled code)"),
     (r"(?i)implementedBy|implemented_by", "@[implemented_by] (replaces compiled code)"),
     (r"(?i)extern", "@[extern] (foreign code)"),
-    (r"(?i)export", "@[export] (exported compiled symbol)"),
+    (r"(?i)exportAttr", "@[export] (exported compiled symbol)"),
     (r"(?i)initattr|\binit\b", "@[init]/initialize (runs code when the module is imported)"),
     (r"(?i)simproc", "a simproc (meta-code run by simp)"),
     (r"(?i)defaultinstance", "a default instance (changes how later statements elaborate)"),
     (r"(?i)unif", "a unification hint (changes how later statements elaborate)"),
     (r"(?i)reducibilityExtra", "a reducibility change of a declaration of another module"),
     (r"(?i)builtin", "a builtin registration"),
-    (r"(?i)attribute(Ext|Extension|MapRef)?$", "a new attribute"),
+    (r"(?i)^(?:Lean\.)?attributeExtension$|attributeMapRef", "a new attribute"),
     (r"(?i)envExtension|persistentEnvExtensions", "a new environment extension"),
 ))
 
-UNLEARNED = ("an extension no honest control writes on this toolchain (refused: fail closed; `fyan selftest` "
-             "learns the extensions honest modules write, [lean] extension_allowlist adds more)")
+
+def danger(name: str) -> str | None:
+    """The kind of danger the name of an extension shows (``_DANGEROUS``), or None. Only the name's
+    last component is read (with the one before it when the last is a short suffix such as ``up``):
+    the namespace says where an extension lives (``Lean.Elab.…`` holds equation information too),
+    not what it does."""
+    parts = normalize_extension_name(name).split(".")
+    tail = ".".join(parts[-2:]) if len(parts) > 1 and len(parts[-1]) <= 4 else parts[-1]
+    return next((why for pattern, why in _DANGEROUS if pattern.search(tail)), None)
+
+
+_LEAN_NAME = re.compile(r"^[^\s.*?\[\]]+(?:\.[^\s.*?\[\]]+)*$")
+
+
+def refused_extension_allowlist_entries(entries: list[str]) -> list[str]:
+    """The entries of ``[lean] extension_allowlist`` that may never be admitted, each with the reason:
+    not an extension's name (empty, a pattern, blanks), an extension the policy table refuses
+    (``fyan.lean.extensions``: meaning, syntax, meta-code, trusting the compiler), or an extension no
+    row classifies whose name shows a dangerous kind (``danger``). An entry naming an extension the
+    table admits anyway is accepted (it changes nothing)."""
+    from fyan.lean.extensions import row
+
+    bad = []
+    for entry in entries:
+        if not isinstance(entry, str) or not _LEAN_NAME.match(entry.strip()):
+            bad.append(f"{entry!r} (not an extension's name: name one extension exactly, as the gate report prints it)")
+            continue
+        known = row(entry)
+        if known is not None:
+            if not known.effect.admitted:
+                bad.append(f"{entry} ({known.effect.what}: refused by Fyan's policy whatever the allow-list says)")
+            continue
+        why = danger(entry)
+        if why is not None:
+            bad.append(f"{entry} ({why}: a dangerous kind is never admitted)")
+    return bad
 
 
 def extension_reason(name: str, *, strict: bool = False, allow: frozenset[str] | set[str] = frozenset()) -> str | None:
     """Why entries of the extension ``name`` are refused, or None when they are admitted.
 
-    Order (issue 24 #2): with ``strict`` (SA-Pass candidates) instances are refused first; then
-    ``name`` is admitted when it, or its normalised form (``normalize_extension_name``), is in
-    ``allow`` (the extensions ``fyan selftest`` learned from Fyan's honest controls on this
-    toolchain, plus ``[lean] extension_allowlist``) — before any danger pattern, so Lean's
-    ``exportedAxiomsExt`` is not taken for ``@[export]``; anything else is refused, with the danger
-    pattern's reason when one matches."""
+    The policy table (``fyan.lean.extensions``) decides an extension it classifies: admitted by
+    effect (bookkeeping; instances and unification hints then face the ownership rule of
+    ``foreign_meaning_findings``), or refused naming the effect, the rule and what to do. With
+    ``strict`` (SA-Pass candidates) instances are refused whatever the table says. An extension no
+    row classifies is admitted only when ``allow`` (``[lean] extension_allowlist``, validated by
+    ``refused_extension_allowlist_entries``) names it, raw or normalised
+    (``normalize_extension_name``); otherwise it is refused, naming the module that registers it
+    and how to admit it (fail closed)."""
+    from fyan.lean.extensions import registering_module, row
+
     norm = normalize_extension_name(name)
     if strict and (name in INSTANCE_EXTENSIONS or norm in INSTANCE_EXTENSIONS):
-        return "an instance (changes how checkers elaborate)"
+        return ("effect: an instance, which changes how checkers elaborate; rule: no instance in an SA-Pass "
+                "candidate; to do: prove the checker without declaring an instance")
+    known = row(name)
+    if known is not None:
+        if known.effect.admitted:
+            return None
+        return (f"effect: {known.effect.what}; rule: refused by Fyan's policy by effect ({known.source}); "
+                f"to do: {known.effect.remedy}")
     allowed = {normalize_extension_name(a) for a in allow}
     if name in allow or norm in allowed:
         return None
-    for pattern, why in _DANGEROUS:
-        if pattern.search(norm):
-            return f"{why}; {UNLEARNED}"
-    return UNLEARNED
+    kind = danger(name)
+    return (f"effect: unknown{f' (its name suggests {kind})' if kind else ''}; rule: an extension no row of Fyan's "
+            f"policy classifies is refused (fail closed); registered in {registering_module(name)}; to do: check "
+            f"what its entries do there and, if they are bookkeeping, name it in [lean] extension_allowlist")
+
+
+def extension_admissions(extensions: list[tuple[str, int]], allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """The extensions of ``extensions`` admitted only because ``[lean] extension_allowlist`` names
+    them (no row of the policy table classifies them), each as ``<name> (<n> entries): admitted by
+    [lean] extension_allowlist``: what a gate report lists beside its findings."""
+    from fyan.lean.extensions import row
+
+    allowed = {normalize_extension_name(a) for a in allow}
+    return [f"{name} ({count} entr{'y' if count == 1 else 'ies'}): admitted by [lean] extension_allowlist"
+            for name, count in extensions
+            if row(name) is None and (name in allow or normalize_extension_name(name) in allowed)]
 
 
 def extension_findings(extensions: list[tuple[str, int]], *, strict: bool = False,
                        allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
-    """One finding per refused extension: ``<name> (<n> entries): <why>``."""
+    """One finding per refused extension: ``<name> (<n> entries): effect: …; rule: …; to do: …``."""
     out = []
     for name, count in extensions:
         why = extension_reason(name, strict=strict, allow=allow)
@@ -201,67 +260,69 @@ def _owned(module: str, own_prefix: str) -> bool:
     return bool(module) and (module == own_prefix or module.startswith(own_prefix + "."))
 
 
+def key_arguments(keys: list[Any]) -> list[list[Any]] | None:
+    """The stored keys of an instance (``StoredKey``s in pre-order, the class first) split into
+    the class's arguments: one list of keys per argument, in order. None when the keys do not
+    read as one tree rooted at a constant (fail closed: the caller refuses)."""
+    if not keys or keys[0].kind != "const":
+        return None
+
+    def end(i: int) -> int:
+        if i >= len(keys):
+            raise IndexError
+        j = i + 1
+        for _ in range(keys[i].arity):
+            j = end(j)
+        return j
+
+    try:
+        args, j = [], 1
+        for _ in range(keys[0].arity):
+            k = end(j)
+            args.append(list(keys[j:k]))
+            j = k
+    except (IndexError, RecursionError):
+        return None
+    return args if j == len(keys) else None
+
+
 def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Registrations of ``module_report`` (an ``InspectedModule``) that change how code of *other*
-    units elaborates: an instance or unification hint none of whose subjects the unit owns, or a
-    ``@[reducible]`` declaration whose value unfolds only to constants of other units used by
-    such an instance. The unit owns the constants of modules under ``own_prefix`` (its module's
-    namespace, e.g. ``Lib.ThmRoot``); ``declared`` names registrations the plan declared (by
-    declaration name), which are admitted.
-
-    An instance is about the constants of its type's conclusion after the class (the first one,
-    ``Registration.about``); an own reducible alias counts as the constants it unfolds to (through
-    every alias of a chain; the class too: ``abbrev MyLE := LE`` names ``LE``), so ``abbrev MyInt
-    := Int`` with ``instance : LE MyInt`` is an instance on ``Int``. An instance is the unit's when
-    one of its constants is own — but when an own alias was unfolded, only when all of them are:
-    an alias may erase an argument (``abbrev Ignore (α _ : Type) := α`` makes ``Add (Ignore Int
-    Tag)`` an ``Add Int`` instance), and the report names constants, not the key Lean stores. A unification
-    hint is about the constants of its value. Returns one finding per refused registration,
-    naming the declaration and the foreign constants."""
-    regs = list(getattr(module_report, "registrations", []))
-    aliases = {r.declaration: [a for a in r.about if a.name != r.declaration]
-               for r in regs if r.kind == "reducible" and _owned(r.module, own_prefix)}
-
-    def subjects(about: list[Any]) -> tuple[list[Any], bool]:
-        # every own alias unfolded, however long the chain (instance search unfolds it all): an
-        # alias is never a subject itself; one met again (only a forged report has a cycle) adds
-        # nothing. Also says whether an alias was unfolded: then which of the other constants
-        # survive reduction is unknown (`abbrev Ignore (α _ : Type) := α` erases its second
-        # argument; Lean keys an instance after unfolding, src/Lean/Meta/DiscrTree.lean `reduceDT`)
-        out: list[Any] = []
-        seen: set[str] = set()
-        todo = list(about)
-        while todo:
-            a = todo.pop(0)
-            if a.name in aliases:
-                if a.name not in seen:
-                    seen.add(a.name)
-                    todo += aliases[a.name]
-            else:
-                out.append(a)
-        return out, bool(seen)
-
+    units elaborates, decided from the keys Lean stored for them: an instance is the unit's when
+    its class is own (a module under ``own_prefix``, the unit's namespace, e.g. ``Lib.ThmRoot``)
+    or when an own constant survives in its stored keys outside the class's ``outParam``
+    positions; a unification hint when an own constant is among its keys. Lean keys an instance
+    after reducing its type (``reduceDT``: beta, ``let``, projections of constructors, matches on
+    constructors, reducible definitions, own aliases included), so an own constant that reduction
+    erases (``LE ((fun _ => Int) Tag.mk)``, ``LE (Ignore Int Tag)``) is not there; and instance
+    search replaces an ``outParam`` argument by a metavariable, so an own type only there (``HAdd
+    Int Int Tag``) does not keep the instance to the unit's terms. ``declared`` names
+    registrations the plan declared (by declaration name), which are admitted. Returns one finding
+    per refused registration, naming the declaration, the effect, the foreign constants of the
+    stored keys and what to do."""
     found = []
-    for r in regs:
+    for r in getattr(module_report, "registrations", []):
         if r.declaration in declared or r.kind == "reducible":
             continue
-        about = list(r.about)
-        if r.kind == "instance" and about:
-            cls, about = about[0], about[1:]
-            # an own alias of a foreign class (`abbrev MyLE := LE`) is that class: Lean unfolds
-            # abbreviations to find an instance's class (src/Lean/Meta/Basic.lean `isClassApp?`)
-            if any(_owned(c.module, own_prefix) for c in subjects([cls])[0]):
+        keys = list(r.keys)
+        if r.kind == "instance":
+            args = key_arguments(keys)
+            if args is None:
+                found.append(f"{r.declaration}: an instance whose stored keys cannot be read ({len(keys)} keys): "
+                             "refused (fail closed); declare it in the plan if intended")
+                continue
+            if _owned(keys[0].module, own_prefix):
                 continue  # an instance of the unit's own class
-        subj, unfolded = subjects(about)
-        owned = [_owned(a.module, own_prefix) for a in subj]
-        # through an own alias, only an instance wholly about own constants is known to stay the
-        # unit's after reduction (the report lists constants, not the key Lean stores); without
-        # one, an own constant anywhere in the type keeps the instance to the unit's own terms
-        if (all(owned) if unfolded else any(owned)) and subj:
+            outs = set(r.out_params)
+            subjects = [k for i, arg in enumerate(args) if i not in outs for k in arg if k.kind in ("const", "proj")]
+        else:
+            subjects = [k for k in keys if k.kind in ("const", "proj")]
+        if any(_owned(k.module, own_prefix) for k in subjects):
             continue
-        foreign = sorted({a.name for a, own in zip(subj, owned) if a.module and not own} or {"(no constant)"})
+        foreign = sorted({k.name for k in subjects} or {"(no constant)"})
         what = "a unification hint" if r.kind == "unification_hint" else "an instance"
         found.append(f"{r.declaration}: {what}{' (scoped)' if r.scoped else ''} about {', '.join(foreign[:6])}, which "
-                     f"{own_prefix} does not own: it would change how other units' statements elaborate (declare it in "
-                     "the plan if intended)")
+                     f"{own_prefix} does not own: it would change how other units' statements elaborate (effect: "
+                     "meaning for later statements; rule: the unit must own a constant Lean keeps in the stored keys "
+                     "outside outParams; to do: state it on an own type, or declare it in the plan if intended)")
     return found

@@ -142,13 +142,16 @@ def discover(config: LeanSection, env: dict[str, str] | None = None, timeout: fl
 
 
 def read_pin(folder: Path) -> str | None:
-    """The toolchain pinned by ``folder/lean-toolchain`` (first non-empty line), or None when
-    the file is missing, unreadable or empty."""
+    """The toolchain pinned by ``folder/lean-toolchain`` as elan reads it: its first line, trimmed
+    (``s.lines().next()`` then ``trim()``, src/elan/config.rs ``find_override_from_dir_walk``); None
+    when the file is missing, unreadable, empty, or its first line is blank (elan refuses that name
+    instead of reading a later line, so no later line may stand in for it)."""
     try:
         text = (folder / "lean-toolchain").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    return next((line.strip() for line in text.splitlines() if line.strip()), None)
+    # Rust's `lines` splits at "\n" only (dropping a "\r" before it), unlike str.splitlines
+    return text.split("\n", 1)[0].strip() or None
 
 
 @dataclass(frozen=True)

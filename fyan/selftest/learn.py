@@ -1,21 +1,24 @@
-"""``fyan selftest`` learns which environment extensions honest modules write (issue 24 #2).
+"""``fyan selftest`` compiles Fyan's honest controls and holds them to the gate's policy.
 
-Every compiled module writes entries into extensions whose names change from one Lean version to
-the next (``modPkgExt`` is ``Lean.modPkgExt`` or ``_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt``;
-``namespacesExt`` became private; newer Lean adds ``exportedAxiomsExt`` and the linter log), so no
-list written into Fyan can be right for every toolchain. Instead, before any case of the corpus
+The gate decides what a unit's modules may register from the policy by effect
+(``fyan.lean.extensions``: one row per environment extension, ``fyan.lean.policy``). A gate that
+refuses honest work is as broken as one that admits a cheat, so before any case of the corpus
 runs, the selftest compiles Fyan's own honest control modules (the manifest's ``[[learn]]``
-entries, ``tests/cheats/learn/*.lean``: namespaces, documented definitions, structures, instances,
-a class, an ``abbrev``, a ``@[simp]`` lemma, recursion, proofs by term, ``decide``, ``simp``,
-``omega``, ``induction``) with plain ``lean`` exactly as units are compiled
-(``fyan.lean.compile``, the options of Fyan's Lake template), runs the trusted inspector on them, and records the name of every extension they write. The gate's allow-list is
-then exactly those names plus ``[lean] extension_allowlist`` (``fyan.lean.policy``); a candidate
-writing into any other extension is refused, named.
+entries, ``tests/cheats/learn/*.lean``: namespaces, documented and ``noncomputable``
+definitions, structures with ``extends``, enumerations and trees with ``deriving``, mutual
+inductives, instances and instance arguments, ``export``, ``@[match_pattern]``,
+``@[elab_as_elim]``, ``@[ext]``, well-founded recursion, ``where``, ``variable``/``section``,
+``@[simp]`` lemmas, proofs by term and by ``decide``, ``simp``, ``omega``, ``induction``) with
+plain ``lean`` exactly as units are compiled (``fyan.lean.compile``, the options of Fyan's Lake
+template), runs the trusted inspector on them, and applies the gate's policy to each
+(``module_findings`` with the configured ``[lean] extension_allowlist``): every control must pass.
+The names of the extensions they write are recorded, and those no row of the policy classifies are
+listed (``Learned.unclassified``).
 
 Notation, macros and ``module`` files are not controls: notation is refused for candidates, and
 Fyan never writes a ``module`` file. A control that does not compile, that the inspector cannot
-read, or that itself breaks a declaration rule (an axiom, ``sorry``, ...) makes learning fail:
-the selftest then does not pass, with the reason.
+read, or that the policy refuses (an axiom, ``sorry``, an extension no row classifies, ...) makes
+learning fail: the selftest then does not pass, with the reason.
 """
 
 from __future__ import annotations
@@ -36,7 +39,21 @@ class Learned:
 
     extensions: list[str] = field(default_factory=list)
     by_module: dict[str, list[str]] = field(default_factory=dict)
+    #: extensions the controls wrote that no row of the policy classifies
+    unclassified: list[str] = field(default_factory=list)
+    #: every persistent extension the toolchain registers with the project's dependencies
+    #: imported (``registered_extensions``), and why it could not be listed
+    registry: list[str] = field(default_factory=list)
+    registry_problem: str | None = None
     problem: str | None = None
+
+    @property
+    def unclassified_registered(self) -> list[str]:
+        """Extensions of the toolchain and of the dependencies that no row of the policy classifies
+        (a unit writing one is refused until ``[lean] extension_allowlist`` names it)."""
+        from fyan.lean.extensions import unclassified
+
+        return unclassified(set(self.registry) | set(self.extensions))
 
 
 @dataclass(frozen=True)
@@ -64,6 +81,7 @@ def learn_extensions(toolchain, pin: str, config: LeanSection, inspector, work: 
     from string import Template
 
     from fyan.lean.compile import LeanSetupError, compile_module, module_path, resolve
+    from fyan.lean.extensions import unclassified
     from fyan.lean.inspector import module_findings, run_inspector
     from fyan.resources import data_dir
 
@@ -105,25 +123,60 @@ def learn_extensions(toolchain, pin: str, config: LeanSection, inspector, work: 
     for m in modules:
         report = seen.report.module(m)
         assert report is not None  # run_inspector refuses a report without every module
-        bad = [f for f in module_findings(report, learned=frozenset(e.name for e in report.extensions))
-               if "registers" not in f]
+        bad = module_findings(report, extra_allow=frozenset(config.extension_allowlist))
         if bad:
-            return Learned(problem=f"Fyan's honest control {m} breaks a declaration rule on this toolchain "
-                                   f"({'; '.join(bad[:3])}): nothing is learned from it")
+            return Learned(problem=f"the gate's policy refuses Fyan's honest control {m} on this toolchain "
+                                   f"({'; '.join(bad[:3])}): the gate would refuse honest work")
         out.by_module[m] = sorted(e.name for e in report.extensions)
         names |= set(out.by_module[m])
     out.extensions = sorted(names)
+    out.unclassified = unclassified(out.extensions)
+    out.registry, out.registry_problem = registered_extensions(setup, work, config, log_dir,
+                                                               imports=["Init", *config.extra_imports])
     return out
 
 
+def registered_extensions(setup, work: Path, config: LeanSection, log_dir: Path, *,
+                          imports: list[str]) -> tuple[list[str], str | None]:
+    """Every persistent environment extension ``setup``'s ``lean`` registers once ``imports`` are
+    imported (Lean's own, and those the imported libraries register when they are loaded, as
+    Mathlib's attributes are): ``lean --stats`` on a scratch file of those imports prints
+    ``extension '<name>'`` for each (``fyan.lean.extensions.registered_extensions``). Runs confined
+    like a compile. Returns ``(names, None)`` or ``([], why)``; never raises."""
+    from fyan.lean.compile import compile_confinement
+    from fyan.lean.extensions import registered_extensions as parse
+    from fyan.lean.runner import run_process, tool_environment
+
+    src = work / "registry"
+    try:
+        src.mkdir(parents=True, exist_ok=True)
+        # without Init among the imports the probe is a `prelude` file (else Lean imports Init anyway)
+        header = "" if "Init" in imports else "prelude\n"
+        (src / "FyanRegistry.lean").write_text(header + "".join(f"import {m}\n" for m in imports if m != "Init"),
+                                               encoding="utf-8")
+    except OSError as e:
+        return [], f"cannot write the registry probe in {src}: {e}"
+    confinement = compile_confinement(setup, source_root=src, out_root=src, search_path=[],
+                                      readable=config.sandbox_readable)
+    proc = run_process([str(setup.lean), "--stats", str(src / "FyanRegistry.lean")], cwd=src,
+                       timeout_s=config.build_timeout, memory_mb=config.memory_limit_mb, sandbox=config.sandbox,
+                       confinement=confinement, env=tool_environment(setup.environment([]), pass_env=config.pass_env),
+                       log_path=log_dir / "registry.log", lean_kind="build")
+    names = parse(proc.output)
+    if not proc.ok or not names:
+        return [], (f"`lean --stats` importing {', '.join(imports)} listed no extension ({proc.describe()}; log "
+                    f"{log_dir / 'registry.log'})")
+    return names, None
+
+
 def learned_now(toolchain, pin: str, config: LeanSection, inspector, log_dir: Path) -> tuple[frozenset[str] | None, str]:
-    """The extensions Fyan's honest controls write on ``toolchain``, learned now for a gate that
+    """The extensions Fyan's honest controls write on ``toolchain``, checked now for a gate that
     trusts the toolchain unproven (``[lean] trust_without_selftest``): without a selftest record
-    nothing says what an honest module writes, and refusing every extension would refuse every
-    honest unit. Learned once per toolchain version line and kept in Fyan's data folder
-    (``learned/<key>.json``, beside the selftest records; never in a workspace). Returns
-    ``(extensions, "")`` or ``(None, why)`` when the controls cannot be compiled or inspected (the
-    gate then fails closed as an environment problem). Never raises."""
+    nothing shows that the policy admits honest modules on it (an extension of a newer Lean that no
+    row classifies would refuse every unit). Checked once per toolchain version line and kept in
+    Fyan's data folder (``learned/<key>.json``, beside the selftest records; never in a workspace).
+    Returns ``(extensions, "")`` or ``(None, why)`` when the controls cannot be compiled, inspected
+    or admitted (the gate then fails closed as an environment problem). Never raises."""
     import hashlib
     import json
     import tempfile

@@ -2,8 +2,9 @@
 
 For a toolchain pin, in a scratch folder: find the toolchain (``fyan.lean.toolchain.discover``,
 the ``[lean]`` settings of this machine: ``FYAN_LEAN__*``), build the trusted inspector for the
-pin (``fyan.lean.inspector.ensure_inspector``), learn the environment extensions Fyan's honest
-control modules write on it (``fyan.selftest.learn``: the gate's allow-list), then run every case
+pin (``fyan.lean.inspector.ensure_inspector``), compile Fyan's honest control modules and hold
+them to the gate's policy by effect, listing the toolchain's extensions no row classifies
+(``fyan.selftest.learn``), then run every case
 of the cheat corpus
 (``fyan.selftest.corpus``: the honest controls and every cheat) through the real completion gate
 on the two-unit project of ``fyan.selftest.harness`` (a scratch Lake package; no Mathlib), and
@@ -72,6 +73,10 @@ class SelftestResult:
     partial: bool = False
     #: the extensions Fyan's honest controls wrote on this toolchain (``fyan.selftest.learn``)
     learned_extensions: list[str] = field(default_factory=list)
+    #: extensions of the toolchain and the dependencies no row of the policy classifies
+    unclassified_extensions: list[str] = field(default_factory=list)
+    #: why the toolchain's extensions could not be listed (None: listed)
+    registry_problem: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -86,6 +91,7 @@ class SelftestResult:
         return {"format": trust.FORMAT, "key": self.key, "passed": self.passed, "toolchain": self.toolchain,
                 "pin": self.pin, "inspector_sha256": self.inspector_sha256, "date": self.date,
                 **trust.current_identity(), "learned_extensions": self.learned_extensions,
+                "unclassified_extensions": self.unclassified_extensions,
                 "cases": [c.as_dict() for c in self.cases]}
 
     def payload(self) -> dict[str, Any]:
@@ -153,21 +159,23 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
             out.mkdir(parents=True, exist_ok=True)
             result.record_dir = str(out)
         result.partial = only is not None
-        # first learn the extensions honest modules write on this toolchain (issue 24 #2)
+        # first: Fyan's honest controls must pass the gate's policy on this toolchain
         from fyan.selftest.learn import learn_extensions
 
         learned = learn_extensions(tc, cfg.toolchain, cfg, inspector, scratch / "learn", scratch / "learn-logs")
         if learned.problem is not None:
-            result.problem = f"the honest extensions could not be learned: {learned.problem}"
+            result.problem = f"Fyan's honest controls do not pass on this toolchain: {learned.problem}"
             return result
         result.learned_extensions = learned.extensions
+        result.unclassified_extensions = learned.unclassified_registered
+        result.registry_problem = learned.registry_problem
         if out is not None:
             (out / "learned-extensions.json").write_text(json.dumps(learned.by_module, indent=2) + "\n",
                                                          encoding="utf-8")
         # a project's own [lean] settings reach the scratch projects (the env's FYAN_LEAN__* win, as everywhere);
-        # the cases' gate admits exactly the learned extensions and the configured ones
+        # the cases' gate applies the policy by effect with the configured allow-list
         settings = cfg.model_dump(include=PROJECT_SETTINGS, exclude_defaults=True) if lean is not None else {}
-        settings["extension_allowlist"] = sorted(set(learned.extensions) | set(cfg.extension_allowlist))
+        settings["extension_allowlist"] = sorted(cfg.extension_allowlist)
         for case in [c for c in corpus.cases() if only is None or c.id in only]:
             res = run_case(case, cfg.toolchain, scratch / "cases" / case.id, before_case=before_case, out=out,
                            settings=settings,
@@ -269,6 +277,7 @@ def render(result: SelftestResult) -> str:
             lines.append(f"  {''.ljust(w)}    {p}")
     cheats = sum(c.kind == "cheat" for c in result.cases)
     controls = len(result.cases) - cheats
+    lines += extension_lines(result)
     if result.record_dir:
         lines.append(f"  raw Lake and Lean output recorded in {result.record_dir}")
     if result.passed:
@@ -279,3 +288,20 @@ def render(result: SelftestResult) -> str:
         lines.append(f"SELFTEST FAILED: {', '.join(c.id for c in result.failed)} not as intended; the gate does not "
                      "trust this toolchain (report the table above to the Fyan developers)")
     return "\n".join(lines)
+
+
+def extension_lines(result: SelftestResult) -> list[str]:
+    """What the selftest says about the policy's coverage of this toolchain: the extensions of the
+    toolchain and of the project's dependencies that no row of the policy classifies (a unit that
+    writes one is refused, named, until ``[lean] extension_allowlist`` admits it), or why they could
+    not be listed."""
+    from fyan.lean.extensions import registering_module
+
+    if result.registry_problem:
+        return [f"  extensions of this toolchain not listed: {result.registry_problem}"]
+    if not result.unclassified_extensions:
+        return ["  every environment extension of this toolchain and its dependencies is classified by Fyan's policy"]
+    lines = [f"  {len(result.unclassified_extensions)} environment extension(s) no row of Fyan's policy classifies "
+             "(a unit writing one is refused; check what it does, then name it in [lean] extension_allowlist):"]
+    lines += [f"    {n} (registered in {registering_module(n)})" for n in result.unclassified_extensions]
+    return lines

@@ -117,7 +117,7 @@ class Trust:
     statement: str
     problem: str | None = None
     #: False when trusted only because ``[lean] trust_without_selftest`` says so: no selftest record
-    #: vouches for the toolchain, so nothing was learned about the extensions honest modules write
+    #: vouches for the toolchain, so nothing showed that its honest controls pass the policy
     proven: bool = True
 
 
@@ -142,24 +142,6 @@ def toolchain_trust(toolchain: Toolchain, config: LeanSection) -> Trust:
                  f"the gate does not trust this toolchain yet: {problem}; run `fyan selftest --toolchain {pin}` "
                  "(it proves the gate rejects every known cheat with this toolchain), or set [lean] "
                  "trust_without_selftest = true in fyan.toml to trust it unproven")
-
-
-def learned_extensions(lean_version: str | None) -> frozenset[str]:
-    """The extensions Fyan's honest controls wrote on Lean ``lean_version``, as learned by its
-    passing ``fyan selftest`` (``learned_extensions`` of the record; ``fyan.selftest.learn``), or
-    nothing when there is no valid passing record for it: then every extension a module writes
-    is refused unless ``[lean] extension_allowlist`` names it (fail closed). Never raises."""
-    if not lean_version:
-        return frozenset()
-    key = re.sub(r"[^A-Za-z0-9.\-]+", "-", lean_version).strip("-")
-    try:
-        record = load_record(key)
-        if record is None or record_problem(record, key) is not None:
-            return frozenset()
-    except (OSError, ValueError):
-        return frozenset()
-    names = record.get("learned_extensions")
-    return frozenset(n for n in names if isinstance(n, str)) if isinstance(names, list) else frozenset()
 
 
 def now_iso() -> str:

@@ -32,7 +32,8 @@ is `fyan/lean/inspector.py`), echoing `--nonce`:
 * `modules`: for each `--module`: `is_module` (a file of Lean's module system), its imports, its
   extension entries (extension name and entry count), its `registrations` (every instance and
   unification hint it registers, and every `@[reducible]` declaration, with the constants they
-  are about and their modules), and for **every** declaration of the module: kind, module, level
+  are about and their modules, the keys Lean stored for an instance or hint, and the
+  `outParam` positions of an instance's class), and for **every** declaration of the module: kind, module, level
   parameters, the full structure of its elaborated type (derived `Repr` of `Expr`, metadata
   removed; Fyan hashes it) and a short printed form, the value's structure for definitions,
   safety, `implemented_by`, `extern`, `init` (`[init]`, `initialize`, `builtin_initialize`),
@@ -424,11 +425,43 @@ def lookupJson (ctx : Ctx) (reach : Std.HashMap Name Reach) (pfx : Name) (home :
         | some h => packageReferences ctx h n
         | none => #[]))])
 
+/-- One key Lean stored for an instance or a unification hint in its discrimination tree
+(`DiscrTree.Key`, src/Lean/Meta/DiscrTree*.lean): `kind`, the constant (`const`, `proj`: with its
+module) and the number of children that follow it in pre-order (`arity`; an `arrow` has one, its
+domain, on Lean 4.35.0 — Fyan reads the layout, the inspector reports what is stored). -/
+def keyJson (ctx : Ctx) (kind : String) (n : Name) (arity : Nat) : Json :=
+  Json.mkObj [("kind", toJson kind), ("name", toJson (if n.isAnonymous then "" else n.toString)),
+    ("module", toJson (if n.isAnonymous then "" else ctx.moduleText n)), ("arity", toJson arity)]
+
+/-- The record of one stored key (`keyJson`); an unknown kind of a newer Lean is `other`, which
+names no constant, so it never makes an instance the unit's. -/
+def keyOf (ctx : Ctx) (k : Meta.DiscrTree.Key) : Json :=
+  match k with
+  | .const n a => keyJson ctx "const" n a
+  | .fvar _ a => keyJson ctx "fvar" .anonymous a
+  | .proj s _ a => keyJson ctx "proj" s (a + 1)
+  | .star => keyJson ctx "star" .anonymous 0
+  | .arrow => keyJson ctx "arrow" .anonymous 1
+  | .lit _ => keyJson ctx "lit" .anonymous 0
+  | _ => keyJson ctx "other" .anonymous 0
+
+/-- The `outParam` positions of class `cls`, as its module stored them in `classExtension`
+(`ClassEntry.outParams`, src/Lean/Class.lean), read with `getModuleEntries` (extension states are
+not loaded); none when the class is not an imported class. -/
+def outParamsOf (ctx : Ctx) (cls : Name) : Array Nat := Id.run do
+  let some idx := ctx.env.getModuleIdxFor? cls | return #[]
+  for e in classExtension.getModuleEntries ctx.env idx do
+    if e.name == cls then
+      return e.outParams
+  return #[]
+
 /-- One registration: `kind` (`instance`, `unification_hint`, `reducible`), the declaration,
-whether it is `scoped` (active where its namespace is opened), and the constants it is about
+whether it is `scoped` (active where its namespace is opened), the constants it is about
 (an instance: those of its type's conclusion, the class first; a hint or a reducible
-declaration: those of its value), each with its module. -/
-def registrationJson (ctx : Ctx) (kind : String) (decl : Name) (isScoped : Bool) : Json :=
+declaration: those of its value), each with its module; the `keys` Lean stored for it (an
+instance, a unification hint) and the `out_params` positions of an instance's class. -/
+def registrationJson (ctx : Ctx) (kind : String) (decl : Name) (isScoped : Bool)
+    (keys : Array Json := #[]) (outParams : Array Nat := #[]) : Json :=
   let about : Array Name := match ctx.env.find? decl with
     | some ci =>
       if kind == "instance" then ci.type.getForallBody.getUsedConstants
@@ -439,7 +472,9 @@ def registrationJson (ctx : Ctx) (kind : String) (decl : Name) (isScoped : Bool)
     ("declaration", toJson decl.toString),
     ("module", toJson (ctx.moduleText decl)),
     ("scoped", toJson isScoped),
-    ("about", Json.arr (about.map (constJson ctx)))]
+    ("about", Json.arr (about.map (constJson ctx))),
+    ("keys", Json.arr keys),
+    ("out_params", toJson outParams)]
 
 /-- What module `i` registers that changes how later code elaborates: the entries it exports to
 `Meta.instanceExtension` and `Meta.unificationHintExtension` (`ScopedEnvExtension.Entry`:
@@ -449,16 +484,21 @@ def registrationJson (ctx : Ctx) (kind : String) (decl : Name) (isScoped : Bool)
 def registrations (ctx : Ctx) (i : Nat) (data : ModuleData) : Array Json := Id.run do
   let env := ctx.env
   let mut out : Array Json := #[]
+  let keysOf := fun (ks : Array Meta.DiscrTree.Key) => ks.map (keyOf ctx)
   for e in Meta.instanceExtension.ext.getModuleEntries env i do
-    match e with
-    | ScopedEnvExtension.Entry.global ie =>
-      if let some n := ie.globalName? then out := out.push (registrationJson ctx "instance" n false)
-    | ScopedEnvExtension.Entry.scoped _ ie =>
-      if let some n := ie.globalName? then out := out.push (registrationJson ctx "instance" n true)
+    let (ie, isScoped) := match e with
+      | ScopedEnvExtension.Entry.global ie => (ie, false)
+      | ScopedEnvExtension.Entry.scoped _ ie => (ie, true)
+    if let some n := ie.globalName? then
+      let cls := match ie.keys[0]? with
+        | some (.const c _) => c
+        | _ => Name.anonymous
+      out := out.push (registrationJson ctx "instance" n isScoped (keysOf ie.keys) (outParamsOf ctx cls))
   for e in Meta.unificationHintExtension.ext.getModuleEntries env i do
-    match e with
-    | ScopedEnvExtension.Entry.global h => out := out.push (registrationJson ctx "unification_hint" h.val false)
-    | ScopedEnvExtension.Entry.scoped _ h => out := out.push (registrationJson ctx "unification_hint" h.val true)
+    let (h, isScoped) := match e with
+      | ScopedEnvExtension.Entry.global h => (h, false)
+      | ScopedEnvExtension.Entry.scoped _ h => (h, true)
+    out := out.push (registrationJson ctx "unification_hint" h.val isScoped (keysOf h.keys))
   for n in data.constNames do
     if getReducibilityStatusCore env n matches .reducible then
       out := out.push (registrationJson ctx "reducible" n false)

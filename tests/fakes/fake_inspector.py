@@ -66,6 +66,8 @@ sys.path.insert(0, str(ROOT))
 
 from fyan.lean.declarations import scan, strip_comments  # noqa: E402
 from fyan.lean.header import read_header  # noqa: E402
+
+from tests.fakes import instance_keys  # noqa: E402
 from tests.fakes.fake_lake import limited  # noqa: E402  (the same run counter as the lean double)
 
 KIND = {"theorem": "theorem", "def": "def", "abbrev": "def", "instance": "def", "opaque": "opaque",
@@ -259,7 +261,27 @@ HONEST_EXTENSIONS = {
     "def": ["Lean.IR.declMapExt", "Lean.Compiler.LCNF.baseExt", "Lean.Compiler.LCNF.monoExt",
             "Lean.Compiler.LCNF.impureSigExt", "Lean.Compiler.LCNF.UnreachableBranches.functionSummariesExt"],
     "linted": ["Lean.Linter.lintLogExt"],
+    # read from the .olean files real 4.35.0 wrote for the honest-feature prelude modules of
+    # tests/test_honest_controls_core.py (`@[ext]` and `termination_by` need Init: their names are
+    # the extensions Lean's source registers, src/Lean/Meta/Tactic/Ext.lean, src/Lean/Elab/PreDefinition/WF/Eqns.lean)
+    "noncomputable": ["Lean.noncomputableExt"],
+    "export": ["Lean.aliasExtension"],
+    "instance_argument": ["Lean.Compiler.LCNF.specExtension",
+                          "_private.Lean.Compiler.LCNF.Specialize.0.Lean.Compiler.LCNF.Specialize.specCacheExt"],
+    "match_pattern": ["Lean.matchPatternAttr"],
+    "elab_as_elim": ["Lean.Elab.Term.elabAsElim"],
+    "match": ["Lean.Meta.Match.Extension.extension"],
+    "recursion": ["Lean.Elab.Structural.eqnInfoExt", "recExt"],
+    "enumeration": ["Lean.noConfusionExt", "Lean.Meta.completionBlackListExt"],
+    "ext": ["Lean.Meta.Ext.extExtension"],
+    "well_founded": ["Lean.Elab.WF.eqnInfoExt", "recExt"],
 }
+
+#: every extension ``extensions`` can report (the double's registry, printed by ``lean --stats``)
+TRICK_EXTENSIONS = ["Lean.Elab.macroAttribute", "Lean.Parser.parserExtension", "Lean.Elab.Command.commandElabAttribute",
+                    "Lean.Elab.Tactic.tacticElabAttribute", "Lean.Compiler.CSimp.ext", "Lean.Compiler.implementedByAttr",
+                    "Lean.externAttr", "Lean.regularInitAttr", "Lean.Meta.unificationHintExtension", "reducibilityExtra"]
+REGISTRY = sorted({n for names in HONEST_EXTENSIONS.values() for n in names} | set(TRICK_EXTENSIONS))
 
 _WORD = r"(?<![\w.'])%s(?![\w'])"
 
@@ -306,6 +328,17 @@ def extensions(source: str, decls: list[dict]) -> list[dict]:
     honest("simp", len(re.findall(r"[\[,]\s*simp\b", exported)))
     honest("def", sum(d["kind"] == "def" for d in decls))
     honest("linted", sum(_unused_binder(d["decl"]) for d in decls))
+    honest("noncomputable", len(re.findall(_WORD % "noncomputable", exported)))
+    honest("export", len(re.findall(r"(?m)^\s*export\s", exported)))
+    honest("instance_argument", sum(d["kind"] == "def" and "[" in d["decl"].header.split(":")[0] for d in decls))
+    honest("match_pattern", len(re.findall(r"@\[[^\]]*\bmatch_pattern\b", exported)))
+    honest("elab_as_elim", len(re.findall(r"@\[[^\]]*\belab_as_elim\b", exported)))
+    honest("match", sum(d["kind"] == "def" and bool(re.search(r"(?m)^\s*\||\bmatch\b", d["decl"].body)) for d in decls))
+    honest("recursion", sum(d["kind"] == "def" and bool(re.search(_WORD % re.escape(d["decl"].name.split(".")[-1]),
+                                                                   d["decl"].body)) for d in decls))
+    honest("enumeration", sum(k == "inductive" for k in kinds))
+    honest("ext", len(re.findall(r"@\[[^\]]*\bext\b", exported)))
+    honest("well_founded", len(re.findall(_WORD % "termination_by", exported)))
     add("Lean.Elab.macroAttribute", len(re.findall(r"(?<![\w.'])(?:macro|macro_rules|notation|infix\w*)(?![\w'])|"
                                                     r"\[\s*macro\b", exported)))
     add("Lean.Parser.parserExtension", len(re.findall(r"(?<![\w.'])(?:macro|syntax|notation|infix\w*|elab)\s+\"",
@@ -344,9 +377,81 @@ def registrations(env: "Env", module: str, source: str) -> list[dict]:
             resolved = next(iter(env.mentions({t})), t)
             if resolved not in names and resolved != full:
                 names.append(resolved)
+        keys: list[dict] = []
+        out_params: list[int] = []
+        if kind == "instance":
+            keys, out_params = instance_keys_of(env, d)
         out.append({"kind": kind, "declaration": full, "module": module, "scoped": "scoped" in d.modifiers,
-                    "about": [{"name": n, "module": env.module_of(n)} for n in names]})
+                    "about": [{"name": n, "module": env.module_of(n)} for n in names],
+                    "keys": keys, "out_params": out_params})
     return out
+
+
+_BINDER_NAMES = re.compile(r"[({\[⦃]\s*([^:(){}\[\]⦃⦄]+?)\s*:")
+
+
+def _scope(env: "Env") -> "instance_keys.Scope":
+    """The reducible definitions, structures and constructors of the loaded modules, and a resolver
+    of written names, for ``instance_keys``."""
+    reducible, structures, constructors = {}, {}, {}
+    for full, e in env.decls.items():
+        d = e["decl"]
+        if d.kind == "abbrev" or re.search(r"\breducible\b", d.attributes):
+            binders = d.header[: len(d.header) - len(d.type_text)] if d.type_text else d.header
+            params = [n for group in _BINDER_NAMES.findall(binders) for n in group.split()]
+            reducible[full] = (params, " ".join(d.body.split()))
+        if d.kind in ("structure", "class"):
+            fields = re.findall(r"(?m)^\s*([^\s:()]+)\s*:", d.body)
+            structures[full] = fields
+            constructors[full + ".mk"] = full
+        if d.kind == "inductive":
+            for ctor in re.findall(r"\|\s*([^\s:(|]+)", d.body):
+                constructors[f"{full}.{ctor}"] = full
+    known = list(env.decls) + list(constructors) + [f"{st}.{f}" for st, fs in structures.items() for f in fs]
+
+    def resolve(name: str) -> str:
+        name = name.lstrip("@")
+        if name in env.decls or name in constructors or name in known:
+            return name
+        hit = next((k for k in known if k.endswith("." + name)), None)
+        return hit or name
+
+    return instance_keys.Scope(reducible=reducible, structures=structures, constructors=constructors, resolve=resolve)
+
+
+def instance_keys_of(env: "Env", d) -> tuple[list[dict], list[int]]:
+    """The keys Lean stores for the instance ``d`` (``instance_keys.keys`` of its type's
+    conclusion, the instance's binders as variables) with each constant's module, and the
+    ``outParam`` positions of its class (an own class: its binders written ``outParam``; a library
+    class: ``instance_keys.LIBRARY_OUT_PARAMS``). An unreadable type gives no keys (the policy then
+    refuses the instance: fail closed)."""
+    scope = _scope(env)
+    binders = d.header[: len(d.header) - len(d.type_text)] if d.type_text else ""
+    bound = frozenset(n for group in _BINDER_NAMES.findall(binders) for n in group.split())
+    conclusion = d.type_text
+    while True:  # the conclusion after `∀`/`→` binders written in the type
+        m = re.match(r"^(?:∀|forall)\s+[^,]+,\s*(.*)$", conclusion) or re.match(r"^\[[^\]]*\]\s*→\s*(.*)$", conclusion)
+        if not m:
+            break
+        conclusion = m.group(1)
+    try:
+        keys = instance_keys.keys(conclusion, scope, bound)
+    except (ValueError, RecursionError):
+        return [], []
+    for k in keys:
+        k["module"] = env.module_of(k["name"]) if k["kind"] in ("const", "proj") else ""
+    cls = keys[0]["name"] if keys and keys[0]["kind"] == "const" else ""
+    if cls in env.decls:
+        header = env.decls[cls]["decl"].header
+        groups = re.findall(r"\(([^():]+):([^()]*(?:\([^()]*\))?[^()]*)\)", header)
+        out, i = [], 0
+        for names, typ in groups:
+            for _ in names.split():
+                if "outParam" in typ:
+                    out.append(i)
+                i += 1
+        return keys, out
+    return keys, list(instance_keys.LIBRARY_OUT_PARAMS.get(cls, []))
 
 
 def _library_record(name: str) -> dict:

@@ -5,7 +5,9 @@ following the rows of ``docs/lean-contract.md`` ("Compiling a module") that the 
 4.35.0 confirmed in ``tests/test_compile.py``:
 
 * ``lean --version`` / ``--githash`` / ``--print-prefix`` (the prefix is the folder above the
-  double's ``bin/``);
+  double's ``bin/``); ``lean --stats FILE``: one ``extension '<name>'`` line per extension the
+  inspector double can report (``fake_inspector.REGISTRY``; the scenario's ``registry_extra``
+  adds more), as real Lean lists its registered persistent extensions;
 * ``lean -R <root> -o <olean> -i <ilean> --json [-D k=v …] <file>``: the module name is the
   file's path below ``-R``; each ``import`` is looked up in ``LEAN_PATH`` order (first folder
   holding it wins; ``Init``, ``Mathlib`` and the other toolchain/dependency libraries are not
@@ -346,6 +348,16 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:1] in (["--githash"], ["-g"]):
         print(githash(sc))
+        return 0
+    if argv[:1] == ["--stats"]:
+        # `lean --stats FILE` (real Lean prints `extension '<name>'` per registered persistent
+        # extension, tests/test_extension_registry.py): the double registers the extensions its
+        # inspector can report, plus the scenario's `registry_extra`
+        from fake_inspector import REGISTRY
+
+        for name in [*REGISTRY, *sc.get("registry_extra", [])]:
+            print(f"extension '{name}'")
+            print("  number of imported entries: 0")
         return 0
     if argv[:1] == ["--print-prefix"]:
         print(Path(__file__).resolve().parent if os.environ.get("FAKE_LEAN_PREFIX") is None

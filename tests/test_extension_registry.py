@@ -1,0 +1,95 @@
+"""The environment policy by effect (``fyan.lean.extensions``) against the registry of the real Lean
+4.35.0 of the core tier (tests/lean_core.py): ``lean --stats`` lists every persistent environment
+extension the binary registers (``extension '<name>'``), and every one must have a row; the danger
+patterns of ``fyan.lean.policy`` run against those real names. What this tier cannot list: the
+extensions Lake, Batteries and Mathlib register when imported (``initialize``), which ``fyan
+selftest`` lists on users' machines (``fyan.selftest.learn.registered_extensions``)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from fyan.lean import extensions, policy
+
+pytestmark = pytest.mark.lean_core
+
+
+@pytest.fixture(scope="module")
+def registry(core_lean, tmp_path_factory) -> list[str]:
+    folder = tmp_path_factory.mktemp("registry")
+    (folder / "Empty.lean").write_text("prelude\n")
+    proc = subprocess.run([str(core_lean), "--stats", str(folder / "Empty.lean")], capture_output=True, text=True,
+                          timeout=120, cwd=folder)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    names = extensions.registered_extensions(proc.stdout)
+    assert "number of imported entries:" in proc.stdout and len(names) > 150, proc.stdout[:500]
+    return names
+
+
+def test_every_persistent_extension_of_the_real_lean_has_a_row(registry):
+    assert extensions.unclassified(registry) == [], "extensions of Lean 4.35.0 no row of the policy classifies"
+    assert len(set(registry)) == len(registry)
+
+
+def test_every_lean_row_names_an_extension_the_real_lean_registers(registry):
+    """The Lean rows are the registry of the version they cite, no more (a misspelt row would
+    classify nothing and leave the real extension unclassified)."""
+    assert set(extensions.LEAN_ROWS) - set(registry) == set()
+    assert set(extensions.LEAN_ROWS) < set(extensions.ROWS)
+
+
+def test_the_registry_check_fails_on_an_unclassified_extension(registry):
+    assert extensions.unclassified([*registry, "Lean.Meta.someNewExt", "_private.Lean.X.0.Lean.otherExt"]) == [
+        "Lean.Meta.someNewExt", "_private.Lean.X.0.Lean.otherExt"]
+
+
+def test_every_danger_pattern_matches_only_extensions_the_table_refuses_or_rules(registry):
+    """Run against the real names: a name a danger pattern matches is refused by its row, or is
+    governed by the ownership rule (unification hints); the patterns that never match a real name
+    are the ones kept for other versions and libraries (named here)."""
+    matched: dict[str, list[str]] = {}
+    for name in registry:
+        why = policy.danger(name)
+        if why is None:
+            continue
+        matched.setdefault(why, []).append(name)
+        effect = extensions.row(name).effect
+        assert not effect.admitted or effect.key == "unification_hint", (name, why, effect.key)
+    unmatched = {why for _, why in policy._DANGEROUS} - set(matched)
+    assert unmatched == {"a builtin registration", "a new environment extension"}, unmatched
+
+
+def test_the_refused_rows_cover_every_compiler_trusting_and_meaning_changing_kind(registry):
+    refused = {n for n in registry if not extensions.row(n).effect.admitted}
+    for must in ("Lean.Compiler.implementedByAttr", "Lean.externAttr", "Lean.exportAttr", "Lean.Compiler.CSimp.ext",
+                 "Lean.regularInitAttr", "Lean.builtinInitAttr", "Lean.Parser.parserExtension", "Lean.Elab.macroAttribute",
+                 "Lean.Elab.Term.termElabAttribute", "Lean.Elab.Command.commandElabAttribute",
+                 "Lean.Meta.defaultInstanceExtension", "reducibilityExtra", "Lean.Meta.customEliminatorExt",
+                 "Lean.Meta.Simp.simprocExtension", "Lean.PrettyPrinter.Delaborator.delabAttribute"):
+        assert must in refused, must
+    for name in refused:  # every refusal says what to do
+        assert extensions.row(name).effect.remedy
+
+
+def test_the_selftest_lists_the_toolchains_extensions_confined(core_lean, tmp_path):
+    """``fyan.selftest.learn.registered_extensions`` on the real core lean under the configured
+    sandbox (bubblewrap where it works), then what ``fyan selftest`` prints of them."""
+    from fyan.config import LeanSection
+    from fyan.lean.compile import LeanSetup
+    from fyan.lean.runner import bwrap_status
+    from fyan.selftest import learn, run
+
+    setup = LeanSetup(lean=core_lean, sysroot=core_lean.parent.parent, version="4.35.0", githash="eb6cafb7290e")
+    cfg = LeanSection(sandbox="require" if bwrap_status()[0] is not None else "off", build_timeout=120)
+    names, problem = learn.registered_extensions(setup, tmp_path / "work", cfg, tmp_path / "logs", imports=[])
+    assert problem is None and len(names) > 150 and "Lean.Meta.instanceExtension" in names
+    done = learn.Learned(extensions=["Lean.docStringExt"], registry=[*names, "Mathlib.Tactic.fooExt"])
+    assert done.unclassified_registered == ["Mathlib.Tactic.fooExt"]
+    result = run.SelftestResult(pin="p", unclassified_extensions=done.unclassified_registered)
+    text = "\n".join(run.extension_lines(result))
+    assert "1 environment extension(s) no row of Fyan's policy classifies" in text
+    assert "Mathlib.Tactic.fooExt (registered in the module declaring `Mathlib.Tactic.fooExt`)" in text
+    missing, why = learn.registered_extensions(setup, tmp_path / "work2", cfg, tmp_path / "logs", imports=["Nowhere"])
+    assert missing == [] and "listed no extension" in why
