@@ -125,12 +125,13 @@ def test_dashboard_state_groups_causes_tells_liveness_and_versions(dashboard):
     example, server, url, token = dashboard
     status, body = request(url, path="/api/state")
     state = json.loads(body)
-    assert status == 200 and state["run"]["alive"] is False and state["counts"] == {"blocked": 11}
+    assert status == 200 and state["run"]["alive"] is False and state["counts"] == {"failed": 2, "waiting": 9}
     [group] = state["blocked_groups"]
     assert group["cause"] == "Lean toolchain not found" and group["remedy"].startswith("install elan")
     assert sorted(group["roots"]) == ["def-divides", "definition-1"] and len(group["waiting"]) == 9
     by_id = {u["id"]: u for u in state["units"]}
-    assert by_id["theorem-8"]["short_reason"] in ("waits on blocked definition-1", "waits on blocked def-divides")
+    assert by_id["theorem-8"]["short_reason"] == "waits on failed definition-1, def-divides"
+    assert by_id["theorem-8"]["waiting_on"] == ["definition-1", "def-divides"] and by_id["theorem-8"]["cause"] is None
     # the version moves with every recorded change (the pages poll it to update by themselves)
     _, v1 = request(url, path="/api/version")
     gw = Gateway(Project.open(example))
@@ -205,12 +206,14 @@ def test_dashboard_in_a_real_browser(dashboard, tmp_path):
         assert page.evaluate("window.fyanGraph.nodes('.unit').length") == 11  # 11 units: their section shown open
         opened = page.evaluate("window.fyanGraph.nodes('.group.open').map(n => n.data('key'))")
         assert opened == ["A Taste of Number Theory"]
-        assert page.evaluate("window.fyanGraph.nodes('.status-blocked').length") == 11
+        assert page.evaluate("window.fyanGraph.nodes('.status-failed').length") == 2
+        assert page.evaluate("window.fyanGraph.nodes('.status-waiting').length") == 9
         page.locator("#graph").screenshot(path=str(shots / "example-graph.png"))
         assert "0/2" in page.locator("#layers").inner_text()
         # the cause once, with its remedy; each row says only what is particular to it
         assert page.locator("#blocked .cause").count() == 1
-        assert "11 blocked: Lean toolchain not found → install elan" in page.locator("#blocked").inner_text()
+        assert "2 failed: Lean toolchain not found (at the gate stage) → install elan" in page.locator("#blocked").inner_text()
+        assert "9 unit(s) wait on them" in page.locator("#blocked").inner_text()
         assert "Lean toolchain not found" in rows.first.inner_text()
         page.screenshot(path=str(shots / "example-overview.png"), full_page=True)
         before = snapshot(example)
@@ -298,7 +301,7 @@ def test_pfr_dependency_graph_in_a_real_browser(pfr, tmp_path):
             page.select_option("#graph-layout", "layers")
             page.wait_for_selector("#graph[data-mode='layers']")
             counts = json.loads(request(url, path="/api/state")[1])["counts"]
-            assert counts["interrupted"] == 1 and counts["complete"] >= 50 and counts["blocked"] >= 2
+            assert counts["interrupted"] == 1 and counts["complete"] >= 50 and counts["failed"] == 1
             assert {"ready", "waiting"} <= set(counts)
             assert "1 attempt(s) were cut off when the last run stopped" in page.locator("#run").inner_text()
             js = "window.fyanGraph"
@@ -471,7 +474,8 @@ READABLE_PX = 11  # a group's label at the fitted zoom, in rendered pixels
 GROUPS_JS = """(() => { const cy = window.fyanGraph, z = cy.zoom();
   const view = {x1: 0, y1: 0, x2: cy.width(), y2: cy.height()};
   return cy.nodes('.group').map(n => { const b = n.renderedBoundingBox();
-    return {key: n.data('key'), label: n.data('label'), open: n.hasClass('open'), blocked: n.hasClass('has-blocked'),
+    return {key: n.data('key'), label: n.data('label'), open: n.hasClass('open'), blocked: n.hasClass('has-failed'),
+            waits: n.hasClass('waits-on-failed'),
             px: parseFloat(n.style('font-size')) * z,
             inView: b.x1 >= view.x1 - 1 && b.y1 >= view.y1 - 1 && b.x2 <= view.x2 + 1 && b.y2 <= view.y2 + 1,
             x: (b.x1 + b.x2) / 2, y: (b.y1 + b.y2) / 2}; }); })()"""
@@ -587,15 +591,21 @@ def _check_structure(url: str, page, groups: list[dict], chapters: list[str], bl
     for g in groups:
         assert g["px"] >= READABLE_PX, g
         assert g["inView"] and "complete" in g["label"]
-    stuck = [g for g in groups if g["blocked"]]  # the failing unit's chapter, and those waiting on it
-    assert blocked_chapter in [g["key"] for g in stuck] and all(" blocked" in g["label"] for g in stuck)
-    assert all(" blocked" not in g["label"] for g in groups if not g["blocked"])
-    [stuck] = [g for g in stuck if g["key"] == blocked_chapter]
+    # the chapter whose own unit failed stands out (solid red border, "1 failed"); chapters whose
+    # units only wait on it are marked apart (dashed border, "waiting", never "failed")
+    stuck = [g for g in groups if g["blocked"]]
+    assert [g["key"] for g in stuck] == [blocked_chapter] and " 1 failed" in stuck[0]["label"]
+    assert all(" failed" not in g["label"] for g in groups if not g["blocked"])
+    assert all(" waiting" in g["label"] and not g["blocked"] for g in groups if g["waits"])
+    [stuck] = stuck
     # a click on the stuck chapter opens it, says why, and lists its units in the table
     gbox = page.locator("#graph").bounding_box()
     page.mouse.click(gbox["x"] + stuck["x"], gbox["y"] + stuck["y"])
     page.wait_for_selector("#group-causes")
-    assert cause in page.locator("#group-causes").inner_text()
+    # "by cause" lists only the unit that failed, linked to its page
+    assert page.locator("#group-causes").inner_text().startswith(f"1 × {cause}: {blocked_unit}")
+    assert page.locator("#group-causes a").evaluate_all("as => as.map(a => a.getAttribute('href'))") == [
+        f"/unit/{blocked_unit}"]
     assert page.evaluate("window.fyanGraph.nodes('.group.open').map(n => n.data('key'))") == [blocked_chapter]
     sections = page.evaluate(GROUPS_JS)
     inner = [g for g in sections if g["key"].startswith(blocked_chapter + " › ")]
@@ -678,7 +688,7 @@ def test_two_thousand_units_by_chapter_in_a_real_browser(book, tmp_path):
     errors: list[str] = []
     try:
         state = json.loads(request(url, path="/api/state")[1])
-        assert len(state["units"]) == 2000 and state["counts"]["complete"] >= 40 and state["counts"]["blocked"] >= 1
+        assert len(state["units"]) == 2000 and state["counts"]["complete"] >= 40 and state["counts"]["failed"] == 1
         [unit] = [u for u in state["units"] if u["id"] == failing]
         chapters = [f"Chapter {i}" for i in range(1, 11)]
         with sync_api.sync_playwright() as p:

@@ -20,7 +20,7 @@ from fyan.state.models import UnitView
 from fyan.terminal import quoted
 
 COLOURS = {"complete": "#2e7d32", "running": "#1565c0", "ready": "#6a1b9a", "waiting": "#9e9e9e",
-           "blocked": "#c62828", "interrupted": "#ef6c00"}
+           "failed": "#c62828", "interrupted": "#ef6c00"}
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:1.2rem 1.5rem;color:#222}
@@ -89,6 +89,15 @@ def run_text(run: dict[str, Any], root: str, interrupted: int) -> str:
             f"Start one with `fyan run {quoted(root)}` (foreground) or `fyan daemon start {quoted(root)}`.")
 
 
+def stuck_link(failed: int, waiting: int) -> str:
+    """The header's line to the stuck list (``#stuck-title``): how many failed and how many wait
+    on them; plain text when nothing failed."""
+    if not failed:
+        return "<p id=stuck-link class=note>No unit failed.</p>"
+    return (f"<p id=stuck-link><a href='#stuck-title'><b>{failed} failed</b>, {waiting} waiting on them: "
+            "what is stuck and what to do</a></p>")
+
+
 def run_html(run: dict[str, Any], root: str, interrupted: int) -> str:
     """``run_text`` as the page's ``#run`` paragraph."""
     return f"<p id=run class=note>{escape(run_text(run, root, interrupted))}</p>"
@@ -99,18 +108,30 @@ def outages_html(outages: list[dict[str, Any]]) -> str:
                    f"{escape(o['text'])}</p>" for o in outages)
 
 
-def blocked_html(groups: list[dict[str, Any]]) -> str:
-    """Blocked units grouped by root cause, the remedy once (``status.BlockedGroup``)."""
+def _unit_link(uid: str) -> str:
+    return f'<a href="/unit/{escape(uid)}">{escape(uid)}</a>'
+
+
+def blocked_html(groups: list[dict[str, Any]], shown: int = 12) -> str:
+    """What is stuck: the failed units grouped by cause, the remedy once, every failed unit
+    linked (the first ``shown``, the rest one click away in a fold), then how many units wait
+    on them (``status.BlockedGroup``; ``dashboard.js`` renders the same from ``/api/state``)."""
+    groups = [g for g in groups if g.get("roots")]
     if not groups:
-        return "<p class=note>No unit is blocked.</p>"
+        return "<p class=note>No unit failed.</p>"
     out = []
     for g in groups:
+        roots = g["roots"]
         remedy = f' <span class=remedy>→ {escape(g["remedy"])}</span>' if g.get("remedy") else ""
-        where = f" ({escape(', '.join(g['stages']))})" if g.get("stages") else ""
-        them = "it" if len(g["roots"]) == 1 else "them"
-        waiting = f"; {len(g['waiting'])} more wait on {them}" if g["waiting"] else ""
-        out.append(f'<div class=cause><p><b>{g["total"]} blocked: {escape(g["cause"])}</b>{remedy}</p>'
-                   f'<p class=who>{escape(names(g["roots"], 12))}{where}{escape(waiting)}</p></div>')
+        where = f" (at the {escape(', '.join(g['stages']))} stage)" if g.get("stages") else ""
+        them = "it" if len(roots) == 1 else "them"
+        waiting = f"<p class=who>{len(g['waiting'])} unit(s) wait on {them}.</p>" if g["waiting"] else ""
+        links = ", ".join(_unit_link(u) for u in roots[:shown])
+        if len(roots) > shown:
+            links += (f" <details class=more><summary>all {len(roots)}</summary>"
+                      + ", ".join(_unit_link(u) for u in roots[shown:]) + "</details>")
+        out.append(f'<div class=cause><p><b>{len(roots)} failed: {escape(g["cause"])}</b>{where}{remedy}</p>'
+                   f'<p class="who failed-units">{links}</p>{waiting}</div>')
     return "".join(out)
 
 
@@ -130,7 +151,7 @@ def layers_html(units: list[dict[str, Any]]) -> str:
 
 
 def units_html(units: list[dict[str, Any]], costs: dict[str, float]) -> str:
-    """Every unit, blockers first, with its section (the document's headings), cost and blocked
+    """Every unit, failed first, with its section (the document's headings), cost and failure
     cause; ``dashboard.js`` sorts (a click on a header) and filters it (the selects above)."""
     ordered = sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9), u["layer"], u.get("order", 0)))
     rows = []
@@ -145,7 +166,7 @@ def units_html(units: list[dict[str, Any]], costs: dict[str, float]) -> str:
             f"<td class=cause>{escape(u.get('cause') or '')}</td><td>{escape(u['short_reason'] or '')}</td></tr>")
     heads = "".join(f"<th data-sort={key} title='sort'>{name}</th>" for key, name in (
         ("id", "unit"), ("section", "section"), ("layer", "layer"), ("kind", "kind"), ("status", "status"),
-        ("stage", "stage"), ("cost", "cost"), ("cause", "blocked cause"))) + "<th>reason</th>"
+        ("stage", "stage"), ("cost", "cost"), ("cause", "failure cause"))) + "<th>reason</th>"
     filters = ("<p id=table-controls><select id=table-status></select> <select id=table-layer></select> "
                "<select id=table-section></select> <select id=table-cause></select> <span id=table-count class=note>"
                f"{len(units)} units</span> <span class=note>click a header to sort, a row to show the unit in the graph"
@@ -186,7 +207,8 @@ def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
             f" — total model cost <span id=cost>${sum(costs.values()):.4f}</span></p>"
             + run_html(payload["run"], status.root, counts.get("interrupted", 0))
             + f"<div id=outages>{outages_html(payload['providers'])}</div>"
-            "<p class=note id=live-note>This page updates by itself while Fyan works.</p>")
+            + stuck_link(counts.get("failed", 0), payload.get("waiting_on_failed", 0))
+            + "<p class=note id=live-note>This page updates by itself while Fyan works.</p>")
     if not status.ingested:
         ingest = status.ingest
         what = escape(ingest.get("text") or "not ingested yet")
@@ -196,7 +218,8 @@ def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
         return page(f"Fyan — {status.project}",
                     head + f"<p id=ingest-state class={escape(ingest['state'])}>{what}.{nxt}</p>",
                     ("/static/dashboard.js",))
-    blocked = f"<h2>Blocked, by root cause</h2><div id=blocked>{blocked_html(payload['blocked_groups'])}</div>"
+    blocked = (f"<h2 id=stuck-title>Stuck here: the failed units, by cause</h2>"
+               f"<div id=blocked>{blocked_html(payload['blocked_groups'])}</div>")
     statuses = "".join(
         f'<label><input type=checkbox class=status-filter value="{s}" checked> '
         f'<span class=swatch style="background:{c}"></span> {s}</label>' for s, c in COLOURS.items())

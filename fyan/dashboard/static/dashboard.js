@@ -1,13 +1,15 @@
 // Fyan dashboard: keeps the page current and draws the dependency graph.
 //
 // Live updates: poll /api/version every POLL_MS; when it changes, re-read /api/state and
-// update the counts, outages, blocked causes, tables and the graph's colours (the overview),
+// update the counts, outages, the stuck list (failed units by cause), tables and the graph's colours (the overview),
 // or reload the unit page unless guidance is being typed (then say so instead).
 // Everything from the server is set as text (textContent), never as markup.
 // The graph: cytoscape (vendored, see static/vendor/README.md). By default the document's
 // structure: chapters and sections (the headings intake recorded) as compound nodes, closed
 // above COLLAPSE_ABOVE units, each closed one a tile whose background is its progress bar
-// (complete, running, blocked) under a label with the counts; a click opens or closes a group
+// (complete, running, failed) under a label with the counts; a chapter whose own units failed
+// has a solid red border, one whose units only wait on failed units elsewhere a dashed grey one;
+// a click opens or closes a group
 // and lists its units in the table. Unit labels appear as one zooms in (min-zoomed-font-size).
 // On request: one row per layer ("layers (compact)", edges routed around boxes) or dagre.
 // Arrows point from a dependency to its dependent; zoom and pan; filters by status and layer;
@@ -18,8 +20,9 @@
 (function () {
   const POLL_MS = 2000;
   const COLOURS = {complete: "#2e7d32", running: "#1565c0", ready: "#6a1b9a", waiting: "#9e9e9e",
-                   blocked: "#c62828", interrupted: "#ef6c00"};
-  const ORDER = {blocked: 0, interrupted: 1, running: 2, ready: 3, waiting: 4, complete: 5};
+                   failed: "#c62828", interrupted: "#ef6c00"};
+  const WAITS_ON_FAILED = "#6d4c41";  // the dashed border of a group whose units wait on failed ones
+  const ORDER = {failed: 0, interrupted: 1, running: 2, ready: 3, waiting: 4, complete: 5};
   let version = null;
   let cy = null;
   let graphUnits = null;  // the unit ids the graph was built from
@@ -88,6 +91,7 @@
     if (!document.getElementById("units-wrap")) { if (state.ingested) location.reload(); return; }
     renderHeader(state);
     renderBlocked(state.blocked_groups);
+    renderStuckLink(state);
     renderLayers(state.units);
     if (cy && sameUnits(state.units)) recolour(state.units); else buildGraph(state.units);
     timings.graph = performance.now();
@@ -130,22 +134,51 @@
     });
   }
 
+  function unitLink(id) { return el("a", {href: "/unit/" + encodeURIComponent(id)}, id); }
+
+  function appendLinks(parent, ids) {
+    ids.forEach((id, i) => { if (i) parent.append(", "); parent.append(unitLink(id)); });
+  }
+
+  // the stuck list (render.blocked_html): failed units by cause, the remedy once, each linked
   function renderBlocked(groups) {
     const box = document.getElementById("blocked");
     if (!box) return;
     box.replaceChildren();
-    if (!groups || !groups.length) { box.append(el("p", {className: "note"}, "No unit is blocked.")); return; }
+    groups = (groups || []).filter(g => g.roots.length);
+    if (!groups.length) { box.append(el("p", {className: "note"}, "No unit failed.")); return; }
     for (const g of groups) {
       const div = el("div", {className: "cause"});
       const head = el("p");
-      head.append(el("b", {}, g.total + " blocked: " + g.cause));
+      head.append(el("b", {}, g.roots.length + " failed: " + g.cause));
+      if (g.stages && g.stages.length) head.append(" (at the " + g.stages.join(", ") + " stage)");
       if (g.remedy) head.append(" ", el("span", {className: "remedy"}, "→ " + g.remedy));
+      const who = el("p", {className: "who failed-units"});
+      appendLinks(who, g.roots.slice(0, 12));
+      if (g.roots.length > 12) {
+        const more = el("details", {className: "more"});
+        more.append(el("summary", {}, "all " + g.roots.length));
+        appendLinks(more, g.roots.slice(12));
+        who.append(" ", more);
+      }
+      div.append(head, who);
       const them = g.roots.length === 1 ? "it" : "them";
-      const who = names(g.roots, 12) + (g.stages && g.stages.length ? " (" + g.stages.join(", ") + ")" : "") +
-        (g.waiting.length ? "; " + g.waiting.length + " more wait on " + them : "");
-      div.append(head, el("p", {className: "who"}, who));
+      if (g.waiting.length) div.append(el("p", {className: "who"}, g.waiting.length + " unit(s) wait on " + them + "."));
       box.append(div);
     }
+  }
+
+  function renderStuckLink(state) {
+    const p = document.getElementById("stuck-link");
+    if (!p) return;
+    const failed = (state.counts || {}).failed || 0;
+    p.replaceChildren();
+    p.className = failed ? "" : "note";
+    if (!failed) { p.textContent = "No unit failed."; return; }
+    const a = el("a", {href: "#stuck-title"});
+    a.append(el("b", {}, failed + " failed"), ", " + (state.waiting_on_failed || 0) +
+             " waiting on them: what is stuck and what to do");
+    p.append(a);
   }
 
   function renderLayers(units) {
@@ -176,7 +209,7 @@
   }
 
   // -- the units table: sort, filter, linked with the graph ---------------------------------
-  // Columns: unit, section, layer, kind, status, stage, cost, blocked cause, reason. A click on a
+  // Columns: unit, section, layer, kind, status, stage, cost, failure cause, reason. A click on a
   // header sorts by it (again: the other way); the selects above filter; a click on a row shows
   // the unit in the graph (its groups opened), a click on a unit in the graph selects its row,
   // a click on a group filters the table to it.
@@ -253,7 +286,7 @@
     if (tree) walk(tree);
     fillSelect("table-section", groups, "any section");
     const causes = [...new Set(units.map(u => u.cause).filter(Boolean))].sort();
-    fillSelect("table-cause", causes.map(c => [c, c]), "any blocked cause");
+    fillSelect("table-cause", causes.map(c => [c, c]), "any failure cause");
   }
 
   function filterTable() {
@@ -331,24 +364,35 @@
     }
   }
 
+  // a group's units by state; `onFailed`: how many of its waiting units wait on a failed unit
   function groupCounts(g) {
-    const c = {};
-    for (const u of g.all) c[u.status] = (c[u.status] || 0) + 1;
+    const c = {onFailed: 0};
+    for (const u of g.all) {
+      c[u.status] = (c[u.status] || 0) + 1;
+      if (u.waiting_on && u.waiting_on.length) c.onFailed++;
+    }
     return c;
   }
 
+  // "3/26 complete · 1 running · 2 failed · 20 waiting": each state apart
   function groupLabel(g) {
     const c = groupCounts(g);
     const parts = [(c.complete || 0) + "/" + g.all.length + " complete"];
-    for (const s of ["running", "interrupted", "blocked"]) if (c[s]) parts.push(c[s] + " " + s);
+    for (const s of ["running", "interrupted", "failed", "waiting"]) if (c[s]) parts.push(c[s] + " " + s);
     return g.title + "\n" + parts.join(" · ");
   }
 
-  // a group's box is its progress bar: complete, running, blocked, the rest, left to right
+  // the group's classes: its own units failed (solid red border) or only wait on failed units
+  function markGroup(n, c) {
+    n.toggleClass("has-failed", !!c.failed);
+    n.toggleClass("waits-on-failed", !c.failed && c.onFailed > 0);
+  }
+
+  // a group's box is its progress bar: complete, running, failed, the rest, left to right
   function groupBar(g) {
     const c = groupCounts(g), n = g.all.length || 1;
     const parts = [["complete", COLOURS.complete], ["running", COLOURS.running], ["interrupted", COLOURS.interrupted],
-                   ["blocked", COLOURS.blocked]];
+                   ["failed", COLOURS.failed]];
     const colours = [], stops = [];
     let at = 0;
     for (const [s, colour] of parts) {
@@ -359,7 +403,7 @@
     }
     colours.push("#e6e6e6", "#e6e6e6");
     stops.push(at + "%", "100%");
-    return {colours: colours.join(" "), stops: stops.join(" "), blocked: c.blocked || 0};
+    return {colours: colours.join(" "), stops: stops.join(" "), counts: c};
   }
 
   function visible(g) {  // are all of g's enclosing groups open?
@@ -516,7 +560,9 @@
       {selector: "node.group.open", style: {"background-color": "#f3f3f3", "background-opacity": 0.6,
         "text-valign": "top", "text-halign": "center", "text-margin-y": -4, "padding": PAD,
         "text-max-width": 600, "font-size": 14}},
-      {selector: "node.group.has-blocked", style: {"border-width": 3, "border-color": COLOURS.blocked}},
+      {selector: "node.group.has-failed", style: {"border-width": 4, "border-color": COLOURS.failed}},
+      {selector: "node.group.waits-on-failed", style: {"border-width": 3, "border-style": "dashed",
+        "border-color": WAITS_ON_FAILED}},
       {selector: "edge", style: {"width": 1, "line-color": "#b0b0b0", "target-arrow-color": "#909090",
         "target-arrow-shape": "triangle", "arrow-scale": 0.8, "curve-style": "straight", "opacity": 0.75}},
       {selector: "edge.between-groups", style: {"curve-style": "bezier", "opacity": 0.2,
@@ -585,11 +631,9 @@
       cy.nodes(".group.closed").forEach(n => {
         const bar = groupBar(groupsByKey.get(n.data("key")));
         n.style({"background-gradient-stop-colors": bar.colours, "background-gradient-stop-positions": bar.stops});
-        n.toggleClass("has-blocked", bar.blocked > 0);
+        markGroup(n, bar.counts);
       });
-      cy.nodes(".group.open").forEach(n => {
-        n.toggleClass("has-blocked", !!groupCounts(groupsByKey.get(n.data("key"))).blocked);
-      });
+      cy.nodes(".group.open").forEach(n => markGroup(n, groupCounts(groupsByKey.get(n.data("key")))));
     });
     const positions = flowLayout();
     cy.layout({name: "preset", positions: n => positions[n.id()], fit: true, padding: 20, animate: false}).run();
@@ -885,15 +929,32 @@
     info.replaceChildren();
     info.append(el("h3", {id: "picked-group"}, g.title));
     const p = el("p");
-    Object.keys(c).sort((a, b) => (ORDER[a] ?? 9) - (ORDER[b] ?? 9)).forEach(k => p.append(badge(k), " " + c[k] + " "));
+    Object.keys(c).filter(k => k !== "onFailed").sort((a, b) => (ORDER[a] ?? 9) - (ORDER[b] ?? 9)).forEach(k => p.append(badge(k), " " + c[k] + " "));
     info.append(p);
+    // only the units that failed here, by cause, each linked; then what the others wait on
     const causes = new Map();
-    for (const u of g.all) if (u.cause) causes.set(u.cause, (causes.get(u.cause) || 0) + 1);
+    for (const u of g.all) if (u.status === "failed") {
+      const cause = u.cause || "failed";
+      if (!causes.has(cause)) causes.set(cause, []);
+      causes.get(cause).push(u.id);
+    }
     if (causes.size) {
-      info.append(el("p", {}, "Blocked, by cause:"));
+      info.append(el("p", {}, "Failed here, by cause:"));
       const ul = el("ul", {id: "group-causes"});
-      [...causes].sort((a, b) => b[1] - a[1]).forEach(([cause, n]) => ul.append(el("li", {}, n + " × " + cause)));
+      [...causes].sort((a, b) => b[1].length - a[1].length).forEach(([cause, ids]) => {
+        const li = el("li", {}, ids.length + " × " + cause + ": ");
+        appendLinks(li, ids);
+        ul.append(li);
+      });
       info.append(ul);
+    }
+    const elsewhere = new Set();
+    for (const u of g.all) for (const f of u.waiting_on || []) elsewhere.add(f);
+    if (c.onFailed) {
+      const p2 = el("p", {id: "group-waits"}, c.onFailed + " unit(s) here wait on failed unit(s): ");
+      appendLinks(p2, [...elsewhere].slice(0, 12));
+      if (elsewhere.size > 12) p2.append(", ... (+" + (elsewhere.size - 12) + " more)");
+      info.append(p2);
     }
     info.append(el("p", {className: "note"}, "The table below lists its " + g.all.length + " unit(s)."));
   }
