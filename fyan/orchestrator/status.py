@@ -64,8 +64,8 @@ _KNOWN: list[tuple[re.Pattern[str], str, str | None]] = [
      'configure a model in fyan.toml [agents.default] (see `fyan init --help` and the README\'s "Models and '
      'providers"), or record a cassette with provider = "record"'),
     (re.compile(r"^the replay cassette .+ has no response for .+$"), "",
-     'the prompt or its inputs changed since recording: re-record with provider = "record", configure a live '
-     "model, or rebuild the example's cassette (scripts/build_example_cassette.py)"),
+     'the prompt or its inputs changed since recording: re-record with provider = "record" in fyan.toml '
+     "[agents.default], or configure a live model there"),
     (re.compile(r"^(?P<var>[A-Z_]+_API_KEY) is not set"), "",
      "export the key in the daemon's environment (never in fyan.toml), then `fyan run` again"),
     (re.compile(r"^command agent '(?P<prog>[^']+)' not found on PATH"), "",
