@@ -722,6 +722,12 @@ def _cost(store) -> dict[str, Any]:
     return {"by_stage": by_stage, "by_unit": by_unit, "total": total, "unpriced_models": sorted(unpriced)}
 
 
+def _accept_source(args: argparse.Namespace) -> tuple[dict, str]:
+    from fyan.orchestrator.accept import run
+
+    return run(args.dir, args.dry_run)
+
+
 # -- gate ------------------------------------------------------------------------------------
 
 def _unit(args: argparse.Namespace, store):
@@ -973,6 +979,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "init": cmd_init,
     "run": cmd_run,
     "status": cmd_status,
+    "accept-source": lambda args: CommandResult(ExitCode.OK, *_accept_source(args)),
     "gate": cmd_gate,
     "verify": cmd_verify,
     "doctor": cmd_doctor,
@@ -1070,6 +1077,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="only explain; change nothing")
     p.add_argument("--unit", action="append", help="restrict to this unit and its dependencies (repeatable)")
     p.add_argument("--parallelism", type=arguments.parallelism, help="stage attempts at once (default: [scheduler] parallelism)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("accept-source", help="accept a change of the source: the stale units (changed statements and "
+                       "what depends on them) start over; the others keep their work",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--dry-run", action="store_true", help="only say what would re-run; change nothing")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("daemon", help="start, stop or inspect the background daemon of a project",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fyan.errors import UsageError
+from fyan.orchestrator.accept import command_line
 from fyan.orchestrator.status import STATUS_ORDER, ProjectStatus, blocked_lines, run_line
 from fyan.terminal import quoted, render, table
 
@@ -113,13 +114,16 @@ def _unit_rows(units: list[dict[str, Any]]) -> list[list[str]]:
 
 
 def stale_lines(status: ProjectStatus, folder: str, limit: int = 20) -> list[str]:
-    """The stale units, at most ``limit`` by name."""
+    """The stale units, at most ``limit`` by name, and the command that accepts the change
+    (``fyan.orchestrator.accept``)."""
     if not status.stale:
         return []
-    lines = [f"The source changed since intake: {len(status.stale)} unit(s) are stale (reported, never re-run):"]
+    lines = [f"The source changed since intake: {len(status.stale)} unit(s) are stale and held (not re-run until "
+             "the change is accepted):"]
     lines += [f"  {u}: {why}" for u, why in list(status.stale.items())[:limit]]
     if len(status.stale) > limit:
         lines.append(f"  ... (+{len(status.stale) - limit} more)")
+    lines.append(command_line(folder))
     return lines
 
 
