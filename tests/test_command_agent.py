@@ -5,8 +5,9 @@ semantic audit, Formalizer (it edits the Lean file in the workspace), Curator an
 The agent answers from the example's prepared answers (``replay/authored/``) instead of a model
 — the part a user replaces with their model call; everything else (stdin, environment,
 stdout, the workspace edit) is the real contract, run by Fyan's real command provider. The
-Lean toolchain is the test double ``tests/fakes/fake_lake.py`` (docs/lean-contract.md, rows
-"Compiling a module" and "Lake targets"); the sandbox is off as for every test using it.
+Lean toolchain is the test double ``tests/fakes/fake_lake.py`` (it follows docs/lean-contract.md,
+sections "Compiling a module (plain `lean`)" and "Lake"); the sandbox is off as for every test
+using it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The default view is a summary that fits one screen whatever the number of units: the counts
 per state, whether a run is alive, the units per chapter (the document's top headings, or per
 layer when it has none) by state, then the failed units grouped by cause with the remedy once
-(at most ``FAILED_ROWS`` rows; ``--failed`` lists them all), stale units and what to do. The
+(at most ``FAILED_ROWS`` rows; ``--failed`` lists them all), stale units and what to do. A
+project of at most ``SMALL`` units gets one row per unit instead of the per-chapter table. The
 filters (``StatusFilter``: failed, waiting, section, unit, layer) list the units they select,
 one row each; ``--all`` lists every unit; ``--summary`` prints the summary lines only. The
 JSON form carries the same selection (``filter_units``). Document text is printed literally.
@@ -21,6 +22,8 @@ from fyan.terminal import quoted, render, table
 
 #: failed units shown in the default view before "(+N more: fyan status --failed)"
 FAILED_ROWS = 15
+#: up to this many units the default view lists every unit (they fit a screen anyway)
+SMALL = 30
 #: the states in the order of the summary's columns
 COLUMNS = ("complete", "running", "interrupted", "ready", "waiting", "failed")
 
@@ -142,6 +145,9 @@ def status_text(status: ProjectStatus, folder: str, f: StatusFilter | None = Non
         chosen = filter_units(status, f)
         title = f"{len(chosen)} of {len(units)} unit(s)"
         parts.append(table(title, ("unit", "layer", "kind", "status", "stage", "reason"), _unit_rows(chosen)))
+    elif len(units) <= SMALL:  # a small project fits a screen unit by unit
+        parts.append(table(f"{len(units)} unit(s)", ("unit", "layer", "kind", "status", "stage", "reason"),
+                           _unit_rows(units)))
     else:
         what, groups = _groups(units)
         present = [c for c in COLUMNS if any(row.get(c) for _, row in groups)]
@@ -170,7 +176,7 @@ def status_text(status: ProjectStatus, folder: str, f: StatusFilter | None = Non
         lines.append(f"sandbox: {status.sandbox}")
     if not status.run.get("alive") and any(u["status"] in ("ready", "interrupted") for u in units):
         lines.append(f"Next: fyan run {quoted(folder)}")
-    if not f.active:
+    if not f.active and len(units) > SMALL:
         lines.append(f"Each unit: `fyan status {quoted(folder)} --all`; filters: --failed, --waiting, --section TEXT, "
                      "--unit ID, --layer N")
     return render(*parts) + ("\n" + "\n".join(lines) if lines else "")
