@@ -456,7 +456,9 @@ def test_the_unit_page_shows_the_statement_and_no_header_only_tables(pfr):
     finally:
         server.should_exit = True
     assert status == 200 and done == 200
-    assert "<h2>Statement</h2><pre id=statement>\\begin{theorem}[Entropy version of PFR]\\label{entropy-pfr}" in page
+    assert "<pre id=statement>\\begin{theorem}[Entropy version of PFR]\\label{entropy-pfr}" in page  # the TeX, in a fold
+    math = page.split("<div id=statement-math class=math>")[1].split("</div>")[0]  # typeset by the page's KaTeX
+    assert "\\label" not in math and "\\begin{theorem}" not in math and "d[X^0_1;U_H]" in math
     assert "d[X^0_1;U_H] + d[X^0_2;U_H] \\le 11 d[X^0_1;X^0_2]" in page
     assert "fyan provenance" not in page.split("<pre id=statement>")[1].split("</pre>")[0]
     assert "<p id=section>In Entropy version of PFR › Conclusion</p>" in page
@@ -716,3 +718,136 @@ def test_two_thousand_units_by_chapter_in_a_real_browser(book, tmp_path):
     finally:
         server.should_exit = True
     assert errors == []
+
+
+# -- the unit page: the statement typeset, the Lean statement and proof with diagnostics ------------
+
+def test_the_unit_page_shows_the_frozen_lean_statement_the_proof_and_its_diagnostics(dashboard):
+    example, server, url, token = dashboard
+    folder = example / "units" / "def-divides"
+    store = Store(Project.open(example).paths.db)
+    freezes = store.freezes("def-divides")
+    store.close()
+    assert freezes, "the example's plan froze its statement"
+    status, page = request(url, path="/unit/def-divides")
+    assert status == 200
+    frozen = page.split("<table id=frozen>")[1].split("</table>")[0]
+    for f in freezes:
+        assert f"<code>{escape_html(f.decl)}</code>" in frozen and escape_html(f.normalized_signature) in frozen
+    assert f"<pre id=lean-statement>{escape_html((folder / 'Statement.lean').read_text())}</pre>" in page
+    assert f"<pre id=lean-proof>{escape_html((folder / 'Basic.lean').read_text())}</pre>" in page
+    last = json.loads((folder / "iterations.json").read_text())[-1]
+    assert "<h3>Diagnostics</h3>" in page and f"Formalizer iteration {last['iteration']} of the last prove attempt" in page
+
+
+def test_the_unit_page_typesets_the_statement_in_a_real_browser(pfr, tmp_path):
+    """KaTeX (vendored, no network) turns the statement's TeX into math: no raw delimiter is left
+    in the typeset text, and a unit without Lean yet says so."""
+    root, _ = pfr
+    sync_api = _browser()
+    shots = _shots(tmp_path)
+    server, url, _ = start_in_thread(Project.open(root), 0)
+    errors: list[str] = []
+    requests: list[str] = []
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(url + "unit/entropy-pfr")
+            page.wait_for_selector("#statement-math[data-typeset='1']")
+            assert page.locator("#statement-math .katex").count() >= 2
+            text = page.locator("#statement-math").inner_text()
+            assert "$" not in text and "\\le" not in text and "Entropy version of PFR" not in text
+            assert page.evaluate("getComputedStyle(document.querySelector('#statement-math .katex')).fontFamily"
+                                 ).startswith("KaTeX_Main")
+            assert page.locator("#lean-statement").inner_text() == "No Lean statement yet (the plan stage writes it)."
+            page.screenshot(path=str(shots / "unit-page-math.png"))
+            browser.close()
+    finally:
+        server.should_exit = True
+    assert errors == []
+    assert all(r.startswith(url) for r in requests), [r for r in requests if not r.startswith(url)]  # nothing fetched elsewhere
+
+
+# -- every layout routes its edges around the boxes they do not join -----------------------------
+
+# as CROSSINGS_JS, with the drawn leaves as the boxes (units and closed groups); an open group is
+# a frame whose own units' edges must cross it
+LEAF_CROSSINGS_JS = CROSSINGS_JS.replace("cy.nodes(':visible').map(", "cy.nodes(':visible').filter(n => !n.isParent()).map(")
+
+
+def test_no_edge_passes_behind_a_box_in_the_default_and_dagre_layouts(pfr, tmp_path):
+    """The default view (the document's chapters and sections) and dagre draw every edge around
+    the boxes it does not join — read back from the page: leaf boxes and the drawn segments —
+    at book scale (closed chapters), with a chapter opened, and in the dagre layout."""
+    root, _ = pfr
+    sync_api = _browser()
+    shots = _shots(tmp_path)
+    server, url, _ = start_in_thread(Project.open(root), 0)
+    errors: list[str] = []
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1500, "height": 1000})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url)
+            page.wait_for_selector("#graph[data-mode='groups']", timeout=60_000)
+            found = page.evaluate(LEAF_CROSSINGS_JS)
+            assert found["edges"] >= 5 and found["bad"] == [], found
+            # open the chapter with the most units: its units and the other chapters' tiles
+            key = page.evaluate("window.fyanGraph.nodes('.group').sort((a, b) => b.data('label').length - "
+                                "a.data('label').length)[0].data('key')")
+            page.evaluate(f"window.fyanGraph.nodes('.group').filter(n => n.data('key') === {json.dumps(key)})"
+                          "[0].emit('tap')")
+            page.wait_for_function("window.fyanGraph.nodes('.group.open').length > 0")
+            found = page.evaluate(LEAF_CROSSINGS_JS)
+            assert found["edges"] >= 10 and found["segments"] > found["edges"] and found["bad"] == [], found
+            page.locator("#graph").screenshot(path=str(shots / "pfr-groups-routed.png"))
+            page.select_option("#graph-layout", "dagre")
+            page.wait_for_selector("#graph[data-mode='dagre']")
+            found = page.evaluate(LEAF_CROSSINGS_JS)
+            assert found["edges"] > 400 and found["bad"] == [], (len(found["bad"]), found["bad"][:5])
+            browser.close()
+    finally:
+        server.should_exit = True
+    assert errors == []
+
+
+def test_find_centres_the_unit_with_its_neighbourhood_and_cut_ids_have_a_tooltip(pfr, tmp_path):
+    root, _ = pfr
+    sync_api = _browser()
+    server, url, _ = start_in_thread(Project.open(root), 0)
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1500, "height": 1000})
+            page.goto(url)
+            page.wait_for_selector("#graph[data-ready='1']", timeout=60_000)
+            target = "construct-good-prelim-improv"  # 28 characters: its label is cut
+            page.fill("#graph-search", target)
+            page.dispatch_event("#graph-search", "change")
+            page.wait_for_selector(f"#graph[data-found={json.dumps(target)}]")
+            geo = page.evaluate(f"""(() => {{ const cy = window.fyanGraph, n = cy.getElementById({json.dumps(target)});
+                const p = n.renderedPosition(), view = {{w: cy.width(), h: cy.height()}};
+                const near = n.closedNeighborhood().nodes().filter(m => m.visible()).map(m => {{
+                  const b = m.renderedBoundingBox({{includeLabels: false}});
+                  return b.x1 >= -1 && b.y1 >= -1 && b.x2 <= view.w + 1 && b.y2 <= view.h + 1; }});
+                return {{x: p.x, y: p.y, w: view.w, h: view.h, near: near, label: n.data('label'),
+                         zoom: cy.zoom()}}; }})()""")
+            assert abs(geo["x"] - geo["w"] / 2) < 2 and abs(geo["y"] - geo["h"] / 2) < 2  # centred
+            assert len(geo["near"]) >= 2 and all(geo["near"]), geo  # its neighbourhood in view
+            # its label is wider than the box: cytoscape cuts it with an ellipsis (text-max-width)
+            width = page.evaluate(f"""(() => {{ const n = window.fyanGraph.getElementById({json.dumps(target)});
+                const c = document.createElement('canvas').getContext('2d');
+                c.font = n.style('font-size') + ' ' + n.style('font-family');
+                return [c.measureText(n.data('label')).width, parseFloat(n.style('text-max-width'))]; }})()""")
+            assert width[0] > width[1], width
+            gbox = page.locator("#graph").bounding_box()
+            page.mouse.move(gbox["x"] + geo["x"], gbox["y"] + geo["y"])
+            page.wait_for_selector("#graph-tip", state="visible")
+            assert page.locator("#graph-tip").inner_text().startswith(target + " (")
+            browser.close()
+    finally:
+        server.should_exit = True

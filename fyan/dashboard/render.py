@@ -3,7 +3,8 @@ keeps it current and draws the dependency graph.
 
 Every page is complete without the script (the state at the time it was served). With it, the
 overview polls ``/api/version`` and re-reads ``/api/state`` when something changed, and the
-graph is drawn by cytoscape with its dagre layout (vendored: ``static/vendor/README.md``). Every
+graph is drawn by cytoscape with its dagre layout, and the unit page's statement math is typeset
+by KaTeX (both vendored: ``static/vendor/README.md``; nothing is loaded from elsewhere). Every
 value that comes from a document, a model or a tool is escaped here, and the script only ever
 sets text (``textContent``), never markup.
 """
@@ -11,6 +12,7 @@ sets text (``textContent``), never markup.
 from __future__ import annotations
 
 import json
+import re
 import time
 from html import escape
 from typing import Any
@@ -32,6 +34,7 @@ vertical-align:top;font-size:.88rem} th{background:#f4f4f4}
 .bar{background:#eee;width:200px;height:.8rem;display:inline-block;vertical-align:middle}
 .bar span{background:#2e7d32;height:100%;display:block}
 pre{background:#f7f7f7;padding:.6rem;overflow:auto;max-height:24rem;font-size:.8rem}
+.math{max-width:60rem;line-height:1.6;white-space:pre-wrap;border-left:3px solid #ddd;padding:.2rem .8rem}
 .stale{color:#e65100;font-weight:bold} textarea{width:100%;max-width:52rem;font-family:inherit}
 .note{color:#555;font-size:.85rem} .error{background:#fdecea;border:1px solid #c62828;padding:.6rem .8rem;max-width:52rem}
 .saved{background:#e8f5e9;border:1px solid #2e7d32;padding:.6rem .8rem;max-width:52rem}
@@ -57,9 +60,10 @@ def badge(status: str) -> str:
             f"{escape(status)}</span>")
 
 
-def page(title: str, body: str, scripts: tuple[str, ...] = ()) -> str:
+def page(title: str, body: str, scripts: tuple[str, ...] = (), styles: tuple[str, ...] = ()) -> str:
     tags = "".join(f'<script src="{escape(s)}"></script>' for s in scripts)
-    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
+    links = "".join(f'<link rel=stylesheet href="{escape(s)}">' for s in styles)
+    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>{links}"
             f"<meta name=viewport content='width=device-width, initial-scale=1'>"
             f"<style>{CSS}</style></head><body><main>{body}</main>{tags}</body></html>")
 
@@ -326,30 +330,93 @@ def audit_block(record: Any, result: Any) -> str:
     return "".join(out)
 
 
+_STRIP = re.compile(r"\\(?:label|uses|lean|notready|discussion|proves|mathlibok|leanok)\b(?:\{[^{}]*\})?")
+_ENV = re.compile(r"\\(?:begin|end)\{(?:theorem|lemma|proposition|corollary|claim|conjecture|definition|remark|"
+                  r"example|proof)\*?\}(?:\[[^\]]*\])?")
+_TEXT_MACRO = re.compile(r"\\(emph|textit|textbf)\{([^{}$]*)\}")
+_TEXT_TAG = {"emph": "em", "textit": "em", "textbf": "strong"}
+
+
+def statement_math(body: str) -> str:
+    """The statement as HTML for the page's math renderer (KaTeX's auto-render, vendored): the
+    text escaped, the theorem environment and blueprint markers (``\\label``, ``\\uses``,
+    ``\\lean``, ``\\leanok``) left out, ``\\emph``/``\\textbf`` as emphasis; the math stays TeX between
+    its delimiters (``$..$``, ``\\(..\\)``, ``\\[..\\]``, ``$$..$$``, display environments), which the
+    script typesets in the browser. Escaped first: only Fyan's own tags are markup."""
+    text = _ENV.sub("", _STRIP.sub("", body)).strip()
+    html = escape(text, quote=False)
+    return _TEXT_MACRO.sub(lambda m: f"<{_TEXT_TAG[m[1]]}>{m[2]}</{_TEXT_TAG[m[1]]}>", html)
+
+
 def statement_block(problem: str | None, proof: str | None) -> str:
     """The statement as the source gives it (``units/<id>/problem.tex`` without its provenance
-    block, which follows in a fold), and the source's proof (``source_proof.tex``) in a fold."""
+    block): its math typeset (``statement_math``; the TeX source in a fold below it), then the
+    provenance block and the source's proof (``source_proof.tex``) in folds."""
     from fyan.gates.stages import provenance_block
 
     if problem is None:
         return "<h2>Statement</h2><p class=note>problem.tex is missing from the unit's folder.</p>"
     block = provenance_block(problem) or ""
-    out = [f"<h2>Statement</h2><pre id=statement>{escape(problem.replace(block, '').strip())}</pre>"]
+    body = problem.replace(block, "").strip()
+    out = [f"<h2>Statement</h2><div id=statement-math class=math>{statement_math(body)}</div>"
+           f"<details><summary>TeX source</summary><pre id=statement>{escape(body)}</pre></details>"]
     if block:
         out.append(f"<details><summary>provenance</summary><pre id=provenance>{escape(block)}</pre></details>")
     if proof and proof.strip():
-        out.append(f"<details><summary>the source's proof</summary><pre id=source-proof>{escape(proof.strip())}</pre>"
+        out.append(f"<details><summary>the source's proof</summary><div id=source-proof-math class=math>"
+                   f"{statement_math(proof.strip())}</div><pre id=source-proof>{escape(proof.strip())}</pre>"
                    "</details>")
+    return "".join(out)
+
+
+def lean_block(lean: dict[str, Any] | None) -> str:
+    """The unit's Lean: the frozen statement (``Statement.lean`` and the frozen declarations
+    with their normalized signatures), the current proof (``Basic.lean``) and its diagnostics
+    (the last Formalizer iteration's review, from ``iterations.json``: build errors, ``sorry``,
+    lints; the completion gate's findings are in the gate report below). ``lean``: ``statement``,
+    ``proof`` (file texts or None), ``freezes`` (``FreezeRecord``s as dicts), ``iterations``."""
+    lean = lean or {}
+    out = ["<h2 id=lean>Lean</h2>"]
+    freezes = lean.get("freezes") or []
+    if freezes:
+        rows = "".join(f"<tr><td><code>{escape(str(f.get('decl')))}</code></td><td>{escape(str(f.get('role')))}</td>"
+                       f"<td><code>{escape(str(f.get('normalized_signature')))}</code></td></tr>" for f in freezes)
+        out.append("<h3>Frozen statement</h3><table id=frozen><tr><th>declaration</th><th>role</th><th>signature "
+                   f"(normalized)</th></tr>{rows}</table>")
+    elif lean.get("statement") is not None:
+        out.append("<h3>Statement (not frozen yet)</h3>")
+    if lean.get("statement") is not None:
+        out.append(f"<pre id=lean-statement>{escape(lean['statement'])}</pre>")
+    else:
+        out.append("<p class=note id=lean-statement>No Lean statement yet (the plan stage writes it).</p>")
+    if lean.get("proof") is not None:
+        out.append(f"<h3>Current proof</h3><pre id=lean-proof>{escape(lean['proof'])}</pre>")
+    else:
+        out.append("<p class=note id=lean-proof>No proof yet (the prove stage writes it).</p>")
+    its = lean.get("iterations")
+    if isinstance(its, list) and its and isinstance(its[-1], dict):
+        last = its[-1]
+        review = last.get("review")
+        head = (f"<h3>Diagnostics</h3><p class=note>Formalizer iteration {escape(str(last.get('iteration')))} of the "
+                f"last prove attempt ({'compiled' if last.get('compiled') else 'not compiled'}"
+                + (f", {escape(str(last['checked']))} check" if last.get("checked") else "") + ")</p>")
+        if review == "clean":
+            out.append(head + "<p id=diagnostics>clean: no error, no <code>sorry</code>, no lint</p>")
+        elif isinstance(review, list):
+            out.append(head + "<ul id=diagnostics>" + "".join(f"<li><pre>{escape(str(x))}</pre></li>" for x in review)
+                       + "</ul>")
     return "".join(out)
 
 
 def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: list, gate: Any, audit_record: Any,
               audit_result: Any, calls: list, events: list, guidance_text: str, stale: str | None, saved: bool,
-              token_error: bool = False, problem: str | None = None, source_proof: str | None = None) -> str:
+              token_error: bool = False, problem: str | None = None, source_proof: str | None = None,
+              lean: dict[str, Any] | None = None) -> str:
     """One unit: status and why, the statement, stage history, gate report, audit, cost, events,
     guidance. ``shown``: the unit as ``fyan status`` shows it (run liveness and grouping applied);
     ``token_error``: a save was refused — the typed ``guidance_text`` is kept in the form;
-    ``problem``/``source_proof``: the unit's ``problem.tex`` and ``source_proof.tex`` (None: absent).
+    ``problem``/``source_proof``: the unit's ``problem.tex`` and ``source_proof.tex`` (None: absent);
+    ``lean``: its Lean statement, proof and diagnostics (``lean_block``).
     A part with nothing recorded says so in a line (no table of headers alone)."""
     uid = view.unit.id
     status = shown["status"] if shown else view.status.value
@@ -362,7 +429,8 @@ def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: lis
     if reason:
         body.append(f"<p><b>Why:</b> {escape(reason)}</p>")
     if stale:
-        body.append(f"<p class=stale>Stale: {escape(stale)} (held: not re-run)</p>")
+        body.append(f"<p class=stale>Stale: {escape(stale)} (held until the source change is accepted: "
+                    "<code>fyan accept-source</code> on the project; <code>--dry-run</code> first says what re-runs)</p>")
     if saved:
         body.append(f"<p id=saved class=saved><b>Guidance saved</b> to guidance/{escape(uid)}.md; the unit's next attempt "
                     "gets it as context.</p>")
@@ -370,6 +438,7 @@ def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: lis
     if section:
         body.append(f"<p id=section>In {escape(' › '.join(section))}</p>")
     body.append(statement_block(problem, source_proof))
+    body.append(lean_block(lean))
     rows = "".join(
         f"<tr><td>{r.id}</td><td>{escape(r.stage.value)}</td><td>{r.attempt}</td><td>{badge(r.status.value) if r.status.value in COLOURS else escape(r.status.value)}</td>"
         f"<td>{'' if r.duration is None else f'{r.duration:.1f}s'}</td><td>{escape(r.reason or '')}</td></tr>"
@@ -403,4 +472,6 @@ def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: lis
         f'<textarea name=text rows=8 id=guidance-text>{escape(guidance_text)}</textarea><br>'
         '<label>Token (printed when the dashboard started): <input name=token id=token type=password autocomplete=off></label> '
         "<button type=submit id=guidance-submit>Save guidance</button></form>")
-    return page(f"Fyan — {uid}", "".join(body), ("/static/dashboard.js",))
+    return page(f"Fyan — {uid}", "".join(body), ("/static/vendor/katex/katex.min.js",
+                                                  "/static/vendor/katex/auto-render.min.js", "/static/dashboard.js"),
+                styles=("/static/vendor/katex/katex.min.css",))

@@ -173,7 +173,10 @@ def build_app(project: Project, token: str, live: Callable[[], LiveState] | None
             _read_json(udir / "audit" / "record.json"), _read_json(udir / "audit" / "result.json"),
             state.store.model_calls(uid), state.store.events(uid, limit=500), guidance_text,
             state.stale().get(uid), saved, token_error, _read_text(udir / "problem.tex"),
-            _read_text(udir / "source_proof.tex")), status_code=status_code)
+            _read_text(udir / "source_proof.tex"), lean={
+                "statement": _read_text(udir / "Statement.lean"), "proof": _read_text(udir / "Basic.lean"),
+                "freezes": [f.model_dump() for f in state.store.freezes(uid)],
+                "iterations": _read_json(udir / "iterations.json")}), status_code=status_code)
 
     async def unit(request: Request) -> Response:
         return unit_response(request.path_params["unit"], saved=request.query_params.get("saved") == "1")
