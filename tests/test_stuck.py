@@ -46,10 +46,12 @@ def idle(tmp_path_factory):
     assert main(["init", str(root), "--source", str(corpus(PFR)), "--json"]) == 0
     project = Project.open(root)
     gateway = Gateway(project, {s: _refuse for s in Stage})
-    Engine(project, gateway, agents={s: _nothing for s in Stage}, providers=lambda s: None, parallelism=4).run()
+    engine = Engine(project, gateway, agents={s: _nothing for s in Stage}, providers=lambda s: None, parallelism=4)
+    engine.run()
     views = gateway.store.views(project.config.scheduler.attempts_per_stage)
+    live = engine.live().counts  # what the progress display shows
     gateway.close()
-    return root, views
+    return root, views, live
 
 
 def _status(root: Path):
@@ -62,7 +64,7 @@ def _status(root: Path):
 
 
 def test_failed_units_are_told_apart_from_units_that_only_wait(idle):
-    root, views = idle
+    root, views, live = idle
     status = _status(root)
     payload = json.loads(json.dumps(status.as_payload()))
     assert payload["status_version"] == 2
@@ -99,11 +101,11 @@ def test_failed_units_are_told_apart_from_units_that_only_wait(idle):
     assert sum(len(g["roots"]) for g in payload["blocked_groups"]) == len(failed)
     assert {w for g in payload["blocked_groups"] for w in g["waiting"]} == waiting
     # the progress display splits the store's "blocked" the same way
-    assert display_counts(views) == payload["counts"]
+    assert display_counts(views) == payload["counts"] == live
 
 
 def test_status_text_names_failed_and_waiting_apart(idle, capsys):
-    root, _ = idle
+    root, _, _ = idle
     status = _status(root)
     n_failed, n_waiting = status.counts["failed"], status.counts["waiting"]
     assert main(["status", str(root)]) == 0
@@ -119,7 +121,7 @@ def test_status_text_names_failed_and_waiting_apart(idle, capsys):
 
 
 def test_status_filters_list_what_they_select(idle, capsys):
-    root, views = idle
+    root, views, live = idle
     status = _status(root)
     failed = sorted(u["id"] for u in status.units if u["status"] == "failed")
     assert main(["status", str(root), "--failed", "--json"]) == 0
@@ -179,7 +181,7 @@ def test_the_dashboard_shows_what_is_stuck_and_why(idle, tmp_path):
     """In a browser: chapter tiles show failed and waiting apart and coloured apart; a chapter's
     "by cause" lists only its failed units, linked; the stuck list (every failed unit, by cause,
     with the remedy) is one click away from the top of the page."""
-    root, _ = idle
+    root, _, _ = idle
     sync_api = _browser()
     shots = _shots(tmp_path)
     status = _status(root)
