@@ -851,3 +851,36 @@ def test_find_centres_the_unit_with_its_neighbourhood_and_cut_ids_have_a_tooltip
             browser.close()
     finally:
         server.should_exit = True
+
+
+def test_the_unit_page_typesets_the_documents_own_macros(tmp_path, capsys):
+    """Macros the document defines (\\newcommand with and without arguments, \\DeclareMathOperator)
+    reach the page's KaTeX: its notation is typeset, not shown as an error in red."""
+    doc = tmp_path / "doc.tex"
+    doc.write_text("\\documentclass{article}\n\\newcommand{\\F}{\\mathbb{F}}\n\\newcommand{\\dist}[2]{d[#1;#2]}\n"
+                   "\\DeclareMathOperator{\\rk}{rk}\n\\newcommand{\\bad}{</script><script>window.owned=1</script>}\n"
+                   "\\begin{document}\n\\section{Ranks}\n"
+                   "\\begin{lemma}\\label{lem:rk} For a matrix $A$ over $\\F_2$, $\\rk A \\le n$ and "
+                   "$\\dist{X}{Y} \\ge 0$.\\end{lemma}\n\\end{document}\n")
+    assert main(["init", str(tmp_path / "p"), "--source", str(doc), "--json"]) == 0
+    capsys.readouterr()
+    sync_api = _browser()
+    server, url, _ = start_in_thread(Project.open(tmp_path / "p"), 0)
+    try:
+        _, html = request(url, path="/unit/lem-rk")
+        macros = json.loads(html.split("<script type=application/json id=tex-macros>")[1].split("</script>")[0])
+        # a definition holding "</script>" stays data: the JSON decodes whole, nothing runs
+        assert macros == {"\\F": "\\mathbb{F}", "\\dist": "d[#1;#2]", "\\rk": "\\operatorname{rk}",
+                          "\\bad": "</script><script>window.owned=1</script>"}
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page()
+            page.goto(url + "unit/lem-rk")
+            page.wait_for_selector("#statement-math[data-typeset='1']")
+            assert page.locator("#statement-math .katex").count() == 4
+            assert page.locator("#statement-math .katex-error").count() == 0
+            assert "d[X;Y]" in page.locator("#statement-math").inner_text().replace("\n", "")
+            assert page.evaluate("window.owned") is None
+            browser.close()
+    finally:
+        server.should_exit = True

@@ -348,6 +348,65 @@ def statement_math(body: str) -> str:
     return _TEXT_MACRO.sub(lambda m: f"<{_TEXT_TAG[m[1]]}>{m[2]}</{_TEXT_TAG[m[1]]}>", html)
 
 
+_DEFINER = re.compile(r"\\(newcommand|renewcommand|providecommand|DeclareMathOperator|def)(\*?)\s*")
+
+
+def _group(text: str, at: int) -> tuple[str, int] | None:
+    """The balanced ``{...}`` group starting at ``text[at]`` (its inside, and the index after it)."""
+    if at >= len(text) or text[at] != "{":
+        return None
+    depth = 0
+    for i in range(at, len(text)):
+        c = text[i]
+        if c == "\\":
+            continue
+        if c == "{" and (i == 0 or text[i - 1] != "\\"):
+            depth += 1
+        elif c == "}" and text[i - 1] != "\\":
+            depth -= 1
+            if depth == 0:
+                return text[at + 1:i], i + 1
+    return None
+
+
+def katex_macros(definitions: list[str]) -> dict[str, str]:
+    """The document's macro definitions (``Catalogue.macros``: ``\\newcommand{\\F}{\\mathbb{F}}``,
+    ``\\newcommand{\\dist}[2]{d[#1;#2]}``, ``\\DeclareMathOperator{\\rk}{rk}``, ``\\def\\X{...}``)
+    as KaTeX's ``macros`` option (name -> expansion, ``#1``... kept), so the page typesets the
+    statement's own notation. A definition in a form not recognised here is left out (KaTeX then
+    shows that macro in red, as without it)."""
+    out: dict[str, str] = {}
+    for d in definitions:
+        m = _DEFINER.match(d.strip())
+        if not m:
+            continue
+        rest, at = d.strip(), m.end()
+        named = _group(rest, at)
+        if named is not None:
+            name, at = named[0].strip(), named[1]
+        else:
+            nm = re.match(r"\\[A-Za-z@]+|\\.", rest[at:])
+            if not nm:
+                continue
+            name, at = nm.group(0), at + nm.end()
+        while at < len(rest) and rest[at] in " \t":
+            at += 1
+        if m.group(1) != "def":
+            arity = re.match(r"\[(\d)\](?:\[[^\]]*\])?", rest[at:])
+            if arity:
+                at += arity.end()
+        elif re.match(r"#", rest[at:]):
+            continue  # a \def with a parameter text: not translated
+        body = _group(rest, at)
+        if body is None or not re.fullmatch(r"\\[A-Za-z@]+|\\.", name):
+            continue
+        if m.group(1) == "DeclareMathOperator":
+            out[name] = f"\\operatorname{m.group(2)}{{{body[0]}}}"
+        else:
+            out[name] = body[0]
+    return out
+
+
 def statement_block(problem: str | None, proof: str | None) -> str:
     """The statement as the source gives it (``units/<id>/problem.tex`` without its provenance
     block): its math typeset (``statement_math``; the TeX source in a fold below it), then the
@@ -411,12 +470,13 @@ def lean_block(lean: dict[str, Any] | None) -> str:
 def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: list, gate: Any, audit_record: Any,
               audit_result: Any, calls: list, events: list, guidance_text: str, stale: str | None, saved: bool,
               token_error: bool = False, problem: str | None = None, source_proof: str | None = None,
-              lean: dict[str, Any] | None = None) -> str:
+              lean: dict[str, Any] | None = None, macros: dict[str, str] | None = None) -> str:
     """One unit: status and why, the statement, stage history, gate report, audit, cost, events,
     guidance. ``shown``: the unit as ``fyan status`` shows it (run liveness and grouping applied);
     ``token_error``: a save was refused — the typed ``guidance_text`` is kept in the form;
     ``problem``/``source_proof``: the unit's ``problem.tex`` and ``source_proof.tex`` (None: absent);
-    ``lean``: its Lean statement, proof and diagnostics (``lean_block``).
+    ``lean``: its Lean statement, proof and diagnostics (``lean_block``); ``macros``: the document's
+    macros for the math renderer (``katex_macros``).
     A part with nothing recorded says so in a line (no table of headers alone)."""
     uid = view.unit.id
     status = shown["status"] if shown else view.status.value
@@ -438,6 +498,10 @@ def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: lis
     if section:
         body.append(f"<p id=section>In {escape(' › '.join(section))}</p>")
     body.append(statement_block(problem, source_proof))
+    # the macros as JSON data for the page script; every "<" escaped (\u003c), so document text can
+    # neither end the script element nor open a comment in it
+    body.append("<script type=application/json id=tex-macros>"
+                + json.dumps(macros or {}).replace("<", "\\u003c") + "</script>")
     body.append(lean_block(lean))
     rows = "".join(
         f"<tr><td>{r.id}</td><td>{escape(r.stage.value)}</td><td>{r.attempt}</td><td>{badge(r.status.value) if r.status.value in COLOURS else escape(r.status.value)}</td>"

@@ -1167,11 +1167,14 @@
 
   function typeset() {
     if (typeof renderMathInElement === "undefined") return;
+    let macros = {};
+    try { macros = JSON.parse((document.getElementById("tex-macros") || {}).textContent || "{}"); } catch (e) { /* none */ }
     for (const id of ["statement-math", "source-proof-math"]) {
       const box = document.getElementById(id);
       if (!box) continue;
       // a macro of the document's preamble KaTeX does not know is shown in red, never an error
-      renderMathInElement(box, {delimiters: MATH_DELIMITERS, throwOnError: false, strict: "ignore"});
+      renderMathInElement(box, {delimiters: MATH_DELIMITERS, throwOnError: false, strict: "ignore",
+                                macros: Object.assign({}, macros)});
       box.setAttribute("data-typeset", "1");
     }
   }
