@@ -673,10 +673,14 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
     from fyan.project import Project
     from fyan.state.store import Store
 
+    chosen = StatusFilter(failed=args.failed, waiting=args.waiting, section=args.section, units=args.unit or [],
+                          layers=args.layer or [], every=args.all, summary_only=args.summary)
     project = Project.open(args.dir)
     store = Store(project.paths.db)
     try:
         status = project_status(project, store)
+        if chosen.units:  # an unknown unit id exits 2 first, ingested or not
+            filter_units(status, StatusFilter(units=chosen.units))
         if not status.ingested:  # never a title over an empty table (issue 27)
             ingest = status.ingest
             code = ExitCode.INCOMPLETE if ingest["state"] == "interrupted" else ExitCode.OK
@@ -689,8 +693,6 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
             payload["cost"] = _cost(store)
     finally:
         store.close()
-    chosen = StatusFilter(failed=args.failed, waiting=args.waiting, section=args.section, units=args.unit or [],
-                          layers=args.layer or [], every=args.all, summary_only=args.summary)
     if chosen.active:
         payload["units"], payload["filter"] = filter_units(status, chosen), chosen.as_dict()
     return CommandResult(ExitCode.OK, payload, status_text(status, args.dir, chosen, payload.get("cost")))
@@ -722,10 +724,11 @@ def _cost(store) -> dict[str, Any]:
     return {"by_stage": by_stage, "by_unit": by_unit, "total": total, "unpriced_models": sorted(unpriced)}
 
 
-def _accept_source(args: argparse.Namespace) -> tuple[dict, str]:
+def cmd_accept_source(args: argparse.Namespace) -> CommandResult:
     from fyan.orchestrator.accept import run
 
-    return run(args.dir, args.dry_run)
+    payload, text = run(args.dir, args.dry_run)
+    return CommandResult(ExitCode.OK, payload, text)
 
 
 # -- gate ------------------------------------------------------------------------------------
@@ -979,7 +982,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "init": cmd_init,
     "run": cmd_run,
     "status": cmd_status,
-    "accept-source": lambda args: CommandResult(ExitCode.OK, *_accept_source(args)),
+    "accept-source": cmd_accept_source,
     "gate": cmd_gate,
     "verify": cmd_verify,
     "doctor": cmd_doctor,
