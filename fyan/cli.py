@@ -672,13 +672,18 @@ def cmd_dashboard(args: argparse.Namespace) -> CommandResult:
 
 def cmd_status(args: argparse.Namespace) -> CommandResult:
     from fyan.orchestrator.status import project_status
+    from fyan.orchestrator.status_text import StatusFilter, filter_units, status_text
     from fyan.project import Project
     from fyan.state.store import Store
 
+    chosen = StatusFilter(failed=args.failed, waiting=args.waiting, section=args.section, units=args.unit or [],
+                          layers=args.layer or [], every=args.all, summary_only=args.summary)
     project = Project.open(args.dir)
     store = Store(project.paths.db)
     try:
         status = project_status(project, store)
+        if chosen.units:  # an unknown unit id exits 2 first, ingested or not
+            filter_units(status, StatusFilter(units=chosen.units))
         if not status.ingested:  # never a title over an empty table (issue 27)
             ingest = status.ingest
             code = ExitCode.INCOMPLETE if ingest["state"] == "interrupted" else ExitCode.OK
@@ -691,7 +696,9 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
             payload["cost"] = _cost(store)
     finally:
         store.close()
-    return CommandResult(ExitCode.OK, payload, _status_text(status, payload.get("cost"), args.dir))
+    if chosen.active:
+        payload["units"], payload["filter"] = filter_units(status, chosen), chosen.as_dict()
+    return CommandResult(ExitCode.OK, payload, status_text(status, args.dir, chosen, payload.get("cost")))
 
 
 def _cost(store) -> dict[str, Any]:
@@ -720,42 +727,11 @@ def _cost(store) -> dict[str, Any]:
     return {"by_stage": by_stage, "by_unit": by_unit, "total": total, "unpriced_models": sorted(unpriced)}
 
 
-def _status_text(status, cost: dict | None, folder: str) -> str:
-    """``fyan status`` as text: one row per unit (blocked first) with a short reason, then the
-    blocked units grouped by root cause with the remedy once, outages, and whether a run is
-    alive (``fyan.orchestrator.status``). Document text is printed literally."""
-    from fyan.orchestrator.status import STATUS_ORDER, blocked_lines, run_line
-    from fyan.terminal import render, table
+def cmd_accept_source(args: argparse.Namespace) -> CommandResult:
+    from fyan.orchestrator.accept import run
 
-    units = status.units
-    rows = [[u["id"], str(u["layer"]), u["kind"], "adopted" if u.get("adopted") else u["status"], u["stage"] or "-",
-             u["short_reason"]]
-            for u in sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9),
-                                                  u["short_reason"].startswith("waits on "), u["layer"]))]
-    adopted = sum(bool(u.get("adopted")) for u in units)
-    title = f"{status.project}: " + ", ".join(f"{n} {k}" + (f" ({adopted} by adoption)" if k == "complete" and adopted
-                                                             else "") for k, n in sorted(status.counts.items()))
-    parts: list[Any] = [table(title, ("unit", "layer", "kind", "status", "stage", "reason"), rows)]
-    if cost:
-        for key, name in (("by_stage", "stage"), ("by_unit", "unit")):
-            crow = [[k, str(row["calls"]), str(row["tokens_in"]), str(row["tokens_out"]), f"{row['cost_usd']:.4f}",
-                     str(row["replayed"]), str(row["cache_hits"])]
-                    for k, row in list(cost[key].items()) + [("total", cost["total"])]]
-            parts.append(table(f"model usage by {name}", (name, "calls", "tokens in", "tokens out", "cost (USD)",
-                                                          "replayed", "cache hits"), crow))
-        if cost["unpriced_models"]:
-            parts.append("not in config/pricing.toml (counted as 0 USD): " + ", ".join(cost["unpriced_models"]))
-    lines = blocked_lines(status.blocked)
-    lines += [o["text"] for o in status.outages]
-    if status.stale:
-        lines.append(f"The source changed since intake: {len(status.stale)} unit(s) are stale (reported, never re-run):")
-        lines += [f"  {u}: {why}" for u, why in list(status.stale.items())[:20]]
-    if "UNCONFINED" in status.sandbox or "refused" in status.sandbox:
-        lines.append(f"sandbox: {status.sandbox}")
-    lines.append(run_line(status.run, status.project, units))
-    if not status.run.get("alive") and any(u["status"] in ("ready", "interrupted") for u in units):
-        lines.append(f"Next: fyan run {_quote(folder)}")
-    return render(*parts) + "\n" + "\n".join(lines)  # the lines as they are: long ones are not wrapped
+    payload, text = run(args.dir, args.dry_run)
+    return CommandResult(ExitCode.OK, payload, text)
 
 
 # -- gate ------------------------------------------------------------------------------------
@@ -1009,6 +985,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "init": cmd_init,
     "run": cmd_run,
     "status": cmd_status,
+    "accept-source": cmd_accept_source,
     "gate": cmd_gate,
     "verify": cmd_verify,
     "doctor": cmd_doctor,
@@ -1108,6 +1085,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parallelism", type=arguments.parallelism, help="stage attempts at once (default: [scheduler] parallelism)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = sub.add_parser("accept-source", help="accept a change of the source: the stale units (changed statements and "
+                       "what depends on them) start over; the others keep their work",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--dry-run", action="store_true", help="only say what would re-run; change nothing")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = sub.add_parser("daemon", help="start, stop or inspect the background daemon of a project",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", choices=["start", "stop", "status", "serve"],
@@ -1125,10 +1109,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=arguments.port, help="port (default: [dashboard] port; 0 = any free port)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
-    p = sub.add_parser("status", help="one line per unit: stage, status, reason",
+    p = sub.add_parser("status", help="summary first: units by state and chapter, the failed units and why; filters list units",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", help="project folder")
     p.add_argument("--cost", action="store_true", help="also sum model usage and cost per stage and unit")
+    p.add_argument("--failed", action="store_true", help="list the failed units")
+    p.add_argument("--waiting", action="store_true", help="list the waiting units")
+    p.add_argument("--section", metavar="TEXT", help="list the units under headings containing TEXT")
+    p.add_argument("--unit", action="append", metavar="ID", help="list this unit (repeatable)")
+    p.add_argument("--layer", action="append", type=int, metavar="N", help="list the units of layer N (repeatable)")
+    p.add_argument("--all", action="store_true", help="list every unit, one row each")
+    p.add_argument("--summary", action="store_true", help="print the summary lines only")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("gate", help="run the completion gate on a unit now and print every check",

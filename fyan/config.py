@@ -6,7 +6,9 @@ prefix ``FYAN_`` and ``__`` between sections, for example ``FYAN_LEAN__LAKE=/opt
 or ``FYAN_SCHEDULER__PARALLELISM=4``. API keys are never part of the configuration: providers
 read them from the environment variables their SDKs document.
 
-Errors: ``load_config`` raises ``ConfigError`` naming the file and the offending key.
+Errors: ``load_config`` raises ``ConfigError`` naming, for each offending value, where it came
+from (the file and its key, or the environment variable) and, for an unknown key, the nearest
+known one.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from fyan.errors import ConfigError
 
@@ -501,17 +504,124 @@ def lean_lib_name(project_name: str) -> str:
     return name if name[0].isalpha() and name.isascii() else "Fyan" + name
 
 
-def _format_validation_error(path: Path, err: ValidationError) -> str:
-    lines = []
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The section model that holds the key at ``loc`` (a pydantic error location without its
+    last item), walking ``FyanConfig``'s fields; a ``dict[str, Model]`` field (``[agents.stages]``)
+    takes one key. None when ``loc`` leads nowhere known."""
+    import typing
+
+    model: Any = FyanConfig
+    i = 0
+    while i < len(loc):
+        fields = getattr(model, "model_fields", None)
+        if not fields or loc[i] not in fields:
+            return None
+        annotation = fields[loc[i]].annotation
+        if typing.get_origin(annotation) is dict:
+            annotation = typing.get_args(annotation)[1]
+            i += 1  # the dict's key (a stage name)
+        model = annotation
+        i += 1
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def known_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the configuration accepts next to the key at ``loc`` (its section's keys)."""
+    model = _model_at(tuple(loc[:-1]))
+    return list(model.model_fields) if model is not None else []
+
+
+def nearest_key(loc: tuple[Any, ...]) -> str | None:
+    """The known key nearest to the unknown last item of ``loc``, or None: by ``difflib``'s
+    ratio against the whole key (at least 0.6: ``paralelism`` → ``parallelism``) or, a little
+    stricter, against one of its ``_``-separated words (at least 0.8: ``timout`` →
+    ``build_timeout``)."""
+    import difflib
+
+    name = str(loc[-1]).lower()
+    best, score = None, 0.0
+    for key in known_keys(loc):
+        whole = difflib.SequenceMatcher(None, name, key).ratio()
+        part = max((difflib.SequenceMatcher(None, name, w).ratio() for w in key.split("_")), default=0.0)
+        s = whole if whole >= 0.6 else (part - 0.01 if part >= 0.8 else 0.0)
+        if s > score:
+            best, score = key, s
+    return best
+
+
+def env_source(loc: tuple[Any, ...], environ: Mapping[str, str] | None = None) -> str | None:
+    """The environment variable that set the value at ``loc``, or None: the longest
+    ``FYAN_<SECTION>__<KEY>`` (matched without case, as pydantic-settings reads them) that is a
+    prefix of ``loc`` (``FYAN_AGENTS__DEFAULT`` may carry a whole table as JSON)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    names = {k.upper(): k for k in env}
+    for n in range(len(loc), 0, -1):
+        name = "FYAN_" + "__".join(str(x) for x in loc[:n]).upper()
+        if name in names:
+            return names[name]
+    return None
+
+
+def _table_key(loc: tuple[Any, ...]) -> str:
+    """``[scheduler] parallelism`` for ``("scheduler", "parallelism")``, ``project`` for a
+    missing section."""
+    parts = [str(x) for x in loc]
+    if len(parts) == 1:
+        return f"[{parts[0]}]"
+    return f"[{'.'.join(parts[:-1])}] {parts[-1]}"
+
+
+def _format_validation_error(path: Path, err: ValidationError, data: dict[str, Any] | None = None,
+                             environ: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """The message and hint of a ``ConfigError`` for ``err``: each problem names where its value
+    came from — an environment variable (``FYAN_SCHEDULER__PARALLELISM='x'``), or the file and
+    its table and key (``fyan.toml, [scheduler] parallelism``) — an unknown key names the nearest
+    known one,
+    and the hint says what to change, in the user's own file or environment."""
+    import os
+
+    env = os.environ if environ is None else environ
+    lines: list[str] = []
+    from_env: list[str] = []
+    from_file = False
+    unknown_sections: set[str] = set()
     for e in err.errors():
-        loc = ".".join(str(x) for x in e["loc"])
+        loc = tuple(e["loc"])
         msg = e["msg"]
+        var = env_source(loc, env)
+        key = ".".join(str(x) for x in loc)
+        if var is not None and e["type"] != "missing":  # the environment wins over the file
+            value = env[var] if len(env[var]) <= 60 else env[var][:57] + "..."
+            where = f"{key} (from the environment variable {var}={value!r})"
+            from_env.append(var)
+        else:
+            where = f"{key} (in {path.name}, {_table_key(loc)})"
+            from_file = True
         if e["type"] == "extra_forbidden":
-            msg = "unknown key"
+            near = nearest_key(loc)
+            msg = "unknown key" + (f"; did you mean {near!r}?" if near else "")
+            unknown_sections.add(".".join(str(x) for x in loc[:-1]))
         elif e["type"] == "missing":
             msg = "required key is missing"
-        lines.append(f"  {loc}: {msg}")
-    return f"{path}: invalid configuration\n" + "\n".join(lines)
+        lines.append(f"  {where}: {msg}")
+    if from_file and not from_env:
+        head = f"{path}: invalid configuration"
+    elif from_env and not from_file:
+        head = "invalid configuration in the environment (FYAN_* variables override fyan.toml)"
+    else:
+        head = f"invalid configuration in {path} and in the environment"
+    hints = []
+    if from_file:
+        hints.append(f"edit {path}")
+    if from_env:
+        hints.append("fix or unset " + ", ".join(dict.fromkeys(from_env)))
+    for section in sorted(unknown_sections):
+        keys = known_keys((*section.split("."), "?") if section else ("?",))
+        if keys:
+            hints.append(f"the keys of {'[' + section + ']' if section else 'the top level'} are: {', '.join(keys)}")
+    return head + "\n" + "\n".join(lines), "; ".join(hints)
 
 
 def load_config(path: Path) -> FyanConfig:
@@ -533,7 +643,23 @@ def load_config(path: Path) -> FyanConfig:
     try:
         return FyanConfig(**data)
     except ValidationError as e:
-        raise ConfigError(
-            _format_validation_error(path, e),
-            hint="see config/fyan.example.toml for every key and its default",
-        ) from None
+        message, hint = _format_validation_error(path, e, data)
+        raise ConfigError(message, hint=hint) from None
+    except SettingsError as e:  # an environment variable pydantic-settings could not decode
+        raise _env_decode_error(str(e)) from None
+
+
+def _env_decode_error(text: str, environ: Mapping[str, str] | None = None) -> ConfigError:
+    """A ``ConfigError`` for pydantic-settings' ``error parsing value for field "lean" from source
+    "EnvSettingsSource"``: the ``FYAN_LEAN*`` variables set, by name and value. A list or a table
+    must be given as JSON there."""
+    import os
+
+    env = os.environ if environ is None else environ
+    m = re.search(r'field "(\w+)"', text)
+    section = (m.group(1) if m else "").upper()
+    names = [k for k in env if k.upper() == f"FYAN_{section}" or k.upper().startswith(f"FYAN_{section}__")]
+    shown = ", ".join(f"{k}={env[k][:60]!r}" for k in names) or f"FYAN_{section}__*"
+    return ConfigError(f"invalid configuration in the environment: {shown} does not decode ({text})",
+                       hint='a list or a table is given as JSON (e.g. FYAN_LEAN__PASS_ENV=\'["HOME_CACHE"]\'); '
+                            "fix or unset " + (", ".join(names) or "the variable"))

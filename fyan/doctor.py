@@ -100,9 +100,10 @@ def check_agent(kind: str, agent: StageAgent, cassette, online: bool) -> list[Fi
 
 
 def diagnose(config: FyanConfig | None, project_root=None, online: bool = False) -> dict[str, Any]:
-    """The doctor's report: ``providers`` (one entry per distinct agent configuration),
-    ``lean``, ``sandbox`` and ``ok`` (every needed thing usable)."""
-    from fyan.config import LeanSection
+    """The doctor's report: ``providers`` (one entry per distinct agent configuration of the
+    project; without a project, the hosted providers with ``needed`` false and ``state``
+    "available" or "not configured"), ``lean``, ``sandbox`` and ``ok`` (every needed thing
+    usable: a provider no project chose never makes it false)."""
     from fyan.lean.runner import bwrap_status
     from fyan.lean.toolchain import discover
 
@@ -112,18 +113,21 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
         for agent, stages in agent_groups(config, stages_in_use(config)):
             findings = check_agent(agent.provider, agent, cassette, online)
             providers.append({
-                "stages": stages, "provider": agent.provider,
+                "stages": stages, "provider": agent.provider, "needed": True,
                 # a model name only where one is sent: none has no model, a command agent picks its own
                 "model": agent.model if agent.provider not in ("none", "command") else None,
                 "usable": all(f.ok is not False for f in findings),
                 "checks": [f.model_dump() for f in findings],
             })
-    else:
+    else:  # no project: nothing was chosen, so nothing is needed; say what is available here
         for kind in ("anthropic", "openai"):
             findings = check_agent(kind, StageAgent(provider=kind), None, online)
-            providers.append({"stages": [], "provider": kind, "model": "", "usable": all(f.ok is not False for f in findings),
+            usable = all(f.ok is not False for f in findings)
+            providers.append({"stages": [], "provider": kind, "model": "", "needed": False, "usable": usable,
+                              "state": "available" if usable else "not configured",
                               "checks": [f.model_dump() for f in findings]})
-    lean_cfg = config.lean if config is not None else LeanSection()
+    # without a project: the defaults with this environment's FYAN_LEAN__* settings applied
+    lean_cfg = config.lean if config is not None else FyanConfig(project={"name": "-", "source": "-"}).lean
     disc = discover(lean_cfg)
     lean = {"present": disc.toolchain is not None,
             "detail": f"{disc.toolchain.lake}: {disc.toolchain.version}" if disc.toolchain else disc.problem,
@@ -147,7 +151,7 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
     environment = environment_status(config, lean_cfg)
     inspector = _inspector_status(lean_cfg)
     selftest = selftest_status(lean_cfg, disc.toolchain)
-    ok = (all(p["usable"] for p in providers) and lean["present"] and (bwrap is not None or lean_cfg.sandbox != "require")
+    ok = (all(p["usable"] for p in providers if p.get("needed", True)) and lean["present"] and (bwrap is not None or lean_cfg.sandbox != "require")
           and selftest["trusted"] is not False)
     return {"providers": providers, "lean": lean, "sandbox": sandbox, "environment": environment,
             "inspector": inspector, "selftest": selftest, "ok": ok}
@@ -214,6 +218,12 @@ def render(report: dict[str, Any]) -> str:
     mark = {True: "ok  ", False: "FAIL", None: "--  "}
     lines = []
     for p in report["providers"]:
+        if not p.get("needed", True):  # no project chose it: available or not, never a failure
+            lines.append(f"[{'ok  ' if p['usable'] else '--  '}] provider {p['provider']}: {p['state']} "
+                         "(no project given: a project that chooses it needs it)")
+            for c in p["checks"]:
+                lines.append(f"         [{'ok  ' if c['ok'] else '--  '}] {c['what']}: {c['detail']}")
+            continue
         head = ("no model configured (provider = \"none\")" if p["provider"] == "none" else
                 f"provider {p['provider']}" + (f" ({p['model']})" if p.get("model") else ""))
         lines.append(f"[{mark[p['usable']]}] {head}" + (f" for {', '.join(p['stages'])}" if p["stages"] else ""))

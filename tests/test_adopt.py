@@ -82,7 +82,7 @@ def test_init_adopts_three_outcomes_and_status_shows_adopted(fake_lake, tmp_path
     # the text status names adoption apart from completion by the gate
     assert main(["status", str(tmp_path / "p")]) in (0, 3)
     text = capsys.readouterr().out
-    assert "3 complete (3 by adoption)" in text and "adopted" in text
+    assert "p: 3/8 complete (3 by adoption)" in text and "adopted" in text
 
     # the evidence is the inspector's, recorded with the frozen statements
     project = Project.open(tmp_path / "p")

@@ -155,3 +155,26 @@ Hence the theorem.
     assert content.count("\\label{c}") == 1 and "(\\cref{c})" in content and "Hence the theorem." in content
     before, after, _ = round_trip(tmp_path / "p")
     assert after == before and before[1] == {("t", "c"): True}
+
+
+def test_the_export_keeps_the_documents_chapters_and_sections(tmp_path, capsys):
+    """PFR's blueprint: every unit stands, in the exported blueprint read back, under the same
+    chapter and section as in the source (the export used to put every unit under one chapter
+    named after the project)."""
+    from fyan.intake.catalogue import Catalogue
+
+    code, init = run(capsys, "init", str(tmp_path / "p"), "--source", str(corpus("blueprints/pfr.content.flat.tex")))
+    assert code == 0, init
+    code, _ = run(capsys, "export", "blueprint", str(tmp_path / "p"))
+    assert code == 0
+    store = Store(tmp_path / "p" / ".fyan" / "state.db")
+    source = Catalogue.model_validate_json(store.meta("catalogue"))
+    want = {u.id: source.statements[u.statements[0]].section for u in store.units()}
+    store.close()
+    before, after, cat = round_trip(tmp_path / "p")
+    assert after[0] == before[0]
+    got = {u.id: cat.statements[u.statements[0]].section for u in build_units(cat, KINDS)}
+    assert len({tuple(s[:1]) for s in want.values()}) >= 5  # several chapters
+    assert got == want
+    content = (tmp_path / "p" / "blueprint" / "src" / "content.tex").read_text()
+    assert "\\chapter{p}" not in content and content.count("\\chapter{Entropy version of PFR}") == 1

@@ -137,3 +137,20 @@ def test_a_daemon_that_ingests_logs_intakes_warnings(tmp_path, capsys, no_lake):
     assert (ingested["units"], ingested["warnings"]) == (6, 7)
     (note,) = [n for n in daemon.notes if "first ingest" in n]
     assert "first ingest: 7 warnings:\n  generated-input (1)" in note and "\\ref{gone5} in l5" in note
+
+
+def test_a_folder_given_as_the_source_gets_its_likely_main_files_as_a_hint(tmp_path, capsys):
+    folder = tmp_path / "src"
+    (folder / "chapter").mkdir(parents=True)
+    (folder / "chapter" / "one.tex").write_text("\\begin{lemma}\\label{l} $1 = 1$. \\end{lemma}\n")
+    (folder / "print.tex").write_text("\\documentclass{article}\n\\begin{document}\\input{chapter/one}\\end{document}\n")
+    assert main(["init", str(tmp_path / "p"), "--source", str(folder)]) == 4
+    err = capsys.readouterr().err
+    assert f"{folder}: is a folder; give the main document file" in err
+    assert f"hint: give one of its files, e.g. --source {folder / 'print.tex'}" in err
+    assert "one.tex" not in err  # no \\documentclass: not a main file
+    assert not (tmp_path / "p").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["init", str(tmp_path / "q"), "--source", str(empty)]) == 4
+    assert "hint: no .tex file with \\documentclass, .md or .pdf file is in" in capsys.readouterr().err

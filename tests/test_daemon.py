@@ -48,7 +48,7 @@ def test_second_daemon_is_refused_and_stop_status_work(example, no_lake, capsys)
         assert main(["run", str(example)]) == 5
         assert "another Fyan run is already working on this project" in capsys.readouterr().err
         code, status = cli_json(capsys, "daemon", "status", str(example))
-        assert status["running"] and status["pid"] == state["pid"] and status["counts"] == {"blocked": 11}
+        assert status["running"] and status["pid"] == state["pid"] and status["counts"] == {"failed": 2, "waiting": 9}
         info = json.loads((example / ".fyan" / "daemon.json").read_text())
         assert oct((example / ".fyan" / "daemon.json").stat().st_mode & 0o777) == "0o600" and info["token"]
     finally:

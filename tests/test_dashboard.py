@@ -125,12 +125,13 @@ def test_dashboard_state_groups_causes_tells_liveness_and_versions(dashboard):
     example, server, url, token = dashboard
     status, body = request(url, path="/api/state")
     state = json.loads(body)
-    assert status == 200 and state["run"]["alive"] is False and state["counts"] == {"blocked": 11}
+    assert status == 200 and state["run"]["alive"] is False and state["counts"] == {"failed": 2, "waiting": 9}
     [group] = state["blocked_groups"]
     assert group["cause"] == "Lean toolchain not found" and group["remedy"].startswith("install elan")
     assert sorted(group["roots"]) == ["def-divides", "definition-1"] and len(group["waiting"]) == 9
     by_id = {u["id"]: u for u in state["units"]}
-    assert by_id["theorem-8"]["short_reason"] in ("waits on blocked definition-1", "waits on blocked def-divides")
+    assert by_id["theorem-8"]["short_reason"] == "waits on failed definition-1, def-divides"
+    assert by_id["theorem-8"]["waiting_on"] == ["definition-1", "def-divides"] and by_id["theorem-8"]["cause"] is None
     # the version moves with every recorded change (the pages poll it to update by themselves)
     _, v1 = request(url, path="/api/version")
     gw = Gateway(Project.open(example))
@@ -205,12 +206,14 @@ def test_dashboard_in_a_real_browser(dashboard, tmp_path):
         assert page.evaluate("window.fyanGraph.nodes('.unit').length") == 11  # 11 units: their section shown open
         opened = page.evaluate("window.fyanGraph.nodes('.group.open').map(n => n.data('key'))")
         assert opened == ["A Taste of Number Theory"]
-        assert page.evaluate("window.fyanGraph.nodes('.status-blocked').length") == 11
+        assert page.evaluate("window.fyanGraph.nodes('.status-failed').length") == 2
+        assert page.evaluate("window.fyanGraph.nodes('.status-waiting').length") == 9
         page.locator("#graph").screenshot(path=str(shots / "example-graph.png"))
         assert "0/2" in page.locator("#layers").inner_text()
         # the cause once, with its remedy; each row says only what is particular to it
         assert page.locator("#blocked .cause").count() == 1
-        assert "11 blocked: Lean toolchain not found → install elan" in page.locator("#blocked").inner_text()
+        assert "2 failed: Lean toolchain not found (at the gate stage) → install elan" in page.locator("#blocked").inner_text()
+        assert "9 unit(s) wait on them" in page.locator("#blocked").inner_text()
         assert "Lean toolchain not found" in rows.first.inner_text()
         page.screenshot(path=str(shots / "example-overview.png"), full_page=True)
         before = snapshot(example)
@@ -298,7 +301,7 @@ def test_pfr_dependency_graph_in_a_real_browser(pfr, tmp_path):
             page.select_option("#graph-layout", "layers")
             page.wait_for_selector("#graph[data-mode='layers']")
             counts = json.loads(request(url, path="/api/state")[1])["counts"]
-            assert counts["interrupted"] == 1 and counts["complete"] >= 50 and counts["blocked"] >= 2
+            assert counts["interrupted"] == 1 and counts["complete"] >= 50 and counts["failed"] == 1
             assert {"ready", "waiting"} <= set(counts)
             assert "1 attempt(s) were cut off when the last run stopped" in page.locator("#run").inner_text()
             js = "window.fyanGraph"
@@ -453,7 +456,9 @@ def test_the_unit_page_shows_the_statement_and_no_header_only_tables(pfr):
     finally:
         server.should_exit = True
     assert status == 200 and done == 200
-    assert "<h2>Statement</h2><pre id=statement>\\begin{theorem}[Entropy version of PFR]\\label{entropy-pfr}" in page
+    assert "<pre id=statement>\\begin{theorem}[Entropy version of PFR]\\label{entropy-pfr}" in page  # the TeX, in a fold
+    math = page.split("<div id=statement-math class=math>")[1].split("</div>")[0]  # typeset by the page's KaTeX
+    assert "\\label" not in math and "\\begin{theorem}" not in math and "d[X^0_1;U_H]" in math
     assert "d[X^0_1;U_H] + d[X^0_2;U_H] \\le 11 d[X^0_1;X^0_2]" in page
     assert "fyan provenance" not in page.split("<pre id=statement>")[1].split("</pre>")[0]
     assert "<p id=section>In Entropy version of PFR › Conclusion</p>" in page
@@ -471,7 +476,8 @@ READABLE_PX = 11  # a group's label at the fitted zoom, in rendered pixels
 GROUPS_JS = """(() => { const cy = window.fyanGraph, z = cy.zoom();
   const view = {x1: 0, y1: 0, x2: cy.width(), y2: cy.height()};
   return cy.nodes('.group').map(n => { const b = n.renderedBoundingBox();
-    return {key: n.data('key'), label: n.data('label'), open: n.hasClass('open'), blocked: n.hasClass('has-blocked'),
+    return {key: n.data('key'), label: n.data('label'), open: n.hasClass('open'), blocked: n.hasClass('has-failed'),
+            waits: n.hasClass('waits-on-failed'),
             px: parseFloat(n.style('font-size')) * z,
             inView: b.x1 >= view.x1 - 1 && b.y1 >= view.y1 - 1 && b.x2 <= view.x2 + 1 && b.y2 <= view.y2 + 1,
             x: (b.x1 + b.x2) / 2, y: (b.y1 + b.y2) / 2}; }); })()"""
@@ -587,15 +593,21 @@ def _check_structure(url: str, page, groups: list[dict], chapters: list[str], bl
     for g in groups:
         assert g["px"] >= READABLE_PX, g
         assert g["inView"] and "complete" in g["label"]
-    stuck = [g for g in groups if g["blocked"]]  # the failing unit's chapter, and those waiting on it
-    assert blocked_chapter in [g["key"] for g in stuck] and all(" blocked" in g["label"] for g in stuck)
-    assert all(" blocked" not in g["label"] for g in groups if not g["blocked"])
-    [stuck] = [g for g in stuck if g["key"] == blocked_chapter]
+    # the chapter whose own unit failed stands out (solid red border, "1 failed"); chapters whose
+    # units only wait on it are marked apart (dashed border, "waiting", never "failed")
+    stuck = [g for g in groups if g["blocked"]]
+    assert [g["key"] for g in stuck] == [blocked_chapter] and " 1 failed" in stuck[0]["label"]
+    assert all(" failed" not in g["label"] for g in groups if not g["blocked"])
+    assert all(" waiting" in g["label"] and not g["blocked"] for g in groups if g["waits"])
+    [stuck] = stuck
     # a click on the stuck chapter opens it, says why, and lists its units in the table
     gbox = page.locator("#graph").bounding_box()
     page.mouse.click(gbox["x"] + stuck["x"], gbox["y"] + stuck["y"])
     page.wait_for_selector("#group-causes")
-    assert cause in page.locator("#group-causes").inner_text()
+    # "by cause" lists only the unit that failed, linked to its page
+    assert page.locator("#group-causes").inner_text().startswith(f"1 × {cause}: {blocked_unit}")
+    assert page.locator("#group-causes a").evaluate_all("as => as.map(a => a.getAttribute('href'))") == [
+        f"/unit/{blocked_unit}"]
     assert page.evaluate("window.fyanGraph.nodes('.group.open').map(n => n.data('key'))") == [blocked_chapter]
     sections = page.evaluate(GROUPS_JS)
     inner = [g for g in sections if g["key"].startswith(blocked_chapter + " › ")]
@@ -678,7 +690,7 @@ def test_two_thousand_units_by_chapter_in_a_real_browser(book, tmp_path):
     errors: list[str] = []
     try:
         state = json.loads(request(url, path="/api/state")[1])
-        assert len(state["units"]) == 2000 and state["counts"]["complete"] >= 40 and state["counts"]["blocked"] >= 1
+        assert len(state["units"]) == 2000 and state["counts"]["complete"] >= 40 and state["counts"]["failed"] == 1
         [unit] = [u for u in state["units"] if u["id"] == failing]
         chapters = [f"Chapter {i}" for i in range(1, 11)]
         with sync_api.sync_playwright() as p:
@@ -706,3 +718,169 @@ def test_two_thousand_units_by_chapter_in_a_real_browser(book, tmp_path):
     finally:
         server.should_exit = True
     assert errors == []
+
+
+# -- the unit page: the statement typeset, the Lean statement and proof with diagnostics ------------
+
+def test_the_unit_page_shows_the_frozen_lean_statement_the_proof_and_its_diagnostics(dashboard):
+    example, server, url, token = dashboard
+    folder = example / "units" / "def-divides"
+    store = Store(Project.open(example).paths.db)
+    freezes = store.freezes("def-divides")
+    store.close()
+    assert freezes, "the example's plan froze its statement"
+    status, page = request(url, path="/unit/def-divides")
+    assert status == 200
+    frozen = page.split("<table id=frozen>")[1].split("</table>")[0]
+    for f in freezes:
+        assert f"<code>{escape_html(f.decl)}</code>" in frozen and escape_html(f.normalized_signature) in frozen
+    assert f"<pre id=lean-statement>{escape_html((folder / 'Statement.lean').read_text())}</pre>" in page
+    assert f"<pre id=lean-proof>{escape_html((folder / 'Basic.lean').read_text())}</pre>" in page
+    last = json.loads((folder / "iterations.json").read_text())[-1]
+    assert "<h3>Diagnostics</h3>" in page and f"Formalizer iteration {last['iteration']} of the last prove attempt" in page
+
+
+def test_the_unit_page_typesets_the_statement_in_a_real_browser(pfr, tmp_path):
+    """KaTeX (vendored, no network) turns the statement's TeX into math: no raw delimiter is left
+    in the typeset text, and a unit without Lean yet says so."""
+    root, _ = pfr
+    sync_api = _browser()
+    shots = _shots(tmp_path)
+    server, url, _ = start_in_thread(Project.open(root), 0)
+    errors: list[str] = []
+    requests: list[str] = []
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(url + "unit/entropy-pfr")
+            page.wait_for_selector("#statement-math[data-typeset='1']")
+            assert page.locator("#statement-math .katex").count() >= 2
+            text = page.locator("#statement-math").inner_text()
+            assert "$" not in text and "\\le" not in text and "Entropy version of PFR" not in text
+            assert page.evaluate("getComputedStyle(document.querySelector('#statement-math .katex')).fontFamily"
+                                 ).startswith("KaTeX_Main")
+            assert page.locator("#lean-statement").inner_text() == "No Lean statement yet (the plan stage writes it)."
+            page.screenshot(path=str(shots / "unit-page-math.png"))
+            browser.close()
+    finally:
+        server.should_exit = True
+    assert errors == []
+    assert all(r.startswith(url) for r in requests), [r for r in requests if not r.startswith(url)]  # nothing fetched elsewhere
+
+
+# -- every layout routes its edges around the boxes they do not join -----------------------------
+
+# as CROSSINGS_JS, with the drawn leaves as the boxes (units and closed groups); an open group is
+# a frame whose own units' edges must cross it
+LEAF_CROSSINGS_JS = CROSSINGS_JS.replace("cy.nodes(':visible').map(", "cy.nodes(':visible').filter(n => !n.isParent()).map(")
+
+
+def test_no_edge_passes_behind_a_box_in_the_default_and_dagre_layouts(pfr, tmp_path):
+    """The default view (the document's chapters and sections) and dagre draw every edge around
+    the boxes it does not join — read back from the page: leaf boxes and the drawn segments —
+    at book scale (closed chapters), with a chapter opened, and in the dagre layout."""
+    root, _ = pfr
+    sync_api = _browser()
+    shots = _shots(tmp_path)
+    server, url, _ = start_in_thread(Project.open(root), 0)
+    errors: list[str] = []
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1500, "height": 1000})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url)
+            page.wait_for_selector("#graph[data-mode='groups']", timeout=60_000)
+            found = page.evaluate(LEAF_CROSSINGS_JS)
+            assert found["edges"] >= 5 and found["bad"] == [], found
+            # open the chapter with the most units: its units and the other chapters' tiles
+            key = page.evaluate("window.fyanGraph.nodes('.group').sort((a, b) => b.data('label').length - "
+                                "a.data('label').length)[0].data('key')")
+            page.evaluate(f"window.fyanGraph.nodes('.group').filter(n => n.data('key') === {json.dumps(key)})"
+                          "[0].emit('tap')")
+            page.wait_for_function("window.fyanGraph.nodes('.group.open').length > 0")
+            found = page.evaluate(LEAF_CROSSINGS_JS)
+            assert found["edges"] >= 10 and found["segments"] > found["edges"] and found["bad"] == [], found
+            page.locator("#graph").screenshot(path=str(shots / "pfr-groups-routed.png"))
+            page.select_option("#graph-layout", "dagre")
+            page.wait_for_selector("#graph[data-mode='dagre']")
+            found = page.evaluate(LEAF_CROSSINGS_JS)
+            assert found["edges"] > 400 and found["bad"] == [], (len(found["bad"]), found["bad"][:5])
+            browser.close()
+    finally:
+        server.should_exit = True
+    assert errors == []
+
+
+def test_find_centres_the_unit_with_its_neighbourhood_and_cut_ids_have_a_tooltip(pfr, tmp_path):
+    root, _ = pfr
+    sync_api = _browser()
+    server, url, _ = start_in_thread(Project.open(root), 0)
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1500, "height": 1000})
+            page.goto(url)
+            page.wait_for_selector("#graph[data-ready='1']", timeout=60_000)
+            target = "construct-good-prelim-improv"  # 28 characters: its label is cut
+            page.fill("#graph-search", target)
+            page.dispatch_event("#graph-search", "change")
+            page.wait_for_selector(f"#graph[data-found={json.dumps(target)}]")
+            geo = page.evaluate(f"""(() => {{ const cy = window.fyanGraph, n = cy.getElementById({json.dumps(target)});
+                const p = n.renderedPosition(), view = {{w: cy.width(), h: cy.height()}};
+                const near = n.closedNeighborhood().nodes().filter(m => m.visible()).map(m => {{
+                  const b = m.renderedBoundingBox({{includeLabels: false}});
+                  return b.x1 >= -1 && b.y1 >= -1 && b.x2 <= view.w + 1 && b.y2 <= view.h + 1; }});
+                return {{x: p.x, y: p.y, w: view.w, h: view.h, near: near, label: n.data('label'),
+                         zoom: cy.zoom()}}; }})()""")
+            assert abs(geo["x"] - geo["w"] / 2) < 2 and abs(geo["y"] - geo["h"] / 2) < 2  # centred
+            assert len(geo["near"]) >= 2 and all(geo["near"]), geo  # its neighbourhood in view
+            # its label is wider than the box: cytoscape cuts it with an ellipsis (text-max-width)
+            width = page.evaluate(f"""(() => {{ const n = window.fyanGraph.getElementById({json.dumps(target)});
+                const c = document.createElement('canvas').getContext('2d');
+                c.font = n.style('font-size') + ' ' + n.style('font-family');
+                return [c.measureText(n.data('label')).width, parseFloat(n.style('text-max-width'))]; }})()""")
+            assert width[0] > width[1], width
+            gbox = page.locator("#graph").bounding_box()
+            page.mouse.move(gbox["x"] + geo["x"], gbox["y"] + geo["y"])
+            page.wait_for_selector("#graph-tip", state="visible")
+            assert page.locator("#graph-tip").inner_text().startswith(target + " (")
+            browser.close()
+    finally:
+        server.should_exit = True
+
+
+def test_the_unit_page_typesets_the_documents_own_macros(tmp_path, capsys):
+    """Macros the document defines (\\newcommand with and without arguments, \\DeclareMathOperator)
+    reach the page's KaTeX: its notation is typeset, not shown as an error in red."""
+    doc = tmp_path / "doc.tex"
+    doc.write_text("\\documentclass{article}\n\\newcommand{\\F}{\\mathbb{F}}\n\\newcommand{\\dist}[2]{d[#1;#2]}\n"
+                   "\\DeclareMathOperator{\\rk}{rk}\n\\newcommand{\\bad}{</script><script>window.owned=1</script>}\n"
+                   "\\begin{document}\n\\section{Ranks}\n"
+                   "\\begin{lemma}\\label{lem:rk} For a matrix $A$ over $\\F_2$, $\\rk A \\le n$ and "
+                   "$\\dist{X}{Y} \\ge 0$.\\end{lemma}\n\\end{document}\n")
+    assert main(["init", str(tmp_path / "p"), "--source", str(doc), "--json"]) == 0
+    capsys.readouterr()
+    sync_api = _browser()
+    server, url, _ = start_in_thread(Project.open(tmp_path / "p"), 0)
+    try:
+        _, html = request(url, path="/unit/lem-rk")
+        macros = json.loads(html.split("<script type=application/json id=tex-macros>")[1].split("</script>")[0])
+        # a definition holding "</script>" stays data: the JSON decodes whole, nothing runs
+        assert macros == {"\\F": "\\mathbb{F}", "\\dist": "d[#1;#2]", "\\rk": "\\operatorname{rk}",
+                          "\\bad": "</script><script>window.owned=1</script>"}
+        with sync_api.sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page()
+            page.goto(url + "unit/lem-rk")
+            page.wait_for_selector("#statement-math[data-typeset='1']")
+            assert page.locator("#statement-math .katex").count() == 4
+            assert page.locator("#statement-math .katex-error").count() == 0
+            assert "d[X;Y]" in page.locator("#statement-math").inner_text().replace("\n", "")
+            assert page.evaluate("window.owned") is None
+            browser.close()
+    finally:
+        server.should_exit = True

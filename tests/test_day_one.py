@@ -298,7 +298,7 @@ def test_a_restricted_run_leaves_the_other_units_as_they_were(example, no_lake, 
     assert main(["run", str(example), "--json"]) == 3
     capsys.readouterr()
     before = {u["id"]: u["status"] for u in json.loads(run_cli(capsys, "status", str(example), "--json")[1])["units"]}
-    assert set(before.values()) == {"blocked"}
+    assert set(before.values()) == {"failed", "waiting"}
     assert main(["run", str(example), "--unit", "definition-1", "--json"]) == 3
     capsys.readouterr()
     after = {u["id"]: u["status"] for u in json.loads(run_cli(capsys, "status", str(example), "--json")[1])["units"]}
@@ -317,8 +317,8 @@ def test_status_groups_blocked_units_by_cause_and_says_the_remedy_once(example, 
     code, out, err = run_cli(capsys, "status", str(example))
     remedy = "install elan (curl https://elan.lean-lang.org/elan-init.sh -sSf | sh)"
     assert out.count(remedy) == 1  # once, not on every row
-    assert "11 blocked: Lean toolchain not found → " + remedy in out
-    assert "definition-1, def-divides (gate); 9 more wait on them" in out
+    assert "2 failed: Lean toolchain not found → " + remedy in out
+    assert "definition-1, def-divides (gate); 9 unit(s) wait on them" in out
     assert "No Fyan run is working on taste-number-theory." in out
 
 

@@ -108,6 +108,27 @@ def test_doctor_without_a_project_checks_the_hosted_keys(capsys, monkeypatch, no
     assert keys == {"anthropic": False, "openai": True} and code == 3
 
 
+def test_doctor_without_a_project_fails_on_no_provider_nobody_chose(capsys, monkeypatch, fake_lake):
+    """No project: no provider was chosen, so a hosted provider without its key is "not
+    configured", never a failure; what every project needs (Lean, the sandbox it requires) still is."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, report = doctor(capsys)
+    states = {p["provider"]: (p["needed"], p["state"]) for p in report["providers"]}
+    assert states == {"anthropic": (False, "not configured"), "openai": (False, "not configured")}
+    # ok depends on what every project needs, not on the providers
+    expected = ((report["sandbox"]["available"] or report["sandbox"]["setting"] != "require")
+                and report["selftest"]["trusted"] is not False)
+    assert report["lean"]["present"] and report["ok"] is expected and code == (0 if expected else 3), report
+    assert main(["doctor"]) == code
+    text = capsys.readouterr().out
+    assert "[FAIL] provider" not in text and "[FAIL] api key" not in text
+    assert "[--  ] provider anthropic: not configured (no project given" in text
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    _, report = doctor(capsys)
+    assert {p["provider"]: p["state"] for p in report["providers"]}["openai"] == "available"
+
+
 def test_init_without_ingest_leaves_ingest_to_the_first_run(tmp_path, capsys):
     src = tmp_path / "doc" / "main.tex"
     src.parent.mkdir()

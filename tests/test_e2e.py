@@ -123,7 +123,11 @@ def test_example_without_toolchain_blocks_every_unit_with_the_message(example, n
     catalogue = read_tex(example / "source" / "TasteNumberTheory.tex")
     expected = [s for s in catalogue.statements if s.kind in ("theorem", "corollary", "definition")]
     assert len(status["units"]) == len(expected) == 11
-    assert {u["status"] for u in status["units"]} == {"blocked"}
+    # the two units of layer 0 failed at the gate; the nine others only wait on them
+    assert {u["id"]: u["status"] for u in status["units"] if u["status"] == "failed"} == {
+        "definition-1": "failed", "def-divides": "failed"}
+    assert status["counts"] == {"failed": 2, "waiting": 9} and status["waiting_on_failed"] == 9
+    assert status["status_version"] == 2
     assert [u["stage"] for u in status["units"] if u["layer"] == 0] == ["gate", "gate"]
     # the gate report explains each check
     report = json.loads((example / "units" / "definition-1" / "gate" / "report.json").read_text())

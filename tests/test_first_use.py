@@ -212,7 +212,7 @@ def _unit_id_commands() -> list[tuple[str, list[str]]]:
 
 
 def test_unit_id_commands_are_found():
-    assert {name for name, _ in _unit_id_commands()} == {"run", "resume", "gate", "verify", "audit"}
+    assert {name for name, _ in _unit_id_commands()} == {"run", "resume", "gate", "verify", "audit", "status"}
 
 
 @pytest.mark.parametrize("ingested", [True, False], ids=["ingested", "not-ingested"])

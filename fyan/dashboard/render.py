@@ -3,7 +3,8 @@ keeps it current and draws the dependency graph.
 
 Every page is complete without the script (the state at the time it was served). With it, the
 overview polls ``/api/version`` and re-reads ``/api/state`` when something changed, and the
-graph is drawn by cytoscape with its dagre layout (vendored: ``static/vendor/README.md``). Every
+graph is drawn by cytoscape with its dagre layout, and the unit page's statement math is typeset
+by KaTeX (both vendored: ``static/vendor/README.md``; nothing is loaded from elsewhere). Every
 value that comes from a document, a model or a tool is escaped here, and the script only ever
 sets text (``textContent``), never markup.
 """
@@ -11,6 +12,7 @@ sets text (``textContent``), never markup.
 from __future__ import annotations
 
 import json
+import re
 import time
 from html import escape
 from typing import Any
@@ -20,7 +22,7 @@ from fyan.state.models import UnitView
 from fyan.terminal import quoted
 
 COLOURS = {"complete": "#2e7d32", "running": "#1565c0", "ready": "#6a1b9a", "waiting": "#9e9e9e",
-           "blocked": "#c62828", "interrupted": "#ef6c00"}
+           "failed": "#c62828", "interrupted": "#ef6c00"}
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:1.2rem 1.5rem;color:#222}
@@ -32,6 +34,7 @@ vertical-align:top;font-size:.88rem} th{background:#f4f4f4}
 .bar{background:#eee;width:200px;height:.8rem;display:inline-block;vertical-align:middle}
 .bar span{background:#2e7d32;height:100%;display:block}
 pre{background:#f7f7f7;padding:.6rem;overflow:auto;max-height:24rem;font-size:.8rem}
+.math{max-width:60rem;line-height:1.6;white-space:pre-wrap;border-left:3px solid #ddd;padding:.2rem .8rem}
 .stale{color:#e65100;font-weight:bold} textarea{width:100%;max-width:52rem;font-family:inherit}
 .note{color:#555;font-size:.85rem} .error{background:#fdecea;border:1px solid #c62828;padding:.6rem .8rem;max-width:52rem}
 .saved{background:#e8f5e9;border:1px solid #2e7d32;padding:.6rem .8rem;max-width:52rem}
@@ -57,9 +60,10 @@ def badge(status: str) -> str:
             f"{escape(status)}</span>")
 
 
-def page(title: str, body: str, scripts: tuple[str, ...] = ()) -> str:
+def page(title: str, body: str, scripts: tuple[str, ...] = (), styles: tuple[str, ...] = ()) -> str:
     tags = "".join(f'<script src="{escape(s)}"></script>' for s in scripts)
-    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
+    links = "".join(f'<link rel=stylesheet href="{escape(s)}">' for s in styles)
+    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>{links}"
             f"<meta name=viewport content='width=device-width, initial-scale=1'>"
             f"<style>{CSS}</style></head><body><main>{body}</main>{tags}</body></html>")
 
@@ -89,6 +93,15 @@ def run_text(run: dict[str, Any], root: str, interrupted: int) -> str:
             f"Start one with `fyan run {quoted(root)}` (foreground) or `fyan daemon start {quoted(root)}`.")
 
 
+def stuck_link(failed: int, waiting: int) -> str:
+    """The header's line to the stuck list (``#stuck-title``): how many failed and how many wait
+    on them; plain text when nothing failed."""
+    if not failed:
+        return "<p id=stuck-link class=note>No unit failed.</p>"
+    return (f"<p id=stuck-link><a href='#stuck-title'><b>{failed} failed</b>, {waiting} waiting on them: "
+            "what is stuck and what to do</a></p>")
+
+
 def run_html(run: dict[str, Any], root: str, interrupted: int) -> str:
     """``run_text`` as the page's ``#run`` paragraph."""
     return f"<p id=run class=note>{escape(run_text(run, root, interrupted))}</p>"
@@ -99,18 +112,30 @@ def outages_html(outages: list[dict[str, Any]]) -> str:
                    f"{escape(o['text'])}</p>" for o in outages)
 
 
-def blocked_html(groups: list[dict[str, Any]]) -> str:
-    """Blocked units grouped by root cause, the remedy once (``status.BlockedGroup``)."""
+def _unit_link(uid: str) -> str:
+    return f'<a href="/unit/{escape(uid)}">{escape(uid)}</a>'
+
+
+def blocked_html(groups: list[dict[str, Any]], shown: int = 12) -> str:
+    """What is stuck: the failed units grouped by cause, the remedy once, every failed unit
+    linked (the first ``shown``, the rest one click away in a fold), then how many units wait
+    on them (``status.BlockedGroup``; ``dashboard.js`` renders the same from ``/api/state``)."""
+    groups = [g for g in groups if g.get("roots")]
     if not groups:
-        return "<p class=note>No unit is blocked.</p>"
+        return "<p class=note>No unit failed.</p>"
     out = []
     for g in groups:
+        roots = g["roots"]
         remedy = f' <span class=remedy>→ {escape(g["remedy"])}</span>' if g.get("remedy") else ""
-        where = f" ({escape(', '.join(g['stages']))})" if g.get("stages") else ""
-        them = "it" if len(g["roots"]) == 1 else "them"
-        waiting = f"; {len(g['waiting'])} more wait on {them}" if g["waiting"] else ""
-        out.append(f'<div class=cause><p><b>{g["total"]} blocked: {escape(g["cause"])}</b>{remedy}</p>'
-                   f'<p class=who>{escape(names(g["roots"], 12))}{where}{escape(waiting)}</p></div>')
+        where = f" (at the {escape(', '.join(g['stages']))} stage)" if g.get("stages") else ""
+        them = "it" if len(roots) == 1 else "them"
+        waiting = f"<p class=who>{len(g['waiting'])} unit(s) wait on {them}.</p>" if g["waiting"] else ""
+        links = ", ".join(_unit_link(u) for u in roots[:shown])
+        if len(roots) > shown:
+            links += (f" <details class=more><summary>all {len(roots)}</summary>"
+                      + ", ".join(_unit_link(u) for u in roots[shown:]) + "</details>")
+        out.append(f'<div class=cause><p><b>{len(roots)} failed: {escape(g["cause"])}</b>{where}{remedy}</p>'
+                   f'<p class="who failed-units">{links}</p>{waiting}</div>')
     return "".join(out)
 
 
@@ -130,7 +155,7 @@ def layers_html(units: list[dict[str, Any]]) -> str:
 
 
 def units_html(units: list[dict[str, Any]], costs: dict[str, float]) -> str:
-    """Every unit, blockers first, with its section (the document's headings), cost and blocked
+    """Every unit, failed first, with its section (the document's headings), cost and failure
     cause; ``dashboard.js`` sorts (a click on a header) and filters it (the selects above)."""
     ordered = sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9), u["layer"], u.get("order", 0)))
     rows = []
@@ -145,7 +170,7 @@ def units_html(units: list[dict[str, Any]], costs: dict[str, float]) -> str:
             f"<td class=cause>{escape(u.get('cause') or '')}</td><td>{escape(u['short_reason'] or '')}</td></tr>")
     heads = "".join(f"<th data-sort={key} title='sort'>{name}</th>" for key, name in (
         ("id", "unit"), ("section", "section"), ("layer", "layer"), ("kind", "kind"), ("status", "status"),
-        ("stage", "stage"), ("cost", "cost"), ("cause", "blocked cause"))) + "<th>reason</th>"
+        ("stage", "stage"), ("cost", "cost"), ("cause", "failure cause"))) + "<th>reason</th>"
     filters = ("<p id=table-controls><select id=table-status></select> <select id=table-layer></select> "
                "<select id=table-section></select> <select id=table-cause></select> <span id=table-count class=note>"
                f"{len(units)} units</span> <span class=note>click a header to sort, a row to show the unit in the graph"
@@ -186,7 +211,8 @@ def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
             f" — total model cost <span id=cost>${sum(costs.values()):.4f}</span></p>"
             + run_html(payload["run"], status.root, counts.get("interrupted", 0))
             + f"<div id=outages>{outages_html(payload['providers'])}</div>"
-            "<p class=note id=live-note>This page updates by itself while Fyan works.</p>")
+            + stuck_link(counts.get("failed", 0), payload.get("waiting_on_failed", 0))
+            + "<p class=note id=live-note>This page updates by itself while Fyan works.</p>")
     if not status.ingested:
         ingest = status.ingest
         what = escape(ingest.get("text") or "not ingested yet")
@@ -196,7 +222,8 @@ def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
         return page(f"Fyan — {status.project}",
                     head + f"<p id=ingest-state class={escape(ingest['state'])}>{what}.{nxt}</p>",
                     ("/static/dashboard.js",))
-    blocked = f"<h2>Blocked, by root cause</h2><div id=blocked>{blocked_html(payload['blocked_groups'])}</div>"
+    blocked = (f"<h2 id=stuck-title>Stuck here: the failed units, by cause</h2>"
+               f"<div id=blocked>{blocked_html(payload['blocked_groups'])}</div>")
     statuses = "".join(
         f'<label><input type=checkbox class=status-filter value="{s}" checked> '
         f'<span class=swatch style="background:{c}"></span> {s}</label>' for s, c in COLOURS.items())
@@ -303,30 +330,153 @@ def audit_block(record: Any, result: Any) -> str:
     return "".join(out)
 
 
+_STRIP = re.compile(r"\\(?:label|uses|lean|notready|discussion|proves|mathlibok|leanok)\b(?:\{[^{}]*\})?")
+_ENV = re.compile(r"\\(?:begin|end)\{(?:theorem|lemma|proposition|corollary|claim|conjecture|definition|remark|"
+                  r"example|proof)\*?\}(?:\[[^\]]*\])?")
+_TEXT_MACRO = re.compile(r"\\(emph|textit|textbf)\{([^{}$]*)\}")
+_TEXT_TAG = {"emph": "em", "textit": "em", "textbf": "strong"}
+
+
+def statement_math(body: str) -> str:
+    """The statement as HTML for the page's math renderer (KaTeX's auto-render, vendored): the
+    text escaped, the theorem environment and blueprint markers (``\\label``, ``\\uses``,
+    ``\\lean``, ``\\leanok``) left out, ``\\emph``/``\\textbf`` as emphasis; the math stays TeX between
+    its delimiters (``$..$``, ``\\(..\\)``, ``\\[..\\]``, ``$$..$$``, display environments), which the
+    script typesets in the browser. Escaped first: only Fyan's own tags are markup."""
+    text = _ENV.sub("", _STRIP.sub("", body)).strip()
+    html = escape(text, quote=False)
+    return _TEXT_MACRO.sub(lambda m: f"<{_TEXT_TAG[m[1]]}>{m[2]}</{_TEXT_TAG[m[1]]}>", html)
+
+
+_DEFINER = re.compile(r"\\(newcommand|renewcommand|providecommand|DeclareMathOperator|def)(\*?)\s*")
+
+
+def _group(text: str, at: int) -> tuple[str, int] | None:
+    """The balanced ``{...}`` group starting at ``text[at]`` (its inside, and the index after it)."""
+    if at >= len(text) or text[at] != "{":
+        return None
+    depth = 0
+    for i in range(at, len(text)):
+        c = text[i]
+        if c == "\\":
+            continue
+        if c == "{" and (i == 0 or text[i - 1] != "\\"):
+            depth += 1
+        elif c == "}" and text[i - 1] != "\\":
+            depth -= 1
+            if depth == 0:
+                return text[at + 1:i], i + 1
+    return None
+
+
+def katex_macros(definitions: list[str]) -> dict[str, str]:
+    """The document's macro definitions (``Catalogue.macros``: ``\\newcommand{\\F}{\\mathbb{F}}``,
+    ``\\newcommand{\\dist}[2]{d[#1;#2]}``, ``\\DeclareMathOperator{\\rk}{rk}``, ``\\def\\X{...}``)
+    as KaTeX's ``macros`` option (name -> expansion, ``#1``... kept), so the page typesets the
+    statement's own notation. A definition in a form not recognised here is left out (KaTeX then
+    shows that macro in red, as without it)."""
+    out: dict[str, str] = {}
+    for d in definitions:
+        m = _DEFINER.match(d.strip())
+        if not m:
+            continue
+        rest, at = d.strip(), m.end()
+        named = _group(rest, at)
+        if named is not None:
+            name, at = named[0].strip(), named[1]
+        else:
+            nm = re.match(r"\\[A-Za-z@]+|\\.", rest[at:])
+            if not nm:
+                continue
+            name, at = nm.group(0), at + nm.end()
+        while at < len(rest) and rest[at] in " \t":
+            at += 1
+        if m.group(1) != "def":
+            arity = re.match(r"\[(\d)\](?:\[[^\]]*\])?", rest[at:])
+            if arity:
+                at += arity.end()
+        elif re.match(r"#", rest[at:]):
+            continue  # a \def with a parameter text: not translated
+        body = _group(rest, at)
+        if body is None or not re.fullmatch(r"\\[A-Za-z@]+|\\.", name):
+            continue
+        if m.group(1) == "DeclareMathOperator":
+            out[name] = f"\\operatorname{m.group(2)}{{{body[0]}}}"
+        else:
+            out[name] = body[0]
+    return out
+
+
 def statement_block(problem: str | None, proof: str | None) -> str:
     """The statement as the source gives it (``units/<id>/problem.tex`` without its provenance
-    block, which follows in a fold), and the source's proof (``source_proof.tex``) in a fold."""
+    block): its math typeset (``statement_math``; the TeX source in a fold below it), then the
+    provenance block and the source's proof (``source_proof.tex``) in folds."""
     from fyan.gates.stages import provenance_block
 
     if problem is None:
         return "<h2>Statement</h2><p class=note>problem.tex is missing from the unit's folder.</p>"
     block = provenance_block(problem) or ""
-    out = [f"<h2>Statement</h2><pre id=statement>{escape(problem.replace(block, '').strip())}</pre>"]
+    body = problem.replace(block, "").strip()
+    out = [f"<h2>Statement</h2><div id=statement-math class=math>{statement_math(body)}</div>"
+           f"<details><summary>TeX source</summary><pre id=statement>{escape(body)}</pre></details>"]
     if block:
         out.append(f"<details><summary>provenance</summary><pre id=provenance>{escape(block)}</pre></details>")
     if proof and proof.strip():
-        out.append(f"<details><summary>the source's proof</summary><pre id=source-proof>{escape(proof.strip())}</pre>"
+        out.append(f"<details><summary>the source's proof</summary><div id=source-proof-math class=math>"
+                   f"{statement_math(proof.strip())}</div><pre id=source-proof>{escape(proof.strip())}</pre>"
                    "</details>")
+    return "".join(out)
+
+
+def lean_block(lean: dict[str, Any] | None) -> str:
+    """The unit's Lean: the frozen statement (``Statement.lean`` and the frozen declarations
+    with their normalized signatures), the current proof (``Basic.lean``) and its diagnostics
+    (the last Formalizer iteration's review, from ``iterations.json``: build errors, ``sorry``,
+    lints; the completion gate's findings are in the gate report below). ``lean``: ``statement``,
+    ``proof`` (file texts or None), ``freezes`` (``FreezeRecord``s as dicts), ``iterations``."""
+    lean = lean or {}
+    out = ["<h2 id=lean>Lean</h2>"]
+    freezes = lean.get("freezes") or []
+    if freezes:
+        rows = "".join(f"<tr><td><code>{escape(str(f.get('decl')))}</code></td><td>{escape(str(f.get('role')))}</td>"
+                       f"<td><code>{escape(str(f.get('normalized_signature')))}</code></td></tr>" for f in freezes)
+        out.append("<h3>Frozen statement</h3><table id=frozen><tr><th>declaration</th><th>role</th><th>signature "
+                   f"(normalized)</th></tr>{rows}</table>")
+    elif lean.get("statement") is not None:
+        out.append("<h3>Statement (not frozen yet)</h3>")
+    if lean.get("statement") is not None:
+        out.append(f"<pre id=lean-statement>{escape(lean['statement'])}</pre>")
+    else:
+        out.append("<p class=note id=lean-statement>No Lean statement yet (the plan stage writes it).</p>")
+    if lean.get("proof") is not None:
+        out.append(f"<h3>Current proof</h3><pre id=lean-proof>{escape(lean['proof'])}</pre>")
+    else:
+        out.append("<p class=note id=lean-proof>No proof yet (the prove stage writes it).</p>")
+    its = lean.get("iterations")
+    if isinstance(its, list) and its and isinstance(its[-1], dict):
+        last = its[-1]
+        review = last.get("review")
+        head = (f"<h3>Diagnostics</h3><p class=note>Formalizer iteration {escape(str(last.get('iteration')))} of the "
+                f"last prove attempt ({'compiled' if last.get('compiled') else 'not compiled'}"
+                + (f", {escape(str(last['checked']))} check" if last.get("checked") else "") + ")</p>")
+        if review == "clean":
+            out.append(head + "<p id=diagnostics>clean: no error, no <code>sorry</code>, no lint</p>")
+        elif isinstance(review, list):
+            out.append(head + "<ul id=diagnostics>" + "".join(f"<li><pre>{escape(str(x))}</pre></li>" for x in review)
+                       + "</ul>")
     return "".join(out)
 
 
 def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: list, gate: Any, audit_record: Any,
               audit_result: Any, calls: list, events: list, guidance_text: str, stale: str | None, saved: bool,
-              token_error: bool = False, problem: str | None = None, source_proof: str | None = None) -> str:
+              token_error: bool = False, problem: str | None = None, source_proof: str | None = None,
+              lean: dict[str, Any] | None = None, macros: dict[str, str] | None = None) -> str:
     """One unit: status and why, the statement, stage history, gate report, audit, cost, events,
     guidance. ``shown``: the unit as ``fyan status`` shows it (run liveness and grouping applied);
     ``token_error``: a save was refused — the typed ``guidance_text`` is kept in the form;
-    ``problem``/``source_proof``: the unit's ``problem.tex`` and ``source_proof.tex`` (None: absent).
+    ``problem``/``source_proof``: the unit's ``problem.tex`` and ``source_proof.tex`` (None: absent);
+    ``lean``: its Lean statement, proof and diagnostics (``lean_block``); ``macros``: the document's
+    macros for the math renderer (``katex_macros``).
     A part with nothing recorded says so in a line (no table of headers alone)."""
     uid = view.unit.id
     status = shown["status"] if shown else view.status.value
@@ -339,7 +489,8 @@ def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: lis
     if reason:
         body.append(f"<p><b>Why:</b> {escape(reason)}</p>")
     if stale:
-        body.append(f"<p class=stale>Stale: {escape(stale)} (held: not re-run)</p>")
+        body.append(f"<p class=stale>Stale: {escape(stale)} (held until the source change is accepted: "
+                    "<code>fyan accept-source</code> on the project; <code>--dry-run</code> first says what re-runs)</p>")
     if saved:
         body.append(f"<p id=saved class=saved><b>Guidance saved</b> to guidance/{escape(uid)}.md; the unit's next attempt "
                     "gets it as context.</p>")
@@ -347,6 +498,11 @@ def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: lis
     if section:
         body.append(f"<p id=section>In {escape(' › '.join(section))}</p>")
     body.append(statement_block(problem, source_proof))
+    # the macros as JSON data for the page script; every "<" escaped (\u003c), so document text can
+    # neither end the script element nor open a comment in it
+    body.append("<script type=application/json id=tex-macros>"
+                + json.dumps(macros or {}).replace("<", "\\u003c") + "</script>")
+    body.append(lean_block(lean))
     rows = "".join(
         f"<tr><td>{r.id}</td><td>{escape(r.stage.value)}</td><td>{r.attempt}</td><td>{badge(r.status.value) if r.status.value in COLOURS else escape(r.status.value)}</td>"
         f"<td>{'' if r.duration is None else f'{r.duration:.1f}s'}</td><td>{escape(r.reason or '')}</td></tr>"
@@ -380,4 +536,6 @@ def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: lis
         f'<textarea name=text rows=8 id=guidance-text>{escape(guidance_text)}</textarea><br>'
         '<label>Token (printed when the dashboard started): <input name=token id=token type=password autocomplete=off></label> '
         "<button type=submit id=guidance-submit>Save guidance</button></form>")
-    return page(f"Fyan — {uid}", "".join(body), ("/static/dashboard.js",))
+    return page(f"Fyan — {uid}", "".join(body), ("/static/vendor/katex/katex.min.js",
+                                                  "/static/vendor/katex/auto-render.min.js", "/static/dashboard.js"),
+                styles=("/static/vendor/katex/katex.min.css",))

@@ -141,6 +141,25 @@ def _read_text(path) -> str | None:
         return None
 
 
+_MACROS: dict[str, tuple[int, dict[str, str]]] = {}
+
+
+def document_macros(store) -> dict[str, str]:
+    """The document's macros for the unit page's math (``render.katex_macros`` of the recorded
+    catalogue's ``macros``), decoded once per recorded catalogue (cached by its hash)."""
+    raw = store.meta("catalogue") or ""
+    key = str(store.db)
+    cached = _MACROS.get(key)
+    if cached is not None and cached[0] == hash(raw):
+        return cached[1]
+    try:
+        macros = render.katex_macros(json.loads(raw).get("macros", []) if raw else [])
+    except (ValueError, AttributeError):
+        macros = {}
+    _MACROS[key] = (hash(raw), macros)
+    return macros
+
+
 def build_app(project: Project, token: str, live: Callable[[], LiveState] | None = None) -> Starlette:
     """The dashboard app of ``project``; ``live``: the serving run's own view, if any."""
     state = _State(project, token, live)
@@ -173,7 +192,11 @@ def build_app(project: Project, token: str, live: Callable[[], LiveState] | None
             _read_json(udir / "audit" / "record.json"), _read_json(udir / "audit" / "result.json"),
             state.store.model_calls(uid), state.store.events(uid, limit=500), guidance_text,
             state.stale().get(uid), saved, token_error, _read_text(udir / "problem.tex"),
-            _read_text(udir / "source_proof.tex")), status_code=status_code)
+            _read_text(udir / "source_proof.tex"), lean={
+                "statement": _read_text(udir / "Statement.lean"), "proof": _read_text(udir / "Basic.lean"),
+                "freezes": [f.model_dump() for f in state.store.freezes(uid)],
+                "iterations": _read_json(udir / "iterations.json")}, macros=document_macros(state.store)),
+            status_code=status_code)
 
     async def unit(request: Request) -> Response:
         return unit_response(request.path_params["unit"], saved=request.query_params.get("saved") == "1")

@@ -58,6 +58,37 @@ def source_format(path: Path) -> str:
     return "tex"
 
 
+def main_file_candidates(folder: Path, limit: int = 5) -> list[Path]:
+    """Files of ``folder`` (and its subfolders, nearest first) that look like a document's main
+    file: TeX with ``\\documentclass``, then Markdown and PDF files. At most ``limit``; only the
+    first 64 KiB of a TeX file is read, and at most 2,000 files are looked at."""
+    import itertools
+
+    files = sorted(itertools.islice((f for f in folder.rglob("*") if f.is_file()), 2000),
+                   key=lambda f: (len(f.relative_to(folder).parts), str(f)))
+    tex = []
+    for f in files:
+        if f.suffix.lower() in (".tex", ".ltx"):
+            try:
+                with f.open("rb") as fh:
+                    head = fh.read(65536)
+            except OSError:
+                continue
+            if b"\\documentclass" in head:
+                tex.append(f)
+    other = [f for f in files if f.suffix.lower() in MARKDOWN_SUFFIXES or f.suffix.lower() == ".pdf"]
+    return (tex + other)[:limit]
+
+
+def main_file_hint(folder: Path) -> str:
+    """What to give ``--source`` instead of ``folder``: its likely main files, or how to find one."""
+    found = main_file_candidates(folder)
+    if found:
+        return "give one of its files, e.g. --source " + ", ".join(str(f) for f in found)
+    return (f"no .tex file with \\documentclass, .md or .pdf file is in {folder}: give the path of the document's main "
+            "file (the one LaTeX compiles)")
+
+
 def read_source(path: Path, *, source_root: Path | None = None,
                 max_file_mib: float = DEFAULT_MAX_FILE_MIB, tolerant: bool = False) -> Catalogue:
     """Read the document at ``path`` (TeX, PDF or Markdown) into a ``Catalogue``.
@@ -71,7 +102,7 @@ def read_source(path: Path, *, source_root: Path | None = None,
     if not path.exists():
         raise InputError(f"{path}: source file not found", hint="check the path given to --source")
     if path.is_dir():
-        raise InputError(f"{path}: is a folder; give the main document file")
+        raise InputError(f"{path}: is a folder; give the main document file", hint=main_file_hint(path))
     check_size(path, str(path), max_file_mib)
     if path.stat().st_size == 0:
         raise InputError(f"{path}: the file is empty", hint="give the main file of the document")

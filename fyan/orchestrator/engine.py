@@ -326,7 +326,9 @@ class Engine:
         """A snapshot of what the run is doing (any thread; see ``LiveState``)."""
         jobs = list(self._jobs.values())
         running = [(j.unit, j.run.stage.value if j.run is not None else (j.what or j.kind), j.started) for j in jobs]
-        counts = dict(self.ledger.counts()) if self.ledger is not None else {}
+        from fyan.orchestrator.status import display_counts  # failed apart from waiting on a failure
+
+        counts = display_counts(self.ledger.views) if self.ledger is not None else {}
         return LiveState(running=running, counts=counts, outages=self.breakers.outages(), waiting=self._waiting,
                          stopping=self._stop_reason, lean=admission.current().snapshot())
 

@@ -41,7 +41,8 @@ def plan(project: Project, parallelism: int | None = None) -> dict[str, Any]:
     store = Store(project.paths.db)
     holder = lock_holder(project.paths.state)
     ingest = ingest_state(project, store, {"alive": holder is not None})
-    out: dict[str, Any] = {"project": project.name, "ingested": ingest["state"] == "ingested", "ingest": ingest}
+    out: dict[str, Any] = {"project": project.name, "root": str(project.paths.root),
+                           "ingested": ingest["state"] == "ingested", "ingest": ingest}
     out["locked_by"] = holder
     if not out["ingested"]:
         if ingest["state"] == "interrupted":
@@ -153,8 +154,12 @@ def explain(p: dict[str, Any]) -> str:
     if p["hand_edits"]:
         lines.append("  hand-edited proofs go through the prove check, then the gate: " + ", ".join(p["hand_edits"]))
     if p["stale"]:
-        lines.append(f"  the source changed: {len(p['stale'])} unit(s) are stale and held (never re-run):")
+        lines.append(f"  the source changed: {len(p['stale'])} unit(s) are stale and held (not re-run until the "
+                     "change is accepted):")
         lines += [f"    {u}: {why}" for u, why in list(p["stale"].items())[:10]]
+        from fyan.orchestrator.accept import command_line
+
+        lines.append("  " + command_line(p["root"]))
     if p["first_attempts"]:
         lines.append("  first attempts (highest remaining critical path first): "
                      + ", ".join(f"{a['unit']} ({a['stage']})" for a in p["first_attempts"]))

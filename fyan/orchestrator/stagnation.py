@@ -56,7 +56,10 @@ def sorry_count(lean: str) -> int:
 
 
 def detect(project: Project, runs: list[StageRun], window: int, since_run: int = 0) -> str | None:
-    """The stagnation trigger in ``runs`` (one unit's, id order), or None (module docstring)."""
+    """The stagnation trigger in ``runs`` (one unit's, id order), or None (module docstring).
+    Runs before a restart marker (an accepted source change) belong to the old statement and
+    never count."""
+    since_run = max([since_run] + [r.id for r in runs if r.failure_kind is FailureKind.RESTART])
     recent = [r for r in runs if r.id > since_run and r.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)]
     failed = [r for r in recent if r.status is RunStatus.FAILED and r.failure_kind is not FailureKind.ENVIRONMENT]
     if len(failed) >= window:

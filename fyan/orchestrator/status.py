@@ -6,10 +6,16 @@ things the store alone cannot tell are added here, so that status tells the trut
 * **is a run alive?** Only the run lock says (``lock.lock_holder``). A unit the store records
   as running while no process holds the lock is shown as ``interrupted`` with "resumes on the
   next run" — never as running (after ``kill -9`` the next start records it so).
-* **why units are blocked, once.** Blocked units are grouped by their *root cause*: the units
-  blocked by the cause itself (the "roots") and the units blocked only because they depend on
-  a root. Each group states the cause and its remedy once (``classify``); each unit's row
-  carries a short reason ("waits on blocked definition-1").
+* **which units failed, and which only wait on them.** The store says ``blocked`` for both a
+  unit whose own attempts ran out (or whose environment failed it) and a unit that depends on
+  one. Status tells them apart: the first is ``failed`` (with its ``cause``), the second is
+  ``waiting`` with ``waiting_on`` naming every failed unit among its dependencies, direct or
+  transitive (a unit waiting only on units still in progress has ``waiting_on == []``).
+  Failed units are grouped by their *cause*: the units that failed of it (the "roots") and
+  the units waiting on them. Each group states the cause and its remedy once (``classify``).
+
+The unit states of the JSON form are versioned by ``STATUS_VERSION`` (the payload's
+``status_version``); ``docs/status-json.md`` documents them.
 
 Provider outages come from the running process when it hands its ``LiveState`` over (the
 daemon's dashboard), else from the last ``provider_unavailable``/``provider_available`` events
@@ -30,7 +36,11 @@ from fyan.project import Project
 from fyan.state.models import UnitStatus
 from fyan.state.store import Store
 
-STATUS_ORDER = {"blocked": 0, "interrupted": 1, "running": 2, "ready": 3, "waiting": 4, "complete": 5}
+#: the version of the unit states in ``ProjectStatus.as_payload``: 1 said ``blocked`` for a failed
+#: unit and for a unit waiting on one alike; 2 says ``failed`` and ``waiting`` (+ ``waiting_on``)
+STATUS_VERSION = 2
+#: the unit states, most urgent first (the order of tables and counts)
+STATUS_ORDER = {"failed": 0, "interrupted": 1, "running": 2, "ready": 3, "waiting": 4, "complete": 5}
 INTERRUPTED_REASON = "interrupted (resumes on the next run)"
 _DEPENDENCY = re.compile(r"^dependency (?P<root>\S+) is blocked: ")
 _BUDGET = re.compile(r"^(?P<stage>\w+) failed (?P<n>\d+) time\(s\) \(budget (?P<budget>\d+)\); last: (?P<last>.*)$", re.S)
@@ -54,8 +64,8 @@ _KNOWN: list[tuple[re.Pattern[str], str, str | None]] = [
      'configure a model in fyan.toml [agents.default] (see `fyan init --help` and the README\'s "Models and '
      'providers"), or record a cassette with provider = "record"'),
     (re.compile(r"^the replay cassette .+ has no response for .+$"), "",
-     'the prompt or its inputs changed since recording: re-record with provider = "record", configure a live '
-     "model, or rebuild the example's cassette (scripts/build_example_cassette.py)"),
+     'the prompt or its inputs changed since recording: re-record with provider = "record" in fyan.toml '
+     "[agents.default], or configure a live model there"),
     (re.compile(r"^(?P<var>[A-Z_]+_API_KEY) is not set"), "",
      "export the key in the daemon's environment (never in fyan.toml), then `fyan run` again"),
     (re.compile(r"^command agent '(?P<prog>[^']+)' not found on PATH"), "",
@@ -83,8 +93,8 @@ def classify(reason: str) -> Cause:
 
 @dataclass
 class BlockedGroup:
-    """Units blocked by one root cause: ``roots`` are blocked by it directly, ``waiting``
-    only because they depend (transitively) on a root."""
+    """The units one cause stopped: ``roots`` failed of it (state ``failed``), ``waiting`` only
+    depend (transitively) on a root (state ``waiting``, the root in their ``waiting_on``)."""
 
     cause: str
     remedy: str | None
@@ -114,10 +124,17 @@ class ProjectStatus:
     stale: dict[str, str] = field(default_factory=dict)
     sandbox: str = ""  # how model-written code is confined (``fyan.gates.completion.sandbox_statement``)
 
+    @property
+    def waiting_on_failed(self) -> int:
+        """How many waiting units wait (directly or not) on a failed unit: they cannot move until
+        it is fixed."""
+        return sum(bool(u.get("waiting_on")) for u in self.units)
+
     def as_payload(self) -> dict[str, Any]:
-        return {"project": self.project, "root": self.root, "ingested": self.ingested, "ingest": self.ingest,
+        return {"status_version": STATUS_VERSION, "project": self.project, "root": self.root,
+                "ingested": self.ingested, "ingest": self.ingest,
                 "run": self.run,
-                "counts": self.counts,
+                "counts": self.counts, "waiting_on_failed": self.waiting_on_failed,
                 "units": self.units, "blocked_groups": [{**asdict(g), "total": g.total} for g in self.blocked],
                 "providers": self.outages, "stale": self.stale, "sandbox": self.sandbox}
 
@@ -235,6 +252,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
                 g.stages.append(v.next_stage.value)
     adoptions = store.adoptions()
     sections = unit_sections(store)
+    waiting_on = failed_ancestors(views, set(causes))
     for uid, v in views.items():
         unit_cause = None
         st, reason, short = v.status.value, v.reason, v.reason or ""
@@ -249,12 +267,13 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
         elif v.status is UnitStatus.BLOCKED:
             m = _DEPENDENCY.match(v.reason or "")
             if m:
+                st = "waiting"
                 root = m["root"]
-                short = f"waits on blocked {root}"
+                short = "waits on failed " + names(waiting_on.get(uid) or [root], 3)
                 cause = causes.get(root) or classify((v.reason or "")[m.end():])
-                unit_cause = cause.summary
                 groups.setdefault(cause.summary, BlockedGroup(cause.summary, cause.remedy)).waiting.append(uid)
             else:
+                st = "failed"
                 cause = causes[uid]
                 unit_cause = cause.summary
                 short = cause.summary + (f"; {cause.detail}" if cause.detail else "")
@@ -265,9 +284,10 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             "after_completion": post.get(uid, {}), "stale": status.stale.get(uid),
             "adopted": v.adopted, "adoption": adoption.outcome if adoption is not None else None,
             "section": sections.get(uid, []), "cause": unit_cause,
+            "waiting_on": waiting_on.get(uid, []) if st == "waiting" else [],
         })
         status.counts[st] = status.counts.get(st, 0) + 1
-    status.blocked = sorted(groups.values(), key=lambda g: -g.total)
+    status.blocked = sorted(groups.values(), key=lambda g: (-len(g.roots), -g.total))
     if live is not None:
         outages = live.outages
     else:
@@ -277,6 +297,34 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
                        f"{time.strftime('%H:%M', time.localtime(o.since))}); the next run tries again"}
                       for o in outages]
     return status
+
+
+def failed_ancestors(views: dict[str, Any], failed: set[str]) -> dict[str, list[str]]:
+    """Unit id -> the ``failed`` units among its dependencies, direct or transitive, sorted; only
+    units with at least one are keys. ``views``: ``Store.views`` (each with ``depends_on`` and
+    ``unit.layer``; a dependency sits in a lower layer, so one pass in layer order suffices)."""
+    out: dict[str, set[str]] = {}
+    for uid in sorted(views, key=lambda u: views[u].unit.layer):
+        found: set[str] = set()
+        for d in views[uid].depends_on:
+            if d in failed:
+                found.add(d)
+            found |= out.get(d, set())
+        if found:
+            out[uid] = found
+    return {u: sorted(f, key=lambda x: (views[x].unit.order, x)) for u, f in out.items()}
+
+
+def display_counts(views: dict[str, Any]) -> dict[str, int]:
+    """Units per state as the progress display shows them: the store's ``blocked`` split into
+    ``failed`` (a cause of its own) and ``waiting`` (a failed dependency), like ``project_status``."""
+    counts: dict[str, int] = {}
+    for v in views.values():
+        st = v.status.value
+        if v.status is UnitStatus.BLOCKED:
+            st = "waiting" if _DEPENDENCY.match(v.reason or "") else "failed"
+        counts[st] = counts.get(st, 0) + 1
+    return counts
 
 
 _SECTIONS: dict[str, tuple[int, dict[str, list[str]]]] = {}
@@ -314,15 +362,18 @@ def names(units: list[str], limit: int = 8) -> str:
 
 
 def blocked_lines(groups: list[BlockedGroup], limit: int = 8) -> list[str]:
-    """The blocked groups as text: the cause and remedy once, then who is blocked by it."""
+    """The failure groups as text: the cause and remedy once, then the units that failed of it
+    and how many wait on them."""
     lines = []
     for g in groups:
-        head = f"{g.total} blocked: {g.cause}" + (f" → {g.remedy}" if g.remedy else "")
+        if not g.roots:
+            continue
+        head = f"{len(g.roots)} failed: {g.cause}" + (f" → {g.remedy}" if g.remedy else "")
         where = f" ({', '.join(g.stages)})" if g.stages else ""
         body = f"    {names(g.roots, limit)}{where}"
         if g.waiting:
             them = "it" if len(g.roots) == 1 else "them"
-            body += f"; {len(g.waiting)} more wait on {them}"
+            body += f"; {len(g.waiting)} unit(s) wait on {them}"
         lines += [head, body]
     return lines
 

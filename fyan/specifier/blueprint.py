@@ -3,8 +3,10 @@
 ``export_blueprint`` writes, in the output folder (default ``<project>/blueprint/src``), the
 files of a leanblueprint project (the layout ``leanblueprint new`` creates):
 
-* ``content.tex`` — always rewritten: one theorem-like environment per unit, in document
-  order, with ``\\label`` (the source's label, or the unit id for a statement without one),
+* ``content.tex`` — always rewritten: the document's chapters and sections (the headings each
+  unit stands under, as intake recorded them: ``\\chapter``, ``\\section``, ... by depth; one
+  chapter named after the project for a document without headings), and one theorem-like
+  environment per unit, in document order, with ``\\label`` (the source's label, or the unit id for a statement without one),
   ``\\lean{...}`` (the unit's frozen declarations, from the store), ``\\leanok`` (in the
   statement once the statement is frozen, in the proof once the completion gate passed),
   ``\\uses{...}`` (statement-level dependencies in the statement, proof-level ones in the proof)
@@ -48,6 +50,10 @@ from fyan.project import Project
 from fyan.specifier.problem import comment_field
 from fyan.state.models import UnitRecord, UnitStatus
 from fyan.state.store import Store
+
+#: the sectioning command of each depth of a unit's headings (``Statement.section``, outermost
+#: first): a leanblueprint is a book, so the outermost heading is a chapter
+_LEVELS = ("chapter", "section", "subsection", "subsubsection", "paragraph")
 
 _DISPLAY_NAMES = {"theorem": "Theorem", "lemma": "Lemma", "proposition": "Proposition", "corollary": "Corollary",
                   "definition": "Definition", "claim": "Claim", "conjecture": "Conjecture"}
@@ -236,10 +242,18 @@ def render_content(project: Project, store: Store) -> tuple[str, dict[str, int]]
         "% export again instead. Statements come from the source document; \\lean, \\leanok and",
         "% \\uses come from Fyan's store (frozen declarations, completion gate, dependency DAG).",
         "",
-        f"\\chapter{{{_tex_escape(project.name)}}}",
-        "",
     ]
-    for u in units:
+    sections = [catalogue.statements[u.statements[0]].section or [] for u in units]
+    if not any(sections):  # a document without headings: one chapter named after the project
+        out += [f"\\chapter{{{_tex_escape(project.name)}}}", ""]
+    shown: list[str] = []
+    for u, path in zip(units, sections):
+        same = 0  # the document's headings above this unit that are already written
+        while same < min(len(shown), len(path)) and shown[same] == path[same]:
+            same += 1
+        for depth in range(same, len(path)):
+            out += [f"\\{_LEVELS[min(depth, len(_LEVELS) - 1)]}{{{_tex_escape(path[depth])}}}", ""]
+        shown = list(path)
         view = views.get(u.id)
         complete = view is not None and view.status is UnitStatus.COMPLETE
         freezes = [f for f in store.freezes(u.id) if f.role in ("root", "bridge")]

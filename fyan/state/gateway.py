@@ -444,6 +444,57 @@ class Gateway:
             shutil.rmtree(staging, ignore_errors=True)
             self._forget_dirs()
 
+    def accept_source(self, units: Mapping[str, Mapping[str, Any]], files: Mapping[str, Mapping[str, bytes]],
+                      restart: list[str], meta: Mapping[str, str], reason: str) -> list[int]:
+        """Accept a change of the source in place (``fyan.orchestrator.accept`` plans it): in one
+        transaction, update the ``units`` rows in ``units`` (id → ``order``, ``kind``, ``label``,
+        ``title``, ``statements``, ``provenance``; the unit set and its edges are the recorded
+        ones), record the new intake files in ``files`` (unit → relative path → bytes:
+        ``problem.tex``, ``source_proof.tex``) as current artifacts, deactivate the frozen
+        statements of every unit in ``restart`` and record a restart marker for each (a run of
+        the first stage, status ``interrupted``, failure kind ``restart``, ``reason``:
+        ``fyan.state.lifecycle`` then starts the unit over), and replace the ``meta`` rows given
+        (``source_sha256``, ``catalogue``). Event ``source_accepted``. Returns the markers' run
+        ids. Refused (``TransitionError``) while an attempt of a unit in ``restart`` runs, or for
+        an id that is not a unit."""
+        with self._lock:
+            known = {r["id"] for r in self._conn.execute("SELECT id FROM units")}
+            strangers = sorted((set(units) | set(files) | set(restart)) - known)
+            if strangers:
+                raise TransitionError(f"{self.paths.root}: not units of the project: {', '.join(strangers)}")
+            busy = sorted(r["unit"] for r in self._conn.execute(
+                "SELECT unit FROM stage_runs WHERE status = ?", (RunStatus.RUNNING.value,)) if r["unit"] in restart)
+            if busy:
+                raise TransitionError(f"{self.paths.root}: an attempt of {', '.join(busy)} is running",
+                                      hint="stop the run first (`fyan daemon stop`, or Ctrl-C in its terminal)")
+            for uid, fs in files.items():
+                self._stage_files(uid, "accept", fs)
+            ids: list[int] = []
+            with self._tx() as c:
+                for uid, row in units.items():
+                    c.execute("UPDATE units SET ord = ?, kind = ?, label = ?, title = ?, statements = ?, provenance = ? "
+                              "WHERE id = ?", (row["order"], row["kind"], row["label"], row["title"],
+                                               json.dumps(row["statements"]), str(row["provenance"]), uid))
+                for uid, fs in files.items():
+                    self._insert_artifacts(c, uid, None, fs, ())
+                now = time.time()
+                for uid in restart:
+                    c.execute("UPDATE freezes SET active = 0 WHERE unit = ?", (uid,))
+                    cur = c.execute(
+                        "INSERT INTO stage_runs (unit, stage, attempt, status, started_at, finished_at, reason, "
+                        "failure_kind, attempt_dir) VALUES (?,?,?,?,?,?,?,?,?)",  # a marker: no attempt folder
+                        (uid, list(Stage)[0].value, 0, RunStatus.INTERRUPTED.value, now, now, reason,
+                         FailureKind.RESTART.value, ""))
+                    ids.append(int(cur.lastrowid))
+                for k, v in meta.items():
+                    c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
+                self._event(c, "source_accepted", None, None,
+                            {"changed": sorted(files), "restarted": list(restart), "runs": ids})
+            for uid, fs in files.items():
+                self._publish(uid, "accept", fs)
+            self.tidy()
+        return ids
+
     # -- transitions -----------------------------------------------------------------------
     def begin(self, unit_id: str, stage: Stage, attempts_per_stage: int, *, create_dir: bool = True) -> StageRun:
         """Start an attempt of ``stage`` for ``unit_id``; returns the running ``StageRun``.

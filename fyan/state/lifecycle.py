@@ -22,7 +22,11 @@ Status is never stored (DESIGN.md §8: computed from the store, never stored twi
   its runs, and its view says ``adopted`` (distinct from closed by Fyan's gate);
 * human guidance resets the attempt budget: failures of runs up to ``reset_after`` (the last
   run id when the advice was recorded) no longer count (environment failures still block for
-  their session).
+  their session);
+* a **restart** marker (a run recorded as interrupted with failure kind ``restart``, written
+  when a change of the source is accepted: ``Gateway.accept_source``) makes the unit start
+  over: the runs before it no longer count at all (not complete, first stage next, no failure
+  against the budget); they stay in the history.
 """
 
 from __future__ import annotations
@@ -74,6 +78,9 @@ def progress(
         return p
     failures: Counter = Counter()
     for r in runs:
+        if r.failure_kind is FailureKind.RESTART:  # a source change was accepted: start over
+            p, failures = Progress(), Counter()
+            continue
         p.attempts[r.stage.value] += 1
         if r.status is RunStatus.RUNNING:
             p.running = r

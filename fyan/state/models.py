@@ -40,6 +40,9 @@ class FailureKind(StrEnum):
     CHECK = "check"  # the stage's deterministic checks refused the artifacts: retry
     AGENT = "agent"  # the provider/agent failed (invalid reply, replay miss): retry
     ENVIRONMENT = "environment"  # e.g. no Lean toolchain: retrying cannot help, block
+    #: not a failure: the marker (an interrupted run) recorded when a source change was accepted
+    #: (``Gateway.accept_source``): the unit starts over from its first stage
+    RESTART = "restart"
 
 
 class UnitStatus(StrEnum):

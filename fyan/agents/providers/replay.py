@@ -110,8 +110,8 @@ class ReplayProvider(Provider):
             raise ReplayMissError(
                 f"the replay cassette {self.cassette} has no response for {what}, model {request.model}",
                 hint="the prompt or its inputs changed since recording (the request key is in the attempt's "
-                'calls/*.request.json): re-record with provider = "record" (see README), or rebuild the example '
-                "with scripts/build_example_cassette.py", key=key,
+                'calls/*.request.json): re-record with provider = "record" in fyan.toml [agents.default], or '
+                "configure a live model there", key=key,
             )
         return ModelResponse(text=entry.text, usage=entry.usage, provider=self.name, model=entry.model,
                              latency_s=0.0, replay=True, key=key, files=entry.files)

@@ -1,15 +1,20 @@
 // Fyan dashboard: keeps the page current and draws the dependency graph.
 //
 // Live updates: poll /api/version every POLL_MS; when it changes, re-read /api/state and
-// update the counts, outages, blocked causes, tables and the graph's colours (the overview),
+// update the counts, outages, the stuck list (failed units by cause), tables and the graph's colours (the overview),
 // or reload the unit page unless guidance is being typed (then say so instead).
 // Everything from the server is set as text (textContent), never as markup.
 // The graph: cytoscape (vendored, see static/vendor/README.md). By default the document's
 // structure: chapters and sections (the headings intake recorded) as compound nodes, closed
 // above COLLAPSE_ABOVE units, each closed one a tile whose background is its progress bar
-// (complete, running, blocked) under a label with the counts; a click opens or closes a group
+// (complete, running, failed) under a label with the counts; a chapter whose own units failed
+// has a solid red border, one whose units only wait on failed units elsewhere a dashed grey one;
+// a click opens or closes a group
 // and lists its units in the table. Unit labels appear as one zooms in (min-zoomed-font-size).
-// On request: one row per layer ("layers (compact)", edges routed around boxes) or dagre.
+// On request: one row per layer ("layers (compact)") or dagre. In every layout each edge is
+// routed around the boxes it does not join (routeEdges, routeRanks, routeAround). A unit's label
+// cut to fit its box shows the whole id in a tooltip; "find" centres the unit with its
+// neighbourhood in view. The unit page's statement is typeset by KaTeX (vendored).
 // Arrows point from a dependency to its dependent; zoom and pan; filters by status and layer;
 // a click highlights a unit's ancestors (what it needs) and descendants (what needs it) and
 // selects its row in the units table, whose rows sort, filter and show their unit in the graph.
@@ -18,8 +23,9 @@
 (function () {
   const POLL_MS = 2000;
   const COLOURS = {complete: "#2e7d32", running: "#1565c0", ready: "#6a1b9a", waiting: "#9e9e9e",
-                   blocked: "#c62828", interrupted: "#ef6c00"};
-  const ORDER = {blocked: 0, interrupted: 1, running: 2, ready: 3, waiting: 4, complete: 5};
+                   failed: "#c62828", interrupted: "#ef6c00"};
+  const WAITS_ON_FAILED = "#6d4c41";  // the dashed border of a group whose units wait on failed ones
+  const ORDER = {failed: 0, interrupted: 1, running: 2, ready: 3, waiting: 4, complete: 5};
   let version = null;
   let cy = null;
   let graphUnits = null;  // the unit ids the graph was built from
@@ -88,6 +94,7 @@
     if (!document.getElementById("units-wrap")) { if (state.ingested) location.reload(); return; }
     renderHeader(state);
     renderBlocked(state.blocked_groups);
+    renderStuckLink(state);
     renderLayers(state.units);
     if (cy && sameUnits(state.units)) recolour(state.units); else buildGraph(state.units);
     timings.graph = performance.now();
@@ -130,22 +137,51 @@
     });
   }
 
+  function unitLink(id) { return el("a", {href: "/unit/" + encodeURIComponent(id)}, id); }
+
+  function appendLinks(parent, ids) {
+    ids.forEach((id, i) => { if (i) parent.append(", "); parent.append(unitLink(id)); });
+  }
+
+  // the stuck list (render.blocked_html): failed units by cause, the remedy once, each linked
   function renderBlocked(groups) {
     const box = document.getElementById("blocked");
     if (!box) return;
     box.replaceChildren();
-    if (!groups || !groups.length) { box.append(el("p", {className: "note"}, "No unit is blocked.")); return; }
+    groups = (groups || []).filter(g => g.roots.length);
+    if (!groups.length) { box.append(el("p", {className: "note"}, "No unit failed.")); return; }
     for (const g of groups) {
       const div = el("div", {className: "cause"});
       const head = el("p");
-      head.append(el("b", {}, g.total + " blocked: " + g.cause));
+      head.append(el("b", {}, g.roots.length + " failed: " + g.cause));
+      if (g.stages && g.stages.length) head.append(" (at the " + g.stages.join(", ") + " stage)");
       if (g.remedy) head.append(" ", el("span", {className: "remedy"}, "→ " + g.remedy));
+      const who = el("p", {className: "who failed-units"});
+      appendLinks(who, g.roots.slice(0, 12));
+      if (g.roots.length > 12) {
+        const more = el("details", {className: "more"});
+        more.append(el("summary", {}, "all " + g.roots.length));
+        appendLinks(more, g.roots.slice(12));
+        who.append(" ", more);
+      }
+      div.append(head, who);
       const them = g.roots.length === 1 ? "it" : "them";
-      const who = names(g.roots, 12) + (g.stages && g.stages.length ? " (" + g.stages.join(", ") + ")" : "") +
-        (g.waiting.length ? "; " + g.waiting.length + " more wait on " + them : "");
-      div.append(head, el("p", {className: "who"}, who));
+      if (g.waiting.length) div.append(el("p", {className: "who"}, g.waiting.length + " unit(s) wait on " + them + "."));
       box.append(div);
     }
+  }
+
+  function renderStuckLink(state) {
+    const p = document.getElementById("stuck-link");
+    if (!p) return;
+    const failed = (state.counts || {}).failed || 0;
+    p.replaceChildren();
+    p.className = failed ? "" : "note";
+    if (!failed) { p.textContent = "No unit failed."; return; }
+    const a = el("a", {href: "#stuck-title"});
+    a.append(el("b", {}, failed + " failed"), ", " + (state.waiting_on_failed || 0) +
+             " waiting on them: what is stuck and what to do");
+    p.append(a);
   }
 
   function renderLayers(units) {
@@ -176,7 +212,7 @@
   }
 
   // -- the units table: sort, filter, linked with the graph ---------------------------------
-  // Columns: unit, section, layer, kind, status, stage, cost, blocked cause, reason. A click on a
+  // Columns: unit, section, layer, kind, status, stage, cost, failure cause, reason. A click on a
   // header sorts by it (again: the other way); the selects above filter; a click on a row shows
   // the unit in the graph (its groups opened), a click on a unit in the graph selects its row,
   // a click on a group filters the table to it.
@@ -253,7 +289,7 @@
     if (tree) walk(tree);
     fillSelect("table-section", groups, "any section");
     const causes = [...new Set(units.map(u => u.cause).filter(Boolean))].sort();
-    fillSelect("table-cause", causes.map(c => [c, c]), "any blocked cause");
+    fillSelect("table-cause", causes.map(c => [c, c]), "any failure cause");
   }
 
   function filterTable() {
@@ -331,24 +367,35 @@
     }
   }
 
+  // a group's units by state; `onFailed`: how many of its waiting units wait on a failed unit
   function groupCounts(g) {
-    const c = {};
-    for (const u of g.all) c[u.status] = (c[u.status] || 0) + 1;
+    const c = {onFailed: 0};
+    for (const u of g.all) {
+      c[u.status] = (c[u.status] || 0) + 1;
+      if (u.waiting_on && u.waiting_on.length) c.onFailed++;
+    }
     return c;
   }
 
+  // "3/26 complete · 1 running · 2 failed · 20 waiting": each state apart
   function groupLabel(g) {
     const c = groupCounts(g);
     const parts = [(c.complete || 0) + "/" + g.all.length + " complete"];
-    for (const s of ["running", "interrupted", "blocked"]) if (c[s]) parts.push(c[s] + " " + s);
+    for (const s of ["running", "interrupted", "failed", "waiting"]) if (c[s]) parts.push(c[s] + " " + s);
     return g.title + "\n" + parts.join(" · ");
   }
 
-  // a group's box is its progress bar: complete, running, blocked, the rest, left to right
+  // the group's classes: its own units failed (solid red border) or only wait on failed units
+  function markGroup(n, c) {
+    n.toggleClass("has-failed", !!c.failed);
+    n.toggleClass("waits-on-failed", !c.failed && c.onFailed > 0);
+  }
+
+  // a group's box is its progress bar: complete, running, failed, the rest, left to right
   function groupBar(g) {
     const c = groupCounts(g), n = g.all.length || 1;
     const parts = [["complete", COLOURS.complete], ["running", COLOURS.running], ["interrupted", COLOURS.interrupted],
-                   ["blocked", COLOURS.blocked]];
+                   ["failed", COLOURS.failed]];
     const colours = [], stops = [];
     let at = 0;
     for (const [s, colour] of parts) {
@@ -359,7 +406,7 @@
     }
     colours.push("#e6e6e6", "#e6e6e6");
     stops.push(at + "%", "100%");
-    return {colours: colours.join(" "), stops: stops.join(" "), blocked: c.blocked || 0};
+    return {colours: colours.join(" "), stops: stops.join(" "), counts: c};
   }
 
   function visible(g) {  // are all of g's enclosing groups open?
@@ -516,7 +563,9 @@
       {selector: "node.group.open", style: {"background-color": "#f3f3f3", "background-opacity": 0.6,
         "text-valign": "top", "text-halign": "center", "text-margin-y": -4, "padding": PAD,
         "text-max-width": 600, "font-size": 14}},
-      {selector: "node.group.has-blocked", style: {"border-width": 3, "border-color": COLOURS.blocked}},
+      {selector: "node.group.has-failed", style: {"border-width": 4, "border-color": COLOURS.failed}},
+      {selector: "node.group.waits-on-failed", style: {"border-width": 3, "border-style": "dashed",
+        "border-color": WAITS_ON_FAILED}},
       {selector: "edge", style: {"width": 1, "line-color": "#b0b0b0", "target-arrow-color": "#909090",
         "target-arrow-shape": "triangle", "arrow-scale": 0.8, "curve-style": "straight", "opacity": 0.75}},
       {selector: "edge.between-groups", style: {"curve-style": "bezier", "opacity": 0.2,
@@ -564,6 +613,7 @@
       toggleGroup(e.target);
     });
     cy.on("dbltap", "node.unit", e => { location.href = "/unit/" + encodeURIComponent(e.target.id()); });
+    tooltip();
     cy.on("tap", e => { if (e.target === cy) clearPick(); });
     fillLayerSelects(units);
     fillSearch(units);
@@ -585,14 +635,13 @@
       cy.nodes(".group.closed").forEach(n => {
         const bar = groupBar(groupsByKey.get(n.data("key")));
         n.style({"background-gradient-stop-colors": bar.colours, "background-gradient-stop-positions": bar.stops});
-        n.toggleClass("has-blocked", bar.blocked > 0);
+        markGroup(n, bar.counts);
       });
-      cy.nodes(".group.open").forEach(n => {
-        n.toggleClass("has-blocked", !!groupCounts(groupsByKey.get(n.data("key"))).blocked);
-      });
+      cy.nodes(".group.open").forEach(n => markGroup(n, groupCounts(groupsByKey.get(n.data("key")))));
     });
     const positions = flowLayout();
     cy.layout({name: "preset", positions: n => positions[n.id()], fit: true, padding: 20, animate: false}).run();
+    routeAround();
     if (focus) {
       const n = cy.getElementById(focus);
       if (n && !n.empty() && n.isParent()) cy.fit(n, 30);
@@ -620,6 +669,7 @@
       cy.layout({name: "dagre", rankDir: "TB", nodeSep: 10, rankSep: ROW - 24, edgeSep: 4,
                  minLen: e => Math.max(1, e.target().data("layer") - e.source().data("layer")),
                  fit: true, padding: 20, animate: false}).run();
+      routeRanks();
     } else {
       const t0 = performance.now();
       const {positions, rows} = layerPositions(units);
@@ -747,15 +797,24 @@
       pts.push({x: t.x, y: t.y - NODE_H / 2 - CLEAR});
       // points in the middle of a vertical run add nothing
       pts = pts.filter((p, i) => i === 0 || i === pts.length - 1 || !(pts[i - 1].x === p.x && pts[i + 1].x === p.x));
-      // as cytoscape's segment weights (along source → target) and distances (perpendicular)
-      const dx = t.x - s.x, dy = t.y - s.y, len2 = dx * dx + dy * dy, len = Math.sqrt(len2);
-      const weights = [], dists = [];
-      for (const p of pts) {
-        weights.push(((p.x - s.x) * dx + (p.y - s.y) * dy) / len2);
-        dists.push(((p.y - s.y) * dx - (p.x - s.x) * dy) / len);
-      }
-      routed.push({e, pts, weights, dists});
+      routed.push(segments(e, s, t, pts));
     });
+    applyRoutes(routed);
+  }
+
+  // An edge drawn through `pts` as cytoscape's segment weights (along source → target) and
+  // distances (perpendicular to it), from the ends' centres `s` and `t`.
+  function segments(e, s, t, pts) {
+    const dx = t.x - s.x, dy = t.y - s.y, len2 = dx * dx + dy * dy || 1, len = Math.sqrt(len2);
+    const weights = [], dists = [];
+    for (const p of pts) {
+      weights.push(((p.x - s.x) * dx + (p.y - s.y) * dy) / len2);
+      dists.push(((p.y - s.y) * dx - (p.x - s.x) * dy) / len);
+    }
+    return {e, pts, weights, dists};
+  }
+
+  function applyRoutes(routed) {
     const apply = (r, sign) => r.e.style({"curve-style": "segments", "edge-distances": "node-position",
       "segment-weights": r.weights.join(" "), "segment-distances": r.dists.map(d => sign * d).join(" ")});
     if (!distanceSign && routed.length) {  // which side is positive, asked of cytoscape once
@@ -768,6 +827,136 @@
     }
     cy.batch(() => routed.forEach(r => apply(r, distanceSign || 1)));
     window.fyanRoutePoints = routed.reduce((a, r) => a + r.pts.length, 0);
+  }
+
+  // Edges of any layout routed around every box they do not join ("groups" and "dagre"; the
+  // "layers" layout has its own channel router above). The boxes are the drawn leaves — units
+  // and closed groups; an open group is a frame that edges cross. Each edge is an orthogonal path
+  // on a grid of CELL model pixels through the cells no box (grown by a pixel) touches: A* from
+  // the source's centre to the target's, one step per cell, BEND extra per turn (few bends read
+  // better and cytoscape draws few segment points faster). An edge whose ends are aligned with
+  // nothing between them stays straight; one with no free path (never in Fyan's layouts) too.
+  const CELL = 5, BEND = 8;
+
+  // dagre places every rank on one row (all units are NODE_W wide): its edges take the layers
+  // layout's channel router (``routeEdges``), through the gaps of each row they cross.
+  function routeRanks() {
+    const ys = [...new Set(cy.nodes().map(n => Math.round(n.position("y"))))].sort((a, b) => a - b);
+    const rowOf = new Map(ys.map((y, i) => [y, i]));
+    const rows = ys.map(y => ({y: y, xs: []}));
+    const positions = {};
+    cy.nodes().forEach(n => {
+      const p = n.position(), r = rowOf.get(Math.round(p.y));
+      positions[n.id()] = {x: p.x, y: p.y, row: r};
+      rows[r].xs.push(p.x);
+    });
+    rows.forEach(r => r.xs.sort((a, b) => a - b));
+    routeEdges(positions, rows);
+  }
+
+  function routeAround() {
+    const t0 = performance.now();
+    const leaves = cy.nodes(":visible").filter(n => !n.isParent());
+    const edges = cy.edges(":visible");
+    if (!leaves.length || !edges.length) { window.fyanRouted = 0; return; }
+    const bb = leaves.boundingBox({includeLabels: false});
+    const x0 = bb.x1 - 6 * CELL, y0 = bb.y1 - 6 * CELL;
+    const W = Math.ceil((bb.w + 12 * CELL) / CELL) + 1, H = Math.ceil((bb.h + 12 * CELL) / CELL) + 1;
+    const owner = new Int32Array(W * H).fill(-1);
+    const index = new Map();
+    leaves.forEach((n, i) => {
+      index.set(n.id(), i);
+      const b = n.boundingBox({includeLabels: false});
+      const cx1 = Math.max(0, Math.floor((b.x1 - 1 - x0) / CELL)), cx2 = Math.min(W - 1, Math.floor((b.x2 + 1 - x0) / CELL));
+      const cy1 = Math.max(0, Math.floor((b.y1 - 1 - y0) / CELL)), cy2 = Math.min(H - 1, Math.floor((b.y2 + 1 - y0) / CELL));
+      for (let y = cy1; y <= cy2; y++) for (let x = cx1; x <= cx2; x++) owner[y * W + x] = i;
+    });
+    const cellOf = p => [Math.min(W - 1, Math.max(0, Math.floor((p.x - x0) / CELL))),
+                         Math.min(H - 1, Math.max(0, Math.floor((p.y - y0) / CELL)))];
+    const centre = (x, y) => ({x: x0 + (x + 0.5) * CELL, y: y0 + (y + 0.5) * CELL});
+    // per-state arrays reused by every edge: a state's cost counts only when its stamp is the
+    // edge's (no clearing of the whole grid per edge)
+    const N = W * H * 4, cost = new Float64Array(N), from = new Int32Array(N);
+    const stamp = new Int32Array(N), closed = new Int32Array(N);
+    let gen = 0;
+    const DX = [1, 0, -1, 0], DY = [0, 1, 0, -1];
+    const routed = [];
+    edges.forEach(e => {
+      const si = index.get(e.source().id()), ti = index.get(e.target().id());
+      const s = e.source().position(), t = e.target().position();
+      const [sx, sy] = cellOf(s), [tx, ty] = cellOf(t);
+      const free = c => owner[c] === -1 || owner[c] === si || owner[c] === ti;
+      // A* over (cell, direction) with a binary heap of state indices
+      gen++;
+      const heap = [], key = [];
+      const push = (st, k) => {
+        heap.push(st); key.push(k);
+        let i = heap.length - 1;
+        while (i > 0) {
+          const j = (i - 1) >> 1;
+          if (key[j] <= key[i]) break;
+          [heap[i], heap[j]] = [heap[j], heap[i]]; [key[i], key[j]] = [key[j], key[i]]; i = j;
+        }
+      };
+      const pop = () => {
+        const top = heap[0], lastS = heap.pop(), lastK = key.pop();
+        if (heap.length) {
+          heap[0] = lastS; key[0] = lastK;
+          let i = 0;
+          for (;;) {
+            const l = 2 * i + 1, r = l + 1;
+            let m = i;
+            if (l < heap.length && key[l] < key[m]) m = l;
+            if (r < heap.length && key[r] < key[m]) m = r;
+            if (m === i) break;
+            [heap[i], heap[m]] = [heap[m], heap[i]]; [key[i], key[m]] = [key[m], key[i]]; i = m;
+          }
+        }
+        return top;
+      };
+      const h = (x, y) => Math.abs(x - tx) + Math.abs(y - ty);
+      for (let d = 0; d < 4; d++) {
+        const st = (sy * W + sx) * 4 + d;
+        cost[st] = 0; from[st] = -1; stamp[st] = gen; push(st, h(sx, sy));
+      }
+      let goal = -1;
+      while (heap.length) {
+        const st = pop();
+        if (closed[st] === gen) continue;
+        closed[st] = gen;
+        const c = st >> 2, d = st & 3, x = c % W, y = (c / W) | 0;
+        if (x === tx && y === ty) { goal = st; break; }
+        for (let nd = 0; nd < 4; nd++) {
+          if (nd === ((d + 2) & 3)) continue;
+          const nx = x + DX[nd], ny = y + DY[nd];
+          if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;
+          const nc = ny * W + nx;
+          if (!free(nc)) continue;
+          const ns = nc * 4 + nd, g = cost[st] + 1 + (nd === d ? 0 : BEND);
+          if (stamp[ns] !== gen || g < cost[ns]) { stamp[ns] = gen; cost[ns] = g; from[ns] = st; push(ns, g + h(nx, ny)); }
+        }
+      }
+      if (goal < 0) return;
+      const cells = [];
+      for (let st = goal; st >= 0; st = from[st]) cells.push(st);
+      cells.reverse();
+      const bends = [];  // the cells where the direction changes
+      for (let i = 1; i < cells.length; i++) if ((cells[i] & 3) !== (cells[i - 1] & 3) && i > 1) bends.push(cells[i - 1] >> 2);
+      if (!bends.length) {  // a straight run: draw it straight (the ends' centres share a row or column)
+        e.removeStyle("curve-style segment-weights segment-distances edge-distances");
+        return;
+      }
+      const pts = bends.map(c => centre(c % W, (c / W) | 0));
+      // the first leg leaves the source's centre along its row or column, the last reaches the
+      // target's centre along its own: both stay in the cells the path used
+      const firstDir = cells[1] & 3, lastDir = cells[cells.length - 1] & 3;
+      if (firstDir % 2 === 0) pts[0].y = s.y; else pts[0].x = s.x;
+      if (lastDir % 2 === 0) pts[pts.length - 1].y = t.y; else pts[pts.length - 1].x = t.x;
+      routed.push(segments(e, s, t, pts));
+    });
+    applyRoutes(routed);
+    window.fyanRouted = routed.length;
+    window.fyanRouteMs = Math.round(performance.now() - t0);
   }
 
   function recolour(units) {
@@ -815,14 +1004,48 @@
     }
   }
 
-  function showUnit(uid) {  // the unit in the graph: its groups opened, picked, centred
+  // The unit in the graph: its groups opened, picked, and centred in the view at the zoom that
+  // shows its neighbourhood (its direct dependencies and dependents, or the groups they are in)
+  // around it, up to a readable zoom.
+  function showUnit(uid) {
     if (!cy) return;
     if (mode() === "groups") reveal(uid);
     const n = cy.getElementById(uid);
-    if (n && !n.empty()) {
-      pick(n);
-      cy.animate({center: {eles: n}, zoom: Math.max(cy.zoom(), 0.9)}, {duration: 200});
+    if (!n || n.empty()) return;
+    pick(n);
+    const c = n.position(), near = n.closedNeighborhood().nodes().filter(m => m.visible());
+    let dx = n.width(), dy = n.height();
+    near.forEach(m => {
+      const b = m.boundingBox({includeLabels: false});
+      dx = Math.max(dx, Math.abs(b.x1 - c.x), Math.abs(b.x2 - c.x));
+      dy = Math.max(dy, Math.abs(b.y1 - c.y), Math.abs(b.y2 - c.y));
+    });
+    const margin = 30;
+    const zoom = Math.max(cy.minZoom(), Math.min(1.5, (cy.width() / 2 - margin) / dx, (cy.height() / 2 - margin) / dy));
+    cy.viewport({zoom: zoom, pan: {x: cy.width() / 2 - zoom * c.x, y: cy.height() / 2 - zoom * c.y}});
+    cy.container().setAttribute("data-found", uid);
+  }
+
+  // A label cut to fit its box ("…") shows the whole id in a tooltip while the pointer is on it
+  function tooltip() {
+    const box = document.getElementById("graph");
+    let tip = document.getElementById("graph-tip");
+    if (!tip) {
+      tip = el("div", {id: "graph-tip", role: "tooltip"});
+      tip.style.cssText = "position:absolute;pointer-events:none;background:#222;color:#fff;padding:2px 6px;" +
+        "border-radius:3px;font-size:12px;white-space:nowrap;display:none;z-index:10";
+      box.style.position = "relative";
+      box.append(tip);
     }
+    cy.on("mouseover", "node.unit", e => {
+      const p = e.renderedPosition || e.target.renderedPosition();
+      tip.textContent = e.target.id() + " (" + e.target.data("status") + ")";
+      tip.style.left = (p.x + 12) + "px";
+      tip.style.top = (p.y + 12) + "px";
+      tip.style.display = "block";
+    });
+    cy.on("mouseout", "node.unit", () => { tip.style.display = "none"; });
+    cy.on("viewport", () => { tip.style.display = "none"; });
   }
 
   function fillSearch(units) {
@@ -885,15 +1108,32 @@
     info.replaceChildren();
     info.append(el("h3", {id: "picked-group"}, g.title));
     const p = el("p");
-    Object.keys(c).sort((a, b) => (ORDER[a] ?? 9) - (ORDER[b] ?? 9)).forEach(k => p.append(badge(k), " " + c[k] + " "));
+    Object.keys(c).filter(k => k !== "onFailed").sort((a, b) => (ORDER[a] ?? 9) - (ORDER[b] ?? 9)).forEach(k => p.append(badge(k), " " + c[k] + " "));
     info.append(p);
+    // only the units that failed here, by cause, each linked; then what the others wait on
     const causes = new Map();
-    for (const u of g.all) if (u.cause) causes.set(u.cause, (causes.get(u.cause) || 0) + 1);
+    for (const u of g.all) if (u.status === "failed") {
+      const cause = u.cause || "failed";
+      if (!causes.has(cause)) causes.set(cause, []);
+      causes.get(cause).push(u.id);
+    }
     if (causes.size) {
-      info.append(el("p", {}, "Blocked, by cause:"));
+      info.append(el("p", {}, "Failed here, by cause:"));
       const ul = el("ul", {id: "group-causes"});
-      [...causes].sort((a, b) => b[1] - a[1]).forEach(([cause, n]) => ul.append(el("li", {}, n + " × " + cause)));
+      [...causes].sort((a, b) => b[1].length - a[1].length).forEach(([cause, ids]) => {
+        const li = el("li", {}, ids.length + " × " + cause + ": ");
+        appendLinks(li, ids);
+        ul.append(li);
+      });
       info.append(ul);
+    }
+    const elsewhere = new Set();
+    for (const u of g.all) for (const f of u.waiting_on || []) elsewhere.add(f);
+    if (c.onFailed) {
+      const p2 = el("p", {id: "group-waits"}, c.onFailed + " unit(s) here wait on failed unit(s): ");
+      appendLinks(p2, [...elsewhere].slice(0, 12));
+      if (elsewhere.size > 12) p2.append(", ... (+" + (elsewhere.size - 12) + " more)");
+      info.append(p2);
     }
     info.append(el("p", {className: "note"}, "The table below lists its " + g.all.length + " unit(s)."));
   }
@@ -916,8 +1156,32 @@
     info.append(el("p", {id: "picked-lineage"}, "needs " + nUp + " unit(s) (orange), needed by " + nDown + " unit(s) (blue)"));
   }
 
+  // -- the unit page's math: KaTeX (vendored) typesets the statement's TeX in place ---------
+  const MATH_DELIMITERS = [
+    {left: "$$", right: "$$", display: true}, {left: "\\[", right: "\\]", display: true},
+    {left: "\\begin{equation}", right: "\\end{equation}", display: true},
+    {left: "\\begin{equation*}", right: "\\end{equation*}", display: true},
+    {left: "\\begin{align}", right: "\\end{align}", display: true},
+    {left: "\\begin{align*}", right: "\\end{align*}", display: true},
+    {left: "$", right: "$", display: false}, {left: "\\(", right: "\\)", display: false}];
+
+  function typeset() {
+    if (typeof renderMathInElement === "undefined") return;
+    let macros = {};
+    try { macros = JSON.parse((document.getElementById("tex-macros") || {}).textContent || "{}"); } catch (e) { /* none */ }
+    for (const id of ["statement-math", "source-proof-math"]) {
+      const box = document.getElementById(id);
+      if (!box) continue;
+      // a macro of the document's preamble KaTeX does not know is shown in red, never an error
+      renderMathInElement(box, {delimiters: MATH_DELIMITERS, throwOnError: false, strict: "ignore",
+                                macros: Object.assign({}, macros)});
+      box.setAttribute("data-typeset", "1");
+    }
+  }
+
   // -- start --------------------------------------------------------------------------------
   function start() {
+    typeset();
     document.querySelectorAll(".status-filter").forEach(c => c.addEventListener("change", applyFilters));
     const fit = document.getElementById("graph-fit");
     if (fit) fit.onclick = () => cy && cy.fit(cy.elements(":visible"), 20);
