@@ -174,3 +174,12 @@ def test_the_tools_lease_a_warm_server_of_the_pool(core_lean, tmp_path):
         assert len(pool.snapshot()) == 1 and not pool.snapshot()[0]["busy"]
     finally:
         pool.shutdown()
+
+
+def test_the_units_preamble_and_namespace_are_the_context_and_lines_stay_the_agents(warm):
+    server, root = warm
+    t = ProverTools(HEADER, fixed_server(server), preamble="namespace Lib\n", postamble="end Lib\n")
+    r = t.lean_check(CheckInput(text="theorem mine (p q : Prop) (h : p) : q := keep p h\n"))
+    assert [(m.line, m.severity) for m in r.messages] == [(1, "error")]  # line 1 of the agent's text
+    assert t.lean_lookup(LookupInput(name="keep")).exists  # resolved inside the unit's namespace
+    assert not tools(warm).lean_lookup(LookupInput(name="keep")).exists

@@ -80,17 +80,21 @@ class ProverTools:
     giving a context manager that yields a started ``LeanServer`` for that header (the pool's
     ``lease``, or a fixed server); ``log``: the JSON-lines record (None: not recorded);
     ``module_of``: a name → its module from the declaration index, used when the hover does
-    not say."""
+    not say; ``preamble``/``postamble``: Fyan's text around the agent's in the unit's file
+    (``open`` of the upstream units, ``namespace``/``end``), so names resolve as in the unit."""
 
     def __init__(self, header: str, lease: Callable[[], ContextManager[LeanServer]], *, log: Path | None = None,
-                 limits: Limits | None = None, module_of: Callable[[str], str | None] | None = None) -> None:
+                 limits: Limits | None = None, module_of: Callable[[str], str | None] | None = None,
+                 preamble: str = "", postamble: str = "") -> None:
         self.header = header.strip("\n")
         self.lease = lease
         self.log = log
         self.limits = limits or Limits()
         self.module_of = module_of
-        #: lines before the agent's text in every document (the header and one blank line)
-        self.offset = len(self.header.split("\n")) + 1 if self.header else 0
+        self.preamble = preamble.strip("\n") + "\n" if preamble.strip() else ""
+        self.postamble = "\n" + postamble.strip("\n") if postamble.strip() else ""
+        #: lines before the agent's text in every document (the header, one blank line, the preamble)
+        self.offset = (len(self.header.split("\n")) + 1 if self.header else 0) + self.preamble.count("\n")
 
     # -- documents ---------------------------------------------------------------------------------
     def _body(self, text: str) -> str:
@@ -111,7 +115,8 @@ class ProverTools:
         return text
 
     def _document(self, body: str) -> str:
-        return (self.header + "\n\n" + body if self.header else body).rstrip("\n") + "\n"
+        text = self.preamble + body.rstrip("\n") + self.postamble
+        return (self.header + "\n\n" + text if self.header else text).rstrip("\n") + "\n"
 
     def _line(self, doc_line: int) -> int:
         return max(0, doc_line - self.offset)
