@@ -235,6 +235,12 @@ class LeanServer:
             self._lock.notify_all()
         return None
 
+    def request(self, method: str, params, timeout_s: float):
+        """Send one request to the server (``$/lean/plainGoal``, ``textDocument/hover``, ...) and
+        return its answer. Raises ``ServerCrashed``/``ServerTimeout``, or ``LspError`` for an
+        error answer."""
+        return self._request(method, params, timeout_s)
+
     def _request(self, method: str, params, timeout_s: float):
         if not self.alive():
             raise ServerCrashed("the language server is not running")

@@ -325,6 +325,30 @@ class ServerPool:
             return WarmCheck(result, restarts, reused, w.sandboxed, notes)
         raise WarmUnavailable("; ".join(notes) or "the warm server failed twice")
 
+    @contextlib.contextmanager
+    def lease(self, key: ServerKey, spec: ServerSpec, *, unit: str | None = None):
+        """A warm server for ``key`` held for a series of requests (the prover tools: a check,
+        then goals at chosen positions, hovers): yields the ``LeanServer``. One that fails
+        (``LspError`` raised inside) is ended, not given back; the error propagates. Raises
+        ``WarmUnavailable`` (pool off or full, sandbox refused, the server did not start)."""
+        if self.size <= 0:
+            raise WarmUnavailable("[lean] warm_servers = 0")
+        try:
+            w, reused = self._lease(key, spec, unit)
+        except LspError as e:
+            raise WarmUnavailable(f"the warm server did not start: {e}") from None
+        try:
+            yield w.server
+        except LspError:
+            self._discard(w, "restarted")
+            raise
+        except BaseException:
+            self._release(w)
+            raise
+        self.adm.record(KIND, unit, w.server.rss_mb())
+        self._release(w)
+        self._event("reused" if reused else "leased", key, str(w.server.pid))
+
     # -- shutdown ----------------------------------------------------------------------------------
     def _ensure_reaper(self) -> None:
         if self._reaper is not None and self._reaper.is_alive():

@@ -1,0 +1,241 @@
+"""``search_declarations``: words or a type pattern → ranked declarations, from an SQLite FTS5
+index (the standard library's ``sqlite3``; ranking is FTS5's built-in ``bm25``).
+
+**The declaration list** (``DeclarationList``, format ``fyan-declarations/1``) is what the
+trusted inspector writes once per toolchain and dependency set: a JSON-lines file whose first
+line is the header (format, toolchain, a digest of the dependency set, the record count) and
+each further line one ``DeclarationRecord`` (name, kind, module, signature as Lean prints it,
+docstring or null). ``read_declarations`` reads it strictly: a bad line is an error naming
+the line, never skipped.
+
+**The index** (``build_index``) is one SQLite file holding an FTS5 table with the columns
+``name`` (the dotted name), ``words`` (the name split at dots, underscores and case changes:
+``MeasureTheory.integral_add`` → ``Measure Theory integral add``), ``signature`` (the
+signature with its operators spelled as words, ``symbol_words``: ``a + b = b + a`` →
+``a plus b eq b plus a``, since FTS5's ``unicode61`` tokenizer drops punctuation) and
+``docstring``; ``module`` and ``kind`` are stored, not indexed. The header is kept in a
+``meta`` table so an index built for another toolchain or dependency set is never read as
+this one's.
+
+**A query** (``search``) is words (``integral add``) or a type pattern (anything with an
+operator: ``a + b = b + a``, ``_ ≤ _ → _``); its terms are the same ``symbol_words`` tokens,
+each quoted as an FTS5 string (no query syntax of the caller's reaches FTS5). All terms must
+match (implicit AND); when that finds fewer than ``limit`` rows, a second query with any term
+(OR) fills up. Ranking is ``bm25`` with column weights ``WEIGHTS`` (a name match counts more
+than a signature match, which counts more than a docstring match).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+FORMAT = "fyan-declarations/1"
+#: bm25 weights of the indexed columns name, words, signature, docstring
+WEIGHTS = (10.0, 6.0, 2.0, 1.0)
+
+SYMBOLS = {
+    "+": "plus", "-": "minus", "*": "times", "/": "div", "%": "mod", "^": "pow", "=": "eq", "≠": "ne", "≤": "le",
+    "<": "lt", "≥": "ge", ">": "gt", "∣": "dvd", "∀": "forall", "∃": "exists", "→": "imp", "↔": "iff", "¬": "not",
+    "∧": "and", "∨": "or", "∈": "mem", "∉": "notmem", "⊆": "subset", "⊂": "ssubset", "∩": "inter", "∪": "union",
+    "∑": "sum", "∏": "prod", "⁻¹": "inv", "•": "smul", "∘": "comp", "×": "prodtype", "ℕ": "nat", "ℤ": "int",
+    "ℚ": "rat", "ℝ": "real", "ℂ": "complex", "∫": "integral", "‖": "norm", "√": "sqrt", "∅": "empty", "⊤": "top",
+    "⊥": "bot", "⁅": "bracket", "⊗": "tensor", "≃": "equiv", "≅": "iso", "↑": "coe",
+}
+_SYMBOL_RE = re.compile("|".join(re.escape(s) for s in sorted(SYMBOLS, key=len, reverse=True)))
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_TOKEN_RE = re.compile(r"\w+")
+
+
+class DeclarationRecord(BaseModel):
+    """One declaration of the environment: ``name`` (fully qualified), ``kind`` (``theorem``,
+    ``def``, ``axiom``, ``inductive``, ``structure``, ``instance``, ``opaque``, ...), the
+    ``module`` declaring it, its ``signature`` as Lean prints it (``name binders : type``) and
+    its ``docstring`` (None: none)."""
+
+    model_config = {"extra": "forbid"}
+
+    name: str = Field(min_length=1)
+    kind: str
+    module: str
+    signature: str
+    docstring: str | None = None
+
+
+class DeclarationList(BaseModel):
+    """The header line of a declaration list."""
+
+    model_config = {"extra": "forbid"}
+
+    format: str = FORMAT
+    toolchain: str
+    #: a digest of the dependency set (the Lake manifest's packages and revisions)
+    dependencies: str
+    count: int
+
+
+class Hit(BaseModel):
+    name: str
+    kind: str
+    module: str
+    signature: str
+    docstring: str | None = None
+    #: FTS5 bm25 rank (lower is better)
+    rank: float
+
+
+class SearchResult(BaseModel):
+    status: str = "ok"
+    note: str = ""
+    query: str
+    pattern: bool = False
+    hits: list[Hit] = Field(default_factory=list)
+
+
+class IndexError_(Exception):
+    """The declaration list or the index is unusable; the message says why."""
+
+
+def name_words(name: str) -> str:
+    """The name split at dots, underscores and case changes."""
+    return " ".join(_CAMEL_RE.sub(" ", part) for part in re.split(r"[._'«»]+", name) if part)
+
+
+def symbol_words(text: str) -> str:
+    """``text`` with each operator of ``SYMBOLS`` spelled as its word (spaces around)."""
+    return _SYMBOL_RE.sub(lambda m: f" {SYMBOLS[m.group(0)]} ", text)
+
+
+def write_declarations(path: Path, header: DeclarationList, records: Iterable[DeclarationRecord]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(header.model_dump_json() + "\n")
+        for r in records:
+            fh.write(r.model_dump_json(exclude_none=True) + "\n")
+
+
+def read_declarations(path: Path) -> tuple[DeclarationList, Iterator[DeclarationRecord]]:
+    """The header and an iterator over the records. Raises ``IndexError_`` naming the bad line."""
+    fh = open(path, encoding="utf-8")
+    try:
+        header = DeclarationList.model_validate_json(fh.readline())
+    except ValueError as e:
+        fh.close()
+        raise IndexError_(f"{path}: line 1 is not a {FORMAT} header: {e}") from None
+    if header.format != FORMAT:
+        fh.close()
+        raise IndexError_(f"{path}: format {header.format!r}, expected {FORMAT!r}")
+
+    def records() -> Iterator[DeclarationRecord]:
+        with fh:
+            for n, line in enumerate(fh, start=2):
+                if not line.strip():
+                    continue
+                try:
+                    yield DeclarationRecord.model_validate_json(line)
+                except ValueError as e:
+                    raise IndexError_(f"{path}: line {n}: {e}") from None
+
+    return header, records()
+
+
+def build_index(declarations: Path, index: Path, *, batch: int = 5000) -> DeclarationList:
+    """Build the FTS5 index file ``index`` from the declaration list ``declarations`` (written
+    to a temporary file, then renamed: a reader never sees half an index). Returns the header."""
+    header, records = read_declarations(declarations)
+    tmp = index.with_name(index.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    db = sqlite3.connect(tmp)
+    try:
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        db.execute("CREATE VIRTUAL TABLE decls USING fts5(name, words, signature, docstring, module UNINDEXED, "
+                   "kind UNINDEXED, shown UNINDEXED, doc UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')")
+        rows: list[tuple] = []
+        count = 0
+        for r in records:
+            rows.append((r.name, name_words(r.name), symbol_words(r.signature), r.docstring or "", r.module, r.kind,
+                         r.signature, r.docstring))
+            if len(rows) >= batch:
+                db.executemany("INSERT INTO decls VALUES (?,?,?,?,?,?,?,?)", rows)
+                count += len(rows)
+                rows.clear()
+        db.executemany("INSERT INTO decls VALUES (?,?,?,?,?,?,?,?)", rows)
+        count += len(rows)
+        if count != header.count:
+            raise IndexError_(f"{declarations}: the header says {header.count} declarations, the file has {count}")
+        db.execute("INSERT INTO decls(decls) VALUES ('optimize')")
+        db.execute("INSERT INTO meta VALUES ('header', ?)", (header.model_dump_json(),))
+        db.commit()
+    finally:
+        db.close()
+    tmp.replace(index)
+    return header
+
+
+class DeclarationIndex:
+    """A built index, opened read-only. ``expect``: the toolchain and dependency digest the
+    caller needs; an index of another set raises ``IndexError_``."""
+
+    def __init__(self, index: Path, *, expect: tuple[str, str] | None = None) -> None:
+        if not index.is_file():
+            raise IndexError_(f"no declaration index at {index}")
+        self.db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, check_same_thread=False)
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'header'").fetchone()
+        except sqlite3.DatabaseError as e:
+            raise IndexError_(f"{index} is not a declaration index: {e}") from None
+        self.header = DeclarationList.model_validate_json(row[0])
+        if expect is not None and (self.header.toolchain, self.header.dependencies) != expect:
+            raise IndexError_(f"{index} was built for {self.header.toolchain} / {self.header.dependencies}, "
+                              f"not {expect[0]} / {expect[1]}")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def module_of(self, name: str) -> str | None:
+        row = self.db.execute("SELECT module FROM decls WHERE name MATCH ? AND name = ? LIMIT 1",
+                              (_quote(name), name)).fetchone()
+        return row[0] if row else None
+
+    def search(self, query: str, *, limit: int = 10) -> SearchResult:
+        """Ranked declarations for words or a type pattern (module docstring)."""
+        limit = max(1, min(limit, 100))
+        pattern = bool(_SYMBOL_RE.search(query))
+        terms = list(dict.fromkeys(t.lower() for t in _TOKEN_RE.findall(symbol_words(query))))
+        if pattern:  # single letters of a pattern are its variables: they say nothing
+            terms = [t for t in terms if len(t) > 1 or t.isdigit()] or terms
+        terms = terms[:16]
+        result = SearchResult(query=query, pattern=pattern)
+        if not terms:
+            result.status, result.note = "refused", "no words in the query"
+            return result
+        quoted = [_quote(t) for t in terms]
+        if pattern:
+            quoted = [f"signature : {q}" for q in quoted]
+        seen: set[str] = set()
+        for joiner in (" AND ", " OR "):
+            if len(result.hits) >= limit:
+                break
+            rows = self.db.execute(
+                f"SELECT name, kind, module, shown, doc, bm25(decls, {', '.join(map(str, WEIGHTS))}) AS score "
+                "FROM decls WHERE decls MATCH ? ORDER BY score LIMIT ?", (joiner.join(quoted), limit)).fetchall()
+            for name, kind, module, shown, doc, score in rows:
+                if name in seen or len(result.hits) >= limit:
+                    continue
+                seen.add(name)
+                result.hits.append(Hit(name=name, kind=kind, module=module, signature=shown, docstring=doc,
+                                       rank=round(score, 4)))
+            if len(terms) == 1:
+                break
+        return result
+
+
+def _quote(term: str) -> str:
+    """An FTS5 string literal (double quotes doubled): the term is matched, never parsed."""
+    return '"' + term.replace('"', '""') + '"'
