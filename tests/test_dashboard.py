@@ -42,7 +42,8 @@ from fyan.dashboard.server import start_in_thread
 from fyan.orchestrator.engine import Engine
 from fyan.orchestrator.live import LiveState
 from fyan.project import Project
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome, Gateway
+from fyan.stages import stage_spec
+from fyan.state.gateway import CheckOutcome, Gateway
 from fyan.state.models import Stage
 from fyan.state.store import Store
 from tests.conftest import corpus
@@ -248,7 +249,7 @@ FAIL_PLAN = "ruzsa-triangle"
 
 
 def _write_outputs(session, ctx) -> None:
-    for rel in STAGE_OUTPUTS[ctx.run.stage]:
+    for rel in stage_spec(ctx.run.stage).outputs:
         ctx.write(rel, f"{rel} of {ctx.unit.id}\n")
 
 

@@ -52,7 +52,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,7 +70,8 @@ from fyan.orchestrator.live import LiveState
 from fyan.orchestrator.scheduler import Policy, Scheduler
 from fyan.project import Project
 from fyan.state.faults import fault_point
-from fyan.state.gateway import POST_TASKS, Check, Gateway
+from fyan.stages import post_spec, post_task_names, resolve, stage_agents, stage_checks
+from fyan.state.gateway import Check, Gateway
 from fyan.state.models import PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
 
 #: an agent: (``fyan.agents.session.StageSession``, ``fyan.agents.stages.UnitContext``) -> None
@@ -138,8 +139,8 @@ class Engine:
         gateway: Gateway,
         *,
         providers: Callable[[str], Provider] | None = None,
-        checks: dict[Stage, Check] | None = None,
-        agents: dict[Stage, StageAgentFn] | None = None,
+        checks: Mapping[str, Check] | None = None,
+        agents: Mapping[str, StageAgentFn] | None = None,
         only: set[str] | None = None,
         parallelism: int | None = None,
         policy: Policy = "critical-path",
@@ -154,10 +155,8 @@ class Engine:
         if not gateway.checks:
             if checks:
                 gateway.checks = checks
-            else:  # imported here: the gates' modules (Lean, networkx) are not needed before
-                from fyan.gates.stages import standard_checks  # a run's first dispatch (issue 28)
-
-                gateway.checks = standard_checks()
+            else:  # resolved here: the gates' modules (Lean, networkx) are not needed before
+                gateway.checks = stage_checks()  # a run's first dispatch
         injected = providers
         if providers is None:
             factory = ProviderFactory(project, breakers)
@@ -171,10 +170,8 @@ class Engine:
         self._probes: dict[str, str] = {}  # breaker name -> unit whose job is the probe
         self._outage_hold_s: float | None = None  # shortest wait of a unit held by an outage
         self._waiting = 0
-        if agents is None:  # imported here: the stage agents' modules are not needed before the first
-            from fyan.agents.stages import STAGE_AGENTS  # dispatch when doubles are given (issue 28)
-
-            agents = STAGE_AGENTS
+        if agents is None:  # resolved here: the stage agents' modules are not needed before the first
+            agents = stage_agents()  # dispatch when doubles are given
         self.agents = agents
         self.parallelism = parallelism or project.config.scheduler.parallelism
         self.attempts = project.config.scheduler.attempts_per_stage
@@ -287,7 +284,7 @@ class Engine:
         """The circuit breaker of the provider ``stage`` uses (None: no model, or none can fail)."""
         if stage not in self._stage_breakers:
             breaker = None
-            if stage in POST_TASKS or stage in {s.value for s in self.agents}:
+            if stage in post_task_names() or stage in self.agents:
                 try:
                     breaker = getattr(self.providers(stage), "breaker", None)
                 except Exception:  # a provider that cannot be built fails its attempt, as before
@@ -345,7 +342,6 @@ class Engine:
             store = self.gateway.store
             unit_record = store.unit(job.unit)
             assert unit_record is not None
-            from fyan.agents.post import POST_AGENTS
             from fyan.agents.session import StageSession
             from fyan.agents.stages import UnitContext
 
@@ -354,7 +350,7 @@ class Engine:
                 agent=self.project.config.agents.for_stage(task), form_repairs=self.project.config.agents.form_repairs,
                 attempt_dir=self.project.paths.root / run.attempt_dir, stage=task, unit=job.unit,
             )
-            POST_AGENTS[task](session, UnitContext(self.project, store, unit_record, run))  # type: ignore[arg-type]
+            resolve(post_spec(task).agent)(session, UnitContext(self.project, store, unit_record, run))  # type: ignore[arg-type]
         except ProviderUnavailable as e:  # runs again once the provider answers
             return self.gateway.interrupt_post(run, f"interrupted: {e.provider} unavailable ({e.error})")
         except FyanError as e:
@@ -363,9 +359,7 @@ class Engine:
             self.log.error("post_crashed", unit=job.unit, task=task, error=repr(e), tb=traceback.format_exc())
             error = f"internal error in {task}: {type(e).__name__}: {e}"
         if error is None:
-            from fyan.gates.post import post_checks
-
-            done = self.gateway.finish_post(run, post_checks()[task])
+            done = self.gateway.finish_post(run, resolve(post_spec(task).check))
         else:
             done = self.gateway.finish_post(run, None, agent_error=error)
         self.log.info("post_finished", unit=job.unit, task=task, status=done.status.value, reason=done.reason)
@@ -381,7 +375,7 @@ class Engine:
             if v.status is not UnitStatus.COMPLETE or uid in self._jobs or (self.only is not None and uid not in self.only):
                 continue
             gate = self.ledger.last_gate_success(uid)
-            for task in POST_TASKS:
+            for task in post_task_names():
                 item = (uid, task, gate)
                 if gate is not None and item not in self._post_done and item not in self._post_tried:
                     if self._provider_hold(task) > 0:
