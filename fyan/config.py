@@ -11,6 +11,7 @@ Errors: ``load_config`` raises ``ConfigError`` naming the file and the offending
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -25,6 +26,11 @@ from fyan.stages import post_task_names, stage_specs
 #: Everything that may call a model, each configurable under ``[agents.stages.<name>]``: the
 #: Specifier, the stages with an agent and the post-completion tasks (``fyan.stages``), the critic.
 STAGE_NAMES = ("specify", *(s.name for s in stage_specs() if s.agent), "critic", *post_task_names())
+
+
+def toml_string(s: str) -> str:
+    """``s`` as a TOML basic string (JSON's string escapes are TOML's)."""
+    return json.dumps(s, ensure_ascii=False)
 
 
 #: A Lean module or library name Fyan writes into Lean source: dot-separated identifiers
