@@ -56,6 +56,7 @@ COMMANDS: tuple[CommandSpec, ...] = tuple(CommandSpec(name, f"fyan.commands.{mod
     ("shadow", "shadow", "SA-Pass: evaluate statements against shadow theorems; check and draft shadow sets"),
     ("audit", "audit", "show a unit's semantic audit: slots, evidence record, grade, routing, staleness"),
     ("export", "export", "write the project's units and DAG in another format (blueprint: leanblueprint TeX)"),
+    ("mcp", "mcp", "serve a project to outside agents over the Model Context Protocol (stdio or streamable HTTP)"),
 ))
 
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
