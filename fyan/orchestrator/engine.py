@@ -54,6 +54,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from fyan import logs
@@ -122,14 +123,65 @@ class RunSummary:
         return ExitCode.OK if self.counts.get("complete", 0) == self.units else ExitCode.INCOMPLETE
 
 
+class JobKind(StrEnum):
+    """What a job of the run loop runs: a stage attempt, a critic review, a post-completion task."""
+
+    STAGE = "stage"
+    CRITIC = "critic"
+    POST = "post"
+
+
 @dataclass
 class _Job:
     unit: str
-    kind: str  # stage | critic | post
+    kind: JobKind
     run: StageRun | None = None
     task: str | None = None  # the post-completion task of a ``post`` job
     started: float = field(default_factory=time.time)  # POSIX seconds
     what: str = ""  # the stage or task, for the progress display
+
+
+# -- the loop's inbox: what other threads tell the loop thread ---------------------------------
+
+@dataclass(frozen=True)
+class _Wake:
+    """Look at the state again (``stop`` was asked for)."""
+
+
+@dataclass(frozen=True)
+class _OutageChanged:
+    """A provider's circuit breaker opened, re-opened (``outage``) or closed (None)."""
+
+    name: str
+    outage: Outage | None
+
+
+@dataclass(frozen=True)
+class _Call:
+    """Run ``fn`` in the loop's thread (``call_soon``)."""
+
+    fn: Callable[[], None]
+
+
+@dataclass(frozen=True)
+class _Begun:
+    """The gateway opened ``run`` for ``job``, ``since_start`` seconds after the run began."""
+
+    job: _Job
+    run: StageRun
+    since_start: float
+
+
+@dataclass(frozen=True)
+class _Done:
+    """``job`` returned ``result`` or raised ``error``."""
+
+    job: _Job
+    result: Any
+    error: BaseException | None
+
+
+_Message = _Wake | _OutageChanged | _Call | _Begun | _Done
 
 
 class Engine:
@@ -165,7 +217,7 @@ class Engine:
         #: the circuit breakers whose changes are recorded as events (providers passed in by a
         #: caller may carry their own; their outages still hold back dispatch)
         self.breakers = breakers or Breakers()
-        self.breakers.subscribe(lambda name, outage: self._inbox.put(("outage", name, outage)))
+        self.breakers.subscribe(lambda name, outage: self._inbox.put(_OutageChanged(name, outage)))
         self._stage_breakers: dict[str, Any] = {}
         self._probes: dict[str, str] = {}  # breaker name -> unit whose job is the probe
         self._outage_hold_s: float | None = None  # shortest wait of a unit held by an outage
@@ -219,11 +271,11 @@ class Engine:
         """Ask the loop to stop (safe from signal handlers and other threads)."""
         if self._stop_reason is None:
             self._stop_reason = reason
-        self._inbox.put(("wake",))
+        self._inbox.put(_Wake())
 
     def call_soon(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` in the loop's thread (watchers hand their changes in this way)."""
-        self._inbox.put(("call", fn))
+        self._inbox.put(_Call(fn))
 
     # -- helpers ---------------------------------------------------------------------------
     def views(self) -> dict[str, UnitView]:
@@ -410,7 +462,7 @@ class Engine:
             with BOOKKEEPING:
                 run = self.gateway.begin(job.unit, stage, self.attempts, create_dir=False)
             job.run = run
-            self._inbox.put(("begun", job, run, time.monotonic() - t0))
+            self._inbox.put(_Begun(job, run, time.monotonic() - t0))
             return self._attempt(run)
         finally:
             self.executor.release(stage)
@@ -420,7 +472,7 @@ class Engine:
             result, error = fn(), None
         except BaseException as e:  # reported to the loop, which decides
             result, error = None, e
-        self._inbox.put(("done", job, result, error))
+        self._inbox.put(_Done(job, result, error))
 
     def _pool_loop(self) -> None:
         while True:
@@ -469,44 +521,42 @@ class Engine:
             stage = self.ledger.views[uid].next_stage
             assert stage is not None
             self._note_probe(stage.value, uid)
-            job = _Job(uid, "stage", what=stage.value)
+            job = _Job(uid, JobKind.STAGE, what=stage.value)
             self._start(job, lambda job=job, stage=stage: self._begin_and_attempt(job, stage, t0))
             started += 1
         if started < free:  # slots no stage needs: post-completion tasks of complete units
             for uid, task in self._post_due()[: free - started]:
                 self._post_tried.add((uid, task, self.ledger.last_gate_success(uid)))
                 self._note_probe(task, uid)
-                job = _Job(uid, "post", task=task, what=task)
+                job = _Job(uid, JobKind.POST, task=task, what=task)
                 self._start(job, lambda job=job: self._post(job))
         return started
 
-    def _take(self, msg: tuple) -> None:
+    def _take(self, msg: _Message) -> None:
         assert self.ledger is not None
-        kind = msg[0]
-        if kind == "outage":
-            self._outage_changed(msg[1], msg[2])
+        if isinstance(msg, _OutageChanged):
+            self._outage_changed(msg.name, msg.outage)
             return
-        if kind == "call":
+        if isinstance(msg, _Call):
             try:
-                msg[1]()
+                msg.fn()
             except Exception as e:
                 self.log.error("loop_call_failed", error=repr(e), tb=traceback.format_exc())
             return
-        if kind == "begun":
-            _, job, run, since_start = msg
+        if isinstance(msg, _Begun):
             if self.first_dispatch_s is None:
-                self.first_dispatch_s = since_start
-            if job.unit in self._jobs:  # not already finished and taken in
-                self.ledger.record(run)
-            self._emit(StepEvent(run.unit, run.stage, "started"))
+                self.first_dispatch_s = msg.since_start
+            if msg.job.unit in self._jobs:  # not already finished and taken in
+                self.ledger.record(msg.run)
+            self._emit(StepEvent(msg.run.unit, msg.run.stage, "started"))
             return
-        if kind != "done":
-            return
-        _, job, result, error = msg
+        if not isinstance(msg, _Done):
+            return  # _Wake: the loop looks at the state again
+        job, result, error = msg.job, msg.result, msg.error
         self._jobs.pop(job.unit, None)
         for name in [n for n, u in self._probes.items() if u == job.unit]:
             self._probes.pop(name)  # the probe is back; the breaker says what it found
-        if job.kind == "post":
+        if job.kind is JobKind.POST:
             if error is not None:
                 self.log.error("post_crashed", unit=job.unit, task=job.task, error=repr(error))
             elif result is not None and result.status is RunStatus.SUCCEEDED:
@@ -514,7 +564,7 @@ class Engine:
             elif result is not None and result.status is RunStatus.INTERRUPTED:
                 self._post_tried.discard((job.unit, result.task, result.gate_run_id))  # again, once it answers
             return
-        if job.kind == "critic":
+        if job.kind is JobKind.CRITIC:
             if error is not None:
                 self.log.error("critic_crashed", unit=job.unit, error=repr(error))
             self._emit(StepEvent(job.unit, "critic", "critic", str(result) if result else None))
@@ -539,7 +589,7 @@ class Engine:
         if done.status.value == "failed" and self.critic is not None and self._stop_reason is None:
             review = self.critic.review_for(self.ledger, done)
             if review is not None:
-                job = _Job(done.unit, "critic")
+                job = _Job(done.unit, JobKind.CRITIC)
                 self._start(job, review)
 
     def run(self, *, until_idle: bool = True, idle_wait_s: float = 0.5, recover: bool = True) -> RunSummary:
@@ -625,8 +675,8 @@ class Engine:
                 msg = self._inbox.get(timeout=max(0.01, deadline - time.monotonic()))
             except queue.Empty:
                 break
-            if msg[0] == "done":
-                busy.discard(id(msg[1]))
+            if isinstance(msg, _Done):
+                busy.discard(id(msg.job))
         self._stopped_jobs = []
 
     def summary(self, steps: int = 0, interrupted: int = 0, elapsed: float = 0.0) -> RunSummary:
