@@ -61,6 +61,7 @@ COMMANDS: tuple[CommandSpec, ...] = tuple(CommandSpec(name, f"fyan.commands.{mod
 
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
 
+
 #: Exit codes every command may use (listed once, in ``fyan --help``)
 COMMON_EXIT_CODES = {
     0: "success",

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from fyan.errors import UsageError
 from fyan.terminal import quoted
 
+
 #: commands whose interruption leaves a run to resume
 RESUMABLE = ("run", "resume", "daemon")
 

@@ -16,10 +16,12 @@ from fyan.orchestrator.lock import ProjectLock
 from fyan.project import Project
 from fyan.state.gateway import Gateway
 
+
 DESCRIPTION = """Adopt an existing Lake package: the units whose \\lean declarations are proved (declared,
 sorry-free, allowed axioms) in its compiled environment, as the trusted inspector reads it,
 become complete by adoption; ones with sorry become the statements to prove. The package's files
 are never changed."""
+
 
 EXIT_CODES = {
     4: "bad input: configuration, project folder, a folder that is not a Lake package",
@@ -35,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 #: ``fyan adopt --json``: the adoption report
 Payload = AdoptionReport
+
 
 def _adopt_config(project, folder: str | None):
     """Write ``[adopt]`` into the project's fyan.toml when it has none (``folder`` given); the

@@ -13,9 +13,11 @@ from fyan.errors import ExitCode
 from fyan.project import Project
 from fyan.state.store import Store
 
+
 DESCRIPTION = """Show a unit's semantic audit: does its Lean statement say what the document states? The slots,
 the evidence record, the grade, where a failure was routed, and whether the certification is
 stale. Changes no state."""
+
 
 EXIT_CODES = {
     3: "the unit's statement is not certified (no audit yet, below the threshold, or stale)",
@@ -34,6 +36,7 @@ class Payload(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     unit: str
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)

@@ -19,8 +19,10 @@ from fyan.project import Project
 from fyan.state.store import Store
 from fyan.terminal import quoted
 
+
 DESCRIPTION = """Start, stop or inspect the background daemon of a project: it runs the project as `fyan run
 --watch` does and serves the dashboard; `serve` is the daemon process itself."""
+
 
 EXIT_CODES = {
     4: "bad input: configuration, project folder",
@@ -46,6 +48,7 @@ class Payload(BaseModel):
     model_config = ConfigDict(extra="allow")
     pid: int | None = None
     running: bool | None = None
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     if args.action == "serve":  # the background process itself (started by `daemon start`)

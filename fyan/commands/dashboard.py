@@ -14,8 +14,10 @@ from fyan.dashboard.server import make_server
 from fyan.errors import ExitCode
 from fyan.project import Project
 
+
 DESCRIPTION = """Serve the project's dashboard (units, DAG, stage history, guidance) on 127.0.0.1 in the
 foreground; saving guidance needs the write token it prints. Ctrl-C stops it."""
+
 
 EXIT_CODES = {
     4: "bad input: configuration, project folder, a port that is taken",
@@ -39,6 +41,7 @@ class Payload(BaseModel):
     project: str
     url: str
     token: str | None = None
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)

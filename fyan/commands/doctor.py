@@ -14,10 +14,12 @@ from fyan.errors import ExitCode
 from fyan.executor.workercheck import check_worker, render_worker
 from fyan.project import Project
 
+
 DESCRIPTION = """Say which model providers are usable here (keys, endpoints; --online contacts them) and whether
 a Lean toolchain is present and trusted (its selftest passed); with a project, its configured
 providers. --worker instead checks whether this node can take the project's Lean tasks on a Ray
 cluster."""
+
 
 EXIT_CODES = {
     3: "something needed is missing (each finding says what to do)",
@@ -42,6 +44,7 @@ class Payload(BaseModel):
     model_config = ConfigDict(extra="allow")
     ok: bool
     project: str | None = None
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir) if args.dir else None

@@ -11,9 +11,11 @@ from fyan.errors import ExitCode
 from fyan.project import Project
 from fyan.state.store import Store
 
+
 DESCRIPTION = """Compare the blueprint's \\lean, \\leanok and \\uses with the adopted package's compiled
 environment: a \\leanok on a declaration that has sorry, a \\lean name that does not exist, a
 \\uses the proof does not use. Changes nothing."""
+
 
 EXIT_CODES = {
     3: "the blueprint and the compiled environment disagree",
@@ -29,6 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 #: ``fyan drift --json``: the drift report
 Payload = DriftReport
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)

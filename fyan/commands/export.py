@@ -15,9 +15,11 @@ from fyan.specifier.blueprint import export_blueprint
 from fyan.state.store import Store
 from fyan.terminal import quoted
 
+
 DESCRIPTION = """Write the project's units and dependency DAG in another format: a leanblueprint source
 (content.tex with \\uses, \\lean and \\leanok as the gate verified them), or a patch to the adopted
 Lake package with the proofs and the blueprint marks."""
+
 
 EXIT_CODES = {
     4: "bad input: configuration, project folder, no adopted package (patch)",
@@ -40,6 +42,7 @@ class Payload(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     out: str
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)

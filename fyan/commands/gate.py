@@ -14,9 +14,11 @@ from fyan.gates.report import GateReport, report_json, report_text
 from fyan.project import Project
 from fyan.state.store import Store
 
+
 DESCRIPTION = """Run the completion gate on one unit now, in its own workspace (a daemon's gate of the same unit
 is waited for, never raced), and print every check with its reason; the report is kept under
 .fyan/logs/gate/. Changes no state."""
+
 
 EXIT_CODES = {
     3: "the gate failed (a check did not pass)",
@@ -32,6 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 #: ``fyan gate --json``: the gate report (every check with its status, reason and evidence)
 Payload = GateReport
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)

@@ -31,9 +31,11 @@ from fyan.specifier.report import ingest_details, intake_report
 from fyan.state.gateway import Gateway
 from fyan.terminal import quoted
 
+
 DESCRIPTION = """Create a project from a source document (TeX with its \\input tree, PDF or Markdown): the
 folder, its fyan.toml, and the theorem units with their dependency DAG (the intake report says what
 was found). Nothing is created when the document cannot be read."""
+
 
 EXIT_CODES = {
     4: "bad input: the source document, a model server that does not answer, a folder that is not empty",
@@ -94,6 +96,7 @@ class Payload(BaseModel):
     statements: int | None = None
     adoption: dict[str, Any] | None = None
 
+
 FYAN_TOML = """# Fyan project configuration. Every key, its default and its meaning:
 # config/fyan.example.toml in the Fyan repository.
 
@@ -102,6 +105,7 @@ name = {name}
 source = {source}
 
 {intake}{agents}"""
+
 
 NO_MODEL_TOML = """[agents.default]
 # No model is configured yet: `fyan run` stops before any attempt and says so. Choose one
@@ -112,6 +116,7 @@ NO_MODEL_TOML = """[agents.default]
 #   provider = "command"            command = ["my-coding-agent", "--print"]
 provider = "none"
 """
+
 
 #: model names ``fyan init --help`` shows as examples (priced in config/pricing.toml)
 EXAMPLE_MODELS = {"anthropic": "claude-opus-4-1", "openai": "gpt-5", "openai-compatible": "qwen2.5-coder"}

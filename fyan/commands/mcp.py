@@ -13,9 +13,11 @@ from fyan.command_result import CommandResult
 from fyan.errors import ExitCode
 from fyan.mcp_server import TOKEN_VAR, TOOLS, ProjectServer, serve_http, serve_stdio, write_token
 
+
 DESCRIPTION = f"""Serve a project to outside agents over the Model Context Protocol: tools {', '.join(t.name for t in TOOLS)}.
 Reading is open; guidance, run, stop and resume need the write token (printed on stderr at start, or
 {TOKEN_VAR}). stdio by default; --http serves streamable HTTP on 127.0.0.1."""
+
 
 EXIT_CODES = {
     4: "bad input: configuration, project folder, a port that is taken",

@@ -14,8 +14,10 @@ from fyan.orchestrator.daemon import check_units
 from fyan.orchestrator.resume import explain, plan
 from fyan.project import Project
 
+
 DESCRIPTION = """Explain what resuming will do (attempts interrupted and run again, stale units, a lock held by
 another run), then run as `fyan run` does; --dry-run only explains."""
+
 
 EXIT_CODES = {
     3: "incomplete: the run reached quiescence with blocked units",
@@ -39,6 +41,7 @@ class Payload(BaseModel):
     model_config = ConfigDict(extra="allow")
     plan: dict[str, Any]
     dry_run: bool | None = None
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)

@@ -24,8 +24,10 @@ from fyan.specifier.report import ingest_details
 from fyan.state.store import Store
 from fyan.terminal import quoted
 
+
 DESCRIPTION = """Run every stage of every unit (Reasoner, Planner, semantic audit, Formalizer, completion gate)
 to quiescence, in the foreground; Ctrl-C stops, and `fyan resume` continues where it stopped."""
+
 
 EXIT_CODES = {
     3: "incomplete: the run reached quiescence with blocked units (a replay miss included)",
@@ -33,6 +35,7 @@ EXIT_CODES = {
     5: "refused: another run holds the project lock",
     130: "interrupted by Ctrl-C (SIGINT); 143 stopped by SIGTERM: what was done is kept",
 }
+
 
 def add_unit_options(p: argparse.ArgumentParser) -> None:
     """``--unit`` and ``--parallelism`` (``run``, ``resume``)."""
@@ -73,6 +76,7 @@ class Payload(BaseModel):
     notes: list[Any]
     ingest: dict[str, Any] | None = None
     interrupted: dict[str, str] | None = None
+
 
 def announce_ingest(args: argparse.Namespace) -> Callable[[Any], None]:
     """For ``fyan run``/``resume``: when the run ingested the source first (a project made with

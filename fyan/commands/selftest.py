@@ -12,9 +12,11 @@ from fyan.errors import ExitCode
 from fyan.project import Project
 from fyan.selftest.run import render, run_selftest
 
+
 DESCRIPTION = """Prove the completion gate on this machine's Lean toolchain: run every known cheat (each must be
 refused) and the honest controls (each must pass) through the real gate. The gate trusts a
 toolchain only after this passed; the passing record is kept per toolchain."""
+
 
 EXIT_CODES = {
     3: "a cheat was admitted or an honest control refused (the toolchain is not trusted)",
@@ -38,6 +40,7 @@ class Payload(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     passed: bool
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     record = Path(args.record).expanduser() if args.record else None

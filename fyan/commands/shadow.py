@@ -11,8 +11,10 @@ from fyan.command_result import CommandResult
 from fyan.commands import exit_codes_text
 from fyan.shadow.commands import add_subcommands, cmd_shadow
 
+
 DESCRIPTION = """SA-Pass: evaluate Lean statements against shadow theorems (eval), check that shadow sets are
 complete (check), and ask a model to draft shadow sets (draft)."""
+
 
 EXIT_CODES = {
     3: "incomplete: no toolchain for eval, an incomplete set, a rejected draft",

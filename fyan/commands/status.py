@@ -16,9 +16,11 @@ from fyan.project import Project
 from fyan.state.store import Store
 from fyan.terminal import quoted, render, table
 
+
 DESCRIPTION = """Show where every unit stands: one line per unit (stage, status, reason), the blocked units
 grouped by root cause with the remedy once, provider outages, whether a run is alive; --cost
 adds the model usage and cost per stage and unit."""
+
 
 EXIT_CODES = {
     3: "the first ingest was interrupted (the next run reads the source again)",
@@ -41,6 +43,7 @@ class Payload(BaseModel):
     units: list[dict[str, Any]] | None = None
     counts: dict[str, int] | None = None
     cost: dict[str, Any] | None = None
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)

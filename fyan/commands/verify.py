@@ -13,8 +13,10 @@ from fyan.gates.verify import render, verify_project
 from fyan.project import Project
 from fyan.state.store import Store
 
+
 DESCRIPTION = """Re-run the completion gate of every complete unit (or of --unit) from scratch, from the
 recorded artifacts, and list those whose completion does not reproduce. Changes no state."""
+
 
 EXIT_CODES = {
     3: "a completion does not reproduce",
@@ -36,6 +38,7 @@ class Payload(BaseModel):
     project: str | None = None
     units: list = []
     not_reproduced: list[str] = []
+
 
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)
