@@ -181,3 +181,29 @@ def test_an_added_stage_is_checked_by_its_own_check(example, fake_lake, tmp_path
     assert failed[-1]["reason"] == "the summary does not name its unit"
     assert "gate" not in {r["stage"] for r in runs}  # the unit never reached the completion gate
     assert not (example / "units" / UNIT / "summary.md").exists()
+
+
+def test_a_store_with_a_stage_not_installed_here_is_refused_with_the_reason(tmp_path, capsys):
+    """A project run with a stage an installed package added, opened where that package is
+    missing: a clear error naming the stage (exit 4), not an internal error."""
+    from fyan.cli import main
+    from fyan.errors import ProjectError
+    from fyan.state.gateway import Gateway
+    from tests.helpers import ingested
+
+    project, gateway = ingested(tmp_path / "p")
+    unit = gateway.store.units()[0].id
+    run = gateway.begin(unit, Stage.REASON, 3)
+    gateway.close()
+    with sqlite3.connect(project.paths.db) as db:
+        db.execute("UPDATE stage_runs SET stage = 'summarize' WHERE id = ?", (run.id,))
+    assert main(["status", str(project.paths.root)]) == 4
+    err = capsys.readouterr().err
+    assert "records stage 'summarize', which no installed stage module declares" in err, err
+    assert "internal error" not in err
+    reopened = Gateway(project)
+    try:
+        with pytest.raises(ProjectError, match="summarize"):
+            reopened.recover()  # the gateway reads the same rows the same way
+    finally:
+        reopened.close()

@@ -45,7 +45,7 @@ from fyan.stages import post_task_names, stage_spec
 from fyan.state.faults import fault_point
 from fyan.state.lifecycle import progress
 from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitRecord
-from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store, immediate_transaction
+from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store, immediate_transaction, run_from_row
 
 if TYPE_CHECKING:  # the gateway only receives a Dag; importing it would load networkx
     from fyan.specifier.dag import Dag
@@ -412,7 +412,7 @@ class Gateway:
         marks = ",".join("?" * len(units))
         by_unit: dict[str, list[StageRun]] = {u: [] for u in units}
         for r in c.execute(f"SELECT * FROM stage_runs WHERE unit IN ({marks}) ORDER BY id", units):
-            by_unit[r["unit"]].append(StageRun(**dict(r)))
+            by_unit[r["unit"]].append(run_from_row(r))
         resets = dict(c.execute(
             "SELECT unit, MAX(CAST(json_extract(data, '$.after_run') AS INTEGER)) FROM events WHERE kind = 'guidance' "
             f"AND unit IN ({marks}) AND json_extract(data, '$.source') = 'human' GROUP BY unit", units
@@ -815,7 +815,7 @@ class Gateway:
         """
         with self._tx() as c:
             rows = c.execute("SELECT * FROM stage_runs WHERE status = ?", (RunStatus.RUNNING.value,)).fetchall()
-            interrupted = [StageRun(**dict(r)) for r in rows]
+            interrupted = [run_from_row(r) for r in rows]
             for r in interrupted:
                 c.execute(
                     "UPDATE stage_runs SET status = ?, finished_at = ?, reason = ? WHERE id = ?",
