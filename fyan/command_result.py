@@ -1,5 +1,5 @@
-"""What every command returns, below the command line (DESIGN.md §8, "every command returns a
-result object"): an exit code, a JSON payload and the human text.
+"""What every command returns, below the command line (every command returns a
+result object): an exit code, a JSON payload and the human text.
 
 ``fyan.cli`` prints the payload (``--json``) or the text and exits with the code; command
 modules elsewhere (``fyan.shadow.commands``) return the same object without importing the CLI.
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from fyan.errors import ExitCode
 
@@ -21,3 +23,15 @@ class CommandResult:
     code: ExitCode = ExitCode.OK
     payload: dict[str, Any] = field(default_factory=dict)
     text: str = ""
+
+
+class ErrorPayload(BaseModel):
+    """What ``--json`` prints when a command fails (``fyan.cli``): the message, the hint, the exit
+    code; ``log`` is the crash report of an internal error, ``signal`` the signal that stopped it."""
+
+    model_config = ConfigDict(extra="allow")
+    error: str
+    hint: str | None
+    exit_code: int
+    log: str | None = None
+    signal: str | None = None

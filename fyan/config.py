@@ -13,6 +13,7 @@ known one.
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -23,8 +24,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from fyan.errors import ConfigError
+from fyan.stages import post_task_names, stage_specs
 
-STAGE_NAMES = ("specify", "reason", "plan", "audit", "prove", "critic", "curate", "review")
+#: Everything that may call a model, each configurable under ``[agents.stages.<name>]``: the
+#: Specifier, the stages with an agent and the post-completion tasks (``fyan.stages``), the critic.
+STAGE_NAMES = ("specify", *(s.name for s in stage_specs() if s.agent), "critic", *post_task_names())
+
+
+def toml_string(s: str) -> str:
+    """``s`` as a TOML basic string (JSON's string escapes are TOML's)."""
+    return json.dumps(s, ensure_ascii=False)
 
 
 #: A Lean module or library name Fyan writes into Lean source: dot-separated identifiers

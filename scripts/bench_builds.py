@@ -103,7 +103,8 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
     from fyan.lean.toolchain import discover
     from fyan.lean.workspace import compile_candidate, prepare_workspace
     from fyan.project import Project
-    from fyan.state.gateway import STAGE_OUTPUTS, Gateway
+    from fyan.stages import stage_spec
+    from fyan.state.gateway import Gateway
     from fyan.state.models import Stage
 
     rng = random.Random(args.seed + 7)
@@ -156,7 +157,7 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
         with gate_lock:
             run = gw.begin(unit_id_, st, 10)
             adir = project.paths.root / run.attempt_dir
-            for rel in STAGE_OUTPUTS[st]:
+            for rel in stage_spec(st).outputs:
                 (adir / rel).parent.mkdir(parents=True, exist_ok=True)
                 (adir / rel).write_text((files or {}).get(rel, f"{rel} for {unit_id_}\n"))
             return gw.finish(run)

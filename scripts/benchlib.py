@@ -18,7 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome  # noqa: E402
+from fyan.stages import stage_spec  # noqa: E402
+from fyan.state.gateway import CheckOutcome  # noqa: E402
 from fyan.state.models import Stage  # noqa: E402
 
 
@@ -71,7 +72,7 @@ def unit_id(i: int) -> str:
 
 def instant_agent(session, ctx) -> None:
     """Writes the stage's declared outputs at once (stands in for a model-driven stage)."""
-    for rel in STAGE_OUTPUTS[ctx.run.stage]:
+    for rel in stage_spec(ctx.run.stage).outputs:
         ctx.write(rel, f"{rel} for {ctx.unit.id}, run {ctx.run.id}\n")
 
 

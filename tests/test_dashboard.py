@@ -42,7 +42,8 @@ from fyan.dashboard.server import start_in_thread
 from fyan.orchestrator.engine import Engine
 from fyan.orchestrator.live import LiveState
 from fyan.project import Project
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome, Gateway
+from fyan.stages import stage_spec
+from fyan.state.gateway import CheckOutcome, Gateway
 from fyan.state.models import Stage
 from fyan.state.store import Store
 from tests.conftest import corpus
@@ -251,7 +252,7 @@ FAIL_PLAN = "ruzsa-triangle"
 
 
 def _write_outputs(session, ctx) -> None:
-    for rel in STAGE_OUTPUTS[ctx.run.stage]:
+    for rel in stage_spec(ctx.run.stage).outputs:
         ctx.write(rel, f"{rel} of {ctx.unit.id}\n")
 
 
@@ -405,7 +406,7 @@ def test_the_overview_names_isolated_statements_and_components(dashboard):
 def test_the_page_says_which_kind_of_run_is_working_and_how_it_stops(example, no_lake, capsys, background):
     """During a real run (``Daemon.serve``, as ``fyan run`` and ``fyan daemon serve`` call it), a
     dashboard of its own (``fyan dashboard``: the lock and daemon.json) says what is true."""
-    from fyan.cli import _daemon_status
+    from fyan.commands.daemon import daemon_status
     from fyan.orchestrator.daemon import Daemon, DaemonOptions
 
     seen: dict[str, str] = {}
@@ -415,7 +416,7 @@ def test_the_page_says_which_kind_of_run_is_working_and_how_it_stops(example, no
         try:
             seen["api"] = json.loads(request(url, path="/api/state")[1])["run_text"]
             seen["page"] = request(url)[1]
-            seen["daemon status"] = _daemon_status(Project.open(example)).text  # `fyan daemon status`
+            seen["daemon status"] = daemon_status(Project.open(example)).text  # `fyan daemon status`
         finally:
             server.should_exit = True
 

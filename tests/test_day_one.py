@@ -152,7 +152,7 @@ def test_init_creates_missing_parents_and_removes_them_when_it_fails(tmp_path, c
 
 
 def test_an_internal_error_is_one_line_and_a_crash_report(tmp_path, capsys, monkeypatch, example):
-    import fyan.cli
+    import fyan.commands.status
 
     secret = "the document's own text: Let n be an integer"
 
@@ -160,7 +160,7 @@ def test_an_internal_error_is_one_line_and_a_crash_report(tmp_path, capsys, monk
         local_text = secret  # a local variable a rich traceback would print  # noqa: F841
         raise KeyError(secret)
 
-    monkeypatch.setitem(fyan.cli.COMMANDS, "status", broken)
+    monkeypatch.setattr(fyan.commands.status, "run", broken)
     code, out, err = run_cli(capsys, "status", str(example))
     assert code == 1 and out == "" and secret not in err and "Traceback" not in err
     assert err.splitlines()[0] == "fyan: error: internal error (KeyError); this is a bug in Fyan"

@@ -25,7 +25,8 @@ from fyan.orchestrator.engine import Engine
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.scheduler import Scheduler, priorities
 from fyan.state.faults import FAULT_EXIT_CODE
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome, sha256_file
+from fyan.stages import stage_spec
+from fyan.state.gateway import CheckOutcome, sha256_file
 from fyan.state.models import RunStatus, Stage, StageRun, UnitRecord
 from fyan.state.store import Store
 from tests.conftest import ROOT
@@ -33,7 +34,7 @@ from tests.helpers import ingested, make_project
 
 
 def write_outputs(session, ctx) -> None:
-    for rel in STAGE_OUTPUTS[ctx.run.stage]:
+    for rel in stage_spec(ctx.run.stage).outputs:
         ctx.write(rel, f"{rel} of {ctx.unit.id}\n")
 
 
@@ -83,11 +84,12 @@ CHILD = """
 import sys
 from fyan.orchestrator.daemon import Daemon, DaemonOptions
 from fyan.state.faults import fault_point
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome
+from fyan.stages import stage_spec
+from fyan.state.gateway import CheckOutcome
 from fyan.state.models import Stage
 
 def agent(session, ctx):
-    outputs = STAGE_OUTPUTS[ctx.run.stage]
+    outputs = stage_spec(ctx.run.stage).outputs
     for i, rel in enumerate(outputs):
         ctx.write(rel, f"{rel} of {ctx.unit.id}\\n")
         if i == 0:

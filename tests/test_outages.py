@@ -34,7 +34,8 @@ from fyan.agents.providers.replay import load_cassette
 from fyan.agents.providers.sdk import AnthropicProvider
 from fyan.cli import main
 from fyan.orchestrator.engine import Engine
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome
+from fyan.stages import stage_spec
+from fyan.state.gateway import CheckOutcome
 from fyan.state.models import RunStatus, Stage
 from fyan.state.store import Store
 from tests.helpers import ingested, wait_for
@@ -89,7 +90,7 @@ def test_an_outage_is_waited_out_nothing_counted_nothing_lost(tmp_path, monkeypa
         session.provider.complete(ModelRequest(stage=ctx.run.stage.value, unit=ctx.unit.id, model="claude-opus-4-1",
                                                messages=[Message(role="user", content=f"{ctx.run.stage.value} {ctx.unit.id}")],
                                                max_tokens=100))
-        for rel in STAGE_OUTPUTS[ctx.run.stage]:
+        for rel in stage_spec(ctx.run.stage).outputs:
             ctx.write(rel, f"{rel} of {ctx.unit.id}\n")
 
     class Critic:

@@ -170,9 +170,9 @@ def test_workspace_preparation_replaces_a_hostile_file_without_reading_it(honest
 @pytest.mark.parametrize("kind", [k for k in KINDS if k != "sparse_10g"])  # next test: the sparse file
 def test_a_stage_check_refuses_a_hostile_attempt_file_with_the_reason(tmp_path, kind):
     project, gw = ingested(tmp_path / "p")
-    from fyan.gates.stages import standard_checks
+    from fyan.stages import stage_checks
 
-    gw.checks = standard_checks()
+    gw.checks = stage_checks()
     unit = gw.store.units()[0].id
     run = gw.begin(unit, Stage.REASON, 3)
     plant(project.paths.root / run.attempt_dir / "proof.md", kind, tmp_path / "outside.txt")
@@ -185,9 +185,9 @@ def test_a_stage_check_refuses_a_regular_file_over_the_cap(tmp_path):
     """A sparse file under the attempt's name is a regular file: the check reads it through the
     helper, which refuses it above the cap (the reason names the cap)."""
     project, gw = ingested(tmp_path / "p")
-    from fyan.gates.stages import standard_checks
+    from fyan.stages import stage_checks
 
-    gw.checks = standard_checks()
+    gw.checks = stage_checks()
     unit = gw.store.units()[0].id
     run = gw.begin(unit, Stage.REASON, 3)
     with open(project.paths.root / run.attempt_dir / "proof.md", "wb") as fh:

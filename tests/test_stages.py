@@ -20,7 +20,7 @@ from fyan.agents.providers.command import CommandAgentProvider
 from fyan.agents.schemas import SpecFinding, SpecifyReply
 from fyan.agents.specify import ModelSpecifier, UnitFinding, apply_proposal, model_specifier
 from fyan.errors import InputError
-from fyan.gates.stages import standard_checks
+from fyan.stages import stage_checks
 from fyan.lean import declarations
 from fyan.orchestrator.engine import Engine
 from fyan.specifier.ingest import ingest
@@ -62,7 +62,7 @@ class Scripted(Provider):
 
 def project_with(tmp_path, toml: str = ""):
     project = make_project(tmp_path / "p", CHAIN_TEX, toml)
-    return project, Gateway(project, standard_checks())
+    return project, Gateway(project, stage_checks())
 
 
 # -- Specifier -------------------------------------------------------------------------------

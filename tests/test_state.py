@@ -13,7 +13,8 @@ import pytest
 
 from fyan.errors import TransitionError
 from fyan.state.faults import FAULT_EXIT_CODE
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome, Gateway, sha256_bytes
+from fyan.stages import stage_spec
+from fyan.state.gateway import CheckOutcome, Gateway, sha256_bytes
 from fyan.state.models import FailureKind, RunStatus, Stage
 from fyan.state.store import Store
 from tests.conftest import ROOT
@@ -31,7 +32,7 @@ ALL_PASS = {s: passing for s in Stage}
 
 def produce(project, run, content: str = "x") -> None:
     """Write the stage's declared outputs into the attempt folder (what an agent does)."""
-    for rel in STAGE_OUTPUTS[run.stage]:
+    for rel in stage_spec(run.stage).outputs:
         path = project.paths.root / run.attempt_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"{rel} {content}\n")

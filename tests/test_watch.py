@@ -17,7 +17,8 @@ from fyan.orchestrator import staleness
 from fyan.orchestrator.daemon import Daemon, DaemonOptions
 from fyan.orchestrator.stagnation import detect, sorry_count
 from fyan.project import Project
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome, sha256_file
+from fyan.stages import stage_spec
+from fyan.state.gateway import CheckOutcome, sha256_file
 from fyan.state.models import FailureKind, RunStatus, Stage
 from fyan.state.store import Store
 from tests.helpers import make_project
@@ -110,7 +111,7 @@ def test_guidance_revives_a_unit_blocked_over_its_budget(tmp_path):
     def agent(session, ctx):
         if ctx.run.stage is Stage.REASON and ctx.unit.id == "def-a":
             seen.append(ctx.guidance())
-        for rel in STAGE_OUTPUTS[ctx.run.stage]:
+        for rel in stage_spec(ctx.run.stage).outputs:
             ctx.write(rel, "x\n")
 
     checks = {s: (lambda ctx: CheckOutcome(True, "ok")) for s in Stage}
@@ -151,7 +152,7 @@ def test_a_changed_source_is_reported_stale_and_never_rerun(tmp_path):
         ctx.unit.id != "thm-c", "no toolchain", failure_kind=FailureKind.ENVIRONMENT)
 
     def agent(session, ctx):
-        for rel in STAGE_OUTPUTS[ctx.run.stage]:
+        for rel in stage_spec(ctx.run.stage).outputs:
             ctx.write(rel, "x\n")
 
     kwargs = dict(agents={s: agent for s in Stage}, providers=lambda s: None, checks=checks)
@@ -182,7 +183,7 @@ def test_a_hand_edited_proof_goes_through_the_gateway_and_the_gate_reruns(tmp_pa
         "FROZEN EDIT" not in (ctx.attempt_dir / "Basic.lean").read_text(), "frozen declaration edited")
 
     def agent(session, ctx):
-        for rel in STAGE_OUTPUTS[ctx.run.stage]:
+        for rel in stage_spec(ctx.run.stage).outputs:
             ctx.write(rel, f"{rel} by the model\n")
 
     kwargs = dict(agents={s: agent for s in Stage}, providers=lambda s: None, checks=checks)
@@ -214,7 +215,7 @@ def test_stagnation_schedules_a_critic_whose_advice_reaches_the_next_attempt(tmp
     def agent(session, ctx):
         if ctx.run.stage is Stage.PROVE and ctx.unit.id == "def-a":
             seen.append(ctx.guidance())
-        for rel in STAGE_OUTPUTS[ctx.run.stage]:
+        for rel in stage_spec(ctx.run.stage).outputs:
             ctx.write(rel, "theorem t : 1 = 1 := by sorry\n")
 
     class Critic(Provider):

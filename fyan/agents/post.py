@@ -49,5 +49,3 @@ def _gate_summary(u: UnitContext) -> str:
     data = json.loads(u.read("gate/report.json") or "{}")
     return "\n".join(f"- {c['name']}: {c['status']} — {c['reason']}" for c in data.get("checks", []))
 
-
-POST_AGENTS = {"curate": curate, "review": review}

@@ -20,19 +20,20 @@ from __future__ import annotations
 from fyan.config import FyanConfig, StageAgent
 from fyan.errors import ConfigError, FyanError, InputError
 from fyan.project import Project
+from fyan.stages import post_task_names, stage_specs
 
 
 def stages_in_use(config: FyanConfig, *, specify: bool = True) -> list[str]:
     """The stages whose models a run may call: the Specifier's (``[intake] specifier =
-    "model"`` and ``specify``), the four unit stages, the critic (``[stagnation] enabled``)
+    "model"`` and ``specify``), the unit stages with an agent, the critic (``[stagnation] enabled``)
     and the post-completion tasks (``[agents] post_completion``)."""
-    stages = ["reason", "plan", "audit", "prove"]
+    stages = [s.name for s in stage_specs() if s.agent]
     if specify and config.intake.specifier == "model":
         stages.insert(0, "specify")
     if config.stagnation.enabled:
         stages.append("critic")
     if config.agents.post_completion:
-        stages += ["curate", "review"]
+        stages += post_task_names()
     return stages
 
 

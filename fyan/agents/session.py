@@ -136,6 +136,11 @@ class StageSession:
         ``workspace`` and its file changes come back in ``ModelResponse.files``)."""
         return self._send(name, self._messages(name, values), json_output=False, workspace=workspace)
 
+    def ask_messages(self, name: str, messages: list[Message]) -> ModelResponse:
+        """Free-text reply to ``messages`` the caller built (a stage that carries its own prompt
+        rather than a template under ``prompts/``); recorded and accounted like ``ask``."""
+        return self._send(name, messages, json_output=False)
+
     def ask_json(
         self, name: str, values: dict[str, str], schema: type[T], check: Callable[[T], list[str]] | None = None,
         repairs: int | None = None, *, unit: str | None = None,

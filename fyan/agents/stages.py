@@ -377,12 +377,3 @@ def _warm_feedback(u: UnitContext, warm, iteration: int) -> str | None:
         lines.append(f"- goal at line {g.line}:{g.column} ({g.at}):\n" + "\n".join("    " + x for x in
                                                                               "\n".join(g.goals).splitlines()))
     return "\n".join(lines)
-
-
-STAGE_AGENTS: dict[Stage, Callable[[StageSession, UnitContext], None]] = {
-    Stage.REASON: reason,
-    Stage.PLAN: plan,
-    Stage.AUDIT: audit,
-    Stage.PROVE: prove,
-}
-

@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import hmac
 import json
-import os
 import secrets
 import socket
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +42,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from fyan.dashboard import render
+from fyan.orchestrator.guidance import write_human
 from fyan.orchestrator.live import LiveState
 from fyan.orchestrator.status import ProjectStatus, project_status
 from fyan.project import Project
@@ -216,12 +215,7 @@ def build_app(project: Project, token: str, live: Callable[[], LiveState] | None
             return PlainTextResponse(f"no unit {uid!r}", status_code=404)
         if len(text) > MAX_GUIDANCE_CHARS:
             return PlainTextResponse(f"guidance is limited to {MAX_GUIDANCE_CHARS} characters", status_code=413)
-        folder = project.paths.guidance
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{uid}.", suffix=".tmp", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text.replace("\r\n", "\n").rstrip() + "\n")
-        os.replace(tmp, folder / f"{uid}.md")
+        write_human(project, uid, text)
         return RedirectResponse(f"/unit/{uid}?saved=1", status_code=303)
 
     async def favicon(request: Request) -> Response:

@@ -12,7 +12,7 @@ backend, taking results in), ``ray_backend`` (the Ray backend), ``workercheck`` 
 take Lean tasks?).
 """
 
-from fyan.executor.core import LEAN_RESOURCE, LEAN_STAGES, AttemptLost, Executor, make_runtime
+from fyan.executor.core import LEAN_RESOURCE, AttemptLost, Executor, make_runtime
 from fyan.executor.worker import Runtime
 
-__all__ = ["AttemptLost", "Executor", "LEAN_RESOURCE", "LEAN_STAGES", "Runtime", "make_runtime"]
+__all__ = ["AttemptLost", "Executor", "LEAN_RESOURCE", "Runtime", "make_runtime"]

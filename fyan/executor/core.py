@@ -49,12 +49,11 @@ from fyan.executor.payload import PayloadError, TaskResult, decode_result, encod
 from fyan.executor.bookkeeping import BOOKKEEPING
 from fyan.executor.worker import Runtime, execute
 from fyan.project import Project
+from fyan.stages import needs_lean, stage_spec
 from fyan.state.faults import fault_point
 from fyan.state.gateway import Gateway
 from fyan.state.models import FailureKind, Stage, StageRun
 
-#: Stages whose tasks run Lean and so need a node with the ``lean`` resource
-LEAN_STAGES = frozenset({Stage.PLAN, Stage.PROVE, Stage.GATE})
 #: the custom Ray resource of nodes with the project's toolchain and built dependencies
 LEAN_RESOURCE = "lean"
 MAX_BACKOFF_S = 30.0
@@ -177,7 +176,7 @@ class Executor:
     def reserve(self, stage: Stage) -> bool:
         """Take a slot for an attempt of ``stage`` if the cluster has one free now (always, on
         ``local``: ``[scheduler] parallelism`` bounds it). Pair with ``release``."""
-        lean = stage in LEAN_STAGES
+        lean = needs_lean(stage)
         cap = self.backend.capacity()
         with self._lock:
             if cap is not None:
@@ -193,12 +192,12 @@ class Executor:
     def release(self, stage: Stage) -> None:
         with self._lock:
             self._inflight["any"] -= 1
-            if stage in LEAN_STAGES:
+            if needs_lean(stage):
                 self._inflight[LEAN_RESOURCE] -= 1
 
     def _resources(self, stage: Stage) -> dict[str, Any]:
         cfg = self.project.config
-        lean = stage in LEAN_STAGES
+        lean = needs_lean(stage)
         return {"lean": lean, "cpus": cfg.executor.task_cpus,
                 "memory_mb": cfg.lean.memory_limit_mb if lean else cfg.executor.agent_memory_mb}
 
@@ -210,7 +209,7 @@ class Executor:
         interrupted by the provider); ``TransitionError`` when the gateway refuses to close it
         (a stop in progress)."""
         self.start()
-        kind = "gate" if run.stage is Stage.GATE else "attempt"
+        kind = "gate" if stage_spec(run.stage).completes else "attempt"
         t0 = time.perf_counter()
         try:
             with BOOKKEEPING:

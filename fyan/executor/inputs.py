@@ -23,7 +23,8 @@ from fyan.config import config_snapshot
 from fyan.executor.payload import TaskKind, TaskSpec, UnitData, encode_unit, inputs_digest, interface_key
 from fyan.project import Project
 from fyan.resources import data_dir
-from fyan.state.models import Stage, StageRun
+from fyan.stages import resolve, stage_spec, stage_specs
+from fyan.state.models import StageRun
 from fyan.state.store import Store
 
 #: Files of ``lean/`` a task gets (the Lake package's configuration; modules come with interfaces)
@@ -60,7 +61,7 @@ class InputBuilder:
         self._meta: tuple[str, dict[str, str]] | None = None
         self._config = config_snapshot(project.config)
         self._replays = any(
-            project.config.agents.for_stage(s.value).provider in ("replay", "record") for s in Stage if s is not Stage.GATE)
+            project.config.agents.for_stage(s.name).provider in ("replay", "record") for s in stage_specs() if s.agent)
 
     # -- shared blobs ------------------------------------------------------------------------
     def prompts(self) -> str:
@@ -156,15 +157,9 @@ class InputBuilder:
             for p in sorted(shadows.rglob("*")):
                 if safefile.is_regular(p):
                     extra[paths.rel(p)] = safefile.read_bytes(p)
-        if run.stage is Stage.AUDIT:  # the judge reuses a valid earlier verdict on the same inputs
-            from fyan.audit.decide import FILES, RESULT
-
-            for r in rows["stage_runs"]:
-                if r["stage"] == Stage.AUDIT.value and r["id"] != run.id:
-                    for name in (*FILES, RESULT):
-                        p = paths.root / r["attempt_dir"] / name
-                        if safefile.is_regular(p):  # an earlier attempt's files: agent-written
-                            extra[f"{r['attempt_dir']}/{name}"] = safefile.read_bytes(p)
+        stage_inputs = stage_spec(run.stage).inputs  # e.g. the audit's earlier verdicts
+        if stage_inputs is not None:
+            extra.update(resolve(stage_inputs)(rows, run, paths.root))
         return TaskSpec(
             kind=kind, head=head, project_id=self.project_id, run=run.model_dump(mode="json"), config=self._config,
             unit=UnitData(unit=run.unit, version=0, rows=rows, files=files), upstream=upstream, package=package,

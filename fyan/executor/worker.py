@@ -52,7 +52,7 @@ class Runtime:
     """The code a task runs with, when not Fyan's own: ``agents`` (stage → agent function) and
     ``providers`` (stage name → provider) stand in for the model-driven stages in tests and
     benchmarks (an agent given for ``gate`` stands in for the gate's Lean work). None =
-    ``fyan.agents.stages.STAGE_AGENTS``, the completion gate, and providers built on the node
+    the registry's stage agents (``fyan.stages``), the completion gate, and providers built on the node
     from the configuration snapshot. Must be picklable for the ``ray`` backend."""
 
     agents: dict[Stage, Callable] | None = None
@@ -74,6 +74,14 @@ class CallRecorder:
 _providers: dict[tuple[str, str, str], Any] = {}
 _breakers: dict[str, Any] = {}
 _providers_lock = threading.Lock()
+
+
+def _registry_agent(stage: str) -> Callable | None:
+    """The agent the stage registry names for ``stage`` (None: the stage has no model part)."""
+    from fyan.stages import resolve, stage_spec
+
+    ref = stage_spec(stage).agent
+    return resolve(ref) if ref is not None else None
 
 
 def _provider_for(project: Any, stage: str, cassette: Path | None, append: Path) -> Any:
@@ -219,7 +227,7 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
          cassette: Path | None, runtime: Runtime | None, site: Site, timings: dict[str, float], t0: float) -> bytes:
     from fyan.agents.prompts import use_prompts
     from fyan.agents.session import StageSession
-    from fyan.agents.stages import STAGE_AGENTS, UnitContext
+    from fyan.agents.stages import UnitContext
     from fyan.errors import FyanError
 
     project = _project_for(mirror.root, config)
@@ -248,7 +256,7 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
                 evidence["gate_report"] = report.model_dump(mode="json")
                 evidence["gate_runs"] = tries
             else:
-                agent = (doubles if doubles is not None else STAGE_AGENTS).get(run.stage)
+                agent = doubles.get(run.stage) if doubles is not None else _registry_agent(run.stage)
                 if agent is not None:
                     if runtime is not None and runtime.providers is not None:
                         provider = runtime.providers(run.stage.value)

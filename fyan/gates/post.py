@@ -1,7 +1,7 @@
 """Deterministic checks of the post-completion tasks (Curator, Auditor), run by the gateway.
 
 They decide what is *published*, never whether the unit is complete (the completion gate alone
-does; ``fyan.state.gateway.POST_TASKS``).
+does; their ``PostTaskSpec`` in ``fyan.stages``).
 
 * review (Auditor) — the counts are computed here, by code, from the published ``Basic.lean``
   (declarations by kind, ``sorry``, ``admit``, ``axiom`` declarations; comments ignored) and the
@@ -169,8 +169,3 @@ def check_curate(ctx: PostContext) -> PostOutcome:
         report["admitted"].append({"skill": skill.name, "file": f"skills/{file}"})
     return PostOutcome(True, f"{len(report['admitted'])} skill(s) admitted, {len(report['refused'])} refused",
                        unit_files={"curate.json": (json.dumps(report, indent=2) + "\n").encode()}, skill_files=admitted)
-
-
-def post_checks() -> dict:
-    """The deterministic check of every post-completion task."""
-    return {"curate": check_curate, "review": check_review}

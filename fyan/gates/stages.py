@@ -397,14 +397,3 @@ def gate_outcome(report: GateReport, tries: int = 1) -> CheckOutcome:
                       f"[lean] environment_retries; the next `fyan run`/`fyan resume` tries again): {reason}")
         return CheckOutcome(False, reason, derived=derived, failure_kind=FailureKind.ENVIRONMENT)
     return CheckOutcome(False, "completion gate failed: " + report.summary(), derived=derived, rewind_to=Stage.PROVE)
-
-
-def standard_checks() -> dict[Stage, Check]:
-    """The deterministic check of every stage (what the orchestrator gives the gateway)."""
-    return {
-        Stage.REASON: check_reason,
-        Stage.PLAN: check_plan,
-        Stage.AUDIT: check_audit,
-        Stage.PROVE: check_prove,
-        Stage.GATE: check_gate,
-    }

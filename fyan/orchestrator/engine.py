@@ -52,8 +52,9 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from fyan import logs
@@ -70,7 +71,8 @@ from fyan.orchestrator.live import LiveState
 from fyan.orchestrator.scheduler import Policy, Scheduler
 from fyan.project import Project
 from fyan.state.faults import fault_point
-from fyan.state.gateway import POST_TASKS, Check, Gateway
+from fyan.stages import post_spec, post_task_names, resolve, stage_agents, stage_checks
+from fyan.state.gateway import Check, Gateway
 from fyan.state.models import PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
 
 #: an agent: (``fyan.agents.session.StageSession``, ``fyan.agents.stages.UnitContext``) -> None
@@ -121,14 +123,65 @@ class RunSummary:
         return ExitCode.OK if self.counts.get("complete", 0) == self.units else ExitCode.INCOMPLETE
 
 
+class JobKind(StrEnum):
+    """What a job of the run loop runs: a stage attempt, a critic review, a post-completion task."""
+
+    STAGE = "stage"
+    CRITIC = "critic"
+    POST = "post"
+
+
 @dataclass
 class _Job:
     unit: str
-    kind: str  # stage | critic | post
+    kind: JobKind
     run: StageRun | None = None
     task: str | None = None  # the post-completion task of a ``post`` job
     started: float = field(default_factory=time.time)  # POSIX seconds
     what: str = ""  # the stage or task, for the progress display
+
+
+# -- the loop's inbox: what other threads tell the loop thread ---------------------------------
+
+@dataclass(frozen=True)
+class _Wake:
+    """Look at the state again (``stop`` was asked for)."""
+
+
+@dataclass(frozen=True)
+class _OutageChanged:
+    """A provider's circuit breaker opened, re-opened (``outage``) or closed (None)."""
+
+    name: str
+    outage: Outage | None
+
+
+@dataclass(frozen=True)
+class _Call:
+    """Run ``fn`` in the loop's thread (``call_soon``)."""
+
+    fn: Callable[[], None]
+
+
+@dataclass(frozen=True)
+class _Begun:
+    """The gateway opened ``run`` for ``job``, ``since_start`` seconds after the run began."""
+
+    job: _Job
+    run: StageRun
+    since_start: float
+
+
+@dataclass(frozen=True)
+class _Done:
+    """``job`` returned ``result`` or raised ``error``."""
+
+    job: _Job
+    result: Any
+    error: BaseException | None
+
+
+_Message = _Wake | _OutageChanged | _Call | _Begun | _Done
 
 
 class Engine:
@@ -138,8 +191,8 @@ class Engine:
         gateway: Gateway,
         *,
         providers: Callable[[str], Provider] | None = None,
-        checks: dict[Stage, Check] | None = None,
-        agents: dict[Stage, StageAgentFn] | None = None,
+        checks: Mapping[str, Check] | None = None,
+        agents: Mapping[str, StageAgentFn] | None = None,
         only: set[str] | None = None,
         parallelism: int | None = None,
         policy: Policy = "critical-path",
@@ -154,10 +207,8 @@ class Engine:
         if not gateway.checks:
             if checks:
                 gateway.checks = checks
-            else:  # imported here: the gates' modules (Lean, networkx) are not needed before
-                from fyan.gates.stages import standard_checks  # a run's first dispatch (issue 28)
-
-                gateway.checks = standard_checks()
+            else:  # resolved here: the gates' modules (Lean, networkx) are not needed before
+                gateway.checks = stage_checks()  # a run's first dispatch
         injected = providers
         if providers is None:
             factory = ProviderFactory(project, breakers)
@@ -166,15 +217,13 @@ class Engine:
         #: the circuit breakers whose changes are recorded as events (providers passed in by a
         #: caller may carry their own; their outages still hold back dispatch)
         self.breakers = breakers or Breakers()
-        self.breakers.subscribe(lambda name, outage: self._inbox.put(("outage", name, outage)))
+        self.breakers.subscribe(lambda name, outage: self._inbox.put(_OutageChanged(name, outage)))
         self._stage_breakers: dict[str, Any] = {}
         self._probes: dict[str, str] = {}  # breaker name -> unit whose job is the probe
         self._outage_hold_s: float | None = None  # shortest wait of a unit held by an outage
         self._waiting = 0
-        if agents is None:  # imported here: the stage agents' modules are not needed before the first
-            from fyan.agents.stages import STAGE_AGENTS  # dispatch when doubles are given (issue 28)
-
-            agents = STAGE_AGENTS
+        if agents is None:  # resolved here: the stage agents' modules are not needed before the first
+            agents = stage_agents()  # dispatch when doubles are given
         self.agents = agents
         self.parallelism = parallelism or project.config.scheduler.parallelism
         self.attempts = project.config.scheduler.attempts_per_stage
@@ -222,11 +271,11 @@ class Engine:
         """Ask the loop to stop (safe from signal handlers and other threads)."""
         if self._stop_reason is None:
             self._stop_reason = reason
-        self._inbox.put(("wake",))
+        self._inbox.put(_Wake())
 
     def call_soon(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` in the loop's thread (watchers hand their changes in this way)."""
-        self._inbox.put(("call", fn))
+        self._inbox.put(_Call(fn))
 
     # -- helpers ---------------------------------------------------------------------------
     def views(self) -> dict[str, UnitView]:
@@ -287,7 +336,7 @@ class Engine:
         """The circuit breaker of the provider ``stage`` uses (None: no model, or none can fail)."""
         if stage not in self._stage_breakers:
             breaker = None
-            if stage in POST_TASKS or stage in {s.value for s in self.agents}:
+            if stage in post_task_names() or stage in self.agents:
                 try:
                     breaker = getattr(self.providers(stage), "breaker", None)
                 except Exception:  # a provider that cannot be built fails its attempt, as before
@@ -347,7 +396,6 @@ class Engine:
             store = self.gateway.store
             unit_record = store.unit(job.unit)
             assert unit_record is not None
-            from fyan.agents.post import POST_AGENTS
             from fyan.agents.session import StageSession
             from fyan.agents.stages import UnitContext
 
@@ -356,7 +404,7 @@ class Engine:
                 agent=self.project.config.agents.for_stage(task), form_repairs=self.project.config.agents.form_repairs,
                 attempt_dir=self.project.paths.root / run.attempt_dir, stage=task, unit=job.unit,
             )
-            POST_AGENTS[task](session, UnitContext(self.project, store, unit_record, run))  # type: ignore[arg-type]
+            resolve(post_spec(task).agent)(session, UnitContext(self.project, store, unit_record, run))  # type: ignore[arg-type]
         except ProviderUnavailable as e:  # runs again once the provider answers
             return self.gateway.interrupt_post(run, f"interrupted: {e.provider} unavailable ({e.error})")
         except FyanError as e:
@@ -365,9 +413,7 @@ class Engine:
             self.log.error("post_crashed", unit=job.unit, task=task, error=repr(e), tb=traceback.format_exc())
             error = f"internal error in {task}: {type(e).__name__}: {e}"
         if error is None:
-            from fyan.gates.post import post_checks
-
-            done = self.gateway.finish_post(run, post_checks()[task])
+            done = self.gateway.finish_post(run, resolve(post_spec(task).check))
         else:
             done = self.gateway.finish_post(run, None, agent_error=error)
         self.log.info("post_finished", unit=job.unit, task=task, status=done.status.value, reason=done.reason)
@@ -383,7 +429,7 @@ class Engine:
             if v.status is not UnitStatus.COMPLETE or uid in self._jobs or (self.only is not None and uid not in self.only):
                 continue
             gate = self.ledger.last_gate_success(uid)
-            for task in POST_TASKS:
+            for task in post_task_names():
                 item = (uid, task, gate)
                 if gate is not None and item not in self._post_done and item not in self._post_tried:
                     if self._provider_hold(task) > 0:
@@ -418,7 +464,7 @@ class Engine:
             with BOOKKEEPING:
                 run = self.gateway.begin(job.unit, stage, self.attempts, create_dir=False)
             job.run = run
-            self._inbox.put(("begun", job, run, time.monotonic() - t0))
+            self._inbox.put(_Begun(job, run, time.monotonic() - t0))
             return self._attempt(run)
         finally:
             self.executor.release(stage)
@@ -428,7 +474,7 @@ class Engine:
             result, error = fn(), None
         except BaseException as e:  # reported to the loop, which decides
             result, error = None, e
-        self._inbox.put(("done", job, result, error))
+        self._inbox.put(_Done(job, result, error))
 
     def _pool_loop(self) -> None:
         while True:
@@ -477,44 +523,42 @@ class Engine:
             stage = self.ledger.views[uid].next_stage
             assert stage is not None
             self._note_probe(stage.value, uid)
-            job = _Job(uid, "stage", what=stage.value)
+            job = _Job(uid, JobKind.STAGE, what=stage.value)
             self._start(job, lambda job=job, stage=stage: self._begin_and_attempt(job, stage, t0))
             started += 1
         if started < free:  # slots no stage needs: post-completion tasks of complete units
             for uid, task in self._post_due()[: free - started]:
                 self._post_tried.add((uid, task, self.ledger.last_gate_success(uid)))
                 self._note_probe(task, uid)
-                job = _Job(uid, "post", task=task, what=task)
+                job = _Job(uid, JobKind.POST, task=task, what=task)
                 self._start(job, lambda job=job: self._post(job))
         return started
 
-    def _take(self, msg: tuple) -> None:
+    def _take(self, msg: _Message) -> None:
         assert self.ledger is not None
-        kind = msg[0]
-        if kind == "outage":
-            self._outage_changed(msg[1], msg[2])
+        if isinstance(msg, _OutageChanged):
+            self._outage_changed(msg.name, msg.outage)
             return
-        if kind == "call":
+        if isinstance(msg, _Call):
             try:
-                msg[1]()
+                msg.fn()
             except Exception as e:
                 self.log.error("loop_call_failed", error=repr(e), tb=traceback.format_exc())
             return
-        if kind == "begun":
-            _, job, run, since_start = msg
+        if isinstance(msg, _Begun):
             if self.first_dispatch_s is None:
-                self.first_dispatch_s = since_start
-            if job.unit in self._jobs:  # not already finished and taken in
-                self.ledger.record(run)
-            self._emit(StepEvent(run.unit, run.stage, "started"))
+                self.first_dispatch_s = msg.since_start
+            if msg.job.unit in self._jobs:  # not already finished and taken in
+                self.ledger.record(msg.run)
+            self._emit(StepEvent(msg.run.unit, msg.run.stage, "started"))
             return
-        if kind != "done":
-            return
-        _, job, result, error = msg
+        if not isinstance(msg, _Done):
+            return  # _Wake: the loop looks at the state again
+        job, result, error = msg.job, msg.result, msg.error
         self._jobs.pop(job.unit, None)
         for name in [n for n, u in self._probes.items() if u == job.unit]:
             self._probes.pop(name)  # the probe is back; the breaker says what it found
-        if job.kind == "post":
+        if job.kind is JobKind.POST:
             if error is not None:
                 self.log.error("post_crashed", unit=job.unit, task=job.task, error=repr(error))
             elif result is not None and result.status is RunStatus.SUCCEEDED:
@@ -522,7 +566,7 @@ class Engine:
             elif result is not None and result.status is RunStatus.INTERRUPTED:
                 self._post_tried.discard((job.unit, result.task, result.gate_run_id))  # again, once it answers
             return
-        if job.kind == "critic":
+        if job.kind is JobKind.CRITIC:
             if error is not None:
                 self.log.error("critic_crashed", unit=job.unit, error=repr(error))
             self._emit(StepEvent(job.unit, "critic", "critic", str(result) if result else None))
@@ -547,7 +591,7 @@ class Engine:
         if done.status.value == "failed" and self.critic is not None and self._stop_reason is None:
             review = self.critic.review_for(self.ledger, done)
             if review is not None:
-                job = _Job(done.unit, "critic")
+                job = _Job(done.unit, JobKind.CRITIC)
                 self._start(job, review)
 
     def run(self, *, until_idle: bool = True, idle_wait_s: float = 0.5, recover: bool = True) -> RunSummary:
@@ -633,8 +677,8 @@ class Engine:
                 msg = self._inbox.get(timeout=max(0.01, deadline - time.monotonic()))
             except queue.Empty:
                 break
-            if msg[0] == "done":
-                busy.discard(id(msg[1]))
+            if isinstance(msg, _Done):
+                busy.discard(id(msg.job))
         self._stopped_jobs = []
 
     def summary(self, steps: int = 0, interrupted: int = 0, elapsed: float = 0.0) -> RunSummary:

@@ -19,6 +19,8 @@ The next attempt's prompt carries the person's current file and the latest criti
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 from pathlib import Path
 
 from fyan.project import Project
@@ -31,6 +33,20 @@ MAX_CHARS = 20_000  # longer advice is cut (and the prompt says so)
 
 def guidance_path(project: Project, unit: str) -> Path:
     return project.paths.guidance / f"{unit}.md"
+
+
+def write_human(project: Project, unit: str, text: str) -> Path:
+    """Replace ``guidance/<unit>.md`` with ``text`` atomically (the dashboard's form, the MCP
+    server's ``guidance`` tool); the caller checked that the unit exists. Returns the path. The
+    daemon's watcher records the change through the gateway."""
+    folder = project.paths.guidance
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{unit}.", suffix=".tmp", dir=folder)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text.replace("\r\n", "\n").rstrip() + "\n")
+    path = folder / f"{unit}.md"
+    os.replace(tmp, path)
+    return path
 
 
 def _quote(text: str) -> str:

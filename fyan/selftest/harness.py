@@ -34,7 +34,8 @@ from fyan.lean.package import render_unit_file, unit_namespace
 from fyan.lean.signatures import freeze_specs
 from fyan.lean.toolchain import Discovery
 from fyan.project import Project
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome, Gateway
+from fyan.stages import stage_spec
+from fyan.state.gateway import CheckOutcome, Gateway
 from fyan.state.models import RunStatus, Stage
 from fyan.state.store import Store
 from fyan.specifier.ingest import ingest
@@ -85,7 +86,7 @@ class Setup:
 
 
 def _write(project: Project, run, files: dict[str, str]) -> None:
-    for rel in STAGE_OUTPUTS[run.stage]:
+    for rel in stage_spec(run.stage).outputs:
         path = project.paths.root / run.attempt_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(files.get(rel, f"{rel} (written by the test harness)\n"), encoding="utf-8")

@@ -1,6 +1,6 @@
 """``fyan shadow eval | check | draft``: the command-line side of SA-Pass.
 
-Registered in ``fyan/cli.py`` (``COMMANDS["shadow"]`` and ``build_parser``); each subcommand
+Registered as ``fyan shadow`` by ``fyan/commands/shadow.py``; each subcommand
 returns a ``CommandResult`` and supports ``--json``.
 
 Compile results come from one of:
@@ -275,11 +275,9 @@ def cmd_shadow(args: argparse.Namespace) -> CommandResult:
     return SUBCOMMANDS[args.shadow_command](args)
 
 
-def add_parser(sub, epilog: str) -> None:
-    """Add ``shadow`` and its subcommands to the ``fyan`` parser's subparsers ``sub``."""
+def add_subcommands(p: argparse.ArgumentParser, epilog: str) -> None:
+    """Add the subcommands of ``fyan shadow`` to its parser ``p`` (``epilog``: their exit codes)."""
     fmt = argparse.RawDescriptionHelpFormatter
-    p = sub.add_parser("shadow", help="SA-Pass: evaluate statements against shadow theorems; check and draft shadow sets",
-                       epilog=epilog, formatter_class=fmt)
     ss = p.add_subparsers(dest="shadow_command", required=True, metavar="SUBCOMMAND")
 
     e = ss.add_parser("eval", help="score submissions against shadow sets (compile, forward, backward, SA-Pass)",

@@ -6,7 +6,7 @@ Agents and stage code write files into an *attempt folder* and nothing else. The
    succeeded), any stage of a unit whose dependencies are not complete, a unit that is
    complete, blocked or already running;
 2. decides an attempt's outcome (``finish``) only from the persisted files and the exit status,
-   by running the stage's deterministic check (``fyan.stages.checks``; never a model). A check
+   by running the stage's deterministic check (its ``StageSpec.check`` in ``fyan.stages``; never a model). A check
    that raises fails closed;
 3. publishes the artifacts into ``units/<unit>/`` crash-safely: files are first copied into
    ``units/<unit>/.staging/`` (as ``<tag>.<path, quoted>``), then the transition (run status, artifact rows with their
@@ -41,29 +41,14 @@ from pydantic import BaseModel, Field
 from fyan.lean import safefile
 from fyan.errors import TransitionError
 from fyan.project import Project, check_unit_id
+from fyan.stages import post_task_names, stage_spec
 from fyan.state.faults import fault_point
 from fyan.state.lifecycle import progress
 from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitRecord
-from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store, immediate_transaction
+from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store, immediate_transaction, run_from_row
 
 if TYPE_CHECKING:  # the gateway only receives a Dag; importing it would load networkx
     from fyan.specifier.dag import Dag
-
-#: Files each stage's agent must leave in its attempt folder (paths inside ``units/<unit>/``).
-STAGE_OUTPUTS: dict[Stage, tuple[str, ...]] = {
-    Stage.REASON: ("proof.md",),
-    Stage.PLAN: ("lemma_dag.json", "blueprint.md", "Statement.lean"),
-    Stage.AUDIT: ("audit/record.json",),
-    Stage.PROVE: ("Basic.lean",),
-    Stage.GATE: (),
-}
-
-
-#: Post-completion tasks: the Curator (``curate``) and the Auditor (``review``). They run after
-#: the completion gate passed, are recorded in ``post_runs`` (never in ``stage_runs``) and
-#: publish only what their deterministic check admits; no outcome of theirs is read by the
-#: lifecycle rules, so they never change whether a unit is complete.
-POST_TASKS = ("curate", "review")
 
 
 @dataclass
@@ -75,14 +60,6 @@ class PostOutcome:
     reason: str
     unit_files: dict[str, bytes] = field(default_factory=dict)
     skill_files: dict[str, bytes] = field(default_factory=dict)
-
-
-#: Files an attempt may leave besides its outputs, published with them when the check passes
-#: (the Reasoner's last review, the Formalizer's iteration log).
-STAGE_EXTRA_OUTPUTS: dict[Stage, tuple[str, ...]] = {
-    Stage.REASON: ("proof_review.json",),
-    Stage.PROVE: ("iterations.json",),
-}
 
 
 class FreezeSpec(BaseModel):
@@ -192,12 +169,12 @@ def sha256_file(path: Path) -> str:
 class Gateway:
     """Sole writer of a project's state database and of ``units/<unit>/``.
 
-    ``checks`` maps each stage to its deterministic check; the orchestrator passes
-    ``fyan.stages.checks.standard_checks()``. Thread-safe: writes are serialised by a lock,
+    ``checks`` maps each stage to its deterministic check; the orchestrator passes the
+    registry's (``fyan.stages.stage_checks()``). Thread-safe: writes are serialised by a lock,
     checks run outside it.
     """
 
-    def __init__(self, project: Project, checks: Mapping[Stage, Check] | None = None) -> None:
+    def __init__(self, project: Project, checks: Mapping[str, Check] | None = None) -> None:
         self.project = project
         self.paths = project.paths
         self.checks = dict(checks or {})
@@ -550,7 +527,7 @@ class Gateway:
         marks = ",".join("?" * len(units))
         by_unit: dict[str, list[StageRun]] = {u: [] for u in units}
         for r in c.execute(f"SELECT * FROM stage_runs WHERE unit IN ({marks}) ORDER BY id", units):
-            by_unit[r["unit"]].append(StageRun(**dict(r)))
+            by_unit[r["unit"]].append(run_from_row(r))
         resets = dict(c.execute(
             "SELECT unit, MAX(CAST(json_extract(data, '$.after_run') AS INTEGER)) FROM events WHERE kind = 'guidance' "
             f"AND unit IN ({marks}) AND json_extract(data, '$.source') = 'human' GROUP BY unit", units
@@ -646,8 +623,8 @@ class Gateway:
         complete), also for a unit blocked over its budget. Raises ``TransitionError`` when the
         unit is running, its dependencies are not complete, or it is not that far yet.
         """
-        if set(files) != set(STAGE_OUTPUTS[Stage.PROVE]):
-            raise TransitionError(f"{unit_id}: a hand edit must give exactly {', '.join(STAGE_OUTPUTS[Stage.PROVE])}")
+        if set(files) != set(stage_spec(Stage.PROVE).outputs):
+            raise TransitionError(f"{unit_id}: a hand edit must give exactly {', '.join(stage_spec(Stage.PROVE).outputs)}")
         with self._tx() as c:
             self._legal(c, unit_id, Stage.PROVE, attempts_per_stage, manual=True)
         unit = self.store.unit(unit_id)
@@ -819,9 +796,9 @@ class Gateway:
             outcome = self._check(run, unit, attempt_dir, evidence)
         files: dict[str, bytes] = {}
         if outcome.passed:
-            for rel in STAGE_OUTPUTS[run.stage]:
+            for rel in stage_spec(run.stage).outputs:
                 files[rel] = safefile.read_bytes(attempt_dir / rel)
-            for rel in STAGE_EXTRA_OUTPUTS.get(run.stage, ()):
+            for rel in stage_spec(run.stage).extra_outputs:
                 if safefile.is_regular(attempt_dir / rel):
                     files[rel] = safefile.read_bytes(attempt_dir / rel)
         files.update(outcome.derived)
@@ -884,10 +861,10 @@ class Gateway:
 
     def _check(self, run: StageRun, unit: UnitRecord, attempt_dir: Path,
                evidence: Mapping[str, Any] | None = None) -> CheckOutcome:
-        missing = [rel for rel in STAGE_OUTPUTS[run.stage] if not (attempt_dir / rel).is_file()]
+        missing = [rel for rel in stage_spec(run.stage).outputs if not (attempt_dir / rel).is_file()]
         if missing:
             return CheckOutcome(passed=False, reason=f"attempt left no {', '.join(missing)}")
-        special = [rel for rel in STAGE_OUTPUTS[run.stage] if not safefile.is_regular(attempt_dir / rel)]
+        special = [rel for rel in stage_spec(run.stage).outputs if not safefile.is_regular(attempt_dir / rel)]
         if special:  # a link (even to a regular file) is not read: issue 23, family 8
             return CheckOutcome(passed=False, reason=f"attempt left {', '.join(special)} as something other than a "
                                                      "regular file (a link, FIFO or device is never read)")
@@ -953,7 +930,7 @@ class Gateway:
         """
         with self._tx() as c:
             rows = c.execute("SELECT * FROM stage_runs WHERE status = ?", (RunStatus.RUNNING.value,)).fetchall()
-            interrupted = [StageRun(**dict(r)) for r in rows]
+            interrupted = [run_from_row(r) for r in rows]
             for r in interrupted:
                 c.execute(
                     "UPDATE stage_runs SET status = ?, finished_at = ?, reason = ? WHERE id = ?",
@@ -1003,13 +980,13 @@ class Gateway:
 
     # -- post-completion tasks (Curator, Auditor) --------------------------------------------
     def begin_post(self, unit_id: str, task: str) -> PostRun:
-        """Start ``task`` (``POST_TASKS``) for the complete unit ``unit_id``.
+        """Start ``task`` (a ``PostTaskSpec`` of ``fyan.stages``) for the complete unit ``unit_id``.
 
         Raises ``TransitionError`` when the unit is not complete, or the task already ran or is
         running for the unit's current completion (its latest successful gate run).
         """
-        if task not in POST_TASKS:
-            raise TransitionError(f"unknown post-completion task {task!r}; known: {', '.join(POST_TASKS)}")
+        if task not in post_task_names():
+            raise TransitionError(f"unknown post-completion task {task!r}; known: {', '.join(post_task_names())}")
         with self._tx() as c:
             if not self._progress_many(c, [unit_id], 1)[unit_id].complete:
                 raise TransitionError(f"{unit_id}: {task} runs only after the completion gate passed")

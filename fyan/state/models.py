@@ -6,25 +6,34 @@ Timestamps are POSIX seconds (float, UTC). Paths are relative to the project fol
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from fyan.stages import stage_specs
 
-class Stage(StrEnum):
-    """The per-unit stages, in the order the gateway allows them (DESIGN.md §1.3)."""
 
-    REASON = "reason"
-    PLAN = "plan"
-    AUDIT = "audit"
-    PROVE = "prove"
-    GATE = "gate"
+class _StageBase(StrEnum):
+    """Behaviour of ``Stage``; its members come from the stage registry (``fyan.stages``)."""
 
     @property
     def next(self) -> Stage | None:
-        order = list(Stage)
+        order = list(type(self))
         i = order.index(self)
-        return order[i + 1] if i + 1 < len(order) else None
+        return order[i + 1] if i + 1 < len(order) else None  # type: ignore[return-value]
+
+
+if TYPE_CHECKING:  # what a type checker sees: the built-in stages (fyan/stages/*.py)
+    class Stage(_StageBase):
+        REASON = "reason"
+        PLAN = "plan"
+        AUDIT = "audit"
+        PROVE = "prove"
+        GATE = "gate"
+else:
+    #: The per-unit stages, in the order the gateway allows them: one member per ``StageSpec``
+    #: of the registry (``Stage.PROVE.value == "prove"``), ordered by ``StageSpec.order``.
+    Stage = _StageBase("Stage", [(s.name.upper(), s.name) for s in stage_specs()], module=__name__, qualname="Stage")
 
 
 class RunStatus(StrEnum):

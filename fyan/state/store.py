@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from fyan.errors import ProjectError
 from fyan.state.lifecycle import unit_views
 from fyan.state.models import (
@@ -26,6 +28,7 @@ from fyan.state.models import (
     FreezeRecord,
     ModelCallRecord,
     PostRun,
+    Stage,
     StageRun,
     UnitRecord,
     UnitView,
@@ -129,8 +132,20 @@ def open_readonly(db: Path) -> sqlite3.Connection:
     return conn
 
 
-def _run(row: sqlite3.Row) -> StageRun:
-    return StageRun(**dict(row))
+def run_from_row(row: sqlite3.Row) -> StageRun:
+    """The ``StageRun`` of a ``stage_runs`` row. Raises ``ProjectError`` for a stage no installed
+    stage module declares (a store written with a stage added by a package that is not
+    installed here): its lifecycle cannot be read without that stage."""
+    try:
+        return StageRun(**dict(row))
+    except ValidationError:
+        if row["stage"] not in {s.value for s in Stage}:
+            raise ProjectError(
+                f"the state store records stage {row['stage']!r}, which no installed stage module declares "
+                f"(known: {', '.join(s.value for s in Stage)})",
+                hint="install the package that adds it (its fyan.stages entry point), or use the Fyan that wrote "
+                     "the project") from None
+        raise
 
 
 class Store:
@@ -203,12 +218,12 @@ class Store:
 
     def runs(self, unit: str | None = None) -> list[StageRun]:
         if unit is None:
-            return [_run(r) for r in self._rows("SELECT * FROM stage_runs ORDER BY id")]
-        return [_run(r) for r in self._rows("SELECT * FROM stage_runs WHERE unit = ? ORDER BY id", (unit,))]
+            return [run_from_row(r) for r in self._rows("SELECT * FROM stage_runs ORDER BY id")]
+        return [run_from_row(r) for r in self._rows("SELECT * FROM stage_runs WHERE unit = ? ORDER BY id", (unit,))]
 
     def run(self, run_id: int) -> StageRun | None:
         rows = self._rows("SELECT * FROM stage_runs WHERE id = ?", (run_id,))
-        return _run(rows[0]) if rows else None
+        return run_from_row(rows[0]) if rows else None
 
     def artifacts(self, unit: str | None = None, *, current: bool = True, kind: str | None = None) -> list[ArtifactRecord]:
         """Artifacts of ``unit`` (all units when None; only of ``kind`` when given); with

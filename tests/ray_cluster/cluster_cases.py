@@ -30,7 +30,8 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from fyan.cli import main  # noqa: E402
 from fyan.orchestrator.engine import Engine  # noqa: E402
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome, Gateway, sha256_file  # noqa: E402
+from fyan.stages import stage_spec  # noqa: E402
+from fyan.state.gateway import CheckOutcome, Gateway, sha256_file  # noqa: E402
 from fyan.state.models import RunStatus, Stage  # noqa: E402
 from fyan.state.store import Store  # noqa: E402
 from tests.conftest import EXAMPLE, FakeLake  # noqa: E402
@@ -135,7 +136,7 @@ def node_agent(session, ctx) -> None:
     marks = Path(os.environ["FYAN_TEST_MARKS"])
     (marks / f"{node}-{ctx.run.id}").write_text("")
     time.sleep(0.6)
-    for rel in STAGE_OUTPUTS[ctx.run.stage] or ("gate.txt",):
+    for rel in stage_spec(ctx.run.stage).outputs or ("gate.txt",):
         ctx.write(rel, f"{rel} of {ctx.unit.id} on {node}\n")
     ctx.write("node.txt", node)
 

@@ -1,0 +1,80 @@
+"""``fyan export``: write the project's units and DAG in another format."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from fyan.adopt.patch import export_patch
+from fyan.command_result import CommandResult
+from fyan.errors import ExitCode
+from fyan.project import Project
+from fyan.specifier.blueprint import export_blueprint
+from fyan.state.store import Store
+from fyan.terminal import quoted
+
+
+DESCRIPTION = """Write the project's units and dependency DAG in another format: a leanblueprint source
+(content.tex with \\uses, \\lean and \\leanok as the gate verified them), or a patch to the adopted
+Lake package with the proofs and the blueprint marks."""
+
+
+EXIT_CODES = {
+    4: "bad input: configuration, project folder, no adopted package (patch)",
+}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("format", choices=["blueprint", "patch"],
+                   help="blueprint: a leanblueprint source (content.tex, macros, web.tex); patch: the proofs and new "
+                   "declarations as a patch to the adopted Lake package, with its blueprint's \\lean and \\leanok set to "
+                   "what the gate verified")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--out", help="output folder (default: <project>/blueprint/src); for patch the file "
+                   "(default: <project>/export/adoption.patch)")
+    p.add_argument("--json", action="store_true", help="print a JSON result")
+
+
+class Payload(BaseModel):
+    """``fyan export --json``: what was written (``out``) and its counts."""
+
+    model_config = ConfigDict(extra="allow")
+    out: str
+
+
+def run(args: argparse.Namespace) -> CommandResult:
+    project = Project.open(args.dir)
+    if args.format == "patch":
+        return _export_patch(project, args)
+    report = export_blueprint(project, Path(args.out) if args.out else None)
+    out = Path(report.out)
+    if out.parts[-2:] == ("blueprint", "src"):
+        render_hint = f"Render it with leanblueprint: cd {quoted(out.parent.parent)} && leanblueprint web"
+    else:  # leanblueprint reads blueprint/src/ below the folder it runs in
+        render_hint = (f"Render it with leanblueprint, which reads blueprint/src/ below the folder it runs in: "
+                       f"put {quoted(out)} at <folder>/blueprint/src, then cd <folder> && leanblueprint web")
+    text = (
+        f"Wrote a leanblueprint source for {report.units} unit(s) to {report.out}: {', '.join(report.written)}"
+        + (f" (kept your {', '.join(report.kept)})" if report.kept else "")
+        + f"\n  {report.uses} \\uses item(s), {report.leanok_statements} statement(s) and {report.leanok_proofs} "
+        f"proof(s) marked \\leanok, {report.lean_declarations} \\lean declaration(s)"
+        + f"\n{render_hint}"
+    )
+    return CommandResult(ExitCode.OK, report.model_dump(), text)
+
+
+def _export_patch(project, args: argparse.Namespace) -> CommandResult:
+    store = Store(project.paths.db)
+    try:
+        report = export_patch(project, store, Path(args.out) if args.out else None)
+    finally:
+        store.close()
+    text = (f"Wrote {report.out}: {len(report.new_modules)} new module(s) for {report.package}"
+            + (f" ({', '.join(report.new_modules)})" if report.new_modules else "")
+            + f"; blueprint: {report.units_marked} statement/proof block(s) marked as the gate verified them, "
+            f"{report.units_unmarked} \\leanok removed where it did not ({', '.join(report.blueprint_files) or 'no file'})"
+            + f"\nReview, then apply in the package: cd {quoted(report.package)} && git apply {quoted(report.out)}")
+    return CommandResult(ExitCode.OK, report.model_dump(), text)
+

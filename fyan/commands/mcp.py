@@ -1,0 +1,57 @@
+"""``fyan mcp project PROJECT``: serve a project to outside agents over the Model Context
+Protocol (``fyan.mcp_server``), on stdio (the default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pydantic import BaseModel
+
+from fyan import arguments
+from fyan.command_result import CommandResult
+from fyan.errors import ExitCode
+from fyan.mcp_server import TOKEN_VAR, TOOLS, ProjectServer, serve_http, serve_stdio, write_token
+
+
+DESCRIPTION = f"""Serve a project to outside agents over the Model Context Protocol: tools {', '.join(t.name for t in TOOLS)}.
+Reading is open; guidance, run, stop and resume need the write token (printed on stderr at start, or
+{TOKEN_VAR}). stdio by default; --http serves streamable HTTP on 127.0.0.1."""
+
+
+EXIT_CODES = {
+    4: "bad input: configuration, project folder, a port that is taken",
+    130: "stopped by Ctrl-C (SIGINT); 143 by SIGTERM",
+}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("what", choices=["project"], help="what to serve: a Fyan project")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 (path /mcp) instead of stdio")
+    p.add_argument("--port", type=arguments.port, default=0, help="with --http: the port (default: any free port)")
+    p.add_argument("--json", action="store_true", help="print the end of serving as JSON")
+
+
+class Payload(BaseModel):
+    """``fyan mcp ... --json``: printed when serving ends."""
+
+    project: str
+    transport: str
+
+
+def run(args: argparse.Namespace) -> CommandResult:
+    token = write_token()
+    server = ProjectServer(args.dir, token)
+    name = server.project.name
+    # stdout is the protocol's on stdio: everything a person reads goes to stderr
+    if not args.http:
+        print(f"fyan mcp: serving {name} on stdio; write token: {token}", file=sys.stderr, flush=True)
+        serve_stdio(server)
+        return CommandResult(ExitCode.OK, {"project": name, "transport": "stdio"}, "")
+
+    def ready(url: str) -> None:
+        print(f"fyan mcp: serving {name} at {url}; write token: {token}", file=sys.stderr, flush=True)
+
+    serve_http(server, args.port, ready)
+    return CommandResult(ExitCode.OK, {"project": name, "transport": "http"}, "MCP server stopped")
