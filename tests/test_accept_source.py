@@ -18,7 +18,8 @@ import pytest
 from fyan.cli import main
 from fyan.orchestrator import staleness
 from fyan.orchestrator.daemon import Daemon, DaemonOptions
-from fyan.state.gateway import STAGE_OUTPUTS, CheckOutcome
+from fyan.stages import stage_spec
+from fyan.state.gateway import CheckOutcome
 from fyan.state.lifecycle import progress
 from fyan.state.models import FailureKind, RunStatus, Stage, StageRun
 from fyan.state.store import Store
@@ -28,7 +29,7 @@ CHANGED = "Every nice integer is even."
 
 
 def _agent(session, ctx):
-    for rel in STAGE_OUTPUTS[ctx.run.stage]:
+    for rel in stage_spec(ctx.run.stage).outputs:
         ctx.write(rel, f"{rel} of {ctx.unit.id}\n")
 
 
