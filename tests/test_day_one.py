@@ -246,7 +246,7 @@ def test_a_run_that_is_not_on_a_terminal_prints_a_heartbeat(monkeypatch):
     assert re.search(r"running 2: kl-div \(reason 1:0\d\), gibbs \(plan 0:0\d\); 3/7 complete, 2 ready, 2 running; "
                      r"2 unit\(s\) wait for their provider; anthropic unavailable since \d\d:\d\d, next try in \d+ s; "
                      r"elapsed 2:0\d$", beats[0]), beats[0]
-    assert "FYAN_HEARTBEAT_S" in (ROOT / "README.md").read_text()
+    assert "FYAN_HEARTBEAT_S" in (ROOT / "docs" / "your-document.md").read_text()
 
 
 def test_an_idle_daemon_does_not_fill_its_log_with_heartbeats():

@@ -51,8 +51,8 @@ class Cause:
 _KNOWN: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"^Lean toolchain not found: (?P<remedy>.*)$", re.S), "Lean toolchain not found", None),
     (re.compile(r"^the replay cassette (?P<path>.+) does not exist$"), "the replay cassette does not exist",
-     'configure a model in fyan.toml [agents.default] (see `fyan init --help` and the README\'s "Models and '
-     'providers"), or record a cassette with provider = "record"'),
+     'configure a model in fyan.toml [agents.default] (see `fyan init --help` and docs/providers.md, '
+     '"Models and providers"), or record a cassette with provider = "record"'),
     (re.compile(r"^the replay cassette .+ has no response for .+$"), "",
      'the prompt or its inputs changed since recording: re-record with provider = "record", configure a live '
      "model, or rebuild the example's cassette (scripts/build_example_cassette.py)"),

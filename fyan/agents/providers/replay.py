@@ -110,7 +110,7 @@ class ReplayProvider(Provider):
             raise ReplayMissError(
                 f"the replay cassette {self.cassette} has no response for {what}, model {request.model}",
                 hint="the prompt or its inputs changed since recording (the request key is in the attempt's "
-                'calls/*.request.json): re-record with provider = "record" (see README), or rebuild the example '
+                'calls/*.request.json): re-record with provider = "record" (see docs/providers.md), or rebuild the example '
                 "with scripts/build_example_cassette.py", key=key,
             )
         return ModelResponse(text=entry.text, usage=entry.usage, provider=self.name, model=entry.model,
