@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import threading
 import time
 import traceback
@@ -283,8 +282,3 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
         return _result(spec, site, files=files, error=error, error_kind=kind, error_type=error_type,
                        calls=recorder.calls, cassette_append=appended, evidence=evidence, inputs_digest=digest,
                        timings=timings)
-
-
-def node_name() -> str:
-    """A readable name of this machine (for results and logs)."""
-    return socket.gethostname()

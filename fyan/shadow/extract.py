@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from fyan.lean import safefile
 from fyan.lean import declarations
 from fyan.lean.declarations import Declaration
 
@@ -124,8 +122,3 @@ def candidate_named(text: str, full_name: str) -> Candidate:
     if decl is None:
         raise NoCandidate(f"{full_name} is not declared in the file")
     return _build(text, decl, decls)
-
-
-def read_submission(path: Path) -> str:
-    """The text of a submission file; raises ``OSError``/``UnicodeDecodeError`` as ``open`` does."""
-    return safefile.read_text(path)
