@@ -391,7 +391,7 @@ def _list(items: list[str], limit: int = 12) -> str:
 
 
 def intake_report(report: Any) -> str:
-    """The intake report of ``fyan init`` (issue 25): statements by kind, environments used but
+    """The intake report of ``fyan init``: statements by kind, environments used but
     not classified (with counts), references seen/kept/unresolved, dependency edges by kind,
     isolated statements and disconnected components, empty ``\\ref{}``/``\\label{}``; units by id."""
     r = report.references
@@ -447,7 +447,7 @@ def _ingest_details(report: Any) -> str:
 def _announce_ingest(args: argparse.Namespace) -> Callable[[Any], None]:
     """For ``fyan run``/``resume``: when the run ingested the source first (a project made with
     ``--no-ingest``), say so and print intake's warnings on stderr, grouped as ``fyan init``
-    prints them (issue 12; ``--json`` lists them under ``ingest.warnings``)."""
+    prints them (``--json`` lists them under ``ingest.warnings``)."""
     from fyan.intake.catalogue import format_warnings
 
     def announce(d: Any) -> None:
@@ -676,7 +676,7 @@ def cmd_status(args: argparse.Namespace) -> CommandResult:
     store = Store(project.paths.db)
     try:
         status = project_status(project, store)
-        if not status.ingested:  # never a title over an empty table (issue 27)
+        if not status.ingested:  # never a title over an empty table
             ingest = status.ingest
             code = ExitCode.INCOMPLETE if ingest["state"] == "interrupted" else ExitCode.OK
             text = f"{project.name}: {ingest['text']}."
@@ -825,7 +825,7 @@ def cmd_doctor(args: argparse.Namespace) -> CommandResult:
     from fyan.project import Project
 
     project = Project.open(args.dir) if args.dir else None
-    if args.worker:  # issue 14: may this node advertise the `lean` resource on a Ray cluster?
+    if args.worker:  # may this node advertise the `lean` resource on a Ray cluster?
         from fyan.config import FyanConfig
         from fyan.executor.workercheck import check_worker, render_worker
 

@@ -1,5 +1,5 @@
-"""What every command returns, below the command line (DESIGN.md §8, "every command returns a
-result object"): an exit code, a JSON payload and the human text.
+"""What every command returns, below the command line (so that
+``--json`` is never an afterthought): an exit code, a JSON payload and the human text.
 
 ``fyan.cli`` prints the payload (``--json``) or the text and exits with the code; command
 modules elsewhere (``fyan.shadow.commands``) return the same object without importing the CLI.

@@ -226,7 +226,7 @@ class LeanSection(_Section):
         default=2, ge=0,
         description="How often a gate whose Lean processes failed for the environment's reasons (a crash, an "
         "out-of-memory kill, a missing binary, an inspector crash) is run again in the same attempt, with "
-        "exponential backoff; such failures never count against the unit's gate attempts (issue 23, family 11).",
+        "exponential backoff; such failures never count against the unit's gate attempts.",
     )
     environment_backoff_s: float = Field(
         default=5.0, ge=0,
@@ -274,7 +274,7 @@ class LeanSection(_Section):
     kernel_allow: list[str] = Field(
         default=[], description="Kernel-evaluated constants (Lean.reduceBool, Lean.reduceNat: the kernel runs "
         "compiled code and believes it) a complete unit may reach. Empty by default: reaching one is refused like "
-        "Lean.ofReduceBool (issue 23 #3).",
+        "Lean.ofReduceBool.",
     )
     extension_allowlist: list[str] = Field(
         default=[], description="More environment extensions whose entries a unit's modules may register "
@@ -289,7 +289,7 @@ class LeanSection(_Section):
     )
     trust_without_selftest: bool = Field(
         default=False, description="Let the completion gate mark units complete with a toolchain that has no "
-        "passing `fyan selftest` for this Fyan version and inspector (issue 17). Every gate report then says "
+        "passing `fyan selftest` for this Fyan version and inspector. Every gate report then says "
         "the gate was not proven on this toolchain. Prefer running `fyan selftest --toolchain <pin>`."
     )
     comparator: str = Field(
@@ -343,7 +343,7 @@ class LeanSection(_Section):
 
 
 class AdoptSection(_Section):
-    """An existing Lake package the project adopts (issue 16, ``fyan adopt``)."""
+    """An existing Lake package the project adopts (``fyan adopt``)."""
 
     package: str = Field(default="", description="Folder of the adopted Lake package (absolute; \"\" = none). "
                          "Its files are never changed; the project's package requires it, and confined Lean builds "
@@ -387,7 +387,7 @@ class StagnationSection(_Section):
 
 
 class ExecutorSection(_Section):
-    """Where stage attempts and gate builds run (``fyan.executor``, DESIGN.md §9)."""
+    """Where stage attempts and gate builds run (``fyan.executor``, docs/design.md)."""
 
     backend: Literal["local", "ray"] = Field(
         default="local",

@@ -143,7 +143,7 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
                 return CheckOutcome(False, f"gate build failed: {(first or build).reason if (first or build) else '?'}")
             if b"sorry" in text:
                 return CheckOutcome(False, "sorry (benchmark: a failed prove attempt)", rewind_to=Stage.PROVE)
-            # issue 15: the gate hands its compiled module to the gateway
+            # the gate hands its compiled module to the gateway
             return CheckOutcome(True, "gate passed (benchmark)", derived=trusted.module_outputs(ws, module))
         finally:
             ws.remove()
@@ -229,7 +229,7 @@ def _prepare_workspace(prepare_workspace, project, store, unit, text, lock):
 def _admission_module():
     try:
         from fyan.lean import admission
-    except ImportError:  # a Fyan from before issue 15
+    except ImportError:  # a Fyan from before compiled outputs were recorded
         return None
     return admission
 

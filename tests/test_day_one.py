@@ -1,4 +1,4 @@
-"""A new user's first day (issue 13): a runnable project from your own document, one clear
+"""A new user's first day: a runnable project from your own document, one clear
 message when no model is set up, no traceback for any mistake, literal text, progress, status
 that tells the truth, and the smaller items of finding 10.
 

@@ -1,4 +1,4 @@
-"""From a fresh clone, the README's commands work (issue 13, finding 3).
+"""From a fresh clone, the README's commands work.
 
 The repository is cloned (``git clone`` of this checkout's committed state) into a folder with
 nothing beside it — no ``shared/`` — and the README's own commands run there, as a new user

@@ -1,6 +1,5 @@
-"""The trusted inspector's answer read strictly (issue 23 #7), the rules applied to it (kernel-
-evaluated constants, missing constants, ``module`` files, foreign instances: issue 23 #3, #4, #9,
-#10) and the extension allow-list learned, not hard-coded (issue 24 #2).
+"""The trusted inspector's answer read strictly, the rules applied to it (kernel-
+evaluated constants, missing constants, ``module`` files, foreign instances) and the extension allow-list learned, not hard-coded.
 
 ``read_report`` is the real reader ``run_inspector`` uses; the answers here are written by the test
 (lying, partial, with extra fields, for another run) as a compromised or broken inspector could.
@@ -145,7 +144,7 @@ def test_the_gate_reads_the_learned_names_of_the_reports_lean_version(double_sel
     assert [f.split(" (")[0] for f in module_findings(m)] == ["L.U.Basic registers Lean.Elab.macroAttribute"]
 
 
-# -- meaning changed from another unit (issue 23 #4) ----------------------------------------------
+# -- meaning changed from another unit ----------------------------------------------
 
 def _reg(kind, decl, about, module="Lib.ThmRoot.Basic", scoped=False):
     return {"kind": kind, "declaration": decl, "module": module, "scoped": scoped,
@@ -219,7 +218,7 @@ def test_instances_and_hints_on_types_the_unit_does_not_own_are_refused(regs, re
     assert policy.foreign_meaning_findings(m, "Lib.ThmRoot", declared={r["declaration"] for r in regs}) == []
 
 
-# -- mutation survivors of issue 23 ---------------------------------------------------------------
+# -- mutation survivors: each test fails when the line it names is changed ---------------------------------------------------------------
 
 @pytest.mark.parametrize("safety, kind, why", [
     ("partial", "def", "partial (its logical value is opaque)"),

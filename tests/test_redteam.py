@@ -1,4 +1,4 @@
-"""Red-team findings on compile-once (issue 15), adoption (issue 16) and selftest trust (issue 17).
+"""Red-team findings on compile-once, adoption and selftest trust.
 
 The attacker is a command agent confined to ``workspaces/<unit>/``: it cannot write outside
 it, but it can leave symbolic links there. Fyan itself prepares that folder again before the
@@ -195,7 +195,7 @@ def test_a_recorded_output_is_not_reused_after_its_upstream_unit_was_compiled_ag
 
 
 def test_a_recorded_olean_is_reused_only_by_the_lean_build_that_compiled_it(honest, fake_lake):
-    """Issue 23, part 11: after a toolchain change (another Lean build: another git hash, which
+    """After a toolchain change (another Lean build: another git hash, which
     Lean writes into every ``.olean`` header and checks at import — docs/lean-contract.md), a
     recorded upstream ``.olean`` is compiled again from its recorded source instead of being
     placed where the new Lean would refuse it (``incompatible header``) and the failure be blamed
@@ -229,7 +229,7 @@ def test_a_recorded_olean_is_reused_only_by_the_lean_build_that_compiled_it(hone
         ws.remove()
 
 
-# -- issue 23, final attack: the warm server's scratch folder ---------------------------------------
+# -- a red-team attack: the warm server's scratch folder ---------------------------------------
 # A warm server (fyan/lean/pool.py) runs the candidate's compile-time code (`#eval`, a macro) inside
 # its sandbox, where its scratch folder is writable: that code can replace `server.log` there by a
 # link or a FIFO. The next server for the same key (after a crash, an idle end, the next run) is

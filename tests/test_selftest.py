@@ -1,4 +1,4 @@
-"""``fyan selftest`` (issue 17): the gate proves itself on a toolchain before it is trusted.
+"""``fyan selftest``: the gate proves itself on a toolchain before it is trusted.
 
 No Lean toolchain runs here: the toolchain is the Lake double (``tests/fakes/fake_lake.py``) and
 the inspector its double, with the corpus's authored replays (``tests/cheat_replay.py``) for what
@@ -71,7 +71,7 @@ def test_selftest_of_the_double_passes_records_and_names_every_case(double_selft
     table = render(result)
     cheats = sum(c.kind == "cheat" for c in corpus.cases())
     controls = sum(c.kind == "control" for c in corpus.cases())
-    assert (cheats, controls) >= (39 + 12, 4 + 1)  # issue 23: the Lean-side cheats of families 3, 4 and 12 run
+    assert (cheats, controls) >= (39 + 12, 4 + 1)  # the Lean-side cheats (kernel-evaluated code, foreign instances, option spellings) run
     passed = f"SELFTEST PASSED: {cheats} cheats rejected by their intended checks, {controls} honest controls passed"
     assert passed in table
     ran = {c.id for c in result.cases}
@@ -197,7 +197,7 @@ def test_a_passing_selftest_is_stated_in_the_report(honest, fake_lake, double_se
 
 def test_the_opt_out_completes_and_every_report_says_so(fake_lake, data_dir, tmp_path, double_selftest):
     # without a selftest the gate learns the extensions honest modules write now, from Fyan's
-    # controls (fyan.selftest.learn.learned_now; issue 24 #2: learned or configured, never hard-coded)
+    # controls (fyan.selftest.learn.learned_now; learned or configured, never hard-coded)
     allow = {"trust_without_selftest": True}
     s = h.setup(tmp_path / "p", h.HONEST, lean=allow)
     report = s.gate(None, fake=fake_lake)

@@ -1,4 +1,4 @@
-"""SA-Pass scoping on the real core ``lean`` 4.35.0 (tests/lean_core.py; issue 23, family 6).
+"""SA-Pass scoping on the real core ``lean`` 4.35.0 (tests/lean_core.py).
 
 What a submission scopes to its own file — a ``local instance``, ``attribute [local instance]``,
 ``open``, ``set_option`` — must not reach the checkers. Lean keeps these in the command scope

@@ -1,6 +1,6 @@
 """Adoption decisions: what to do with a theorem unit whose Lean may already exist.
 
-Issue 16. For each unit, its ``\\lean{...}`` names are looked up by the trusted inspector
+For each unit, its ``\\lean{...}`` names are looked up by the trusted inspector
 (``fyan.lean.inspector``) in the *compiled* environment of the adopted Lake package; the
 decision reads only that evidence (``InspectedDeclaration``), never the blueprint's
 ``\\leanok`` (a ``\\leanok`` that lies must not make a unit complete):

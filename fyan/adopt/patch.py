@@ -1,4 +1,4 @@
-"""Write back: the project's verified work as a patch to the adopted package (issue 16).
+"""Write back: the project's verified work as a patch to the adopted package.
 
 ``export_patch`` writes one unified diff (``git apply`` / ``patch -p1`` in the package's
 folder) that a maintainer can review:

@@ -1,4 +1,4 @@
-"""Judge orchestration: the model calls of one audit attempt (DESIGN.md §7).
+"""Judge orchestration: the model calls of one audit attempt.
 
 1. ``audit_source`` — extract the source formula tree from ``problem.tex`` with literal
    quotations (form-checked by ``extraction_errors``);

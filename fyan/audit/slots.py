@@ -1,4 +1,4 @@
-"""Slots: the items an evidence record pairs, cut from a formula tree by code (DESIGN.md §7).
+"""Slots: the items an evidence record pairs, cut from a formula tree by code.
 
 From an annotated tree (``fyan.audit.formula.annotate``) code cuts
 

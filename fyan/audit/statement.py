@@ -1,7 +1,7 @@
 """The candidate side of a unit's audit, read from its ``Statement.lean`` (or a bridge S0).
 
 ``lean_side`` finds the root declarations, strips every comment (candidate comments never
-reach the judge, DESIGN.md §2), parses the roots into one formula tree
+reach the judge, docs/design.md), parses the roots into one formula tree
 (``fyan.audit.lean_tree``) and cuts its slots. It also decides which definitions are
 *checked* — frozen in an upstream unit, or a root of this (definition) unit and therefore
 audited now — and which unit-local definitions the roots use without freezing them (a finding,

@@ -1,4 +1,4 @@
-"""The transfer checker (DESIGN.md §7): does a proof of the candidate give a proof of the source?
+"""The transfer checker: does a proof of the candidate give a proof of the source?
 
 Input: the two annotated trees (``SlotTable``), the pairing of their slots (the record's
 rows), object adapters and signed local certificates. The checker walks both trees together

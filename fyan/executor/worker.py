@@ -13,7 +13,7 @@ the local path with another transport. It never raises: every outcome is a ``Tas
   prepares from the recorded, hash-checked artifacts, the nonce-tagged probe). Its report is
   returned as evidence, apart from the attempt's files.
 
-Failures are classified for the head (issue 14): a task whose inputs cannot be read or put in
+Failures are classified for the head: a task whose inputs cannot be read or put in
 place on this node (a foreign payload, a full disk, a missing blob) fails with
 ``error_kind = "environment"`` — the unit waits for a node that can run it, it is not a
 proof failure; an agent's own failures are ``agent`` (or ``environment`` when the error says
@@ -112,7 +112,7 @@ _configs_lock = threading.Lock()
 def _config_for(site: Site, snapshot: dict[str, Any]) -> Any:
     """The ``FyanConfig`` of ``snapshot`` with this node's settings applied (``lake``), made once
     per process and snapshot: a head sends the same snapshot with every task of a run, and
-    validating it section by section cost ~0.7 ms per task (issue 28). A changed snapshot (an
+    validating it section by section cost ~0.7 ms per task. A changed snapshot (an
     edited ``fyan.toml``, another project) makes a new one. The configuration is shared by the
     tasks of this process, as the head's ``Project.config`` is shared by its threads: nothing
     writes it after this function. Raises ``pydantic.ValidationError`` (a ``ValueError``)."""

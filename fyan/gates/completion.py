@@ -1,4 +1,4 @@
-"""The completion gate (DESIGN.md §3): deterministic, model-free, fail closed.
+"""The completion gate: deterministic, model-free, fail closed.
 
 Every file the gate reads is a recorded artifact checked against its SHA-256 (``Basic.lean``,
 ``Statement.lean``, ``audit/result.json``, every upstream unit's ``Basic.lean``); it builds in a
@@ -189,7 +189,7 @@ class _Gate:
         self.results: dict[str, CheckResult] = {}
         self.module = unit_module(project, unit)
         self.ws: trusted.GateWorkspace | None = None
-        #: the candidate module's compiled output right after its build (issue 15)
+        #: the candidate module's compiled output right after its build
         self.outputs: dict[str, bytes] = {}
         self.build: CompileResult | None = None
         self.inspector: InspectorBuild | None = None
@@ -200,7 +200,7 @@ class _Gate:
         self.pin: str | None = None
         self.environment: str | None = None  # why Lean could not run here (not the candidate's fault)
         #: the environment problem is a process that crashed, was killed or did not start (another run
-        #: may not meet it: retried), not a configuration problem (issue 23, family 11)
+        #: may not meet it: retried), not a configuration problem
         self.environment_transient = False
         self.trust: str | None = None  # whether the toolchain passed its selftest (fyan.selftest.trust)
         #: the extensions learned now when the toolchain is trusted unproven (else the selftest's)
@@ -303,7 +303,7 @@ class _Gate:
         )
 
     def _recheck(self) -> None:
-        """Every file the decision rests on, hashed again now (issue 23, part 9): the recorded
+        """Every file the decision rests on, hashed again now: the recorded
         inputs placed in the workspace and the checked outputs the inspector read."""
         if self.ws is None or "build" not in self.results or not self.results["build"].passed:
             return
@@ -353,7 +353,7 @@ class _Gate:
         if not pin.ok:
             self._fail_lean(pin.reason, environment=True, toolchain=tc.version, pin=pin.pin)
             return
-        trust = toolchain_trust(tc, cfg)  # issue 17: only a toolchain whose selftest passed completes units
+        trust = toolchain_trust(tc, cfg)  # only a toolchain whose selftest passed completes units
         self.trust = trust.statement
         if not trust.trusted:
             self._fail_lean(trust.problem or trust.statement, environment=True, toolchain=tc.version, pin=pin.pin)
@@ -526,7 +526,7 @@ class _Gate:
     def _declared_registrations(self) -> frozenset[str]:
         """Full names of the instances the audited plan declares (``lemma_dag.json`` nodes of kind
         ``instance``, recorded and hash-checked): the only registrations about types the unit does not
-        own that ``environment_policy`` admits (issue 23 #4). An unreadable plan declares nothing."""
+        own that ``environment_policy`` admits. An unreadable plan declares nothing."""
         from fyan.agents.schemas import LemmaDag
         from fyan.lean.package import unit_namespace
 
@@ -739,14 +739,14 @@ def transient_process(proc) -> bool:
     """A process (``ProcessResult``) that failed as the machine can make any process fail, so that
     another run may succeed: killed by a signal without a timeout (a crash; the kernel's
     out-of-memory killer sends SIGKILL), or its executable not found (exit 127, or it never
-    started) — not a sandbox refusal or a timeout (issue 23, family 11)."""
+    started) — not a sandbox refusal or a timeout."""
     if proc is None or proc.refused or proc.timed_out:
         return False
     return proc.exit_code is None or proc.exit_code < 0 or proc.exit_code == 127
 
 
 def inspector_environment_problem(inspection) -> str | None:
-    """Why an inspection failed for the environment's reasons (issue 23, family 11), or None when
+    """Why an inspection failed for the environment's reasons, or None when
     the failure may be the candidate's (a report that does not follow the schema, a lookup it
     refused, a timeout): the inspector could not be started or read, was killed by a signal
     (crashed), ran out of memory, or its executable or the program it runs is missing (exit 127)."""

@@ -79,7 +79,7 @@ def check_reason(ctx: CheckContext) -> CheckOutcome:
 
 
 def _lemma_dag(path: Path) -> tuple[LemmaDag | None, list[str]]:
-    import networkx as nx  # here: not needed before a plan is checked (restart path, issue 28)
+    import networkx as nx  # here: not needed before a plan is checked (restart path)
 
     try:
         dag = LemmaDag.model_validate_json(safefile.read_text(path))
@@ -290,7 +290,7 @@ def check_audit(ctx: CheckContext) -> CheckOutcome:
                             rewind_to=Stage.PLAN, event_data=event)
     from fyan.adopt.candidate import candidate_mismatch
 
-    mismatch = candidate_mismatch(ctx.store, ctx.unit.id, freezes)  # an adopted candidate statement (issue 16)
+    mismatch = candidate_mismatch(ctx.store, ctx.unit.id, freezes)  # an adopted candidate statement
     if mismatch:
         return CheckOutcome(False, mismatch, derived=derived, rewind_to=Stage.PLAN, event_data=event)
     roots = ", ".join(n.split(".")[-1] for n in side.decls)

@@ -1,4 +1,4 @@
-"""Compile one Lean module with plain ``lean``: how every unit is built (issue 24).
+"""Compile one Lean module with plain ``lean``: how every unit is built.
 
 The completion gate, the stage checks and the Formalizer's feedback builds compile a unit's
 module with the toolchain's own ``lean`` — not ``lake build`` in a narrowed Lake workspace — so

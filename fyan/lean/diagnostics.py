@@ -18,7 +18,7 @@ README):
 
 Sorry warnings are recognised in both wordings (``declaration uses 'sorry'`` up to v4.27,
 ``declaration uses `sorry` `` from v4.28) and by ``kind == "hasSorry"``. They are evidence for
-the sorry count only together with the trusted inspector; never the only evidence (DESIGN.md §3).
+the sorry count only together with the trusted inspector; never the only evidence.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What a compiled unit may contain: axioms, declarations and extension entries.
 
 The completion gate decides from the trusted inspector's report (``fyan.lean.inspector``), never
-from source text (DESIGN.md §3). This module holds the rules it applies to that report; it
+from source text. This module holds the rules it applies to that report; it
 imports nothing heavy, so the configuration can validate the allow-list with it.
 
 * **Axioms** (``classify_axioms``): a declaration's transitive axioms must be in ``[lean]
@@ -14,7 +14,7 @@ imports nothing heavy, so the configuration can validate the allow-list with it.
   ``init`` (code that replaces the logic or runs at import), reach a kernel-evaluated constant
   (``KERNEL_EVALUATED``: ``Lean.reduceBool``/``Lean.reduceNat``, refused like
   ``Lean.ofReduceBool``), or reach a constant missing from the environment (fail closed).
-* **Extension entries** (``extension_findings``; issue 24 #2): every attribute, syntax,
+* **Extension entries** (``extension_findings``): every attribute, syntax,
   elaborator, instance, ... a module registers is an entry of some environment extension. An
   extension is admitted only when an honest control of Fyan's writes it on this toolchain
   (learned by ``fyan selftest``: ``fyan.selftest.trust.learned_extensions``) or ``[lean]
@@ -22,7 +22,7 @@ imports nothing heavy, so the configuration can validate the allow-list with it.
   and before any danger pattern; everything else is refused (fail closed), named, with the
   danger pattern's reason where one matches (macros, syntax, elaborators, ``csimp``, ...).
   Instances are refused in SA-Pass candidates (``strict``) whatever was learned.
-* **Meaning changed from another unit** (``foreign_meaning_findings``; issue 23 #4): instances
+* **Meaning changed from another unit** (``foreign_meaning_findings``): instances
   and unification hints about constants the unit does not own (seen through its own reducible
   aliases), unless the plan declared them.
 """
@@ -103,7 +103,7 @@ _PRIVATE_PREFIX = re.compile(r"^_private\.(?:[^.]+\.)*?0\.")
 def normalize_extension_name(name: str) -> str:
     """An extension's name without the ``_private.<Module>.0.`` prefix Lean gives a ``private``
     declaration (``_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt`` → ``Lean.modPkgExt``): the
-    same extension is private in one Lean version and not in another (issue 24 #2)."""
+    same extension is private in one Lean version and not in another."""
     return _PRIVATE_PREFIX.sub("", name, count=1)
 
 
@@ -139,7 +139,7 @@ UNLEARNED = ("an extension no honest control writes on this toolchain (refused: 
 def extension_reason(name: str, *, strict: bool = False, allow: frozenset[str] | set[str] = frozenset()) -> str | None:
     """Why entries of the extension ``name`` are refused, or None when they are admitted.
 
-    Order (issue 24 #2): with ``strict`` (SA-Pass candidates) instances are refused first; then
+    Order: with ``strict`` (SA-Pass candidates) instances are refused first; then
     ``name`` is admitted when it, or its normalised form (``normalize_extension_name``), is in
     ``allow`` (the extensions ``fyan selftest`` learned from Fyan's honest controls on this
     toolchain, plus ``[lean] extension_allowlist``) — before any danger pattern, so Lean's
@@ -173,7 +173,7 @@ def declaration_findings(kind: str | None, safety: str | None, implemented_by: s
                          missing: list[str] | tuple[str, ...] = (),
                          kernel_allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Why a declaration may not be part of a unit's modules (empty: it may). ``missing``: constants
-    it reaches that are not in the environment (fail closed: issue 23 #9)."""
+    it reaches that are not in the environment (fail closed: a missing constant adds no axioms, so it must not count as clean)."""
     out = []
     if kind == "axiom":
         out.append("declares an axiom")
@@ -195,7 +195,7 @@ def declaration_findings(kind: str | None, safety: str | None, implemented_by: s
     return out
 
 
-# -- meaning changed from another unit (issue 23 #4) -------------------------------------------
+# -- meaning changed from another unit -------------------------------------------
 
 def _owned(module: str, own_prefix: str) -> bool:
     return bool(module) and (module == own_prefix or module.startswith(own_prefix + "."))

@@ -1,4 +1,5 @@
-"""Frozen signatures: what a freeze binds, and what changed since (DESIGN.md §2, §3 check 3).
+"""Frozen signatures: what a freeze binds, and what changed since (docs/design.md: a
+certification never carries over to a changed statement).
 
 When the semantic audit freezes a declaration, ``freeze_specs`` records
 

@@ -1,9 +1,9 @@
 """Gate-owned workspaces and builds: evidence from files the gate checked, built where no agent writes.
 
 Agents and earlier attempts write in ``workspaces/<unit>/``; a build there could reuse outputs
-they left (issue 11, finding 7). Every build whose result the gateway decides on — the completion
+they left. Every build whose result the gateway decides on — the completion
 gate, the freeze of an audited statement, the scaffold's compile check, name look-ups — runs in a
-**gate workspace** instead, with plain ``lean`` (``fyan.lean.compile``; issue 24: no Lake
+**gate workspace** instead, with plain ``lean`` (``fyan.lean.compile``; no Lake
 workspace, manifest or trace takes part):
 
 * fresh (``.fyan/gate/<unit>/<purpose>/``, deleted and recreated each time), under ``.fyan/``
@@ -17,7 +17,7 @@ workspace, manifest or trace takes part):
                                       looks further, so all of ``<Lib>`` lives in one folder):
                                       the ``.olean`` the gate compiled when each upstream unit
                                       completed (``units/<up>/Basic.olean``; each complete unit is
-                                      compiled once, issue 15), reused only when
+                                      compiled once), reused only when
                                       ``Basic.olean.json`` says it was compiled from exactly the
                                       recorded source, against exactly the upstream ``.olean`` files
                                       placed here, by this very Lean build (version and git hash: Lean
@@ -34,7 +34,7 @@ workspace, manifest or trace takes part):
   compile-time code that plants an ``Init.olean`` or a second module fails the build), every other
   file of the workspace must be unchanged (``changes_outside_outputs``), and only then are the
   outputs copied into ``lib/`` with their SHA-256. ``recheck`` hashes every recorded file and
-  checked output again when the decision is made (issue 23, part 9).
+  checked output again when the decision is made.
 """
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ def upstream_output(project: Project, store: Store, unit: UnitRecord, source: by
     compiled from exactly ``source``, against exactly the upstream ``.olean`` files ``used``
     (module -> SHA-256: Lean does not re-check an imported module's content, so an output compiled
     against an upstream unit completed again since is not reused), and — given ``setup`` — by the
-    same Lean (version and git hash: Lean refuses an ``.olean`` of another build, issue 23 part 11).
+    same Lean (version and git hash: Lean refuses an ``.olean`` of another build).
     None when there is no such output: the caller then builds ``source``. Raises
     ``RecordedInputError`` when a recorded file is missing or differs."""
     if store.artifact(unit.id, "Basic.olean") is None or store.artifact(unit.id, "Basic.olean.json") is None:

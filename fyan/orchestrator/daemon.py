@@ -75,7 +75,7 @@ def open_for_run(path: str | Path, providers: Callable | None = None):
     try:
         if fresh or not gateway.store.has_units():
             # imported here: a restart of an ingested project needs neither (0.4 s of a restart
-            # to first dispatch, issue 28)
+            # to first dispatch)
             from fyan.agents.specify import model_specifier
             from fyan.specifier.ingest import ingest
 

@@ -30,7 +30,7 @@ After a failed attempt the optional ``critic`` (``fyan.orchestrator.stagnation``
 review of the unit; the review runs as a job of that unit (no stage of the unit starts while it
 runs) and its advice enters through the guidance channel.
 
-**Provider outages are waited out, not counted** (issue 13). An attempt whose model provider is
+**Provider outages are waited out, not counted**. An attempt whose model provider is
 unavailable (``ProviderUnavailable``: connection refused, timeout, 429, 5xx, overloaded, or the
 provider's circuit breaker open) is recorded by the gateway as *interrupted by the provider*:
 no attempt budget is used and no critic is called. Until the provider's breaker is due
@@ -86,7 +86,7 @@ _frozen = False
 def _freeze_once() -> None:
     """``gc.freeze()`` once per process, after the imports and the ledger load: the modules,
     the configuration and the ledger live as long as the run, and moving them out of the
-    collector's generations spares every full collection walking them again (issue 28)."""
+    collector's generations spares every full collection walking them again."""
     global _frozen
     if not _frozen:
         _frozen = True
@@ -155,7 +155,7 @@ class Engine:
             if checks:
                 gateway.checks = checks
             else:  # imported here: the gates' modules (Lean, networkx) are not needed before
-                from fyan.gates.stages import standard_checks  # a run's first dispatch (issue 28)
+                from fyan.gates.stages import standard_checks  # a run's first dispatch: a restart dispatches sooner
 
                 gateway.checks = standard_checks()
         injected = providers
@@ -172,7 +172,7 @@ class Engine:
         self._outage_hold_s: float | None = None  # shortest wait of a unit held by an outage
         self._waiting = 0
         if agents is None:  # imported here: the stage agents' modules are not needed before the first
-            from fyan.agents.stages import STAGE_AGENTS  # dispatch when doubles are given (issue 28)
+            from fyan.agents.stages import STAGE_AGENTS  # dispatch (never when doubles are given): a restart dispatches sooner
 
             agents = STAGE_AGENTS
         self.agents = agents

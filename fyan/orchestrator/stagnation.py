@@ -1,6 +1,6 @@
 """Stagnation: a unit that keeps failing the same way gets a critic review.
 
-Detected from the recorded history only (deterministic; DESIGN.md §1.3 "stagnation/critics"),
+Detected from the recorded history only (deterministic; docs/design.md),
 over the last ``[stagnation] window`` failed attempts of the unit since its last review
 (environment failures — a missing toolchain — never count: no advice can fix them):
 

@@ -1,7 +1,7 @@
 """What ``fyan status``, ``fyan daemon status`` and the dashboard show about a project.
 
 Unit statuses are computed from the store (``fyan.state.lifecycle``), never stored twice. Two
-things the store alone cannot tell are added here, so that status tells the truth (issue 13):
+things the store alone cannot tell are added here, so that status tells the truth:
 
 * **is a run alive?** Only the run lock says (``lock.lock_holder``). A unit the store records
   as running while no process holds the lock is shown as ``interrupted`` with "resumes on the

@@ -1,4 +1,4 @@
-"""``fyan selftest`` learns which environment extensions honest modules write (issue 24 #2).
+"""``fyan selftest`` learns which environment extensions honest modules write.
 
 Every compiled module writes entries into extensions whose names change from one Lean version to
 the next (``modPkgExt`` is ``Lean.modPkgExt`` or ``_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt``;

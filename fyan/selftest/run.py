@@ -1,4 +1,4 @@
-"""``fyan selftest``: the gate proves itself on the user's own toolchain (issue 17).
+"""``fyan selftest``: the gate proves itself on the user's own toolchain.
 
 For a toolchain pin, in a scratch folder: find the toolchain (``fyan.lean.toolchain.discover``,
 the ``[lean]`` settings of this machine: ``FYAN_LEAN__*``), build the trusted inspector for the
@@ -153,7 +153,7 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
             out.mkdir(parents=True, exist_ok=True)
             result.record_dir = str(out)
         result.partial = only is not None
-        # first learn the extensions honest modules write on this toolchain (issue 24 #2)
+        # first learn the extensions honest modules write on this toolchain
         from fyan.selftest.learn import learn_extensions
 
         learned = learn_extensions(tc, cfg.toolchain, cfg, inspector, scratch / "learn", scratch / "learn-logs")

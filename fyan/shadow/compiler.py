@@ -11,7 +11,7 @@ decided from the inspector's report. Three implementations:
 
 * ``LeanCompiler`` — the real adapter: writes the file to a scratch folder as module
   ``FyanShadow_<hash>`` and compiles it with plain ``lean --json`` (``fyan.lean.compile``, the
-  gate's own path: issue 24) with the dependency search path of a Lake package the user
+  gate's own path, so no Lake workspace takes part) with the dependency search path of a Lake package the user
   configures (a package whose ``lakefile`` requires Mathlib for minif2f-style problems, built or
   fetched with ``lake exe cache get``; ``fyan.lean.compile.resolve``) or of the gate workspace,
   then runs the trusted inspector on that module: a timeout per compile (seconds), a memory limit
@@ -20,7 +20,7 @@ decided from the inspector's report. Three implementations:
   (searched by the inspector) only when the folder holds nothing but the module's own files; a
   candidate module that passed its checks (``trust_module``, ``fyan.shadow.evaluate``) is copied
   on into ``imports/``, the only scratch folder later compiles search (a checker module imports
-  its candidate, issue 23 family 6; a submission can never import another submission's module
+  its candidate; a submission can never import another submission's module
   that was rejected) —
   the scratch folder is never searched before the dependencies and Lean's own library. The folder
   (``<workspace>/.fyan-shadow/run-*``) is removed by ``close``.

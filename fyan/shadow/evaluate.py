@@ -1,4 +1,4 @@
-"""Evaluate submissions against shadow sets (issue 6, items 5 and 6).
+"""Evaluate submissions against shadow sets.
 
 For one submission (``evaluate_submission``):
 
@@ -20,7 +20,7 @@ For one submission (``evaluate_submission``):
    a checker; forward checks, then the backward check): a check passes when the file compiles without error and the
    inspector finds the checker theorem, with no ``sorryAx`` anywhere in it (its axioms are
    computed with the candidate's own proof as a black box, so only the checker's proof counts)
-   and no axiom outside the allow-list (issue 11, finding 6);
+   and no axiom outside the allow-list;
 5. score (``score``).
 
 The batch (``run_eval``) evaluates every submission in parallel (``jobs`` threads, each compile

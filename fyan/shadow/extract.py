@@ -1,4 +1,4 @@
-"""The candidate declaration of a submission: its *last* theorem block (issue 6, item 3).
+"""The candidate declaration of a submission: its *last* theorem block.
 
 A submission is a Lean file. Its candidate is the last top-level ``theorem``/``lemma`` block, so
 a backup declaration written after a long attempt is the candidate (and a ``sorry`` there fails

@@ -46,7 +46,7 @@ _NAME = re.compile(r"^[^\W\d][\w'!?₀-₉ₐ-ₜ]*(?:\.[^\W\d][\w'!?₀-₉ₐ-
 
 
 class Method(StrEnum):
-    """How a shadow is obtained from the reference statement (issue 6)."""
+    """How a shadow is obtained from the reference statement."""
 
     PROJECTION = "projection"
     SPECIALISATION = "specialisation"

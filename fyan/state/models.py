@@ -1,4 +1,4 @@
-"""Pydantic models of everything the state store holds (DESIGN.md §5).
+"""Pydantic models of everything the state store holds.
 
 Timestamps are POSIX seconds (float, UTC). Paths are relative to the project folder.
 """
@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 
 class Stage(StrEnum):
-    """The per-unit stages, in the order the gateway allows them (DESIGN.md §1.3)."""
+    """The per-unit stages, in the order the gateway allows them."""
 
     REASON = "reason"
     PLAN = "plan"

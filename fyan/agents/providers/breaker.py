@@ -1,4 +1,4 @@
-"""One circuit breaker per model provider, shared by every unit (issue 13: "outages are waited
+"""One circuit breaker per model provider, shared by every unit ("outages are waited
 out, not counted").
 
 A provider is *unavailable* when it does not answer as a working model: the connection is
