@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import ROOT, make_project, unit_id  # noqa: E402
+from benchlib import make_project, unit_id  # noqa: E402
 
 
 def chain_dag(n: int, seed: int) -> dict[int, list[int]]:
@@ -275,7 +275,7 @@ def main() -> None:
         print(f"  peak concurrent Lean memory: {r['peak_processes']} processes x {r['limit_mb']} MiB = "
               f"{r['peak_mb']} MiB" + (f" (admitted peak {adm} MiB)" if adm is not None else "")
               + f" against budget {r['budget_mb'] if r['budget_mb'] is not None else '(none: no admission)'}"
-              + (f" MiB" if r["budget_mb"] is not None else ""))
+              + (" MiB" if r["budget_mb"] is not None else ""))
 
 
 if __name__ == "__main__":

@@ -214,8 +214,8 @@ def main() -> int:
     for label, runs in results:
         print_figures(label, runs, args.parallelism)
         if runs[0]["phases"]:
-            print(f"  per transition, by phase (thread time of the loop and worker threads; the timed run "
-                  f"with the median wall time):")
+            print("  per transition, by phase (thread time of the loop and worker threads; the timed run "
+                  "with the median wall time):")
             for line in sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]["phases"]:
                 print("  " + line)
     print(f"peak resident memory: {peak_rss_mib():.0f} MiB (target < 200 MB)")

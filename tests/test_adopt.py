@@ -319,7 +319,6 @@ def test_export_patch_writes_back_proofs_and_blueprint_marks(fake_lake, tmp_path
     quad = next(u for u in store.units() if u.label == "thm:quadruple")
     from fyan.lean.package import unit_namespace
 
-    ns = unit_namespace(project, quad)
     store.close()
     _close_by_gate(project, quad.id, "quadruple_eq", QUAD + "  sorry", QUAD + "  simp [Tiny.double]\n  omega")
     # a candidate (its declaration existed with `sorry`) closed by the gate is proved in place

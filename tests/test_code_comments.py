@@ -63,7 +63,7 @@ def test_the_check_finds_every_spelling():
     """The patterns can fail: each spelling a comment used is found, the allowed ones are not."""
     cited = ["(issue 28)", "Issue 23, part 9", "issues 12 and 18", "ISSUE #7", "see DESIGN.md §2",
              "(design.md)", "issue\n15"]
-    assert all(references(text) for text in cited), [t for t in cited if not references(text := t)]
+    assert all(references(text) for text in cited), [t for t in cited if not references(t)]
     allowed = ["docs/design.md, trust boundaries", "an issue with 3 parts", "tissue 4", "issue-23.4",
                "README.md", "the design"]
     assert [t for t in allowed if references(t)] == []

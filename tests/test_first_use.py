@@ -107,7 +107,6 @@ def test_kill_9_during_fyan_init_leaves_no_project_and_the_next_init_tidies_up(t
 
 def test_an_ingest_that_fails_on_bad_input_is_not_reported_as_interrupted(tmp_path, capsys):
     from fyan.errors import InputError
-    from fyan.project import Project
     from fyan.specifier.ingest import ingest
     from fyan.state.gateway import Gateway
     from tests.helpers import make_project

@@ -396,7 +396,7 @@ def test_fyan_gate_prints_the_full_report_and_keeps_its_logs(honest, fake_lake, 
     for name in CHECK_ORDER:
         assert f"] {name}" in out
     assert "$ " in out and "Cheats.ThmRoot.double_even: []" in out
-    log_dir = next(l.split(": ", 1)[1] for l in out.splitlines() if l.startswith("  logs: "))
+    log_dir = next(line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("  logs: "))
     folder = honest.project.paths.root / log_dir
     assert {"build.log", "build.log.json", "inspect.log", "inspect.json", "report.json"} <= {p.name for p in folder.iterdir()}
     inspected = json.loads((folder / "inspect.json").read_text())

@@ -316,7 +316,6 @@ def test_what_a_candidate_leaves_as_the_sandbox_tmp_folder_does_not_stop_the_nex
         pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
     pool, spec = _warm_pool(fake_lake, tmp_path)
     spec.sandbox = "require"
-    import sys
     from pathlib import Path
     # the Lean double runs on this interpreter: readable inside, as a toolchain is
     spec.readable = tuple(Path(p) for p in DOUBLE_READABLE)
