@@ -476,7 +476,7 @@ def config_from_snapshot(data: dict[str, Any]) -> FyanConfig:
     """The configuration ``config_snapshot`` gave, validated section by section and *not*
     re-read from this machine's environment (the head's settings win; a worker's own settings
     are applied explicitly by the executor). Raises ``pydantic.ValidationError``."""
-    sections = {name: field.annotation.model_validate(data[name])  # type: ignore[union-attr]
+    sections = {name: field.annotation.model_validate(data[name])
                 for name, field in FyanConfig.model_fields.items() if name in data}
     return FyanConfig.model_construct(**sections)
 

@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from fyan.errors import FyanError, ProviderUnavailable, TransitionError
 from fyan.executor.inputs import InputBuilder, safe_join
@@ -210,7 +210,7 @@ class Executor:
         interrupted by the provider); ``TransitionError`` when the gateway refuses to close it
         (a stop in progress)."""
         self.start()
-        kind = "gate" if run.stage is Stage.GATE else "attempt"
+        kind: Literal["attempt", "gate"] = "gate" if run.stage is Stage.GATE else "attempt"
         t0 = time.perf_counter()
         try:
             with BOOKKEEPING:

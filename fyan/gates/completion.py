@@ -68,12 +68,12 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from fyan.audit.record import AuditResult
 from fyan.gates.report import CheckResult, GateReport, report_json, report_text
 from fyan.lean import declarations, trusted
-from fyan.lean.inspector import InspectedDeclaration, InspectedModule, Inspection, InspectorBuild, ensure_inspector, module_findings
+from fyan.lean.inspector import InspectedDeclaration, InspectedLookup, InspectedModule, Inspection, MissingDeclaration, InspectorBuild, ensure_inspector, module_findings
 from fyan.lean.compile import CompileResult
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
@@ -115,7 +115,7 @@ class GateLock:
     def __init__(self, project: Project, unit_id: str) -> None:
         self.path = project.paths.state / "locks" / f"gate-{unit_id}.lock"
         self.waited_s = 0.0
-        self._fh = None
+        self._fh: IO[str] | None = None
 
     def __enter__(self) -> GateLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -236,7 +236,7 @@ class _Gate:
             return None
         return self.inspection.report.module(self.module)
 
-    def record(self, name: str) -> InspectedDeclaration | None:
+    def record(self, name: str) -> InspectedLookup | MissingDeclaration | None:
         if self.inspection is None or not self.inspection.ok:
             return None
         return self.inspection.report.lookup(name)
@@ -588,7 +588,7 @@ class _Gate:
                  "frozen signatures, bound inputs and elaborated statements unchanged" if ok
                  else "certification stale: " + "; ".join(changes),
                  frozen=[f.decl for f in freezes], statement_hashes=hashes, compared=compared,
-                 **({"reference": "audited Statement.lean elaborated now"} if self.reference is not None else {}))
+                 **({"reference": "audited Statement.lean elaborated now"} if self.reference is not None else {}))  # type: ignore[arg-type]
 
     def _bridges(self, bridges: list[FreezeRecord], decls) -> None:
         if not bridges:

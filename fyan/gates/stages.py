@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
+from typing import Any
 
 from pathlib import Path
 
@@ -269,7 +270,7 @@ def check_audit(ctx: CheckContext) -> CheckOutcome:
     derived = {RESULT: data, **{name: files[name] for name in FILES if name in files}}
     if not result.valid:
         return CheckOutcome(False, "audit record rejected: " + "; ".join(result.errors[:5]), derived=derived)
-    event = {"grade": result.grade, "routing": result.routing}
+    event: dict[str, Any] = {"grade": result.grade, "routing": result.routing}
     if result.routing == "repair":
         return CheckOutcome(False, f"audit grade {result.grade} < {result.threshold}; repair: " + " | ".join(result.repairs),
                             derived=derived, rewind_to=Stage.PLAN, event_data=event)

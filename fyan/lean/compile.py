@@ -50,6 +50,7 @@ import threading
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -337,7 +338,7 @@ def compile_module(setup: LeanSetup, *, source_root: Path, module: str, out_root
                        sandbox=config.sandbox, confinement=confinement, env=run_env, log_path=log_path,
                        lean_kind="build")
     parsed = parse_lean_json(proc.output)
-    more = {"diagnostics": parsed.diagnostics, "unrecognized": parsed.unrecognized}
+    more: dict[str, Any] = {"diagnostics": parsed.diagnostics, "unrecognized": parsed.unrecognized}
     what = f"lean {module}"
     blamed = next((d.text.splitlines()[0] for d in parsed.diagnostics
                    if d.severity == "error" and _ENVIRONMENT.search(d.text)), None)

@@ -41,6 +41,7 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -593,8 +594,8 @@ def ensure_inspector(toolchain: Toolchain, pin: str, config: LeanSection,
 
 def run_inspector(
     build: InspectorBuild, toolchain: Toolchain, workspace: Path, *, config: LeanSection, out_dir: Path,
-    name: str = "inspect", modules: list[str] = (), names: list[str] = (), imports: list[str] = (),
-    black_box: list[str] = (), search_path: list[Path] = (), local_prefix: str = "",
+    name: str = "inspect", modules: Sequence[str] = (), names: Sequence[str] = (), imports: Sequence[str] = (),
+    black_box: Sequence[str] = (), search_path: Sequence[Path] = (), local_prefix: str = "",
     confinement: Confinement | None = None, lean_env: dict[str, str] | None = None,
     follow_references: bool = False,
 ) -> Inspection:

@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -231,7 +232,7 @@ class GateWorkspace:
                 problems.append(f"{path.relative_to(self.root).as_posix()} changed after it was checked")
         return problems
 
-    def confinement(self, *, writable: list[Path], readable: list[Path] = ()) -> Confinement:
+    def confinement(self, *, writable: list[Path], readable: Sequence[Path] = ()) -> Confinement:
         """The sandbox of a process here: the project and the home hidden; the workspace, the
         toolchain and the dependencies readable; only ``writable`` (and ``tmp/``) writable."""
         return project_confinement(self.project_root, [self.tmp, *writable], toolchain=self.toolchain,
@@ -405,8 +406,8 @@ def _compile(ws: GateWorkspace, module: str, config: LeanSection, log_dir: Path,
 
 
 def inspect(ws: GateWorkspace, inspector: InspectorBuild, config: LeanSection, out_dir: Path, *, name: str,
-            modules: list[str] = (), names: list[str] = (), imports: list[str] = (), local_prefix: str = "",
-            black_box: list[str] = ()) -> Inspection:
+            modules: Sequence[str] = (), names: Sequence[str] = (), imports: Sequence[str] = (), local_prefix: str = "",
+            black_box: Sequence[str] = ()) -> Inspection:
     """Run the trusted inspector (``fyan.lean.inspector.run_inspector``) on the published outputs,
     confined: ``LEAN_PATH`` = ``lib/``, then the dependencies; it may write only ``out_dir`` and
     reads the inspector's own folder."""
@@ -418,7 +419,7 @@ def inspect(ws: GateWorkspace, inspector: InspectorBuild, config: LeanSection, o
 
 
 def run_tool(ws: GateWorkspace, argv: list[str], config: LeanSection, log_dir: Path, *, name: str, kind: str,
-             readable: list[Path] = (), writable: list[Path] = (), cwd: Path | None = None):
+             readable: Sequence[Path] = (), writable: Sequence[Path] = (), cwd: Path | None = None):
     """Run a checker program (a kernel replay) on the published outputs, as the inspector runs: in
     the workspace, ``LEAN_PATH`` = ``lib/``, then the dependencies, confined, admitted by memory as
     ``kind``; returns its ``ProcessResult``."""

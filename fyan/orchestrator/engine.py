@@ -47,6 +47,7 @@ waits a moment for the abandoned workers to clean up (a command agent's scratch 
 
 from __future__ import annotations
 
+import functools
 import gc
 import queue
 import threading
@@ -476,14 +477,14 @@ class Engine:
             assert stage is not None
             self._note_probe(stage.value, uid)
             job = _Job(uid, "stage", what=stage.value)
-            self._start(job, lambda job=job, stage=stage: self._begin_and_attempt(job, stage, t0))
+            self._start(job, functools.partial(self._begin_and_attempt, job, stage, t0))
             started += 1
         if started < free:  # slots no stage needs: post-completion tasks of complete units
             for uid, task in self._post_due()[: free - started]:
                 self._post_tried.add((uid, task, self.ledger.last_gate_success(uid)))
                 self._note_probe(task, uid)
                 job = _Job(uid, "post", task=task, what=task)
-                self._start(job, lambda job=job: self._post(job))
+                self._start(job, functools.partial(self._post, job))
         return started
 
     def _take(self, msg: tuple) -> None:

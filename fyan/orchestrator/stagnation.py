@@ -67,7 +67,7 @@ def detect(project: Project, runs: list[StageRun], window: int, since_run: int =
     if len(proves) >= window and len(failed) >= 1:
         texts = [_proof_text(project, r) for r in proves[-window:]]
         if all(t is not None for t in texts):
-            counts = {sorry_count(t) for t in texts}  # type: ignore[arg-type]
+            counts = {sorry_count(t) for t in texts}
             if len(set(texts)) == 1:
                 return f"the last {window} proof attempts made no edit to the proof"
             if len(counts) == 1 and (n := counts.pop()) > 0:

@@ -100,8 +100,8 @@ def judge(case: Case, report: GateReport, *, kernel_checker: bool = False) -> Ve
     """Compare a gate report with what the manifest asks of ``case`` (module docstring)."""
     failing = [c.name for c in report.checks if c.required and not c.passed]
     if case.kind == "control":
-        problems = [] if report.passed else [f"the honest control did not pass: {report.summary()}"]
-        return Verdict(not problems, failing, problems)
+        failed = [] if report.passed else [f"the honest control did not pass: {report.summary()}"]
+        return Verdict(not failed, failing, failed)
     problems: list[str] = []
     if report.passed:
         problems.append("the cheat passed the gate")

@@ -81,7 +81,8 @@ class CircuitBreaker:
 
     def wait_for(self, failures: int) -> float:
         """Seconds to wait after ``failures`` consecutive outages (1, 2, 4, ... x initial, capped)."""
-        return float(self._wait(SimpleNamespace(attempt_number=failures)))
+        # tenacity's wait strategies read only ``attempt_number`` of the retry state
+        return float(self._wait(SimpleNamespace(attempt_number=failures)))  # type: ignore[arg-type]
 
     # -- the caller's side -----------------------------------------------------------------
     def admit(self) -> bool:

@@ -48,6 +48,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from fyan import logs
@@ -122,8 +123,8 @@ class CommandAgentProvider(Provider):
     edits_files = True
 
     def __init__(self, argv: list[str], timeout_s: float = 1800.0, *, sandbox: str = "require",
-                 project_root: Path | None = None, network: bool = False, readable: list[str] = (),
-                 writable: list[str] = (), lake: Path | None = None, pass_env: list[str] = ()) -> None:
+                 project_root: Path | None = None, network: bool = False, readable: Sequence[str] = (),
+                 writable: Sequence[str] = (), lake: Path | None = None, pass_env: Sequence[str] = ()) -> None:
         if not argv:
             raise ConfigError('provider = "command" needs command = ["program", "arg", ...] in fyan.toml')
         self.argv = list(argv)
