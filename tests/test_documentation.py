@@ -126,10 +126,10 @@ def test_the_site_home_gives_the_readme_commands():
     assert len(readme) == 2 and quick_start((DOCS / "index.md").read_text(encoding="utf-8")) == readme
 
 
-def test_ci_builds_the_site_before_the_tests():
-    """``.ci/run``: the strict site build runs before the tests (``set -e`` makes a failure fail
-    the run), the site is built outside the repository, and the last line is the README's test
-    command."""
+def test_ci_builds_the_site_and_checks_the_code_before_the_tests():
+    """``.ci/run``: the strict site build, ruff and mypy run before the tests (``set -e`` makes
+    each failure fail the run), the site is built outside the repository, and the last line is
+    the README's test command."""
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r"^set -euo pipefail$", script, re.M)
     lines = [line for line in script.splitlines() if line.strip() and not line.lstrip().startswith("#")]
@@ -139,7 +139,9 @@ def test_ci_builds_the_site_before_the_tests():
     def first(pattern: str) -> int:
         return next(i for i, line in enumerate(lines) if re.search(pattern, line))
 
-    build = first(r"mkdocs build --strict")
-    assert build < len(lines) - 1
+    build, ruff, mypy = first(r"mkdocs build --strict"), first(r"ruff check fyan"), first(r"mypy fyan")
+    assert max(build, ruff, mypy) < len(lines) - 1
+    project = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "[tool.ruff.lint]" in project and "[tool.mypy]" in project  # the checks read their configuration
     site = shlex.split(lines[build].split("mkdocs build", 1)[1])
     assert "--site-dir" in site and not site[site.index("--site-dir") + 1].startswith(("site", "./", "docs"))
