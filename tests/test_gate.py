@@ -103,7 +103,7 @@ def test_an_error_message_fails_the_build_even_when_lean_exits_0(honest, fake_la
 def test_a_broken_environment_is_an_environment_problem_not_the_proofs_fault(honest, fake_lake, text):
     """Messages of real Lean 4.35.0 (tests/test_compile.py) that blame the environment — a dependency
     not built, an .olean of another Lean build, a bad option of the package — block the unit as an
-    environment problem instead of sending it back to the Formalizer (finding 8)."""
+    environment problem instead of sending it back to the Formalizer."""
     report = honest.gate({"build": {"exit": 1, "output": lean_message("error", text, 1, 0)}, "build_only": CANDIDATE},
                          fake=fake_lake)
     reason = failed(report, "build")
@@ -447,7 +447,7 @@ def test_an_extra_import_outside_the_model_part_is_refused(fake_lake, tmp_path):
     assert failed(report, "source_lints").startswith("Basic.lean was changed outside the model-written part")
 
 
-# -- checks that must stay (finding 9: each fails its test when removed) ------------------------
+# -- checks that must stay (each fails its test when removed) ------------------------
 
 def test_a_root_declared_outside_the_units_module_is_stale(honest, fake_lake):
     moved = {"Cheats.ThmRoot.double_even": {"module": "Cheats.DefDouble.Basic"}}

@@ -356,7 +356,7 @@ def test_evaluation_sorry_policy_and_fail_closed_evidence():
     assert not r.compile.passed and "no evidence from the trusted inspector" in r.compile.reason
     r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(axioms=("propext", "Lean.ofReduceBool")))
     assert not r.compile.passed and "native_decide" in r.compile.reason
-    # finding 6: a checker's own axioms are inspected — sorryAx anywhere in it fails it
+    # a checker's own axioms are inspected — sorryAx anywhere in it fails it
     r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(checker_axioms=("propext", "sorryAx")),
                             allow_sorry_proofs=True)
     assert r.compile.passed and r.scores.sa_pass == 0 and r.scores.sa_pass_soft == 0
@@ -913,7 +913,7 @@ first
     assert got == {"faithful": (1, "1"), "weakened": (0, "3/4")}
 
 
-# -- finding 6: a candidate cannot forge its checkers ---------------------------------------------
+# -- a candidate cannot forge its checkers ---------------------------------------------
 
 FORGED = (ROOT / "tests" / "cheats" / "shadow" / "forged_first.lean").read_text(encoding="utf-8")
 

@@ -1,5 +1,5 @@
 """Every stop path ends what it started, and status tells the truth after
-a kill (finding 8).
+a kill.
 
 The agent is a real command agent (``provider = "command"``): a small Python CLI written by the
 test that starts a grandchild in its own process group — the way a coding agent starts shells
@@ -167,7 +167,7 @@ def test_every_stop_path_ends_the_running_agents(agent, tmp_path, how):
         assert proc.returncode == 128 + sig, err  # 130 / 143, as shells report them
         reason = f"stopped by {sig.name}"
         assert "Traceback" not in err
-        # the same words as an interrupt while starting up (tests/test_first_use.py)
+        # the same words as an interrupt while starting up (tests/test_interrupts_and_exit_codes.py)
         assert err.splitlines()[-2:] == [f"fyan: stopped by {sig.name}",
                                          "  hint: what was done is kept (attempts in progress are recorded as "
                                          f"interrupted); `fyan resume {root}` continues"], err

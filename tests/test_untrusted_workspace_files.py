@@ -1,4 +1,5 @@
-"""Red-team findings on compile-once, adoption and selftest trust.
+"""Files an agent leaves in its workspace are untrusted: links, reused compiled outputs and
+selftest records (attacks on compile-once, adoption and selftest trust).
 
 The attacker is a command agent confined to ``workspaces/<unit>/``: it cannot write outside
 it, but it can leave symbolic links there. Fyan itself prepares that folder again before the

@@ -1,4 +1,4 @@
-"""A first use with no false notes.
+"""Interrupts and exit codes, and what the first commands say (no false notes).
 
 * an interrupted first ingest (a real ``fyan run`` killed with SIGKILL while it ingests) is
   recorded as such, and ``status``, ``status --json``, ``resume --dry-run`` and the dashboard's
