@@ -1,7 +1,7 @@
 """Command-line value types that refuse what cannot work, with a message (argparse exits 2).
 
-``--parallelism -1`` used to be accepted and left a daemon idling forever (issue 13, finding
-7): every count, duration and port of every command is parsed by one of these.
+``--parallelism -1`` used to be accepted and left a daemon idling forever:
+every count, duration and port of every command is parsed by one of these.
 """
 
 from __future__ import annotations

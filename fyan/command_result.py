@@ -20,7 +20,7 @@ class CommandResult:
     """One command's outcome: ``code`` (the process exit code, ``ExitCode``), ``payload`` (what
     ``--json`` prints; JSON-serialisable) and ``text`` (what a person reads)."""
 
-    code: ExitCode = ExitCode.OK
+    code: int = ExitCode.OK  # an ``ExitCode``, or 128 + the signal number after an interrupt
     payload: dict[str, Any] = field(default_factory=dict)
     text: str = ""
 

@@ -238,7 +238,7 @@ class LeanSection(_Section):
         default=2, ge=0,
         description="How often a gate whose Lean processes failed for the environment's reasons (a crash, an "
         "out-of-memory kill, a missing binary, an inspector crash) is run again in the same attempt, with "
-        "exponential backoff; such failures never count against the unit's gate attempts (issue 23, family 11).",
+        "exponential backoff; such failures never count against the unit's gate attempts.",
     )
     environment_backoff_s: float = Field(
         default=5.0, ge=0,
@@ -286,7 +286,7 @@ class LeanSection(_Section):
     kernel_allow: list[str] = Field(
         default=[], description="Kernel-evaluated constants (Lean.reduceBool, Lean.reduceNat: the kernel runs "
         "compiled code and believes it) a complete unit may reach. Empty by default: reaching one is refused like "
-        "Lean.ofReduceBool (issue 23 #3).",
+        "Lean.ofReduceBool.",
     )
     extension_allowlist: list[str] = Field(
         default=[], description="Environment extensions no row of Fyan's policy by effect classifies whose "
@@ -303,7 +303,7 @@ class LeanSection(_Section):
     )
     trust_without_selftest: bool = Field(
         default=False, description="Let the completion gate mark units complete with a toolchain that has no "
-        "passing `fyan selftest` for this Fyan version and inspector (issue 17). Every gate report then says "
+        "passing `fyan selftest` for this Fyan version and inspector. Every gate report then says "
         "the gate was not proven on this toolchain. Prefer running `fyan selftest --toolchain <pin>`."
     )
     comparator: str = Field(
@@ -367,7 +367,7 @@ class LeanSection(_Section):
 
 
 class AdoptSection(_Section):
-    """An existing Lake package the project adopts (issue 16, ``fyan adopt``)."""
+    """An existing Lake package the project adopts (``fyan adopt``)."""
 
     package: str = Field(default="", description="Folder of the adopted Lake package (absolute; \"\" = none). "
                          "Its files are never changed; the project's package requires it, and confined Lean builds "
@@ -411,7 +411,7 @@ class StagnationSection(_Section):
 
 
 class ExecutorSection(_Section):
-    """Where stage attempts and gate builds run (``fyan.executor``, DESIGN.md §9)."""
+    """Where stage attempts and gate builds run (``fyan.executor``, docs/design.md)."""
 
     backend: Literal["local", "ray"] = Field(
         default="local",
@@ -500,7 +500,7 @@ def config_from_snapshot(data: dict[str, Any]) -> FyanConfig:
     """The configuration ``config_snapshot`` gave, validated section by section and *not*
     re-read from this machine's environment (the head's settings win; a worker's own settings
     are applied explicitly by the executor). Raises ``pydantic.ValidationError``."""
-    sections = {name: field.annotation.model_validate(data[name])  # type: ignore[union-attr]
+    sections = {name: field.annotation.model_validate(data[name])
                 for name, field in FyanConfig.model_fields.items() if name in data}
     return FyanConfig.model_construct(**sections)
 

@@ -15,7 +15,7 @@ Then the Lean toolchain (``fyan.lean.toolchain.discover``: ``lake --version``), 
 sandbox (bubblewrap; how an unconfined command's process tree is ended), the environment
 confined processes get (which variables pass: names and whether set, never values), the
 trusted inspector, and the selftest state per toolchain (``fyan
-selftest``: the gate trusts only a toolchain whose selftest passed, issue 17). Nothing is reported usable that was not checked.
+selftest``: the gate trusts only a toolchain whose selftest passed). Nothing is reported usable that was not checked.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def environment_status(config: FyanConfig | None, lean_cfg, env: dict[str, str] 
 
 
 def selftest_status(lean_cfg, toolchain) -> dict[str, Any]:
-    """The selftest state (issue 17, ``fyan.selftest.trust``): every toolchain with a kept
+    """The selftest state (``fyan.selftest.trust``): every toolchain with a kept
     ``fyan selftest`` result (passed or failed, its date, whether it is still valid for this Fyan,
     inspector and corpus), and whether the gate trusts the toolchain found here (``trusted``: None
     when there is none; ``statement``: what gate reports will say)."""

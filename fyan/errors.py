@@ -105,7 +105,7 @@ class ProviderUnavailable(ProviderError):
 
     Not a failure of the attempt: the engine records the attempt as *interrupted by the
     provider* (no attempt budget used, no critic called) and waits until ``retry_at`` (POSIX
-    seconds) before dispatching work to that provider again (issue 13, "outages are waited
+    seconds) before dispatching work to that provider again ("outages are waited
     out, not counted"). ``provider`` names the breaker (e.g. ``anthropic``); ``since`` is when
     the outage began (POSIX seconds)."""
 

@@ -9,7 +9,7 @@ rich tracebacks that show local variables — document text included — on stdo
 
 ``crash_report`` writes the details of an unexpected error (the traceback, without local
 variables) to a file and returns its path: the CLI prints one line and that path, never the
-traceback itself (issue 13, finding 5).
+traceback itself.
 """
 
 from __future__ import annotations

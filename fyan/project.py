@@ -1,4 +1,4 @@
-"""A Fyan project on disk: its folder layout (DESIGN.md §4) and its configuration.
+"""A Fyan project on disk: its folder layout and its configuration.
 
 A project is a folder; everything needed to resume is in it::
 

@@ -2,7 +2,7 @@
 
 Text from documents, models and tools (``x ∈ [0, 1]``, ``set [lean] lake``, ``:smile:``) is
 printed as it is: every console made here has rich's markup, emoji codes and highlighting
-switched off, so brackets and colons are never interpreted (issue 13, finding 6). Lines are
+switched off, so brackets and colons are never interpreted. Lines are
 never cut: a table folds long cells instead.
 """
 

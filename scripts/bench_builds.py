@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import ROOT, make_project, unit_id  # noqa: E402
+from benchlib import make_project, unit_id  # noqa: E402
 
 
 def chain_dag(n: int, seed: int) -> dict[int, list[int]]:
@@ -144,7 +144,7 @@ def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict
                 return CheckOutcome(False, f"gate build failed: {(first or build).reason if (first or build) else '?'}")
             if b"sorry" in text:
                 return CheckOutcome(False, "sorry (benchmark: a failed prove attempt)", rewind_to=Stage.PROVE)
-            # issue 15: the gate hands its compiled module to the gateway
+            # the gate hands its compiled module to the gateway
             return CheckOutcome(True, "gate passed (benchmark)", derived=trusted.module_outputs(ws, module))
         finally:
             ws.remove()
@@ -230,7 +230,7 @@ def _prepare_workspace(prepare_workspace, project, store, unit, text, lock):
 def _admission_module():
     try:
         from fyan.lean import admission
-    except ImportError:  # a Fyan from before issue 15
+    except ImportError:  # a Fyan from before compiled outputs were recorded
         return None
     return admission
 
@@ -276,7 +276,7 @@ def main() -> None:
         print(f"  peak concurrent Lean memory: {r['peak_processes']} processes x {r['limit_mb']} MiB = "
               f"{r['peak_mb']} MiB" + (f" (admitted peak {adm} MiB)" if adm is not None else "")
               + f" against budget {r['budget_mb'] if r['budget_mb'] is not None else '(none: no admission)'}"
-              + (f" MiB" if r["budget_mb"] is not None else ""))
+              + (" MiB" if r["budget_mb"] is not None else ""))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""How fast Fyan reads Lean headers (``fyan.lean.header.read_header``, issue 26).
+"""How fast Fyan reads Lean headers (``fyan.lean.header.read_header``).
 
 Prints the time to read the header of a root module with N imports (Fyan's own ``<Lib>.lean``
 grows by one import per complete unit; Mathlib.lean has about 7,000) and of a typical module

@@ -9,7 +9,7 @@ goes through ``--iterations`` iterations, each a different text (proofs, a ``sor
 turn), both ways:
 
 * **cold** — ``fyan.lean.compile.compile_module`` per iteration: what the Formalizer did before
-  issue 28 and what the completion gate still does (the import is paid every time);
+  warm servers and what the completion gate still does (the import is paid every time);
 * **warm** — ``fyan.lean.pool.ServerPool.check`` per iteration on one server: ``didChange`` with
   the full text, fully elaborated (``$/lean/fileProgress`` + ``waitForDiagnostics``), goals at each
   ``sorry`` and error (the first iteration also starts the server and imports).

@@ -14,9 +14,9 @@ transition, < 200 MB.
 ``--backend ray`` runs every attempt as a Ray task on a one-machine Ray (started for the run,
 in a private network namespace: the script re-runs itself under ``unshare -n``, as root); the
 figure then includes Ray's own dispatch. The cost per transition must not grow with the
-project (issue 14): compare ``--units 500`` with ``--units 5000`` on each backend.
+project: compare ``--units 500`` with ``--units 5000`` on each backend.
 
-``--method`` (issue 28): ``baseline`` runs with nothing added and prints the figures as
+``--method``: ``baseline`` runs with nothing added and prints the figures as
 this bench computed them before (turn-2's method: per-transition overhead = (wall time − the
 agents' time spread over the slots) / transitions, and the process's CPU time / transitions);
 ``phases`` runs with the phase timers (``benchlib.Phases``) and prints the same two figures
@@ -214,8 +214,8 @@ def main() -> int:
     for label, runs in results:
         print_figures(label, runs, args.parallelism)
         if runs[0]["phases"]:
-            print(f"  per transition, by phase (thread time of the loop and worker threads; the timed run "
-                  f"with the median wall time):")
+            print("  per transition, by phase (thread time of the loop and worker threads; the timed run "
+                  "with the median wall time):")
             for line in sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]["phases"]:
                 print("  " + line)
     print(f"peak resident memory: {peak_rss_mib():.0f} MiB (target < 200 MB)")

@@ -24,7 +24,7 @@ kill a final round runs to completion, then the store and the folder are checked
 Targets: 0 lost, 0 duplicated, restart to first dispatch < 1 s. Fyan's modules are compiled to
 bytecode before the rounds (``bytecode_note``), as an installed Fyan's are.
 
-Both figures are turn-2's method (issue 28): from the process start, and from the moment the
+Both figures are turn-2's method: from the process start, and from the moment the
 daemon's modules are imported. The same rounds also give the breakdown (medians over the
 restarts): interpreter start, imports, then inside ``Daemon.serve`` opening the project and its
 lock, ``Gateway.recover``, ``Ledger.load``, the session start, the Lean package sync, the

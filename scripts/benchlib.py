@@ -135,7 +135,7 @@ os.environ.setdefault("FYAN_LEAN__SANDBOX", "off")
 
 
 class Phases:
-    """Where the orchestrator's time goes, per phase, for the benchmarks' breakdown (issue 28).
+    """Where the orchestrator's time goes, per phase, for the benchmarks' breakdown.
 
     ``install()`` wraps the functions of each phase (module globals and class attributes of
     Fyan, in this process only) so that every call adds its *exclusive* time — nested phases

@@ -68,7 +68,7 @@ def main(project_dir: Path) -> int:
         os.environ["FYAN_LEAN__LAKE"] = str(fake.path)
         os.environ["FYAN_LEAN__SANDBOX"] = "off"
         os.environ["FYAN_LEAN__INSPECTOR_DIR"] = str(Path(tmp) / "inspector")  # the double's, never ~/.cache
-        # the double is no Lean: nothing about a toolchain is proven here (`fyan selftest`, issue 17)
+        # the double is no Lean: nothing about a toolchain is proven here (`fyan selftest`)
         os.environ["FYAN_LEAN__TRUST_WITHOUT_SELFTEST"] = "true"
         new_cassette = Path(tmp) / "cassette.jsonl"
         provider = RecordingProvider(AuthoredProvider(project_dir / "replay" / "authored"), new_cassette, label=LABEL)

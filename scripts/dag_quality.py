@@ -26,7 +26,7 @@ multi-file tree, or a flattened file). Without one, every blueprint of the corpu
    from ``\\uses`` but implied by its transitive closure (a blueprint rarely lists those).
 
 Intake + edges time is printed in seconds. This is the baseline the model-assisted Specifier
-must beat (issue 8, issue 12, DESIGN.md §1).
+must beat (docs/dependency-edges.md gives the figures).
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="main TeX file(s) of blueprints (default: every corpus blueprint)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--closing", action="store_true",
-                        help="measure the later-statement closing rule only (issue 25): F1 with and without it")
+                        help="measure the later-statement closing rule only: F1 with and without it")
     parser.add_argument("--corpus", type=Path, help="corpus folder (default: tests/fixtures/corpus)")
     args = parser.parse_args(argv)
     paths = args.blueprint or [(args.corpus or corpus_dir()) / rel for rel in CORPUS_BLUEPRINTS]

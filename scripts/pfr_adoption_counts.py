@@ -1,4 +1,4 @@
-"""What adoption would decide for PFR's blueprint if its Lake package were built (issue 16).
+"""What adoption would decide for PFR's blueprint if its Lake package were built.
 
 Reads ``tests/fixtures/corpus/blueprints/pfr.content.flat.tex`` (PFR's ``content.tex`` with its chapters
 inlined; or the file given) with

@@ -131,7 +131,7 @@ def double_selftest(tmp_path_factory):
 
 #: what the toolchain double runs besides its own prefix: its Python sources (this checkout), the
 #: interpreter's environment and its installation (pyenv keeps it in $HOME). The sandbox hides
-#: /tmp, /run, /var/tmp and $HOME (issue 23), where a checkout may live (CI clones anywhere):
+#: /tmp, /run, /var/tmp and $HOME, where a checkout may live (CI clones anywhere):
 #: confined builds of the double read these, as a user names a toolchain in [lean] sandbox_readable
 DOUBLE_READABLE = list(dict.fromkeys([str(ROOT), sys.prefix, sys.base_prefix,
                                        str(Path(sys.executable).resolve().parent.parent)]))
@@ -152,7 +152,7 @@ def fake_lake(tmp_path_factory, monkeypatch, double_selftest) -> Iterator[FakeLa
     monkeypatch.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("inspector")))
     monkeypatch.delenv("FYAN_FAKE_SCENARIO", raising=False)
     yield fake
-    from fyan.lean import pool  # warm language servers (issue 28) started for this test end with it
+    from fyan.lean import pool  # warm language servers started for this test end with it
 
     pool.shutdown()
 

@@ -15,6 +15,14 @@ CHAIN_TEX = r"""\begin{definition}\label{def:a} An integer is \textbf{nice} if i
 """
 
 
+def user_documentation(root: Path) -> str:
+    """The README and every page of the documentation site (``docs/``, what ``mkdocs.yml``
+    builds), joined: the user guide moved out of the README into ``docs/``, so a fact the
+    program states must be in one of them."""
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)
+
+
 def make_project(root: Path, tex: str = CHAIN_TEX, extra_toml: str = "") -> Project:
     (root / "source").mkdir(parents=True, exist_ok=True)
     (root / "source" / "doc.tex").write_text(tex, encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Issue 15: Lean processes are admitted against ``[lean] memory_budget_mb``
+"""Lean processes are admitted against ``[lean] memory_budget_mb``
 (``fyan.lean.admission``), each charged its recorded peak or ``memory_limit_mb``."""
 
 from __future__ import annotations

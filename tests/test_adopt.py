@@ -1,4 +1,4 @@
-"""Adopting a stalled leanblueprint project's Lake package (issue 16).
+"""Adopting a stalled leanblueprint project's Lake package.
 
 The package ``tests/data/adopt/pkg`` (Lake package ``tiny``) has declarations proved, two with
 ``sorry``, one resting on a user axiom; its blueprint ``tests/data/adopt/blueprint/src`` names
@@ -199,7 +199,7 @@ def test_without_a_toolchain_nothing_is_adopted_and_the_project_is_kept(no_lake,
 
 
 def test_a_toolchain_without_a_passing_selftest_adopts_nothing(fake_lake, tmp_path, package, capsys, monkeypatch):
-    """Adoption marks units complete, so it trusts the toolchain only as the gate does (issue 17):
+    """Adoption marks units complete, so it trusts the toolchain only as the gate does:
     here the Lake double has no selftest record in this (empty) data folder."""
     monkeypatch.setenv("FYAN_DATA_DIR", str(tmp_path / "no-selftest"))
     code, out = run(capsys, "init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),
@@ -319,7 +319,6 @@ def test_export_patch_writes_back_proofs_and_blueprint_marks(fake_lake, tmp_path
     quad = next(u for u in store.units() if u.label == "thm:quadruple")
     from fyan.lean.package import unit_namespace
 
-    ns = unit_namespace(project, quad)
     store.close()
     _close_by_gate(project, quad.id, "quadruple_eq", QUAD + "  sorry", QUAD + "  simp [Tiny.double]\n  omega")
     # a candidate (its declaration existed with `sorry`) closed by the gate is proved in place

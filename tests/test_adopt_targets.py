@@ -1,4 +1,4 @@
-"""Adopting a real-looking Lake package (issue 26): Lake's own targets, a module that does not
+"""Adopting a real-looking Lake package: Lake's own targets, a module that does not
 build, drift through helpers no blueprint node names, isolated statements and components.
 
 The package ``chain`` is written here: library ``Chain`` (default roots: ``Chain.lean`` and what it

@@ -323,7 +323,7 @@ def test_fyan_audit_shows_the_record_and_reports_a_stale_statement(setup, capsys
     assert main(["audit", root, UNIT]) == 3
     out = capsys.readouterr().out
     assert "status: stale" in out and f"STALE: {NS}.small_sq: bound input units/{UNIT}/problem.tex changed" in out
-    assert main(["audit", root, "nope"]) == 2  # an unknown unit id: a bad command line (issue 27)
+    assert main(["audit", root, "nope"]) == 2  # an unknown unit id: a bad command line
 
 
 def test_a_scaffold_the_audit_cannot_read_is_refused_at_the_plan_stage(setup):

@@ -28,5 +28,5 @@ def test_hand_written_records_for_proofnet_pairs_validate_and_grades_match_the_l
     grades = Counter(r.result.grade for r in rows if not r.label_faithful)
     assert grades[0] >= 4 and grades[1] >= 2
     # two labels rest on implicit premises; two faithful records rest on conversions code cannot
-    # check, which never raise a grade (issue 23 #5)
+    # check, which never raise a grade
     assert sum(r.agrees for r in rows) == len(rows) - 4

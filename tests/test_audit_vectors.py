@@ -1,4 +1,4 @@
-"""The test vectors of issue 7 (semantic audit): each asserts the grade code computes.
+"""The test vectors of the semantic audit: each asserts the grade code computes.
 
 Source trees are written here as the source-extraction call would write them; candidate trees
 are parsed from Lean text by ``fyan.audit.lean_tree``; the validator, grading and transfer
@@ -253,7 +253,7 @@ def test_objects_grouped_with_their_claim_count_at_the_claims_polarity():
     assert item.polarity == "positive" and not item.admissible and item.grade == 0
 
 
-# -- issue 23 #5: a claim code cannot check never raises a grade ---------------------------------
+# -- a claim code cannot check never raises a grade ---------------------------------
 
 SRC_23 = F("x", "ℝ", IMP(A("0 < x"), A("x < x + 1")))
 

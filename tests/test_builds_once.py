@@ -1,4 +1,4 @@
-"""Issue 15: each complete unit is compiled once, by the completion gate; workspaces read its
+"""Each complete unit is compiled once, by the completion gate; workspaces read its
 ``.olean``. The Lake double (``tests/fakes/fake_lake.py``) stands in for Lake: it follows Lake's
 rebuild rule (modification times), puts outputs in the package that owns the module and logs
 each compilation, so these tests count what a run compiles."""
@@ -160,7 +160,7 @@ def test_the_project_packages_copy_is_not_what_the_gate_reads(honest, fake_lake)
 
 
 def test_a_unit_completed_without_a_recorded_output_is_built_from_its_source(honest, fake_lake):
-    """Units completed before issue 15 have no Basic.olean: dependents build their source."""
+    """Units completed before compiled outputs were recorded have no Basic.olean: dependents build their source."""
     c = honest.gateway._conn
     c.execute("DELETE FROM artifacts WHERE unit = 'def-double' AND kind LIKE 'Basic.olean%'")
     c.commit()

@@ -190,7 +190,7 @@ ENVIRONMENT_SHOWN = [c for c in CHEATS if c["caught_by"] != "source_lints"]
                          ids=[c["id"] for c in ENVIRONMENT_SHOWN if c["finding"] in ("kernel-evaluated code",
                                                                                      "smaller holes", "4")])
 def test_a_lint_miss_is_still_caught_by_the_environment_rule(entry, fake_lake, tmp_path, monkeypatch):
-    """Issue 23 #3: the lints are a second line. With every lint blind (a spelling no lint knows), a
+    """The lints are a second line. With every lint blind (a spelling no lint knows), a
     cheat the compiled environment shows is still rejected by its intended check."""
     import fyan.gates.completion as completion
 
@@ -203,7 +203,7 @@ def test_a_lint_miss_is_still_caught_by_the_environment_rule(entry, fake_lake, t
 
 
 def test_kernel_allow_admits_exactly_the_kernel_evaluated_constants_it_names(fake_lake, tmp_path):
-    """Issue 23 #3: `[lean] kernel_allow` is the only way a unit may reach Lean.reduceBool/reduceNat;
+    """`[lean] kernel_allow` is the only way a unit may reach Lean.reduceBool/reduceNat;
     it admits the constants it names and nothing else, and names nothing but those constants."""
     import pydantic
 
@@ -224,7 +224,7 @@ def test_kernel_allow_admits_exactly_the_kernel_evaluated_constants_it_names(fak
 
 
 def test_a_foreign_instance_the_plan_declares_is_admitted_and_only_that_one(fake_lake, tmp_path):
-    """Issue 23 #4: an instance about a type the unit does not own passes `environment_policy` only
+    """An instance about a type the unit does not own passes `environment_policy` only
     when the audited plan (`lemma_dag.json`, a node of kind `instance`) declares it by name."""
     import json
 

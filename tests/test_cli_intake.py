@@ -55,7 +55,7 @@ def test_dangling_references_warn_by_default_and_stop_init_when_strict(tmp_path,
     assert result["warnings"] == [{"code": "unknown-label", "where": "m.tex:2",
                                    "message": "\\ref{elsewhere} in a: unknown label; no edge"}]
     assert 'unknown_references = "warn"' in (tmp_path / "p" / "fyan.toml").read_text()
-    # without --json, every warning is printed on stderr; warn is the default (issue 25)
+    # without --json, every warning is printed on stderr; warn is the default
     assert main(["init", str(tmp_path / "q"), "--source", str(src)]) == 0
     captured = capsys.readouterr()
     assert "warning: m.tex:2: \\ref{elsewhere} in a: unknown label; no edge" in captured.err

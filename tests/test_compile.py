@@ -1,5 +1,5 @@
 """``fyan.lean.compile`` on the real core ``lean`` 4.35.0 (tests/lean_core.py): the plain-``lean``
-build path every unit goes through (issue 24), on real Lean output.
+build path every unit goes through, on real Lean output.
 
 What this tier cannot show: anything that imports ``Init``, ``Lean`` or Mathlib (so no tactic,
 no ``sorry`` — ``sorryAx`` lives in ``Init`` — and not the trusted inspector); those rows of

@@ -1,4 +1,4 @@
-"""Confined model processes (issue 11, finding 2 family), with real bubblewrap.
+"""Confined model processes, with real bubblewrap.
 
 A ``command`` agent is an untrusted process: it runs in the unit workspace with the project
 folder (the state store, ``.fyan/``, other units) and the user's home hidden, the network off
@@ -54,7 +54,7 @@ def late_writes(project) -> list[Path]:
 
 @needs_bwrap
 def test_a_command_agent_cannot_forge_the_state_store(tmp_path, no_lake):
-    """As root too (issue 23, part 1): the agent finds its project (it says where), tries to
+    """As root too: the agent finds its project (it says where), tries to
     uncover it (umount, remount, a nested user namespace) and to write the store through every
     path (direct, /proc/*/root, /proc/*/cwd, open fds): nothing reaches it."""
     project, gateway, run, said = run_forger(tmp_path / "confined", "require")
@@ -73,7 +73,7 @@ def test_a_command_agent_cannot_forge_the_state_store(tmp_path, no_lake):
     assert forged_runs(gateway.store) and gateway.store.views(3)["def-a"].status is UnitStatus.COMPLETE
     assert (project.paths.unit("def-a") / "gate" / "report.json").exists()
     # ... but even unconfined, its whole process tree ended with the attempt: no child wrote, not even
-    # the one in a new session (issue 23, part 12)
+    # the one in a new session
     assert late_writes(project) == []
     gateway.close()
 
@@ -187,7 +187,7 @@ def test_the_gate_builds_and_inspects_confined_end_to_end(fake_lake, tmp_path, m
     shutil.rmtree(home, ignore_errors=True)
 
 
-# -- issue 23, parts 1, 2 and 12: as root and as an ordinary user ---------------------------------
+# -- as root and as an ordinary user ---------------------------------
 
 ESCAPE = Path(__file__).parent / "cheats" / "agents" / "escape_sandbox.sh"
 ATTACK = Path(__file__).parent / "sandbox_attack.py"
@@ -316,7 +316,7 @@ def attack(user: str, sandbox: str) -> dict:
 @needs_bwrap
 @pytest.mark.parametrize("user", ["root", "user"])
 def test_an_agent_cannot_leave_its_sandbox_as_root_or_as_a_user(user):
-    """Issue 23, parts 1, 2, 12: umount/remount, the store through every path (direct,
+    """Umount/remount, the store through every path (direct,
     /proc/*/root, /proc/*/cwd, open fds), host Unix sockets (paths and abstract), the host's
     /tmp, /var/tmp, /dev/shm and home, the parent's secrets, a setsid child: each fails. The
     control runs the same agent unconfined: the store and the sockets are reached there (so the

@@ -1,4 +1,4 @@
-"""Isolated statements and disconnected components (issue 26): ``fyan.specifier.connectivity`` and
+"""Isolated statements and disconnected components: ``fyan.specifier.connectivity`` and
 how the dashboard names them (``fyan drift`` is tested in tests/test_adopt_targets.py)."""
 
 from __future__ import annotations

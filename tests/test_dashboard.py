@@ -10,7 +10,7 @@ real, then driven by the engine with agent and check doubles (they stand in for 
 Lean) so that every status appears: complete, ready, waiting, blocked (a failing plan check, and
 the units that depend on it) and one attempt cut off by a killed process.
 
-At book scale (issue 27): PFR and a generated document of 2,000 units (``scripts/bench_dashboard.py``'s
+At book scale: PFR and a generated document of 2,000 units (``scripts/bench_dashboard.py``'s
 generator: 10 chapters of 5 sections) open as closed chapters whose labels are readable at the
 fitted zoom (font size times zoom, read from cytoscape) with a stuck chapter marked; a click on it
 says why and lists its units; the table filters, sorts and is linked both ways with the graph;
@@ -383,7 +383,7 @@ def test_pfr_dependency_graph_in_a_real_browser(pfr, tmp_path):
 
 
 def test_the_overview_names_isolated_statements_and_components(dashboard):
-    """Issue 26: the page lists what no \\uses ties to the rest, as networkx finds it in /api/state."""
+    """The page lists what no \\uses ties to the rest, as networkx finds it in /api/state."""
     example, server, url, token = dashboard
     _, body = request(url, path="/api/state")
     units = json.loads(body)["units"]
@@ -400,7 +400,7 @@ def test_the_overview_names_isolated_statements_and_components(dashboard):
         assert f"{len(components)} disconnected components" in page
     if not isolated and len(components) <= 1:
         assert "connected to the others" in page
-# -- what the page says about the run, and the unit page (issue 27) -----------------------------
+# -- what the page says about the run, and the unit page -----------------------------
 
 @pytest.mark.parametrize("background", [False, True])
 def test_the_page_says_which_kind_of_run_is_working_and_how_it_stops(example, no_lake, capsys, background):
@@ -470,7 +470,7 @@ def test_the_unit_page_shows_the_statement_and_no_header_only_tables(pfr):
             assert table.split("</table>")[0].count("<tr") >= 2, table[:200]
 
 
-# -- book scale: the document's structure, the table, edges around boxes (issue 27) ------------
+# -- book scale: the document's structure, the table, edges around boxes ------------
 
 READABLE_PX = 11  # a group's label at the fitted zoom, in rendered pixels
 

@@ -1,4 +1,4 @@
-"""Dispatch cost flat in project size (issue 14): the scheduler's queue and the Lean package's
+"""Dispatch cost flat in project size: the scheduler's queue and the Lean package's
 root module are updated incrementally, with the same results as the full computations.
 
 The timing itself is measured by ``scripts/bench_overhead.py`` (never asserted here)."""

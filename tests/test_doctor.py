@@ -77,7 +77,7 @@ base_url = "http://127.0.0.1:9/v1"
     text = capsys.readouterr().out
     assert SECRET not in text and SECRET not in json.dumps(report)
     assert "[FAIL] provider command for prove" in text and "provider command (" not in text  # a command picks its model
-    # what reaches confined processes (issue 23, part 2): names and whether set, never values
+    # what reaches confined processes: names and whether set, never values
     env = report["environment"]
     assert set(env["always"]) >= {"PATH", "HOME", "LANG", "TMPDIR"} and "SSH_AUTH_SOCK" not in env["always"]
     assert env["lean"] == {"ELAN_HOME": False} or env["lean"] == {"ELAN_HOME": True}

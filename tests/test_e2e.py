@@ -59,7 +59,7 @@ def test_example_completes_in_dependency_order_with_a_clean_toolchain(example, f
     for u in store.units():
         assert f"import TasteNumberTheory.{u.module}.Basic" in root
         assert (example / "lean" / "TasteNumberTheory" / u.module / "Basic.lean").is_file()
-        # ... compiled once, by its gate (issue 15): the recorded .olean, read-only in the package
+        # ... compiled once, by its gate: the recorded .olean, read-only in the package
         olean = example / "lean" / ".lake" / "build" / "lib" / "lean" / "TasteNumberTheory" / u.module / "Basic.olean"
         assert olean.read_bytes() == (example / "units" / u.id / "Basic.olean").read_bytes()
         assert olean.stat().st_mode & 0o222 == 0
@@ -237,7 +237,7 @@ def test_gate_command_prints_every_check(example, no_lake, capsys):
     for name in ("sorry_free", "build", "frozen_statements", "bridge_obligations", "semantic_certification",
                  "axiom_audit", "source_lints", "kernel_replay"):
         assert f"] {name}" in out
-    assert main(["gate", str(example), "nope"]) == 2  # an unknown unit id: a bad command line (issue 27)
+    assert main(["gate", str(example), "nope"]) == 2  # an unknown unit id: a bad command line
 
 
 def test_status_before_first_run(example, capsys):

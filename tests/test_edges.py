@@ -1,5 +1,5 @@
 """Dependency edges with evidence and strength, mentions, cycles, context carried into
-problem.tex, term edges (issues 12 and 18), and every corpus blueprint ingested."""
+problem.tex, term edges, and every corpus blueprint ingested."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def pairs(found, dependency=True):
 # -- references that are not dependencies -------------------------------------------------------
 
 def test_an_eqref_to_a_display_of_a_statement_that_uses_it_back_is_a_mention(tmp_path):
-    """Issue 12, shape 1 (sphere_packing): the \\uses graph has no cycle."""
+    """A shape found in sphere_packing: the \\uses graph has no cycle."""
     path = write(tmp_path / "m.tex", r"""\begin{theorem}\label{t}\uses{l}
 Put \begin{equation}\label{e} Kg = g * \rho. \end{equation} Then $K$ is a contraction.
 \end{theorem}
@@ -51,7 +51,7 @@ Put \begin{equation}\label{e} Kg = g * \rho. \end{equation} Then $K$ is a contra
 
 
 def test_a_closing_remark_naming_a_later_statement_is_a_mention(tmp_path):
-    """Issue 12, shape 2: "This proves Lemma l, hence Theorem t." when t's proof cites l."""
+    """A closing remark, "This proves Lemma l, hence Theorem t." when t's proof cites l."""
     path = write(tmp_path / "m.tex", r"""\begin{lemma}\label{l} L holds. \end{lemma}
 \begin{proof} A computation. This proves Lemma~\ref{l}, hence Theorem~\ref{t}. \end{proof}
 \begin{theorem}\label{t} T holds. \end{theorem}
@@ -59,7 +59,7 @@ def test_a_closing_remark_naming_a_later_statement_is_a_mention(tmp_path):
 """)
     _, _, found = edges_of(path)
     assert pairs(found) == {("t", "l", "ref")}
-    # the later-statement rule is off (issue 25: measured, it raised F1 on no corpus blueprint);
+    # the later-statement rule is off (measured, it raised F1 on no corpus blueprint);
     # the remark is a mention because it would close a cycle
     assert [(m.unit, m.depends_on, m.origin, m.note) for m in found.mentions] == [
         ("l", "t", "closing", "it would close the cycle l -> t -> l")]
@@ -71,7 +71,7 @@ def test_a_closing_remark_naming_a_later_statement_is_a_mention(tmp_path):
     "Hence the claim, by Proposition~\\ref{later} (proved later).",
 ])
 def test_a_closing_sentence_naming_a_later_statement_is_a_dependency(tmp_path, closing):
-    """Issue 25: 13 of 14 such mentions in one large blueprint were real dependencies."""
+    """13 of 14 such mentions in one large blueprint were real dependencies."""
     path = write(tmp_path / "m.tex", "\\begin{theorem}\\label{t} T holds. \\end{theorem}\n"
                  f"\\begin{{proof}} A computation. {closing} \\end{{proof}}\n"
                  "\\begin{lemma}\\label{later} L holds. \\end{lemma}\n")
@@ -273,7 +273,7 @@ def test_init_cycles_and_tolerant_options_are_written_and_used(tmp_path, capsys)
         err = capsys.readouterr().err
         assert "1 dependency cycle(s)" in err and "m.tex:1" in err and str(tmp_path / "p") not in err
         assert not (tmp_path / "p").exists()
-    for folder, options in (("p", ["--cycles", "break"]), ("q", [])):  # break is the default (issue 25)
+    for folder, options in (("p", ["--cycles", "break"]), ("q", [])):  # break is the default
         assert main(["init", str(tmp_path / folder), "--source", str(src), "--tolerant", *options]) == 0
         captured = capsys.readouterr()
         assert "warning: m.tex:1: '$' is never closed" in captured.err

@@ -1,4 +1,4 @@
-"""Infrastructure failures are the environment's, never the proof's (issue 23, family 11).
+"""Infrastructure failures are the environment's, never the proof's.
 
 A Lean or inspector crash (killed by a signal), an out-of-memory kill or a missing binary during
 the completion gate is retried with bounded exponential backoff in the same attempt

@@ -1,4 +1,4 @@
-"""The executor between the run loop and the attempts (issue 14), on the ``local`` backend.
+"""The executor between the run loop and the attempts, on the ``local`` backend.
 
 Every attempt crosses the same boundary as on Ray — an encoded task out, an encoded result
 back — so these tests exercise the code a Ray worker runs (``fyan.executor.worker.execute``)

@@ -1,4 +1,4 @@
-"""The Ray backend on a one-machine Ray cluster (issue 14), from the suite's own command.
+"""The Ray backend on a one-machine Ray cluster, from the suite's own command.
 
 Outside a network namespace Ray binds the machine's external address, so the cases in
 ``tests/ray_cluster/cluster_cases.py`` run in a child pytest inside a private network namespace

@@ -1,4 +1,4 @@
-"""The Formalizer's compile loop (issue 11, finding 3): a candidate a lint rejects is never
+"""The Formalizer's compile loop: a candidate a lint rejects is never
 compiled, and a candidate already rejected in an attempt is never compiled again. The model is
 ``Scripted`` (stands in for a model API); the toolchain is the Lake double, whose call log shows
 every build Fyan ran."""
@@ -62,7 +62,7 @@ def test_a_rejected_candidate_is_not_compiled_again_in_the_attempt(tmp_path, fak
     gateway.close()
 
 
-# -- warm language servers (issue 28) --------------------------------------------------------------
+# -- warm language servers --------------------------------------------------------------
 SORRY = "def IsNice (n : Int) : Prop := ∃ k : Int, n = 2 * k\n\ntheorem four_nice : IsNice 4 := sorry"
 
 

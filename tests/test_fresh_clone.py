@@ -1,4 +1,4 @@
-"""From a fresh clone, the README's commands work (issue 13, finding 3).
+"""From a fresh clone, the README's commands work.
 
 The repository is cloned (``git clone`` of this checkout's committed state) into a folder with
 nothing beside it — no ``shared/`` — and the README's own commands run there, as a new user
@@ -12,8 +12,9 @@ types them:
   of each command runs literally: the example run must end as the README shows; the test
   command is run on every test module's collection and on the tests that read the copied
   samples and corpus (the whole suite runs in CI anyway);
-* every ``fyan init`` / ``fyan run`` line of "Using it on your own document" that names a file
-  in the repository, and the README's script examples (``python scripts/...``).
+* every ``fyan init`` / ``fyan run`` line of the guide's "Using it on your own document"
+  (``docs/your-document.md``) and "Sources" (``docs/intake.md``) pages that names a file in the
+  repository, and the guide's script examples (``python scripts/...``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.helpers import ModelsEndpoint
+from tests.helpers import ModelsEndpoint, user_documentation
 
 SETUP = "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]'"
 
@@ -38,6 +39,11 @@ def sh_blocks(readme: str, heading: str) -> list[str]:
     """The ```sh blocks of the README section that starts with ``heading``."""
     section = readme.split(heading, 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```sh\n(.*?)```", section, re.S)
+
+
+def page_blocks(clone: Path, page: str) -> list[str]:
+    """Every ```sh block of a page of the documentation site (``docs/<page>``)."""
+    return re.findall(r"```sh\n(.*?)```", (clone / "docs" / page).read_text(), re.S)
 
 
 def commands(block: str) -> list[str]:
@@ -112,9 +118,8 @@ def test_the_test_command_finds_everything_it_needs_in_the_clone(clone, tmp_path
     assert proc.returncode == 0, proc.stdout[-3000:]
 
 
-def test_the_readme_commands_on_files_of_the_repository_work(clone, tmp_path):
-    readme = (clone / "README.md").read_text()
-    lines = [c for b in sh_blocks(readme, "## Using it on your own document") for c in commands(b)]
+def test_the_guide_commands_on_files_of_the_repository_work(clone, tmp_path):
+    lines = [c for b in page_blocks(clone, "your-document.md") for c in commands(b)]
     inits = [c for c in lines if c.startswith("fyan init") and "tests/fixtures/" in c]
     assert len(inits) == 4  # one line per provider
     for n, line in enumerate(inits):
@@ -130,21 +135,21 @@ def test_the_readme_commands_on_files_of_the_repository_work(clone, tmp_path):
     assert proc.returncode == 4 and "ANTHROPIC_API_KEY is not set" in proc.stderr and "nothing was run" in proc.stderr
     proc = shell(clone, f"fyan status {tmp_path}/book-0 | head -3", tmp_path)
     assert proc.returncode == 0 and proc.stderr == ""
-    pdf = [c for b in sh_blocks(readme, "## PDF and Markdown sources") for c in commands(b) if ".pdf" in c]
+    pdf = [c for b in page_blocks(clone, "intake.md") for c in commands(b) if ".pdf" in c]
     argv = shlex.split(pdf[0])
     argv[2] = f"{tmp_path}/notes"
     proc = shell(clone, shlex.join(argv), tmp_path)
     assert proc.returncode == 0 and "from PDF source" in proc.stdout, proc.stderr
-    scripts = [c for c in commands("\n".join(re.findall(r"```sh\n(.*?)```", readme, re.S)))
-               if c.startswith("python scripts/dag_quality.py")]
+    scripts = [c for page in sorted((clone / "docs").glob("*.md")) for b in page_blocks(clone, page.name)
+               for c in commands(b) if c.startswith("python scripts/dag_quality.py")]
     assert scripts and all("../" not in c for c in scripts)
     for c in scripts:
         proc = shell(clone, c.replace("python ", ".venv/bin/python ", 1), tmp_path)
         assert proc.returncode == 0 and "F1" in proc.stdout, proc.stderr[-2000:]
 
 
-def test_no_readme_or_script_points_outside_the_repository(clone):
-    readme = (clone / "README.md").read_text()
+def test_no_readme_page_or_script_points_outside_the_repository(clone):
+    readme = user_documentation(clone)  # the README and every page of docs/
     assert "../shared" not in readme and "/work/" not in readme
     for script in (clone / "scripts").glob("*.py"):
         text = script.read_text()

@@ -57,7 +57,7 @@ def test_build_that_times_out(honest, fake_lake):
 
 def test_build_that_crashes_is_the_environments(honest, fake_lake):
     """A crashing ``lean`` (Lean 4.35.0 segfaults on a truncated .olean: tests/test_compile.py) is
-    not charged to the proof (issue 23, part 11)."""
+    not charged to the proof."""
     report = honest.gate({"build": {"signal": 11}, "build_only": CANDIDATE}, fake=fake_lake)
     assert failed(report, "build") == "lean Cheats.ThmRoot.Basic killed by SIGSEGV (crashed)"
     assert "a toolchain crash" in report.environment_problem
@@ -88,7 +88,7 @@ def test_build_that_fails_names_the_first_error(honest, fake_lake):
 
 
 def test_an_error_message_fails_the_build_even_when_lean_exits_0(honest, fake_lake):
-    """Issue 23, part 12: a compile that reports an error but exits 0 is not a build."""
+    """A compile that reports an error but exits 0 is not a build."""
     out = lean_message("error", "unsolved goals", 12, 58)
     report = honest.gate({"build": {"exit": 0, "output": out}, "build_only": CANDIDATE}, fake=fake_lake)
     assert "exited 0 but reported 1 error(s)" in failed(report, "build")
@@ -103,7 +103,7 @@ def test_an_error_message_fails_the_build_even_when_lean_exits_0(honest, fake_la
 def test_a_broken_environment_is_an_environment_problem_not_the_proofs_fault(honest, fake_lake, text):
     """Messages of real Lean 4.35.0 (tests/test_compile.py) that blame the environment — a dependency
     not built, an .olean of another Lean build, a bad option of the package — block the unit as an
-    environment problem instead of sending it back to the Formalizer (finding 8)."""
+    environment problem instead of sending it back to the Formalizer."""
     report = honest.gate({"build": {"exit": 1, "output": lean_message("error", text, 1, 0)}, "build_only": CANDIDATE},
                          fake=fake_lake)
     reason = failed(report, "build")
@@ -396,7 +396,7 @@ def test_fyan_gate_prints_the_full_report_and_keeps_its_logs(honest, fake_lake, 
     for name in CHECK_ORDER:
         assert f"] {name}" in out
     assert "$ " in out and "Cheats.ThmRoot.double_even: []" in out
-    log_dir = next(l.split(": ", 1)[1] for l in out.splitlines() if l.startswith("  logs: "))
+    log_dir = next(line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("  logs: "))
     folder = honest.project.paths.root / log_dir
     assert {"build.log", "build.log.json", "inspect.log", "inspect.json", "report.json"} <= {p.name for p in folder.iterdir()}
     inspected = json.loads((folder / "inspect.json").read_text())
@@ -447,7 +447,7 @@ def test_an_extra_import_outside_the_model_part_is_refused(fake_lake, tmp_path):
     assert failed(report, "source_lints").startswith("Basic.lean was changed outside the model-written part")
 
 
-# -- checks that must stay (finding 9: each fails its test when removed) ------------------------
+# -- checks that must stay (each fails its test when removed) ------------------------
 
 def test_a_root_declared_outside_the_units_module_is_stale(honest, fake_lake):
     moved = {"Cheats.ThmRoot.double_even": {"module": "Cheats.DefDouble.Basic"}}
@@ -599,7 +599,7 @@ def test_an_instance_of_the_unit_itself_cannot_change_what_its_statement_means(h
     ("mkdir -p ../build/build/Cheats/ThmRoot && ln -s /etc ../build/build/Cheats/ThmRoot/evil",
      "build/build/Cheats/ThmRoot/evil was created as a link (/etc)"),
     ("echo x >> Cheats/ThmRoot/Basic.lean", "src/Cheats/ThmRoot/Basic.lean was changed or removed"),
-    # the upstream unit is read compiled (issue 15): its recorded .olean, never rebuilt here
+    # the upstream unit is read compiled: its recorded .olean, never rebuilt here
     ("echo x > ../lib/Cheats/DefDouble/Basic.olean", "lib/Cheats/DefDouble/Basic.olean was changed or removed"),
     ("rm ../lib/Cheats/DefDouble/Basic.olean", "lib/Cheats/DefDouble/Basic.olean was changed or removed"),
 ])
@@ -618,7 +618,7 @@ def test_compile_time_code_that_tampers_with_the_gate_workspace_fails_the_build(
 
 
 def test_a_bridge_is_matched_to_its_audited_s0_by_signature_not_only_by_name(fake_lake, tmp_path):
-    """Issue 23 (mutation survivor): the audit graded an S0 named `double_even_faithful`; a frozen
+    """A mutation survivor (name equality alone): the audit graded an S0 named `double_even_faithful`; a frozen
     bridge of that name stating something else does not certify the root."""
     weaker = ("theorem double_even_faithful : (∀ n : Int, ∃ k, double n = 2 * k) → True := by\n  sorry")
     s = h.setup(tmp_path / "p", h.HONEST_BRIDGE, bridge=True, audited_bridge=weaker)
@@ -630,7 +630,7 @@ def test_a_bridge_is_matched_to_its_audited_s0_by_signature_not_only_by_name(fak
 
 
 def test_universe_parameters_are_part_of_the_elaborated_statement():
-    """Issue 23 #4: `foo.{u, v}` and `foo.{v, u}` print the same type but bind explicit universe
+    """`foo.{u, v}` and `foo.{v, u}` print the same type but bind explicit universe
     arguments differently; the statement hash (what a freeze binds) tells them apart."""
     from fyan.lean.inspector import InspectedDeclaration
 
@@ -643,7 +643,7 @@ def test_universe_parameters_are_part_of_the_elaborated_statement():
     assert plain.statement_hash == plain.type_hash  # no universe: unchanged from earlier freezes
 
 
-# -- mutation survivors of issue 23: each test fails when the line it names is changed ------------
+# -- mutation survivors: each test fails when the line it names is changed ------------
 
 def test_the_gate_rechecks_the_threshold_of_a_recorded_freeze(fake_lake, tmp_path):
     """completion.py `_semantic`: `result.grade >= threshold` (a `freeze` routing with grade 1 is

@@ -1,6 +1,6 @@
-"""The trusted inspector's answer read strictly (issue 23 #7), the rules applied to it (kernel-
-evaluated constants, missing constants, ``module`` files, foreign instances: issue 23 #3, #4, #9,
-#10) and the environment policy by effect (``fyan.lean.extensions``: refusals name the effect, the rule
+"""The trusted inspector's answer read strictly (an answer in an unknown shape is no evidence), the
+rules applied to it (kernel-evaluated constants, missing constants, ``module`` files, foreign
+instances) and the environment policy by effect (``fyan.lean.extensions``: refusals name the effect, the rule
 and what to do; the allow-list is validated).
 
 ``read_report`` is the real reader ``run_inspector`` uses; the answers here are written by the test
@@ -198,7 +198,7 @@ def test_the_double_selftest_learns_what_its_controls_write_and_classifies_all_o
     assert [f.split(" (")[0] for f in module_findings(m)] == ["L.U.Basic registers Lean.Elab.macroAttribute"]
 
 
-# -- meaning changed from another unit (issue 23 #4) ----------------------------------------------
+# -- meaning changed from another unit ----------------------------------------------
 
 OWN = "Lib.ThmRoot.Basic"
 
@@ -270,7 +270,7 @@ def test_instances_and_hints_the_unit_does_not_own_by_their_stored_keys_are_refu
     assert policy.foreign_meaning_findings(m, "Lib.ThmRoot", declared={r["declaration"] for r in regs}) == []
 
 
-# -- mutation survivors of issue 23 ---------------------------------------------------------------
+# -- mutation survivors: each test fails when the line it names is changed ---------------------------------------------------------------
 
 @pytest.mark.parametrize("safety, kind, why", [
     ("partial", "def", "partial (its logical value is opaque)"),

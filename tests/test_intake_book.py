@@ -1,4 +1,4 @@
-"""Issue 25: intake accepts what LaTeX accepts, loses nothing silently, reports a whole book.
+"""Intake accepts what LaTeX accepts, loses nothing silently, reports a whole book.
 
 Each kind of failure has several members, on snippets of our own (no corpus file is read)."""
 

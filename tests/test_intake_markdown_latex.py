@@ -1,4 +1,4 @@
-"""Markdown as people write it (issue 19): LaTeX environments inside Markdown, plain-text
+"""Markdown as people write it: LaTeX environments inside Markdown, plain-text
 statement headings, mixed files, and tolerant recovery of malformed environments.
 
 The documents in ``tests/fixtures/markdown/`` are short notes written for these tests in the
@@ -178,7 +178,7 @@ def test_plain_headings_numbered_with_a_blank_line_a_display_and_a_closing_remar
     ("LEMMA 6: Every finite group is finitely generated.\n", ("lemma", "Lemma 6", "6", None, ["Lemma 6"])),
     # an emphasised heading alone in its paragraph takes the paragraph under it (was an empty statement)
     ("**Theorem 8.**\n\nA paragraph under the heading.\n", ("theorem", "Theorem 8", "8", None, ["Theorem 8"])),
-    # emphasised and Markdown headings are named by their printed number, as before (issue 19 leaves them)
+    # emphasised and Markdown headings are named by their printed number, as before (only plain-text headings changed)
     ("**Lemma 7** (foo).\nText.\n", ("lemma", "Lemma 7", "7", "foo", ["Lemma 7"])),
     ("**Lemma** (foo).\nText.\n", ("lemma", None, None, "foo", [])),
     ("## Lemma (bar)\n\nFor all $n$.\n", ("lemma", None, None, "bar", ["lemma-bar"])),

@@ -198,7 +198,7 @@ def test_truncated_and_fake_pdfs(tmp_path):
         read_source(fake)
 
 
-# -- statement extents from the layout (issue 18): generated pages with known geometry --------
+# -- statement extents from the layout: generated pages with known geometry --------
 
 def prose(x: float, y: float, text: str) -> tuple:
     """A line of body text as a typesetter writes it: several runs in the body font."""
@@ -293,7 +293,7 @@ def test_an_end_at_a_gap_alone_is_uncertain_and_says_which_page(tmp_path):
 
 def test_no_caption_or_epigraph_of_the_book_is_spliced_into_a_statement(ernst):
     """The book's figures (captions "Figure 7.1: ...") and chapter epigraphs (small prose set in
-    at a page's foot or top) are no statement's text (issue 25)."""
+    at a page's foot or top) are no statement's text."""
     pdf, _ = ernst
     captions = [s.label for s in pdf.statements if re.search(r"(?m)^Figure \d+\.\d+:", s.body)]
     assert captions == []

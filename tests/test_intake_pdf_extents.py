@@ -1,4 +1,4 @@
-"""PDF statement extents on PDFs that the real pdflatex builds here from TeX written below (issue 25).
+"""PDF statement extents on PDFs that the real pdflatex builds here from TeX written below.
 
 Each statement the PDF reader finds is compared with the same statement cut from the TeX source by
 the TeX reader: their words (three letters or more, outside math, hyphens and line breaks

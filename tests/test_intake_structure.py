@@ -1,4 +1,4 @@
-"""TeX intake on the shapes real documents have (issues 12 and 18): malformed math, every
+"""TeX intake on the shapes real documents have: malformed math, every
 reference form, labels as LaTeX reads them, what is not content, definition markup."""
 
 from __future__ import annotations

@@ -11,11 +11,11 @@ import pytest
 from fyan.errors import InputError
 from fyan.intake import read_source
 from fyan.intake.tex import read_tex
+from tests.conftest import corpus, write
 
 
 def strip_comments(tex: str) -> str:
     return "\n".join(re.sub(r"(?<!\\)%.*", "", line) for line in tex.splitlines())
-from tests.conftest import corpus, write
 
 STMT_KINDS = {"theorem", "lemma", "proposition", "corollary", "claim"}
 

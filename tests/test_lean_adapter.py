@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fyan.lean import declarations
-from fyan.lean.diagnostics import parse_lake_output, parse_lean_json, parse_repl_output
+from fyan.lean.diagnostics import parse_lake_output, parse_lean_json
 from fyan.lean.lints import errors, lint
 from fyan.lean.runner import run_process
 from tests.conftest import SAMPLES
@@ -75,15 +75,6 @@ def test_lean_json_lines_both_sorry_texts_and_forged_lines():
     assert old.kind is None and old.is_sorry  # pre-4.15: no kind field, old quote style
     assert any(d.text.startswith("'Empiricist.one_eq_two' depends on axioms: [propext") for d in out.diagnostics)
     assert out.unrecognized  # the prose lines of the sample file
-
-
-def test_repl_outputs():
-    text = sample("repl-have_by_sorry.txt").split("--- expected output ---")[1]
-    out = parse_repl_output(text)
-    assert [r.env for r in out.responses] == [0, 1, None]
-    assert out.responses[1].messages[0].is_sorry and out.responses[2].proof_status.startswith("Incomplete")
-    bad = parse_repl_output(sample("repl-unknown_environment.txt").split("--- expected output ---")[1])
-    assert bad.responses[0].error == "Unknown environment."
 
 
 def test_inspector_report_hashes_types_values_and_local_definitions():
@@ -173,23 +164,6 @@ def test_runner_timeout_and_output(tmp_path):
 
 
 # -- every sample format ----------------------------------------------------------------------
-
-def test_every_repl_sample_parses_completely():
-    files = sorted(SAMPLES.glob("repl-*.txt"))
-    assert len(files) >= 10
-    for path in files:
-        text = path.read_text(encoding="utf-8")
-        if "--- expected output ---" not in text:
-            continue
-        expected = text.split("--- expected output ---")[1].split("\n--- test/")[0]
-        out = parse_repl_output(expected)
-        assert out.responses and not out.unrecognized, path.name
-    dup = parse_repl_output(sample("repl-dup_sorries.txt").split("--- expected output ---")[1])
-    assert [(r.env, r.sorries[0].goal, r.messages[0].is_sorry) for r in dup.responses] == [
-        (0, "⊢ 1 = 1", True), (1, "⊢ 2 = 2", True)]
-    tactics = parse_repl_output(sample("repl-file.txt").split("--- expected output ---")[1]).responses[0].tactics
-    assert tactics[0].tactic == "exact rfl" and "HAdd.hAdd" in tactics[0].used_constants
-
 
 def test_both_sorry_wordings_are_recognised():
     diff = sample("repl-sorry-quote-change.txt")

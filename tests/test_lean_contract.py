@@ -106,7 +106,7 @@ def test_the_lake_double_writes_a_manifest_where_lake_does(fake_lake, tmp_path):
 
 
 def test_no_lake_command_runs_in_a_gate_workspace(fake_lake, tmp_path):
-    """Issue 24, blocker 3: the gate's decision involves no Lake workspace, so no manifest is
+    """The gate's decision involves no Lake workspace, so no manifest is
     written or dependency fetched there; Lake runs only in the project's own package."""
     s = h.setup(tmp_path / "p", h.HONEST)
     before = len(fake_lake.calls())

@@ -1,4 +1,4 @@
-"""Lean headers read as Lean reads them (issue 26): ``fyan.lean.header`` against every form of
+"""Lean headers read as Lean reads them: ``fyan.lean.header`` against every form of
 Lean's header grammar, and differentially against the real core ``lean`` 4.35.0 (``--deps`` prints
 the file each import resolves to: docs/lean-contract.md, "Lean headers")."""
 

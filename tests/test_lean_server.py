@@ -1,4 +1,4 @@
-"""Warm Lean language servers on the real core Lean 4.35.0 (issue 28; ``tests/lean_core.py``).
+"""Warm Lean language servers on the real core Lean 4.35.0 (``tests/lean_core.py``).
 
 ``fyan.lean.lsp.LeanServer`` speaks to the real ``lean --server`` (prelude files, the ``sorry``
 support of ``tests/lean_prelude.py``): open, change, diagnostics equal to a cold ``lean --json``

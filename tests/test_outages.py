@@ -1,4 +1,4 @@
-"""Provider outages are waited out, not counted (issue 13, finding 2).
+"""Provider outages are waited out, not counted.
 
 Two levels, both through the official SDKs' HTTP layer:
 

@@ -1,4 +1,4 @@
-"""The escaping renderer for document text entering Lean source (issue 11, finding 5 family):
+"""The escaping renderer for document text entering Lean source:
 hostile paths, labels, titles and unit ids never become Lean code."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Files trusted by name (issue 23, family 8): ``fyan.lean.safefile`` and every place that reads or
+"""Files trusted by name: ``fyan.lean.safefile`` and every place that reads or
 copies a file an agent could have written — workspace preparation, the stage checks, the
 completion gate, SA-Pass, the command agent's snapshot.
 

@@ -275,13 +275,13 @@ def test_the_process_group_ends_with_the_command_even_after_a_normal_exit(tmp_pa
     assert not late.exists()  # the child left behind died with the command's process group
 
 
-# -- issue 23: the whole process tree ends, the environment is minimal -----------------------------
+# -- the whole process tree ends, the environment is minimal -----------------------------
 
 
 @pytest.mark.parametrize("mechanism", ["auto", "subreaper"])
 @pytest.mark.parametrize("ending", ["exit", "timeout"])
 def test_unconfined_a_setsid_child_ends_with_the_command(tmp_path, monkeypatch, mechanism, ending):
-    """Issue 23, part 12: with sandbox = "off" a child in a new session (setsid) used to outlive
+    """With sandbox = "off" a child in a new session (setsid) used to outlive
     the command (a process group does not hold it). The reaper ends it: by a PID namespace where
     one can be made (as root, or in a user namespace), else as a child subreaper (forced here),
     after a normal exit and at the timeout (SIGTERM to the reaper, then SIGKILL)."""
@@ -322,7 +322,7 @@ def test_the_reaper_keeps_the_exit_status_and_the_signal(tmp_path):
 
 @pytest.mark.parametrize("sandbox", ["off", "require"])
 def test_a_process_gets_only_the_minimal_environment_and_what_pass_env_names(tmp_path, monkeypatch, sandbox):
-    """Issue 23, part 2: PATH, HOME, LANG, TMPDIR, the FYAN_* variables (not secret-looking ones)
+    """PATH, HOME, LANG, TMPDIR, the FYAN_* variables (not secret-looking ones)
     and what pass_env names; nothing else of Fyan's environment (SSH_AUTH_SOCK, API keys)."""
     if sandbox == "require" and BWRAP is None:
         pytest.skip(f"no usable bubblewrap here: {WHY}")
@@ -344,7 +344,7 @@ def test_a_process_gets_only_the_minimal_environment_and_what_pass_env_names(tmp
 
 @needs_bwrap
 def test_private_folders_and_no_privilege_inside(tmp_path, outside_tmp):
-    """Issue 23, part 1: /tmp, /var/tmp, /run, /dev/shm and $HOME are private and empty (what
+    """/tmp, /var/tmp, /run, /dev/shm and $HOME are private and empty (what
     the confinement names is bound back), no capability is left, umount and remount fail, and no
     nested user namespace can be made, whoever runs Fyan."""
     ws = outside_tmp / "ws"
@@ -368,7 +368,7 @@ def test_private_folders_and_no_privilege_inside(tmp_path, outside_tmp):
 
 @needs_bwrap
 def test_a_setuid_program_written_inside_loses_the_bit(tmp_path, outside_tmp, monkeypatch):
-    """Fresh-eyes finding (issue 23): the uid inside stays the caller's, so a confined root
+    """Fresh-eyes finding: the uid inside stays the caller's, so a confined root
     process could leave a setuid-root program in its workspace for the host's other users.
     Every regular file it wrote loses the setuid/setgid bits when it ends. (Here without the
     seccomp filter that refuses the bits in the first place, as on an architecture it has no
@@ -398,7 +398,7 @@ def test_a_setuid_program_written_inside_loses_the_bit(tmp_path, outside_tmp, mo
     ("FYAN_HUB_BEARER", "eyJhbGciOi"),
 ])
 def test_secret_looking_fyan_variables_of_every_spelling_stay_out(tmp_path, monkeypatch, sandbox, name, value):
-    """Issue 23 final attack: the marker list missed AUTH, PASSWD, CREDS, BEARER, and a URL that
+    """A red-team attack: the marker list missed AUTH, PASSWD, CREDS, BEARER, and a URL that
     carries its credentials (``https://user:token@host``) in a FYAN_* setting reached every
     confined process (builds, warm servers, command agents)."""
     if sandbox == "require" and BWRAP is None:

@@ -1,4 +1,4 @@
-"""The document's structure at intake (issue 27): each statement records the headings it stands
+"""The document's structure at intake: each statement records the headings it stands
 under (``Statement.section``: chapter, section, ... as plain text), in TeX (across ``\\input``,
 starred and short-titled headings, a deeper heading closed by a shallower one, a heading quoted
 inside a statement ignored) and in Markdown (a statement's own heading is not a section); the

@@ -1,4 +1,4 @@
-"""``fyan selftest`` (issue 17): the gate proves itself on a toolchain before it is trusted.
+"""``fyan selftest``: the gate proves itself on a toolchain before it is trusted.
 
 No Lean toolchain runs here: the toolchain is the Lake double (``tests/fakes/fake_lake.py``) and
 the inspector its double, with the corpus's authored replays (``tests/cheat_replay.py``) for what
@@ -71,7 +71,7 @@ def test_selftest_of_the_double_passes_records_and_names_every_case(double_selft
     table = render(result)
     cheats = sum(c.kind == "cheat" for c in corpus.cases())
     controls = sum(c.kind == "control" for c in corpus.cases())
-    assert (cheats, controls) >= (39 + 12, 4 + 1)  # issue 23: the Lean-side cheats of families 3, 4 and 12 run
+    assert (cheats, controls) >= (39 + 12, 4 + 1)  # the Lean-side cheats (kernel-evaluated code, foreign instances, option spellings) run
     passed = f"SELFTEST PASSED: {cheats} cheats rejected by their intended checks, {controls} honest controls passed"
     assert passed in table
     ran = {c.id for c in result.cases}

@@ -253,7 +253,7 @@ def test_rename_replaces_whole_identifiers_only():
 
 
 def test_each_checker_is_a_module_of_its_own_that_imports_the_compiled_candidate():
-    """Issue 23, family 6: a checker module holds the shadow set's header, ``import`` of the
+    """A checker module holds the shadow set's header, ``import`` of the
     candidate's compiled module and one checker — no line of the submission (its ``open``,
     ``namespace``, ``set_option``, local instances), so nothing it scopes to its file reaches a
     checker."""
@@ -356,7 +356,7 @@ def test_evaluation_sorry_policy_and_fail_closed_evidence():
     assert not r.compile.passed and "no evidence from the trusted inspector" in r.compile.reason
     r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(axioms=("propext", "Lean.ofReduceBool")))
     assert not r.compile.passed and "native_decide" in r.compile.reason
-    # finding 6: a checker's own axioms are inspected — sorryAx anywhere in it fails it
+    # a checker's own axioms are inspected — sorryAx anywhere in it fails it
     r = evaluate_submission(ss, SUB3, submission="s", compiler=HandMade(checker_axioms=("propext", "sorryAx")),
                             allow_sorry_proofs=True)
     assert r.compile.passed and r.scores.sa_pass == 0 and r.scores.sa_pass_soft == 0
@@ -913,7 +913,7 @@ first
     assert got == {"faithful": (1, "1"), "weakened": (0, "3/4")}
 
 
-# -- finding 6: a candidate cannot forge its checkers ---------------------------------------------
+# -- a candidate cannot forge its checkers ---------------------------------------------
 
 FORGED = (ROOT / "tests" / "cheats" / "shadow" / "forged_first.lean").read_text(encoding="utf-8")
 
@@ -947,7 +947,7 @@ def test_the_forged_first_submission_is_refused_by_the_lints_too():
     assert "@[macro]" in r.compile.reason and "warn-sorry-off" in r.compile.reason
 
 
-# -- issue 23, family 6: what the submission scopes to its file never reaches a checker -----------
+# -- what the submission scopes to its file never reaches a checker -----------
 
 _MANIFEST = __import__("tomllib").loads((ROOT / "tests" / "cheats" / "manifest.toml").read_text(encoding="utf-8"))
 SCOPING = [c for c in _MANIFEST["shadow_cheat"] if c.get("family") == "6" and "file" in c and "marker" in c]
@@ -975,7 +975,7 @@ class ScopedLean(HandMade):
 
 @pytest.mark.parametrize("entry", SCOPING, ids=[c["id"] for c in SCOPING])
 def test_a_scoped_trick_of_the_submission_does_not_reach_its_checkers(entry):
-    """Issue 23, family 6 (fails on main, where each checker was appended to the submission's
+    """What a submission scopes to its file (it failed while each checker was appended to the submission's
     text): the candidate compiles and is inspected clean, but no checker module holds the
     submission's text, so the trick's meaning never reaches a checker and SA-Pass is 0."""
     text = (ROOT / "tests" / "cheats" / entry["file"]).read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""SA-Pass scoping on the real core ``lean`` 4.35.0 (tests/lean_core.py; issue 23, family 6).
+"""SA-Pass scoping on the real core ``lean`` 4.35.0 (tests/lean_core.py).
 
 What a submission scopes to its own file — a ``local instance``, ``attribute [local instance]``,
 ``open``, ``set_option`` — must not reach the checkers. Lean keeps these in the command scope
@@ -120,7 +120,7 @@ def test_what_a_submission_scopes_to_its_file_does_not_reach_a_checker_module(se
 
 @pytest.mark.parametrize("case", ["local_instance", "attribute_local_instance"])
 def test_a_local_instance_leaves_no_instance_entry_for_the_inspector_to_see(setup, base, tmp_path, case):
-    """Why the module boundary, not the extension policy, closes family 6: a local instance is
+    """Why the module boundary, not the extension policy, keeps what a submission scopes to its file from its checkers: a local instance is
     written to no exported extension (``ScopedEnvExtension.addLocalEntry``), so the inspector's
     report of the candidate module shows nothing — while a global instance (``Base``) is an
     ``instanceExtension`` entry."""

@@ -1,5 +1,5 @@
 """Source lints on model-written Lean (``fyan.lean.lints``) and the lexer under them
-(``fyan.lean.declarations.lex``): the families of evasion of issue 11, finding 4 — position,
+(``fyan.lean.declarations.lex``): the families of evasion by which text can hide a construct — position,
 spelling, attributes, literals, meta-programming — and correct line numbers."""
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def test_findings_point_at_the_constructs_own_line():
     assert [(f.rule, f.line) for f in lint(braced)] == [("unreadable-literal", 4)]
 
 
-# -- issue 23 #3: names resolved as Lean resolves them (src/Lean/ResolveName.lean) ---------------
+# -- names resolved as Lean resolves them (src/Lean/ResolveName.lean) ---------------
 
 @pytest.mark.parametrize("src, rule", [
     # `_root_.`: the IO lint matched `IO` only without a dot before it
@@ -191,7 +191,7 @@ def test_names_are_resolved_as_lean_resolves_them(src, rule):
     "example : 1 = 1 := by decide (config := (⟨false, false, true, false⟩ : Lean.Parser.Tactic.DecideConfig))",
 ])
 def test_compiler_trust_in_every_spelling(src):
-    """Issue 23 #12: `decide`'s `native` option in any spelling but a literal `false`."""
+    """`decide`'s `native` option in any spelling but a literal `false`."""
     assert "native-decide" in rules(src), [str(f) for f in lint(src)]
 
 
@@ -235,7 +235,7 @@ _SPELLINGS = [
 @pytest.mark.parametrize("spelling, decl, full", _SPELLINGS)
 def test_real_lean_resolves_each_spelling_to_the_name_the_lint_refuses(core_lean, tmp_path, spelling, decl, full):
     """Real Lean 4.35.0 (prelude file) resolves each spelling to ``full`` (``#print`` with full
-    names), and the lint, reading the same spelling, refuses ``full`` (issue 23 #3)."""
+    names), and the lint, reading the same spelling, refuses ``full``."""
     import json
     import subprocess
 

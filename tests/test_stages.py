@@ -4,7 +4,7 @@ and the stage checks' refusals.
 
 Model replies come from ``Scripted``, a provider that stands in for a model API and serves
 scripted replies per prompt; the Lean toolchain is absent (``no_lake``) or the test double
-(``fake_lake``). The problem.tex lints of issue 8 are replaced by stand-ins passed to the
+(``fake_lake``). The problem.tex lints are replaced by stand-ins passed to the
 Specifier (its call site is ``fyan.agents.specify.problem_lints``).
 """
 
@@ -267,7 +267,7 @@ def test_plan_check_refuses_a_true_root(tmp_path, no_lake):
 # -- Formalizer ----------------------------------------------------------------------------------
 
 def freeze_root(ctx):
-    """Stand-in for the semantic audit (issue 7's stage): freezes the scaffold's root."""
+    """Stand-in for the semantic audit (the audit stage): freezes the scaffold's root."""
     statement = (ctx.project.paths.unit(ctx.unit.id) / "Statement.lean").read_text()
     d = declarations.find(declarations.scan(statement), "T.DefA.IsNice")
     assert d is not None

@@ -1,5 +1,5 @@
-"""Every stop path ends what it started (issue 13, finding 4), and status tells the truth after
-a kill (finding 8).
+"""Every stop path ends what it started, and status tells the truth after
+a kill.
 
 The agent is a real command agent (``provider = "command"``): a small Python CLI written by the
 test that starts a grandchild in its own process group — the way a coding agent starts shells
@@ -11,7 +11,7 @@ These tests run the agent unconfined (``sandbox = "off"``): that is the mode in 
 registry alone ends what an agent started, and in which the test can see the agent's and the
 grandchild's process ids. Confined, bubblewrap's PID namespace and ``--die-with-parent`` end them
 as well; ``test_a_confined_agent_ends_with_a_killed_run`` checks that from outside. Unconfined
-processes run through ``fyan/lean/reaper.py`` (issue 23): these tests force its subreaper
+processes run through ``fyan/lean/reaper.py``: these tests force its subreaper
 mechanism (``FYAN_REAPER=subreaper``), so the ids the agent reports are the host's; its PID
 namespace mechanism is tested in tests/test_sandbox.py.
 """
@@ -164,10 +164,10 @@ def test_every_stop_path_ends_the_running_agents(agent, tmp_path, how):
         sig = signal.SIGINT if how == "ctrl-c" else signal.SIGTERM
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
-        assert proc.returncode == 128 + sig, err  # 130 / 143, as shells report them (issue 27)
+        assert proc.returncode == 128 + sig, err  # 130 / 143, as shells report them
         reason = f"stopped by {sig.name}"
         assert "Traceback" not in err
-        # the same words as an interrupt while starting up (tests/test_first_use.py)
+        # the same words as an interrupt while starting up (tests/test_interrupts_and_exit_codes.py)
         assert err.splitlines()[-2:] == [f"fyan: stopped by {sig.name}",
                                          "  hint: what was done is kept (attempts in progress are recorded as "
                                          f"interrupted); `fyan resume {root}` continues"], err
@@ -189,7 +189,7 @@ def test_a_restart_after_kill_9_ends_the_agents_the_killed_run_left(agent, tmp_p
     first = wait_for(lambda: agents_started(markers, 2))
     os.kill(daemon, signal.SIGKILL)
     wait_for(lambda: not alive(daemon))
-    # the agents do not outlive the killed daemon (issue 23): each reaper gets its parent-death
+    # the agents do not outlive the killed daemon: each reaper gets its parent-death
     # signal and ends its whole tree; the registry still lists them (nobody could unregister them)
     wait_for(lambda: all(not alive(s["agent"]) and not alive(s["child"]) for s in first))
     assert len(json.loads((project.paths.state / "agents.json").read_text())) == 2

@@ -60,7 +60,7 @@ def test_verify_lists_a_forged_completion(fake_lake, tmp_path, capsys):
 def test_verify_refuses_an_unknown_unit_and_says_when_nothing_is_complete(fake_lake, tmp_path, capsys):
     s = h.setup(tmp_path / "p", h.HONEST)
     s.gateway.close()
-    assert main(["verify", str(s.project.paths.root), "--unit", "no-such-unit"]) == 2  # a bad command line (issue 27)
+    assert main(["verify", str(s.project.paths.root), "--unit", "no-such-unit"]) == 2  # a bad command line
     assert "no unit 'no-such-unit'" in capsys.readouterr().err
     assert main(["verify", str(s.project.paths.root), "--unit", "thm-root"]) == 0  # not complete: nothing to verify
     assert "no complete unit to verify" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""The warm-server pool under a memory budget, with a simulated Mathlib import (issue 28).
+"""The warm-server pool under a memory budget, with a simulated Mathlib import.
 
 The Lean double's ``--server`` mode (``tests/fakes/fake_lean.py``, following Lean 4.35's language
 server as ``docs/lean-contract.md`` records it) stands in for ``lean --server``; its header

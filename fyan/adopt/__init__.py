@@ -1,4 +1,4 @@
-"""Adoption of an existing Lake package by a project (issue 16): resume a stalled blueprint.
+"""Adoption of an existing Lake package by a project: resume a stalled blueprint.
 
 * ``marks`` — the blueprint's claims per theorem unit (``\\lean``, ``\\leanok``, ``\\uses``);
 * ``package`` — the adopted Lake package's name, libraries, modules and toolchain pin;

@@ -1,4 +1,4 @@
-"""A candidate unit's frozen statement must be the existing declaration's (issue 16).
+"""A candidate unit's frozen statement must be the existing declaration's.
 
 When adoption found a unit's ``\\lean`` declaration declared but not proved (outcome
 ``candidate``), the existing statement is the candidate statement: the Planner is asked to state

@@ -1,6 +1,6 @@
 """Adoption decisions: what to do with a theorem unit whose Lean may already exist.
 
-Issue 16. For each unit, its ``\\lean{...}`` names are looked up by the trusted inspector
+For each unit, its ``\\lean{...}`` names are looked up by the trusted inspector
 (``fyan.lean.inspector``) in the *compiled* environment of the adopted Lake package; the
 decision reads only that evidence (``InspectedDeclaration``), never the blueprint's
 ``\\leanok`` (a ``\\leanok`` that lies must not make a unit complete):
@@ -26,7 +26,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from fyan.adopt.marks import UnitMarks
-from fyan.lean.inspector import InspectedDeclaration
+from fyan.lean.inspector import InspectedLookup, MissingDeclaration
 from fyan.lean.policy import classify_axioms, declaration_findings
 
 
@@ -69,11 +69,11 @@ class Decision(BaseModel):
     decls: list[DeclEvidence] = Field(default_factory=list)
 
 
-def evidence(name: str, rec: InspectedDeclaration | None, allow: list[str]) -> DeclEvidence:
+def evidence(name: str, rec: InspectedLookup | MissingDeclaration | None, allow: list[str]) -> DeclEvidence:
     """``DeclEvidence`` of ``name`` from the inspector's record (None or ``found`` False:
     not declared). Axioms are judged by ``classify_axioms`` against ``allow``; ``sorryAx`` is
     reported as ``uses_sorry``, not among ``refused_axioms``."""
-    if rec is None or not rec.found:
+    if not isinstance(rec, InspectedLookup) or not rec.found:
         return DeclEvidence(name=name, found=False)
     refused = [a for a in classify_axioms([x for x in rec.axioms if x != "sorryAx"], allow)]
     return DeclEvidence(
@@ -86,7 +86,7 @@ def evidence(name: str, rec: InspectedDeclaration | None, allow: list[str]) -> D
     )
 
 
-def decide(marks: UnitMarks, lookups: Mapping[str, InspectedDeclaration], allow: list[str]) -> Decision:
+def decide(marks: UnitMarks, lookups: Mapping[str, InspectedLookup | MissingDeclaration], allow: list[str]) -> Decision:
     """The ``Decision`` for one unit (module docstring) from the inspector's ``lookups``
     (name -> record) and the axiom allow-list ``allow``. Pure; never raises."""
     if not marks.lean_names:
@@ -113,7 +113,7 @@ def decide(marks: UnitMarks, lookups: Mapping[str, InspectedDeclaration], allow:
                     reason="; ".join(why))
 
 
-def decide_all(marks: Mapping[str, UnitMarks], lookups: Mapping[str, InspectedDeclaration],
+def decide_all(marks: Mapping[str, UnitMarks], lookups: Mapping[str, InspectedLookup | MissingDeclaration],
                allow: list[str]) -> dict[str, Decision]:
     """``decide`` for every unit of ``marks`` (unit id -> decision)."""
     return {uid: decide(m, lookups, allow) for uid, m in marks.items()}

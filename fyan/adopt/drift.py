@@ -1,4 +1,4 @@
-"""Drift report: a blueprint's marks against the compiled environment (issue 16).
+"""Drift report: a blueprint's marks against the compiled environment.
 
 Blueprint maintainers check by hand that ``\\lean`` and ``\\leanok`` still match the Lean
 (``checkdecls`` needs built ``.olean`` files, and CI can mask its failure). ``drift`` compares

@@ -1,4 +1,4 @@
-"""An existing Lake package to adopt: its name, toolchain pin and the modules of its targets (issues 16, 26).
+"""An existing Lake package to adopt: its name, toolchain pin and the modules of its targets, as Lake resolves them.
 
 Read from its configuration only — ``lakefile.toml`` (TOML) or ``lakefile.lean`` (Lake's DSL,
 read by pattern, never run) — and ``lean-toolchain``. The modules adopted are those Lake builds

@@ -1,4 +1,4 @@
-"""Write back: the project's verified work as a patch to the adopted package (issue 16).
+"""Write back: the project's verified work as a patch to the adopted package.
 
 ``export_patch`` writes one unified diff (``git apply`` / ``patch -p1`` in the package's
 folder) that a maintainer can review:
@@ -36,7 +36,7 @@ from pydantic import BaseModel
 
 from fyan.adopt.package import read_package
 from fyan.errors import ProjectError
-from fyan.intake.catalogue import Catalogue, Statement
+from fyan.intake.catalogue import Catalogue, ProofBlock, Statement
 from fyan.lean.header import add_import, imported_modules, rename_imports, split_name
 from fyan.project import Project
 from fyan.state.models import UnitStatus
@@ -159,7 +159,7 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
 
     # -- blueprint: \lean and \leanok as the gate verified them
     base_dir, prefix = _blueprint_base(project, catalogue, pkg.folder)
-    edits: dict[str, list[tuple[Statement, str, str]]] = {}
+    edits: dict[str, list[tuple[Statement | ProofBlock, str, str]]] = {}
     marked = unmarked = 0
     for u in units:
         view, adoption = views[u.id], adoptions.get(u.id)

@@ -1,4 +1,4 @@
-"""Adoption of an existing Lake package by a project, and the drift report (issue 16).
+"""Adoption of an existing Lake package by a project, and the drift report.
 
 ``inspect_package`` builds the modules of the package's Lake targets (``lake build``, in the
 package: only its ``.lake/`` build outputs are written; ``fyan.adopt.package`` says which modules:
@@ -136,7 +136,7 @@ def inspect_package(project: Project, pkg: LakePackage, names: list[str], out_di
                                   hint="adoption decides from the compiled package only; install Lean, then "
                                   f"`fyan adopt {project.paths.root} --lean-project {pkg.folder}`")
     tc = found.toolchain
-    trust = toolchain_trust(tc, cfg)  # adoption marks units complete: the same trust as the gate (issue 17)
+    trust = toolchain_trust(tc, cfg)  # adoption marks units complete: the same trust as the gate
     if not trust.trusted:
         raise AdoptionUnavailable(f"cannot adopt from {pkg.folder} with this toolchain: {trust.problem}",
                                   hint=f"run `fyan selftest --toolchain {pkg.pin}`, then `fyan adopt "

@@ -1,4 +1,4 @@
-"""Post-completion agents: the Curator and the Auditor (DESIGN.md §1.3).
+"""Post-completion agents: the Curator and the Auditor.
 
 They run only for a unit the completion gate passed, write into their attempt folder, and the
 gateway's check (``fyan.gates.post``) decides what is published. Nothing here can change whether

@@ -3,7 +3,7 @@
 ``fyan run``, ``fyan resume`` and the daemon call ``check_models`` after opening the project
 and before ingesting or dispatching anything, so a project that cannot run stops with **one**
 message and exit code 4 (``ConfigError``/``InputError``) instead of blocking every unit with
-the same failure (issue 13, finding 1):
+the same failure:
 
 * ``provider = "none"`` (what ``fyan init`` writes without ``--provider``): no model yet — the
   message says how to choose one;

@@ -1,5 +1,5 @@
-"""The registry of running agents' process groups: every stop path ends what it started
-(issue 13, finding 4).
+"""The registry of running agents' process groups: every stop path ends what it started,
+so no agent keeps running (and billing) after Fyan stopped.
 
 A command agent (``fyan.agents.providers.command``) runs as its own process group (its own
 session), so everything it starts — shells, language servers, sub-agents — shares one group

@@ -1,4 +1,4 @@
-"""The Specifier's model part (DESIGN.md §1.2; ``[intake] specifier = "model"``).
+"""The Specifier's model part (docs/design.md; ``[intake] specifier = "model"``).
 
 Runs inside ingest, after the deterministic units and edges and before anything is registered:
 

@@ -301,7 +301,7 @@ def review_candidate(u: UnitContext, text: str, toolchain: Toolchain | None, ite
     """The Formalizer's review step (code only): frozen declarations, lints, and with a
     toolchain the build's errors and ``sorry``: (problems, whether it was compiled). A
     candidate with a lint error is not compiled: code the lints refuse (``#eval``, ``run_cmd``,
-    macros, ...) must never run, sandbox or not (issue 11, finding 3) — on a warm server neither.
+    macros, ...) must never run, sandbox or not — on a warm server neither.
     ``checked``, when given, receives how it was checked (``_compile_feedback``)."""
     problems = [f"- {p} (frozen statements are read-only: copy them exactly)" for p in frozen_problems(u.store, u.unit.id, text)]
     findings = lint(model_part(text))

@@ -1,4 +1,4 @@
-"""Semantic audit (DESIGN.md §7): does the Lean statement say what the document says?
+"""Semantic audit: does the Lean statement say what the document says?
 
 Models propose, code decides:
 

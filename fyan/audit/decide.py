@@ -1,4 +1,4 @@
-"""The deterministic decision of an audit from its files (no model): DESIGN.md §7.
+"""The deterministic decision of an audit from its files (no model; docs/design.md says why).
 
 ``decide`` takes what the attempt left (``audit/source.json``, ``audit/source_check.json``,
 ``audit/record.json`` and, for a bridge, ``audit/bridge.lean`` + ``audit/bridge_record.json``)

@@ -1,4 +1,4 @@
-"""Formula trees for the semantic audit (DESIGN.md §7).
+"""Formula trees for the semantic audit.
 
 Both sides of an audit — the document's statement (source) and the Lean statement (candidate)
 — are represented by the same tree. Its nodes are

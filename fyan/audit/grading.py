@@ -1,4 +1,4 @@
-"""Grading and routing of a validated evidence record (DESIGN.md §7). Pure code.
+"""Grading and routing of a validated evidence record. Pure code.
 
 Per row (an *item*):
 
@@ -19,7 +19,7 @@ Per row (an *item*):
   (``validator.conversion_problem``; ``record.CHECKED_CONVERSIONS``); a conversion code cannot
   check (``inequality_flip`` claimed where the texts do not flip, ``coercion_insertion``, ...) is
   the judge's word alone and grades the row 0, so a record resting on one stays below every
-  threshold (issue 23 #5).
+  threshold.
 
 When an item grades 1 the transfer checker runs on the record's transfer evidence; a refusal is
 one more item, graded 0. Grade = min over all items, starting at 3.

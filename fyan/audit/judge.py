@@ -1,4 +1,4 @@
-"""Judge orchestration: the model calls of one audit attempt (DESIGN.md §7).
+"""Judge orchestration: the model calls of one audit attempt.
 
 1. ``audit_source`` — extract the source formula tree from ``problem.tex`` with literal
    quotations (form-checked by ``extraction_errors``);
@@ -33,6 +33,7 @@ from fyan.audit.decide import (
     BRIDGE_LEAN, BRIDGE_RECORD, RECORD, SOURCE, SOURCE_CHECK, AuditInputs, bridge_form_errors, decide,
     faithful_name, prior_verdict, read_files, source_table,
 )
+from fyan.audit.formula import Node
 from fyan.audit.grading import bridge_eligible, grade_record
 from fyan.audit.record import CONVERSIONS, RELATIONS, AuditResult, BridgeReply, EvidenceRecord, SourceCheck, SourceExtraction
 from fyan.audit.render import slot_lines, tree_outline
@@ -80,8 +81,11 @@ def extract_source(s: Asker, inputs: AuditInputs, repairs: int) -> tuple[SourceE
         tree = source_table(ex).tree
         terms = "\n".join(f"- `{t.name}`{' (defined here)' if t.defined_here else ''}: «{t.quote}»"
                           + (f"; also called {', '.join(t.aliases)}" if t.aliases else "") for t in ex.terms) or NONE
+        def check(reply: SourceCheck, tree: Node = tree) -> list[str]:
+            return check_errors(reply, tree)
+
         verdict = s.ask_json("audit_source_check", {"problem": inputs.problem, "tree": tree_outline(tree), "terms": terms},
-                             SourceCheck, check=lambda r, t=tree: check_errors(r, t), repairs=repairs)
+                             SourceCheck, check=check, repairs=repairs)
         if verdict.verdict == "faithful":
             return ex, verdict
         values = {**values, "objections": "\n".join(f"- {o.node}: {o.problem}" for o in verdict.objections)}

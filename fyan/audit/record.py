@@ -1,4 +1,4 @@
-"""The evidence record of a semantic audit and the audit result (DESIGN.md §7).
+"""The evidence record of a semantic audit and the audit result.
 
 A model (the judge) proposes the record; code validates it and computes the grade
 (``fyan.audit.grading``). Nothing in the record is taken on trust.
@@ -24,7 +24,7 @@ Relation = Literal[
     "same", "trivial_equivalent", "mutated_equivalent", "mutated_stronger", "mutated_weaker", "mutated", "unaligned"
 ]
 
-#: Grade contributed by each relation (DESIGN.md §7), and what it claims. Directions are about
+#: Grade contributed by each relation, and what it claims. Directions are about
 #: the candidate item read as a condition: "stronger" = the candidate item implies the source item.
 RELATIONS: dict[str, tuple[int, str]] = {
     "same": (3, "the items are the same up to renaming bound variables and spelling (checked by code on the texts)"),
@@ -69,7 +69,7 @@ CONVERSIONS: dict[str, str] = {
 #: ``conversion_problem``): the one-point, decidability and definition conversions are applied
 #: to the row (``fyan.audit.conversions``) and what is left must agree; the textual ones are
 #: compared on the slot texts. A ``trivial_equivalent`` row that names any other conversion rests on
-#: the judge's word: it never raises the grade (graded 0, below every threshold; issue 23 #5).
+#: the judge's word: it never raises the grade (graded 0, below every threshold).
 CHECKED_CONVERSIONS = frozenset({
     "definition_unfolding", "one_point_rule", "decidability_instance", "defined_term_naming",
     "alpha_renaming", "conjunct_reordering", "implicit_explicit_binder", "eq_symmetry", "iff_symmetry",

@@ -24,8 +24,8 @@ def audit_report(project: Project, store: Store, unit: UnitRecord) -> tuple[bool
     folder = project.paths.unit(unit.id)
     path = folder / RESULT
     if not path.is_file():
-        payload = {"unit": unit.id, "audited": False, "reason": "no audit result yet"}
-        return False, payload, f"{unit.id}: not audited yet (no units/{unit.id}/{RESULT})"
+        missing = {"unit": unit.id, "audited": False, "reason": "no audit result yet"}
+        return False, missing, f"{unit.id}: not audited yet (no units/{unit.id}/{RESULT})"
     result = AuditResult.model_validate_json(path.read_text(encoding="utf-8"))
     record = None
     if (folder / RECORD).is_file():

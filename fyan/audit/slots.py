@@ -1,4 +1,4 @@
-"""Slots: the items an evidence record pairs, cut from a formula tree by code (DESIGN.md §7).
+"""Slots: the items an evidence record pairs, cut from a formula tree by code.
 
 From an annotated tree (``fyan.audit.formula.annotate``) code cuts
 
@@ -153,7 +153,7 @@ def _findings(table: SlotTable, info: dict[str, NodeInfo]) -> None:
     for s in table.slots:
         if s.kind in ("hypothesis", "goal"):
             s.findings.extend(f for f in vacuous.get(s.node or "", []) if f not in s.findings)
-    by_text = {}
+    by_text: dict[str, list[Slot]] = {}
     for s in leaves:
         if s.kind == "hypothesis":
             by_text.setdefault(canonical(s.text), []).append(s)

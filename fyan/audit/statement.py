@@ -1,7 +1,7 @@
 """The candidate side of a unit's audit, read from its ``Statement.lean`` (or a bridge S0).
 
 ``lean_side`` finds the root declarations, strips every comment (candidate comments never
-reach the judge, DESIGN.md §2), parses the roots into one formula tree
+reach the judge, docs/design.md), parses the roots into one formula tree
 (``fyan.audit.lean_tree``) and cuts its slots. It also decides which definitions are
 *checked* — frozen in an upstream unit, or a root of this (definition) unit and therefore
 audited now — and which unit-local definitions the roots use without freezing them (a finding,
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from fyan.audit.conversions import definitions_of
 from fyan.audit.formula import Node, identifiers
-from fyan.audit.lean_tree import Context, local_definitions, parse_header, statement_tree
+from fyan.audit.lean_tree import Context, local_definitions, statement_tree
 from fyan.audit.slots import SlotTable, cut_slots
 from fyan.lean import declarations
 from fyan.lean.declarations import DEFINITION_KINDS, Declaration
@@ -77,15 +77,3 @@ def lean_side(statement: str, namespace: str, roots: list[str], upstream_signatu
     shown = list(found.values()) + [d for d in local if d.name in unfrozen and d.full_name not in found]
     return LeanSide(text="\n".join(judge_text(d) for d in shown), tree=tree, slots=slots, root=next(iter(found)),
                     decls=found, checked_defs=checked, unfrozen_defs=unfrozen, definitions=definitions_of(up))
-
-
-def is_theorem_header(text: str) -> bool:
-    """Whether ``text`` is one theorem with a readable header."""
-    ds = declarations.scan(text)
-    if len(ds) != 1 or ds[0].kind != "theorem":
-        return False
-    try:
-        parse_header(ds[0].header)
-    except ValueError:
-        return False
-    return True

@@ -1,4 +1,4 @@
-"""The transfer checker (DESIGN.md §7): does a proof of the candidate give a proof of the source?
+"""The transfer checker: does a proof of the candidate give a proof of the source?
 
 Input: the two annotated trees (``SlotTable``), the pairing of their slots (the record's
 rows), object adapters and signed local certificates. The checker walks both trees together
@@ -104,7 +104,7 @@ class _Checker:
         return False
 
     def step(self, m: str, target: str, source: list[str], via: str) -> None:
-        self.steps.append(TransferStep(map=m, target=target, source=source, via=via))  # type: ignore[arg-type]
+        self.steps.append(TransferStep(map=m, target=target, source=source, via=via))
 
     def record(self, m: str, s_ids: list[str], c_ids: list[str], via: str) -> None:
         """A hypothesis step targets the candidate's hypothesis (from the source's); a claim
@@ -283,7 +283,7 @@ class _Checker:
         ok = self.binders(sb, cb, "candidate" if pol == "positive" else "source", pol)
         sp = [n for k, n in s_items if k == "premise"]
         cp = [n for k, n in c_items if k == "premise"]
-        inner = "negative" if pol == "positive" else "positive"
+        inner: Polarity = "negative" if pol == "positive" else "positive"
         for ss, cc in self.components([(n, False) for n in sp], [(n, False) for n in cp]):
             ok = self.group(ss, cc, inner, "a", container="and") and ok
         return self.transfer(s_concl, c_concl, pol, m) and ok
@@ -352,7 +352,8 @@ class _Checker:
     def dependencies(self) -> bool:
         ok = True
         pieces: dict[str, Certificate | ObjectAdapter] = {}
-        for p in [*self.certs, *self.adapters]:
+        both: list[Certificate | ObjectAdapter] = [*self.certs, *self.adapters]
+        for p in both:
             if p.id in pieces:
                 ok = self.refuse(f"two certificates/adapters named {p.id}")
             pieces[p.id] = p

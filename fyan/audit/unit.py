@@ -59,7 +59,7 @@ def staleness(project: Project, store: Store, unit: UnitRecord, freezes: list[Fr
     when a bound file (``problem.tex``, an upstream unit's ``Basic.lean``) changed since the
     freeze (elaborated bindings — local definitions, toolchain — need Lean and are compared by
     the completion gate), or when the unit's current Lean text (``Basic.lean`` if written, else
-    ``Statement.lean``) no longer declares it with the frozen signature (DESIGN.md §2)."""
+    ``Statement.lean``) no longer declares it with the frozen signature."""
 
     from fyan.lean.signatures import bound_file_changes, signature_change
 

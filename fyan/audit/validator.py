@@ -1,4 +1,4 @@
-"""The validator of an evidence record: pure code, no model (DESIGN.md §7).
+"""The validator of an evidence record: pure code, no model.
 
 ``validate`` returns a list of precise errors; any error rejects the record (fail closed); the
 judge gets them back as a form repair. Checks:

@@ -257,7 +257,7 @@ def make_server(project: Project, port: int, token: str | None = None, live: Cal
                 f"serving on port {sock.getsockname()[1]} instead (--port or [dashboard] port chooses one)")
     config = uvicorn.Config(build_app(project, token, live), log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
-    server.port_note = note
+    server.port_note = note  # type: ignore[attr-defined]  # uvicorn's Server has no field for it
     url = f"http://{HOST}:{sock.getsockname()[1]}/"
     return server, sock, url, token
 

@@ -1,4 +1,4 @@
-"""Where stage attempts and gate builds run (DESIGN.md §9, issue 14).
+"""Where stage attempts and gate builds run.
 
 The run loop (``fyan.orchestrator.engine``) decides *what* runs next; the executor decides
 *where*: in threads of the head (``[executor] backend = "local"``) or as Ray tasks on the nodes

@@ -1,4 +1,4 @@
-"""One lock per process around the Python-bound bookkeeping of attempts (issue 28).
+"""One lock per process around the Python-bound bookkeeping of attempts.
 
 ``BOOKKEEPING`` is held, one thread at a time, while an attempt is opened through the gateway
 (``Engine._begin_and_attempt``), while the head builds its inputs (``Executor.attempt``), while

@@ -3,7 +3,7 @@
 ``Executor.attempt(run)`` takes a stage run the gateway opened and returns it closed: it builds
 the task's inputs (``InputBuilder``), hands the encoded payload to a backend, and takes the
 result back in (``collect``) — the head, through the gateway, is the only writer of state
-(DESIGN.md §2, §9). Taking a result in is the same whichever backend ran it:
+(docs/design.md, trust boundaries). Taking a result in is the same whichever backend ran it:
 
 1. the result must be one the head expects (``Gateway.check_fence``: this session's token, this
    run, still running) and computed on the inputs the head handed out (``inputs_digest``, echoed
@@ -29,7 +29,7 @@ Placement (``[executor]``): stages with Lean builds (plan: the cited-names looku
 Formalizer's builds; gate) declare the custom resource ``lean`` and ``[lean] memory_limit_mb``;
 agent-only stages (reason, audit) declare ``[executor] agent_memory_mb`` and run on any node.
 ``reserve`` keeps the tasks in flight within the cluster's slots and ``lean`` capacity, so Ray
-never queues work out of the critical-path order the engine dispatched it in. (Issue 15 seam:
+never queues work out of the critical-path order the engine dispatched it in. (Where to add
 admitting Lean processes against a memory budget belongs there, with each task's declared
 memory at hand in ``_resources``.)
 """
@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from fyan.errors import FyanError, ProviderUnavailable, TransitionError
 from fyan.executor.inputs import InputBuilder, safe_join
@@ -305,7 +305,7 @@ class Executor:
             return self.gateway.finish(run, agent_error=unreadable, failure_kind=FailureKind.ENVIRONMENT,
                                        fence=result.head)
         outage = result.evidence.get("provider_unavailable")
-        if outage is not None:  # the engine records the attempt interrupted by the provider (issue 13)
+        if outage is not None:  # the engine records the attempt interrupted by the provider
             raise ProviderUnavailable(str(outage["provider"]), str(outage["error"]), since=float(outage["since"]),
                                       retry_at=float(outage["retry_at"]))
         if self.log is not None:

@@ -1,7 +1,7 @@
 """The head's side of a task's inputs: what a stage attempt or a gate build needs, as a
 ``TaskSpec``, built from the store (read-only) and the project's files.
 
-Cost per task is flat in the project's size (issue 14): the spec carries the unit's own rows
+Cost per task is flat in the project's size: the spec carries the unit's own rows
 and files and only the *keys* of its direct dependencies' interfaces. An interface — an upstream
 unit's statement, proof module, frozen declarations and the keys of its own dependencies — is
 built once per completion (keyed by the id of the gate run that completed the unit) and put into

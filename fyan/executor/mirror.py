@@ -20,7 +20,7 @@ the head, which only takes the task's result.
   and rows, so two tasks of the same unit — a task the head gave up on and its successor —
   never interleave.
 
-Compiled upstream modules (issue 15): an interface carries the ``.olean`` the gate that
+Compiled upstream modules: an interface carries the ``.olean`` the gate that
 completed the unit compiled (``units/<unit>/Basic.olean``, with its recorded SHA-256), and the
 mirror puts it into its ``lean/.lake/build/lib/lean`` (read-only), so a node compiles no
 upstream unit: it keeps each one as long as the interface version (the completing gate run,

@@ -13,7 +13,7 @@ the local path with another transport. It never raises: every outcome is a ``Tas
   prepares from the recorded, hash-checked artifacts, the nonce-tagged probe). Its report is
   returned as evidence, apart from the attempt's files.
 
-Failures are classified for the head (issue 14): a task whose inputs cannot be read or put in
+Failures are classified for the head: a task whose inputs cannot be read or put in
 place on this node (a foreign payload, a full disk, a missing blob) fails with
 ``error_kind = "environment"`` — the unit waits for a node that can run it, it is not a
 proof failure; an agent's own failures are ``agent`` (or ``environment`` when the error says
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import threading
 import time
 import traceback
@@ -121,7 +120,7 @@ _configs_lock = threading.Lock()
 def _config_for(site: Site, snapshot: dict[str, Any]) -> Any:
     """The ``FyanConfig`` of ``snapshot`` with this node's settings applied (``lake``), made once
     per process and snapshot: a head sends the same snapshot with every task of a run, and
-    validating it section by section cost ~0.7 ms per task (issue 28). A changed snapshot (an
+    validating it section by section cost ~0.7 ms per task. A changed snapshot (an
     edited ``fyan.toml``, another project) makes a new one. The configuration is shared by the
     tasks of this process, as the head's ``Project.config`` is shared by its threads: nothing
     writes it after this function. Raises ``pydantic.ValidationError`` (a ``ValueError``)."""
@@ -291,8 +290,3 @@ def _run(spec: TaskSpec, run: StageRun, config: Any, mirror: Mirror, attempt_dir
         return _result(spec, site, files=files, error=error, error_kind=kind, error_type=error_type,
                        calls=recorder.calls, cassette_append=appended, evidence=evidence, inputs_digest=digest,
                        timings=timings)
-
-
-def node_name() -> str:
-    """A readable name of this machine (for results and logs)."""
-    return socket.gethostname()

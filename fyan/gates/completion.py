@@ -1,4 +1,4 @@
-"""The completion gate (DESIGN.md §3): deterministic, model-free, fail closed.
+"""The completion gate: deterministic, model-free, fail closed.
 
 Every file the gate reads is a recorded artifact checked against its SHA-256 (``Basic.lean``,
 ``Statement.lean``, ``audit/result.json``, every upstream unit's ``Basic.lean``); it builds in a
@@ -68,12 +68,12 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from fyan.audit.record import AuditResult
 from fyan.gates.report import CheckResult, GateReport, report_json, report_text
 from fyan.lean import declarations, trusted
-from fyan.lean.inspector import InspectedDeclaration, InspectedModule, Inspection, InspectorBuild, ensure_inspector, module_findings
+from fyan.lean.inspector import InspectedDeclaration, InspectedLookup, InspectedModule, Inspection, MissingDeclaration, InspectorBuild, ensure_inspector, module_findings
 from fyan.lean.compile import CompileResult
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
@@ -115,7 +115,7 @@ class GateLock:
     def __init__(self, project: Project, unit_id: str) -> None:
         self.path = project.paths.state / "locks" / f"gate-{unit_id}.lock"
         self.waited_s = 0.0
-        self._fh = None
+        self._fh: IO[str] | None = None
 
     def __enter__(self) -> GateLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -189,7 +189,7 @@ class _Gate:
         self.results: dict[str, CheckResult] = {}
         self.module = unit_module(project, unit)
         self.ws: trusted.GateWorkspace | None = None
-        #: the candidate module's compiled output right after its build (issue 15)
+        #: the candidate module's compiled output right after its build
         self.outputs: dict[str, bytes] = {}
         self.build: CompileResult | None = None
         self.inspector: InspectorBuild | None = None
@@ -200,7 +200,7 @@ class _Gate:
         self.pin: str | None = None
         self.environment: str | None = None  # why Lean could not run here (not the candidate's fault)
         #: the environment problem is a process that crashed, was killed or did not start (another run
-        #: may not meet it: retried), not a configuration problem (issue 23, family 11)
+        #: may not meet it: retried), not a configuration problem
         self.environment_transient = False
         self.trust: str | None = None  # whether the toolchain passed its selftest (fyan.selftest.trust)
         #: the extensions Fyan's honest controls wrote, checked now when the toolchain is trusted
@@ -237,7 +237,7 @@ class _Gate:
             return None
         return self.inspection.report.module(self.module)
 
-    def record(self, name: str) -> InspectedDeclaration | None:
+    def record(self, name: str) -> InspectedLookup | MissingDeclaration | None:
         if self.inspection is None or not self.inspection.ok:
             return None
         return self.inspection.report.lookup(name)
@@ -304,7 +304,7 @@ class _Gate:
         )
 
     def _recheck(self) -> None:
-        """Every file the decision rests on, hashed again now (issue 23, part 9): the recorded
+        """Every file the decision rests on, hashed again now: the recorded
         inputs placed in the workspace and the checked outputs the inspector read."""
         if self.ws is None or "build" not in self.results or not self.results["build"].passed:
             return
@@ -354,7 +354,7 @@ class _Gate:
         if not pin.ok:
             self._fail_lean(pin.reason, environment=True, toolchain=tc.version, pin=pin.pin)
             return
-        trust = toolchain_trust(tc, cfg)  # issue 17: only a toolchain whose selftest passed completes units
+        trust = toolchain_trust(tc, cfg)  # only a toolchain whose selftest passed completes units
         self.trust = trust.statement
         if not trust.trusted:
             self._fail_lean(trust.problem or trust.statement, environment=True, toolchain=tc.version, pin=pin.pin)
@@ -531,7 +531,7 @@ class _Gate:
     def _declared_registrations(self) -> frozenset[str]:
         """Full names of the instances the audited plan declares (``lemma_dag.json`` nodes of kind
         ``instance``, recorded and hash-checked): the only registrations about types the unit does not
-        own that ``environment_policy`` admits (issue 23 #4). An unreadable plan declares nothing."""
+        own that ``environment_policy`` admits. An unreadable plan declares nothing."""
         from fyan.agents.schemas import LemmaDag
         from fyan.lean.package import unit_namespace
 
@@ -593,7 +593,7 @@ class _Gate:
                  "frozen signatures, bound inputs and elaborated statements unchanged" if ok
                  else "certification stale: " + "; ".join(changes),
                  frozen=[f.decl for f in freezes], statement_hashes=hashes, compared=compared,
-                 **({"reference": "audited Statement.lean elaborated now"} if self.reference is not None else {}))
+                 **({"reference": "audited Statement.lean elaborated now"} if self.reference is not None else {}))  # type: ignore[arg-type]
 
     def _bridges(self, bridges: list[FreezeRecord], decls) -> None:
         if not bridges:
@@ -744,14 +744,14 @@ def transient_process(proc) -> bool:
     """A process (``ProcessResult``) that failed as the machine can make any process fail, so that
     another run may succeed: killed by a signal without a timeout (a crash; the kernel's
     out-of-memory killer sends SIGKILL), or its executable not found (exit 127, or it never
-    started) — not a sandbox refusal or a timeout (issue 23, family 11)."""
+    started) — not a sandbox refusal or a timeout."""
     if proc is None or proc.refused or proc.timed_out:
         return False
     return proc.exit_code is None or proc.exit_code < 0 or proc.exit_code == 127
 
 
 def inspector_environment_problem(inspection) -> str | None:
-    """Why an inspection failed for the environment's reasons (issue 23, family 11), or None when
+    """Why an inspection failed for the environment's reasons, or None when
     the failure may be the candidate's (a report that does not follow the schema, a lookup it
     refused, a timeout): the inspector could not be started or read, was killed by a signal
     (crashed), ran out of memory, or its executable or the program it runs is missing (exit 127)."""

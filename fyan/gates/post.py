@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -155,7 +156,7 @@ def check_curate(ctx: PostContext) -> PostOutcome:
     names = check_names(ctx.project, ctx.store, ctx.unit, [n for s in reply.skills for n in s.lemmas],
                         log_dir=ctx.attempt_dir, include_self=True)
     admitted: dict[str, bytes] = {}
-    report = {"checked": names.describe(), "admitted": [], "refused": []}
+    report: dict[str, Any] = {"checked": names.describe(), "admitted": [], "refused": []}
     for skill in reply.skills:
         missing = [n for n in skill.lemmas if n in names.missing]
         if missing:

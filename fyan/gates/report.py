@@ -39,8 +39,8 @@ class GateReport(BaseModel):
     ``environment_problem``: why Lean could not run here at all (no toolchain, a wrong or missing
     pin, a broken Lake package, a sandbox refusal, no inspector): no candidate can fix that, so
     the stage flow blocks the unit instead of asking the Formalizer again. ``environment_transient``:
-    it came from a crashed or killed Lean process or inspector, or a missing binary (issue 23,
-    family 11: retried with backoff, never charged to the proof).
+    it came from a crashed or killed Lean process or inspector, or a missing binary (retried
+    with backoff and never charged to the proof: the next run may not meet it).
     """
 
     unit: str
@@ -61,8 +61,8 @@ class GateReport(BaseModel):
     created_at: float
     #: a passing gate's compiled module (``fyan.lean.trusted.module_outputs``: ``Basic.olean``
     #: as its build wrote it and ``Basic.olean.json``, base64): the gateway records them under
-    #: ``units/<unit>/`` and dependents read the ``.olean`` instead of compiling the unit again
-    #: (issue 15); neither is written to ``report.json`` (the artifacts record the SHA-256)
+    #: ``units/<unit>/`` and dependents read the ``.olean`` instead of compiling the unit again,
+    #: so each complete unit is compiled once; neither is written to ``report.json`` (the artifacts record the SHA-256)
     module_outputs_b64: dict[str, str] | None = None
     module_olean_sha256: str | None = None
 

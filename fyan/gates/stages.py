@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
+from typing import Any
 
 from pathlib import Path
 
@@ -79,7 +80,7 @@ def check_reason(ctx: CheckContext) -> CheckOutcome:
 
 
 def _lemma_dag(path: Path) -> tuple[LemmaDag | None, list[str]]:
-    import networkx as nx  # here: not needed before a plan is checked (restart path, issue 28)
+    import networkx as nx  # here: not needed before a plan is checked (restart path)
 
     try:
         dag = LemmaDag.model_validate_json(safefile.read_text(path))
@@ -269,7 +270,7 @@ def check_audit(ctx: CheckContext) -> CheckOutcome:
     derived = {RESULT: data, **{name: files[name] for name in FILES if name in files}}
     if not result.valid:
         return CheckOutcome(False, "audit record rejected: " + "; ".join(result.errors[:5]), derived=derived)
-    event = {"grade": result.grade, "routing": result.routing}
+    event: dict[str, Any] = {"grade": result.grade, "routing": result.routing}
     if result.routing == "repair":
         return CheckOutcome(False, f"audit grade {result.grade} < {result.threshold}; repair: " + " | ".join(result.repairs),
                             derived=derived, rewind_to=Stage.PLAN, event_data=event)
@@ -290,7 +291,7 @@ def check_audit(ctx: CheckContext) -> CheckOutcome:
                             rewind_to=Stage.PLAN, event_data=event)
     from fyan.adopt.candidate import candidate_mismatch
 
-    mismatch = candidate_mismatch(ctx.store, ctx.unit.id, freezes)  # an adopted candidate statement (issue 16)
+    mismatch = candidate_mismatch(ctx.store, ctx.unit.id, freezes)  # an adopted candidate statement
     if mismatch:
         return CheckOutcome(False, mismatch, derived=derived, rewind_to=Stage.PLAN, event_data=event)
     roots = ", ".join(n.split(".")[-1] for n in side.decls)

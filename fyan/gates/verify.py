@@ -7,8 +7,7 @@ does not trust the record: ``verify_project`` runs the gate again for each compl
 fresh gate workspace (``fyan.lean.trusted``), from the recorded, hash-checked artifacts, with the
 trusted inspector, and lists every unit whose completion does not reproduce, with the failing
 checks. It writes nothing to the store (it decides nothing): logs and reports go to
-``.fyan/logs/verify/<time>/<unit>/``. Issue 11 ("fyan verify"). A unit complete by adoption
-(issue 16) has no gate run: the adopted package is built and inspected again
+``.fyan/logs/verify/<time>/<unit>/``. A unit complete by adoption has no gate run: the adopted package is built and inspected again
 (``fyan.adopt.run.reverify_adoptions``) and the unit is listed when its declaration is no longer
 proved or its statement is no longer the one frozen at adoption.
 """

@@ -10,7 +10,7 @@ forward slashes; line numbers are 1-based and inclusive. For a PDF, ``page_start
 are 1-based physical page numbers, the lines are lines of those pages' text layer, and
 ``char_start``/``char_end`` are character offsets (end exclusive) into the text of
 ``page_start`` and ``page_end`` respectively, as extracted by pypdf and NFKC-normalised (the
-text ``fyan.intake.pdf.page_texts`` returns). Labels of PDF and Markdown statements are their
+page texts ``fyan.intake.pdf`` reads before finding statements). Labels of PDF and Markdown statements are their
 printed names (``"Theorem 2.3"``) unless the source gives an explicit anchor.
 """
 

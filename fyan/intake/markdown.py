@@ -5,7 +5,7 @@ every statement's text is taken **verbatim from the source lines**, so ``$…$``
 ``\\[…\\]`` math is kept exactly as written (markdown-it never rewrites it). Statements come in
 three shapes, freely mixed in one file, read in document order into one list:
 
-* **LaTeX environments** (issue 19): ``\\begin{theorem}[Name] … \\end{theorem}`` and
+* **LaTeX environments**: ``\\begin{theorem}[Name] … \\end{theorem}`` and
   ``\\begin{proof} … \\end{proof}`` wherever they stand outside code (fenced and indented code
   blocks, code spans, HTML comments). They are read by the TeX reader itself
   (``fyan.intake.tex.TexStatementReader``, through its ``TexSource`` seam), so a ``.md`` file and

@@ -127,7 +127,7 @@ class LineHeading:
 
 def line_heading(text: str, *, custom_names: bool = False) -> LineHeading | None:
     """The statement or proof heading at the start of ``text`` (a line, or a block whose first
-    line is tried on its own), by the one rule set of the PDF and plain-text readers (issue 19):
+    line is tried on its own), by the one rule set of the PDF and plain-text readers:
 
     * a printed name (``STATEMENT_WORDS``), optionally a number, optionally a parenthesised
       name, then ``.``, ``:`` or a dash and the statement on the same line ("Lemma 4 (Name).

@@ -278,11 +278,6 @@ def _split_page(number: int, raw: str, chunks: list, out: _Pages) -> None:
     out.texts.append("\n".join(texts))
 
 
-def page_texts(path: Path) -> list[str]:
-    """The NFKC-normalised text of every page (what PDF provenance offsets index into)."""
-    return _read_pages(path, path.name).texts
-
-
 _CAPTION = re.compile(r"^(?:Figure|FIGURE|Fig\.|Table|TABLE|Algorithm|Listing)\s+"
                       r"(?:[A-Z]\.)?\d+(?:\.\d+)*[a-z]?\s*[.:](?:\s|$)")
 

@@ -1,4 +1,4 @@
-"""Statements written as text: a printed heading at the start of a block (issue 19).
+"""Statements written as text: a printed heading at the start of a block.
 
 Shared by the Markdown reader (blocks from markdown-it) and the TeX reader's fallback for files
 without theorem-like environments (blocks = paragraphs). A *block* is a paragraph, a heading, a

@@ -71,7 +71,7 @@ no input size reaches a recursion limit. What it understands:
   closed, an ``\\end`` closing nothing; ``texscan.recover_environments``): an error naming every
   fault with its file and line, or with ``tolerant=True`` a warning each, the structure read
   anyway: a misnamed ``\\end`` closes the innermost open environment, and one never closed ends
-  at the next statement, proof or section (issue 19);
+  at the next statement, proof or section;
 * a file without theorem-like environments is read for plain-text statement headings
   (``Lemma (coeff_zero_of_lt)``, ``Theorem 2.1``, ``\\textbf{Lemma 3.}``, then ``Proof.``), by the
   rules of ``fyan.intake.plaintext`` (the Markdown reader's).

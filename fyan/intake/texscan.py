@@ -4,8 +4,8 @@ is malformed, and the arguments of a macro call.
 Everything here works on one string and returns offsets into it; nothing recurses on the
 input's nesting, so no document reaches a recursion limit, and a fault (a stray ``$``, an
 unclosed brace) stays inside the region where it is. The TeX reader (``fyan.intake.tex``) uses
-these on each file; another reader with TeX regions in it (Markdown with LaTeX environments,
-issue 19) can call ``Hider.hide``, ``scan_environments`` and ``math_faults`` on a region of its
+these on each file; another reader with TeX regions in it (Markdown with LaTeX environments)
+can call ``Hider.hide``, ``scan_environments`` and ``math_faults`` on a region of its
 own text.
 
 * ``Hider`` blanks what LaTeX never typesets (``%`` comments, verbatim-like and comment-like
@@ -99,8 +99,8 @@ def paused_gc() -> Iterator[None]:
 
     Intake allocates one object per token, statement, reference and edge and keeps most of
     them; each collection of the oldest generation walks every live object, so with the
-    collector on, a document four times larger took five to six times longer (issue 25,
-    ``scripts/bench_intake.py --scale 4``). Nothing intake builds needs the collector to be
+    collector on, a document four times larger took five to six times longer
+    (``scripts/bench_intake.py --scale 4``). Nothing intake builds needs the collector to be
     freed (reference counting frees it); the collector runs again on exit, as before."""
     was = gc.isenabled()
     gc.disable()
@@ -599,7 +599,7 @@ def scan_environments(text: str, start: int = 0, stop: int | None = None) -> lis
 def recover_environments(text: str, start: int = 0, stop: int | None = None, *,
                          starts_statement: Callable[[str], bool],
                          boundaries: Iterable[int] = ()) -> tuple[list[EnvSpan], list[Fault]]:
-    """``scan_environments`` that reads malformed environments instead of stopping (issue 19):
+    """``scan_environments`` that reads malformed environments instead of stopping:
     returns the spans and one ``Fault`` per malformation, at its offset, with how it was read.
 
     An environment never closed ends at the next *boundary* after its ``\\begin`` at its own

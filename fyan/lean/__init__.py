@@ -2,7 +2,7 @@
 
 ``toolchain`` (discovery, pin in every spelling, kernel checker), ``runner`` (timeout, memory
 limit, bubblewrap confinement, process groups, command artifacts), ``lake`` (``lake build`` with a
-verdict, ``lake env``), ``diagnostics`` (Lake, ``lean --json`` and REPL output parsers),
+verdict), ``diagnostics`` (Lake and ``lean --json`` output parsers),
 ``inspector`` (the trusted inspector: Fyan's own Lean program, built per toolchain pin, reading
 compiled modules as an environment), ``policy`` (what a compiled unit may contain),
 ``trusted`` (gate-owned workspaces and two-phase builds from recorded files), ``signatures``

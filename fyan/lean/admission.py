@@ -1,4 +1,4 @@
-"""Admission of Lean processes by memory: many agents think while few builds run (issue 15).
+"""Admission of Lean processes by memory: many agents think while few builds run.
 
 Every Lean process Fyan starts — ``lake build`` (the gate's and the Formalizer's feedback
 builds), the trusted inspector, a kernel replay or comparator under ``lake env``, a shadow

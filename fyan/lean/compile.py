@@ -1,4 +1,4 @@
-"""Compile one Lean module with plain ``lean``: how every unit is built (issue 24).
+"""Compile one Lean module with plain ``lean``: how every unit is built.
 
 The completion gate, the stage checks and the Formalizer's feedback builds compile a unit's
 module with the toolchain's own ``lean`` — not ``lake build`` in a narrowed Lake workspace — so
@@ -50,6 +50,7 @@ import threading
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -368,7 +369,7 @@ def compile_module(setup: LeanSetup, *, source_root: Path, module: str, out_root
                        sandbox=config.sandbox, confinement=confinement, env=run_env, log_path=log_path,
                        lean_kind="build")
     parsed = parse_lean_json(proc.output)
-    more = {"diagnostics": parsed.diagnostics, "unrecognized": parsed.unrecognized}
+    more: dict[str, Any] = {"diagnostics": parsed.diagnostics, "unrecognized": parsed.unrecognized}
     what = f"lean {module}"
     blamed = next((d.text.splitlines()[0] for d in parsed.diagnostics
                    if d.severity == "error" and _ENVIRONMENT.search(d.text)), None)

@@ -6,7 +6,7 @@ This is *not* an elaborator. It finds top-level declarations (``theorem``, ``lem
 and type, up to the top-level ``:=``, ``where`` or ``|``) and body, with 1-based line numbers.
 It is used to check model-written files before Lean sees them (scaffold shape, frozen headers
 copied verbatim, source lints). Decisions about correctness are taken on the compiled
-environment through the trusted inspector (``fyan.lean.inspector``); DESIGN.md §3 forbids
+environment through the trusted inspector (``fyan.lean.inspector``); docs/design.md forbids
 deciding from source text alone. ``lex`` finds comments exactly as Lean's lexer does (strings,
 character literals, raw strings and ``«»`` names never start one).
 """

@@ -15,13 +15,11 @@ README):
   failures:`` with ``- target`` lines, ``error: build failed``, ``error: Lean exited with code
   N``, ``error: external command ... exited with status N``;
 * CI timestamp prefixes (``2026-05-28T15:14:46.1177616Z ``) are stripped;
-* ``lean --json`` lines (fileName, pos, endPos, severity, data, kind; old toolchains omit kind);
-* Lean REPL responses (multi-line JSON objects separated by blank lines: ``messages``,
-  ``sorries``, ``env``; ``{"message": ...}`` errors).
+* ``lean --json`` lines (fileName, pos, endPos, severity, data, kind; old toolchains omit kind).
 
 Sorry warnings are recognised in both wordings (``declaration uses 'sorry'`` up to v4.27,
 ``declaration uses `sorry` `` from v4.28) and by ``kind == "hasSorry"``. They are evidence for
-the sorry count only together with the trusted inspector; never the only evidence (DESIGN.md §3).
+the sorry count only together with the trusted inspector; never the only evidence.
 """
 
 from __future__ import annotations
@@ -250,90 +248,4 @@ def parse_lean_json(text: str) -> JsonOutput:
             out.diagnostics.append(_json_diag(obj))
         else:
             out.unrecognized.append(line)
-    return out
-
-
-class ReplSorry(BaseModel):
-    goal: str
-    proof_state: int | None = None
-    line: int | None = None
-    column: int | None = None
-
-
-class ReplTactic(BaseModel):
-    """A tactic of ``{"path": ..., "allTactics": true}`` replies."""
-
-    tactic: str
-    goals: str = ""
-    proof_state: int | None = None
-    used_constants: list[str] = Field(default_factory=list)
-    line: int | None = None
-    column: int | None = None
-
-
-class ReplResponse(BaseModel):
-    env: int | None = None
-    messages: list[Diagnostic] = Field(default_factory=list)
-    sorries: list[ReplSorry] = Field(default_factory=list)
-    error: str | None = Field(default=None, description='{"message": ...} replies, e.g. Unknown environment.')
-    proof_status: str | None = None
-    goals: list[str] = Field(default_factory=list)
-    tactics: list[ReplTactic] = Field(default_factory=list)
-
-
-class ReplOutput(BaseModel):
-    responses: list[ReplResponse] = Field(default_factory=list)
-    unrecognized: list[str] = Field(default_factory=list)
-
-
-def parse_repl_output(text: str) -> ReplOutput:
-    """Parse Lean REPL output: JSON objects (usually multi-line) separated by blank lines.
-    A line that starts no JSON object is kept in ``unrecognized``."""
-    out = ReplOutput()
-    responses = out.responses
-    decoder = json.JSONDecoder()
-    i, n = 0, len(text)
-    while i < n:
-        while i < n and text[i].isspace():
-            i += 1
-        if i >= n:
-            break
-        try:
-            obj, i = decoder.raw_decode(text, i)
-        except json.JSONDecodeError:
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.unrecognized.append(text[i:j])
-            i = j
-            continue
-        if not isinstance(obj, dict):
-            out.unrecognized.append(json.dumps(obj))
-            continue
-        sorries = [
-            ReplSorry(
-                goal=s.get("goal", ""),
-                proof_state=s.get("proofState"),
-                line=(s.get("pos") or {}).get("line"),
-                column=(s.get("pos") or {}).get("column"),
-            )
-            for s in obj.get("sorries", [])
-        ]
-        responses.append(
-            ReplResponse(
-                env=obj.get("env"),
-                messages=[_json_diag(m) for m in obj.get("messages", [])],
-                sorries=sorries,
-                error=obj.get("message") if "message" in obj and "messages" not in obj else None,
-                proof_status=obj.get("proofStatus"),
-                goals=obj.get("goals", []),
-                tactics=[
-                    ReplTactic(
-                        tactic=str(tac.get("tactic", "")), goals=str(tac.get("goals", "")),
-                        proof_state=tac.get("proofState"), used_constants=list(tac.get("usedConstants", [])),
-                        line=(tac.get("pos") or {}).get("line"), column=(tac.get("pos") or {}).get("column"),
-                    )
-                    for tac in obj.get("tactics", []) if isinstance(tac, dict)
-                ],
-            )
-        )
     return out

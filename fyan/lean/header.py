@@ -1,4 +1,4 @@
-"""A Lean file's header read as Lean reads it: ``module``? ``prelude``? then the imports (issue 26).
+"""A Lean file's header read as Lean reads it: ``module``? ``prelude``? then the imports.
 
 Lean parses a module's header with ``Lean.Parser.Module.header`` (``src/Lean/Parser/Module.lean``
 and ``src/Lean/Parser/Module/Syntax.lean`` in leanprover/lean4; docs/lean-contract.md, "Lean

@@ -9,7 +9,7 @@ manifest before each use). At gate time it loads a unit's compiled modules as an
 the way lean4checker and comparator do — ``importModules`` without loading extension states
 and without running initializers, so nothing of the candidate is elaborated or executed — and
 writes one JSON report (``InspectorReport``, format ``fyan-inspector/2``, read strictly and
-echoing a nonce Fyan passes; issue 23 #7) with, for **every**
+echoing a nonce Fyan passes) with, for **every**
 declaration of the modules: kind, module, the elaborated type (hashed here: ``type_hash``;
 ``statement_hash`` adds a definition's value or an inductive type's constructors), a printed
 form, safety, ``implemented_by``/``extern``/``init``, ``sorryAx`` used directly, the transitive
@@ -17,10 +17,10 @@ axioms, kernel-evaluated constants and missing constants; per module whether it 
 file, its imports, the extension entries and the registrations (instances, unification hints,
 reducible declarations) it adds; and for each looked-up
 name (``names``) the same plus the constants its statement uses, the local definitions it
-depends on, and its binder domains. Issue 11 (DESIGN.md §3: "a trusted inspector").
+depends on, and its binder domains (why a program of Fyan's own: docs/design.md, the completion gate).
 
 This replaces the earlier probe, a Lean file elaborated after importing the candidate: the
-candidate's macros and instances were live while it ran (issue 11, finding 1). The report is
+candidate's macros and instances were live while it ran. The report is
 read from a file the inspector writes after every candidate process has ended; nothing the
 candidate printed is ever read.
 
@@ -41,6 +41,7 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -68,7 +69,8 @@ def digest(text: str) -> str:
 # Read strictly: every field is required (nothing defaults to "safe"), unknown fields are refused
 # (``extra="forbid"``), kinds and safety are closed sets, and the report must echo the nonce Fyan
 # passed. Anything else is no evidence (``Inspection.problem``), with the raw output kept
-# (``Inspection.raw_output``). Issue 23 #7.
+# (``Inspection.raw_output``): an answer read leniently would let a truncated or forged report pass as
+# "found, safe, no axioms".
 
 #: the constant kinds the inspector names (``kindName``: exhaustive over Lean's ``ConstantInfo``)
 ConstantKind = Literal["axiom", "def", "theorem", "opaque", "quot", "inductive", "constructor", "recursor"]
@@ -180,7 +182,7 @@ class InspectedDeclaration(_Strict):
         type's constructor types, plus the universe parameters in order when there are any."""
         value = "\n".join(self.value_repr) if isinstance(self.value_repr, list) else self.value_repr
         # universe parameters in order: `foo.{u, v}` and `foo.{v, u}` have one type_repr, but an
-        # explicit `foo.{0, 1}` downstream means different things (issue 23 #4)
+        # explicit `foo.{0, 1}` downstream means different things
         levels = f"universe {' '.join(self.level_params)}\n" if self.level_params else ""
         if value is None:
             return digest(levels + self.type_repr) if levels else self.type_hash
@@ -204,7 +206,8 @@ class InspectedDeclaration(_Strict):
 class Reference(_Strict):
     """A declaration of the ``--import`` modules a looked-up declaration reaches (through types
     and values: statement and proof), with the declarations of those modules it refers to
-    directly (``references``, in order). Issue 26: drift follows these through helpers."""
+    directly (``references``, in order). Drift follows these through helpers no blueprint node names,
+    to find a ``\\uses`` the blueprint misses."""
 
     name: str
     references: list[str]
@@ -619,8 +622,8 @@ def inspector_confinement(build: InspectorBuild, toolchain: Toolchain, workspace
 
 def run_inspector(
     build: InspectorBuild, toolchain: Toolchain, workspace: Path, *, config: LeanSection, out_dir: Path,
-    name: str = "inspect", modules: list[str] = (), names: list[str] = (), imports: list[str] = (),
-    black_box: list[str] = (), search_path: list[Path] = (), local_prefix: str = "",
+    name: str = "inspect", modules: Sequence[str] = (), names: Sequence[str] = (), imports: Sequence[str] = (),
+    black_box: Sequence[str] = (), search_path: Sequence[Path] = (), local_prefix: str = "",
     confinement: Confinement | None = None, lean_env: dict[str, str] | None = None,
     follow_references: bool = False,
 ) -> Inspection:
@@ -681,7 +684,7 @@ def _raw(path: Path) -> str | None:
 
 def read_report(out: Path, proc: ProcessResult | None, sha: str | None, *, nonce: str, modules: list[str],
                 lean_version: str | None, rebuild_hint: str = "") -> Inspection:
-    """Read the inspector's report ``out`` strictly (``InspectorReport``; issue 23 #7): the
+    """Read the inspector's report ``out`` strictly (``InspectorReport``): the
     process must have exited 0, the report must parse with every field present and none unknown,
     echo ``nonce``, come from ``lean_version`` (when known), carry no ``error`` and find every
     module of ``modules``. Anything else is an ``Inspection`` with a ``problem`` and the report's

@@ -1,6 +1,6 @@
-"""The Lake runner: ``lake build`` and ``lake env lean`` in a workspace, with a verdict.
+"""The Lake runner: ``lake build`` in a workspace, with a verdict.
 
-Both run through ``fyan.lean.runner.run_process`` (timeout, memory limit, sandbox; see there)
+It runs through ``fyan.lean.runner.run_process`` (timeout, memory limit, sandbox; see there)
 with the configuration of ``[lean]`` (``build_timeout`` seconds per call, ``memory_limit_mb``
 MiB, ``sandbox``), and leave ``<name>.log`` (command, full output, exit status) and
 ``<name>.log.json`` (the same as JSON: command, cwd, exit code, duration, sandbox, timeout and
@@ -26,7 +26,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from fyan.config import LeanSection
-from fyan.lean.diagnostics import BuildLog, Diagnostic, parse_lake_output
+from fyan.lean.diagnostics import BuildLog, parse_lake_output
 from fyan.lean.runner import Confinement, ProcessResult, run_process
 from fyan.lean.toolchain import Toolchain
 
@@ -41,10 +41,6 @@ class BuildResult(BaseModel):
     reason: str
     log_file: str | None = None
     configuration_error: str | None = None
-
-    def diagnostics_in(self, files: set[str]) -> list[Diagnostic]:
-        """Diagnostics of ``files`` (workspace-relative paths with ``/``)."""
-        return self.log.in_files(files)
 
     def evidence(self) -> dict:
         """What the gate report shows about this build."""
@@ -139,16 +135,3 @@ def lake_build(toolchain: Toolchain, workspace: Path, targets: list[str], config
         reason = f"{reason}; the Lake package itself is broken: {config_error}"
     return BuildResult(targets=targets, process=proc, log=log, ok=ok, reason=reason, log_file=str(log_path),
                        configuration_error=config_error)
-
-
-def lake_env(toolchain: Toolchain, workspace: Path, args: list[str], config: LeanSection, artifacts_dir: Path,
-             name: str, stdin_text: str | None = None, confinement: Confinement | None = None,
-             kind: str = "env") -> ProcessResult:
-    """Run ``lake env <args>`` in ``workspace`` (e.g. a kernel checker on a module) under the
-    same limits, sandbox and memory admission as builds (``kind``: the process's kind for
-    ``fyan.lean.admission``, e.g. ``kernel_replay``)."""
-    return run_process(
-        [str(toolchain.lake), "env", *args], cwd=workspace, timeout_s=config.build_timeout,
-        memory_mb=config.memory_limit_mb, sandbox=config.sandbox, writable=[workspace], confinement=confinement,
-        pass_env=config.pass_env, stdin_text=stdin_text, log_path=artifacts_dir / f"{name}.log", lean_kind=kind,
-    )

@@ -9,7 +9,7 @@ and catch what leaves no trace in the environment (``#eval``, ``run_cmd``: compi
 Each rule names a construct a proof file has no business containing, because it can hide a gap
 from the kernel, run code at compile time, or change what a statement means
 (``shared/lean-samples/README.md``, table of tricks). The rules are written against the ways
-text can hide a construct (issue 11, finding 4), as families, not examples:
+text can hide a construct, as families, not examples:
 
 * **position** — every rule matches the construct's token *anywhere*, not at the start of a
   line, so a prefix (``open X in``, ``set_option … in``, ``@[…]``, modifiers, another command

@@ -1,4 +1,4 @@
-"""A client of Lean's own language server (``lean --server``) for prove iterations (issue 28).
+"""A client of Lean's own language server (``lean --server``) for prove iterations.
 
 The protocol (JSON-RPC 2.0 with LSP's ``Content-Length`` framing) is spoken by
 ``python-lsp-jsonrpc``: ``JsonRpcStreamReader``/``JsonRpcStreamWriter`` frame the messages on the

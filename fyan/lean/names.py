@@ -13,12 +13,12 @@ before anything uses them, code checks that they exist:
 * **without a toolchain** — against the declarations of the upstream units' published
   ``Basic.lean`` (and the unit's own), scanned by ``fyan.lean.declarations``. Library names
   cannot be confirmed this way and count as missing: a check that cannot see the environment
-  fails closed (DESIGN.md §2), and the unit cannot pass the completion gate without a toolchain
+  fails closed, and the unit cannot pass the completion gate without a toolchain
   anyway.
 
 When the environment cannot be built (a build or the inspector fails) every name counts as
-missing and ``problem`` says why. (Issue 16 will look names up in an existing, built Lake
-package the same way: ``fyan.lean.inspector.run_inspector`` with ``names`` and ``imports``.)
+missing and ``problem`` says why. Adoption looks names up in an existing, built Lake package the
+same way (``fyan.lean.inspector.run_inspector`` with ``names`` and ``imports``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Layout (``<Lib>`` from ``[project] lean_lib``, ``<Unit>`` the unit's module comp
                                    its module as the completion gate compiled it (copied from
                                    units/<unit>/Basic.olean, recorded with its SHA-256; read-only)
 
-Each complete unit is compiled once, by the completion gate's trusted build (issue 15): a
+Each complete unit is compiled once, by the completion gate's trusted build: a
 workspace (an agent's or the gate's) reads the ``.olean`` of each upstream module it imports
 instead of compiling the upstream sources again. A workspace's ``lakefile.toml`` is the
 project's with the library's ``roots`` narrowed to the unit's own namespace
@@ -52,7 +52,7 @@ def unit_module(project: Project, unit: UnitRecord, part: str = "Basic") -> str:
 
 def upstream(store: Store, unit_id: str) -> list[UnitRecord]:
     """All transitive dependencies of ``unit_id``, in document order."""
-    import networkx as nx  # here: the restart path imports this module, not this function (issue 28)
+    import networkx as nx  # here: the restart path imports this module, not this function
 
     g = nx.DiGraph()
     g.add_edges_from((d.unit, d.depends_on) for d in store.deps())
@@ -262,7 +262,7 @@ def sync_package(project: Project, store: Store, complete: list[UnitRecord] | No
 def _place_unit_output(project: Project, unit: UnitRecord) -> None:
     """Put the module the completion gate compiled (``units/<unit>/Basic.olean``, published by
     the gateway with its recorded SHA-256) into the project package's outputs; remove a stale
-    one when the unit has none (completed before issue 15: dependents then build its source)."""
+    one when the unit has none (completed before compiled outputs were recorded: dependents then build its source)."""
     dest = olean_path(project.paths.lean, unit_module(project, unit))
     src = project.paths.unit(unit.id) / "Basic.olean"
     if src.is_file():

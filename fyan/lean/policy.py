@@ -102,7 +102,7 @@ _PRIVATE_PREFIX = re.compile(r"^_private\.(?:[^.]+\.)*?0\.")
 def normalize_extension_name(name: str) -> str:
     """An extension's name without the ``_private.<Module>.0.`` prefix Lean gives a ``private``
     declaration (``_private.Lean.Compiler.ModPkgExt.0.Lean.modPkgExt`` → ``Lean.modPkgExt``): the
-    same extension is private in one Lean version and not in another (issue 24 #2)."""
+    same extension is private in one Lean version and not in another."""
     return _PRIVATE_PREFIX.sub("", name, count=1)
 
 
@@ -232,7 +232,7 @@ def declaration_findings(kind: str | None, safety: str | None, implemented_by: s
                          missing: list[str] | tuple[str, ...] = (),
                          kernel_allow: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Why a declaration may not be part of a unit's modules (empty: it may). ``missing``: constants
-    it reaches that are not in the environment (fail closed: issue 23 #9)."""
+    it reaches that are not in the environment (fail closed: a missing constant adds no axioms, so it must not count as clean)."""
     out = []
     if kind == "axiom":
         out.append("declares an axiom")
@@ -254,7 +254,7 @@ def declaration_findings(kind: str | None, safety: str | None, implemented_by: s
     return out
 
 
-# -- meaning changed from another unit (issue 23 #4) -------------------------------------------
+# -- meaning changed from another unit -------------------------------------------
 
 def _owned(module: str, own_prefix: str) -> bool:
     return bool(module) and (module == own_prefix or module.startswith(own_prefix + "."))

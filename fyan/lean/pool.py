@@ -1,4 +1,4 @@
-"""A pool of warm Lean language servers for the Formalizer's iterations (issue 28).
+"""A pool of warm Lean language servers for the Formalizer's iterations.
 
 A cold feedback compile (``fyan.lean.workspace.compile_candidate``) imports every module the unit
 needs each time: for a Mathlib project seconds to tens of seconds and gigabytes per iteration. A

@@ -2,8 +2,8 @@
 usable bubblewrap): ``python -I -S reaper.py [--mechanism M] -- PROGRAM ARG...``.
 
 A process group id does not hold a process tree together: a child that calls ``setsid`` (or a
-double fork into a new session) leaves the group, and killing the group misses it (issue 23,
-part 12). This wrapper runs ``PROGRAM`` so that every process it starts ends with it, by the
+double fork into a new session) leaves the group, and killing the group misses it, and
+the escaped child outlives the attempt. This wrapper runs ``PROGRAM`` so that every process it starts ends with it, by the
 first mechanism that works for the user running Fyan:
 
 ``pidns``

@@ -1,4 +1,4 @@
-"""The one escaping renderer for document-derived text entering Lean source (DESIGN.md §2).
+"""The one escaping renderer for document-derived text entering Lean source.
 
 Text from documents is data: a file name, a label, a title or a unit id must never become Lean
 code, whatever characters it contains. Every piece of such text that Fyan writes into a Lean

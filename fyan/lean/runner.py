@@ -1,7 +1,7 @@
 """Run untrusted processes confined: a timeout, a memory limit, non-tty output, a bubblewrap sandbox.
 
 Lean files written by models are untrusted code, ``lake build`` runs them, and a ``command``
-agent is an untrusted process itself (DESIGN.md §2). ``run_process`` runs a command
+agent is an untrusted process itself. ``run_process`` runs a command
 
 * with a wall-clock timeout (seconds); the whole process group is killed (SIGKILL) at the
   deadline, and after the command ended in any way (``ProcessGroup``: the one place a group is
@@ -396,7 +396,7 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
 
 #: variables of Fyan's own environment every confined process (a command agent, a build, a compile,
 #: the inspector, a checker) gets, with the ``FYAN_*`` ones (``confined_environment``); everything
-#: else (API keys, SSH_AUTH_SOCK, tokens) stays out unless a ``pass_env`` names it (issue 23, part 2)
+#: else (API keys, SSH_AUTH_SOCK, tokens) stays out unless a ``pass_env`` names it
 TOOL_VARIABLES = ("PATH", "HOME", "LANG", "TMPDIR")
 
 #: parts of a ``FYAN_*`` name that mark a secret (``FYAN_OPENAI_COMPATIBLE_API_KEY``,

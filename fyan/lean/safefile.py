@@ -1,4 +1,4 @@
-"""Reading, copying and replacing files an agent could have written (issue 23, family 8).
+"""Reading, copying and replacing files an agent could have written.
 
 Every file in a workspace, an attempt folder, a unit folder or a submission folder may have been
 put there by a model-driven process, and a *name* says nothing about what is behind it: a FIFO
@@ -158,7 +158,7 @@ def open_append(path: Path | str) -> int:
     """A write-only, append-mode file descriptor (close-on-exec) on the regular file ``path``,
     created when missing. Whatever else has that name (a link to a host file, a FIFO that would
     block, a device, a folder) is removed first, never opened: a confined process may have left it
-    in a folder it writes (issue 23, final attack). Raises ``OSError`` when it cannot be made."""
+    in a folder it writes, to make Fyan write through it. Raises ``OSError`` when it cannot be made."""
     path = Path(path)
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     for _ in range(3):

@@ -1,4 +1,5 @@
-"""Frozen signatures: what a freeze binds, and what changed since (DESIGN.md §2, §3 check 3).
+"""Frozen signatures: what a freeze binds, and what changed since (docs/design.md: a
+certification never carries over to a changed statement).
 
 When the semantic audit freezes a declaration, ``freeze_specs`` records
 
@@ -33,11 +34,12 @@ instance can be called ``Foo.anything``), so no prefix rule.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fyan.lean import declarations
-from fyan.lean.inspector import InspectedDeclaration
+from fyan.lean.inspector import InspectedDeclaration, InspectedLookup, MissingDeclaration
 from fyan.project import Project
 from fyan.state.models import FreezeRecord, UnitRecord
 from fyan.state.store import Store
@@ -59,7 +61,7 @@ def bound_files(project: Project, store: Store, unit: UnitRecord) -> dict[str, s
     return {project.paths.rel(p): sha256_file(p) for p in paths if p.is_file()}
 
 
-def elaborated_bindings(record: InspectedDeclaration | None, toolchain_version: str | None) -> dict[str, str]:
+def elaborated_bindings(record: InspectedDeclaration | MissingDeclaration | None, toolchain_version: str | None) -> dict[str, str]:
     """``bound_inputs`` entries from an inspector record: local definitions and the toolchain."""
     if record is None or not record.found or record.statement_hash is None:
         return {}
@@ -134,8 +136,9 @@ def compare_source(freeze: FreezeRecord, decls: list[declarations.Declaration], 
     return c
 
 
-def compare_compiled(freeze: FreezeRecord, record: InspectedDeclaration | None, toolchain_version: str | None,
-                     reference: InspectedDeclaration | None = None) -> Comparison:
+def compare_compiled(freeze: FreezeRecord, record: InspectedDeclaration | MissingDeclaration | None,
+                     toolchain_version: str | None,
+                     reference: InspectedDeclaration | MissingDeclaration | None = None) -> Comparison:
     """Compare a freeze with the inspector's record of the compiled declaration.
 
     The elaborated statement and the local definitions are compared with the freeze's own
@@ -177,8 +180,8 @@ def compare_compiled(freeze: FreezeRecord, record: InspectedDeclaration | None, 
 
 
 def unaudited_dependencies(project: Project, store: Store, unit: UnitRecord,
-                           record: InspectedDeclaration | None, signature: str = "",
-                           own_frozen: list[str] = ()) -> list[str]:
+                           record: InspectedLookup | MissingDeclaration | None, signature: str = "",
+                           own_frozen: Sequence[str] = ()) -> list[str]:
     """The project constants that ``record``'s statement uses directly although no audit
     certified them (module docstring), each with why. ``signature``: the statement's frozen
     text; ``own_frozen``: the unit's own frozen (or being frozen) declarations.
@@ -191,7 +194,7 @@ def unaudited_dependencies(project: Project, store: Store, unit: UnitRecord,
     change what it means while its text reads the same."""
     from fyan.lean.package import unit_module, upstream
 
-    if record is None or not record.found:
+    if not isinstance(record, InspectedLookup) or not record.found:
         return []
     lib = project.config.lean_lib
     own = {unit_module(project, unit, part) for part in ("Basic", "Statement")}
@@ -244,7 +247,7 @@ def freeze_specs(project: Project, store: Store, unit: UnitRecord, statement: st
     from fyan.state.gateway import FreezeSpec
 
     files = bound_files(project, store, unit)
-    records: dict[str, InspectedDeclaration] = {}
+    records: dict[str, InspectedLookup | MissingDeclaration] = {}
     disc = discovery or discover(project.config.lean, cwd=project.paths.lean)
     tc = disc.toolchain
     cfg = project.config.lean

@@ -1,13 +1,13 @@
 """Find the Lean toolchain: ``lake`` (and ``lean``) from config, ``PATH`` or ``~/.elan/bin``.
 
 A missing toolchain is never an error that stops Fyan and never a pass: every check that
-needs Lean fails with ``TOOLCHAIN_MISSING`` (DESIGN.md §2: fail closed), and the unit is
+needs Lean fails with ``TOOLCHAIN_MISSING`` (docs/design.md: fail closed), and the unit is
 blocked until a toolchain is installed. Users install Lean with elan (README).
 
 The project's Lake package pins its toolchain in ``lean-toolchain`` (one line, e.g.
 ``leanprover/lean4:v4.31.0``; Lake/elan documentation). ``check_pin`` reads it and compares
 it with the Lean version ``lake --version`` reports: the gate's ``build`` check requires the
-configured toolchain (DESIGN.md §3, check 2); every spelling of a pin is understood and anything
+configured toolchain (the gate's ``build`` check); every spelling of a pin is understood and anything
 it cannot compare fails closed. Kernel replay tools (``leanchecker``, shipped
 with recent toolchains, or ``lean4checker``) are found by ``find_kernel_checker``.
 """

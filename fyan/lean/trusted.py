@@ -1,9 +1,9 @@
 """Gate-owned workspaces and builds: evidence from files the gate checked, built where no agent writes.
 
 Agents and earlier attempts write in ``workspaces/<unit>/``; a build there could reuse outputs
-they left (issue 11, finding 7). Every build whose result the gateway decides on — the completion
+they left. Every build whose result the gateway decides on — the completion
 gate, the freeze of an audited statement, the scaffold's compile check, name look-ups — runs in a
-**gate workspace** instead, with plain ``lean`` (``fyan.lean.compile``; issue 24: no Lake
+**gate workspace** instead, with plain ``lean`` (``fyan.lean.compile``; no Lake
 workspace, manifest or trace takes part):
 
 * fresh (``.fyan/gate/<unit>/<purpose>/``, deleted and recreated each time), under ``.fyan/``
@@ -17,7 +17,7 @@ workspace, manifest or trace takes part):
                                       looks further, so all of ``<Lib>`` lives in one folder):
                                       the ``.olean`` the gate compiled when each upstream unit
                                       completed (``units/<up>/Basic.olean``; each complete unit is
-                                      compiled once, issue 15), reused only when
+                                      compiled once), reused only when
                                       ``Basic.olean.json`` says it was compiled from exactly the
                                       recorded source, against exactly the upstream ``.olean`` files
                                       placed here, by this very Lean build (version and git hash: Lean
@@ -34,7 +34,7 @@ workspace, manifest or trace takes part):
   compile-time code that plants an ``Init.olean`` or a second module fails the build), every other
   file of the workspace must be unchanged (``changes_outside_outputs``), and only then are the
   outputs copied into ``lib/`` with their SHA-256. ``recheck`` hashes every recorded file and
-  checked output again when the decision is made (issue 23, part 9).
+  checked output again when the decision is made.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -232,7 +232,7 @@ class GateWorkspace:
                 problems.append(f"{path.relative_to(self.root).as_posix()} changed after it was checked")
         return problems
 
-    def confinement(self, *, writable: list[Path], readable: list[Path] = ()) -> Confinement:
+    def confinement(self, *, writable: list[Path], readable: Sequence[Path] = ()) -> Confinement:
         """The sandbox of a process here: the project and the home hidden; the workspace, the
         toolchain and the dependencies readable; only ``writable`` (and ``tmp/``) writable."""
         return project_confinement(self.project_root, [self.tmp, *writable], toolchain=self.toolchain,
@@ -250,7 +250,7 @@ def upstream_output(project: Project, store: Store, unit: UnitRecord, source: by
     compiled from exactly ``source``, against exactly the upstream ``.olean`` files ``used``
     (module -> SHA-256: Lean does not re-check an imported module's content, so an output compiled
     against an upstream unit completed again since is not reused), and — given ``setup`` — by the
-    same Lean (version and git hash: Lean refuses an ``.olean`` of another build, issue 23 part 11).
+    same Lean (version and git hash: Lean refuses an ``.olean`` of another build).
     None when there is no such output: the caller then builds ``source``. Raises
     ``RecordedInputError`` when a recorded file is missing or differs."""
     if store.artifact(unit.id, "Basic.olean") is None or store.artifact(unit.id, "Basic.olean.json") is None:
@@ -406,8 +406,8 @@ def _compile(ws: GateWorkspace, module: str, config: LeanSection, log_dir: Path,
 
 
 def inspect(ws: GateWorkspace, inspector: InspectorBuild, config: LeanSection, out_dir: Path, *, name: str,
-            modules: list[str] = (), names: list[str] = (), imports: list[str] = (), local_prefix: str = "",
-            black_box: list[str] = ()) -> Inspection:
+            modules: Sequence[str] = (), names: Sequence[str] = (), imports: Sequence[str] = (), local_prefix: str = "",
+            black_box: Sequence[str] = ()) -> Inspection:
     """Run the trusted inspector (``fyan.lean.inspector.run_inspector``) on the published outputs,
     confined: ``LEAN_PATH`` = ``lib/``, then the dependencies; it may write only ``out_dir`` and
     reads the inspector's own folder."""
@@ -419,7 +419,7 @@ def inspect(ws: GateWorkspace, inspector: InspectorBuild, config: LeanSection, o
 
 
 def run_tool(ws: GateWorkspace, argv: list[str], config: LeanSection, log_dir: Path, *, name: str, kind: str,
-             readable: list[Path] = (), writable: list[Path] = (), cwd: Path | None = None):
+             readable: Sequence[Path] = (), writable: Sequence[Path] = (), cwd: Path | None = None):
     """Run a checker program (a kernel replay) on the published outputs, as the inspector runs: in
     the workspace, ``LEAN_PATH`` = ``lib/``, then the dependencies, confined, admitted by memory as
     ``kind``; returns its ``ProcessResult``."""

@@ -5,16 +5,16 @@ narrowed to the unit's namespace (``fyan.lean.package.workspace_lakefile``), the
 ``lean-toolchain``, and the unit's own modules (its candidate files) — nothing else of the
 project's sources. Each upstream unit the unit imports (transitively) is read compiled: its
 ``.lake/build/lib/lean/<Lib>/<Unit>/Basic.olean`` is a link to the project package's output,
-which the completion gate compiled once when that unit completed (issue 15); the project
+which the completion gate compiled once when that unit completed; the project
 package (``lean/``) is bound read-only in the sandbox, so no agent can change those outputs, and
 the gate never reads this folder anyway. An upstream unit without a recorded output (completed
-before issue 15) is the exception: its source is copied here and built (its namespace joins the
+before compiled outputs were recorded) is the exception: its source is copied here and built (its namespace joins the
 library's roots).
 
 A command agent edits files there (and may run ``lake build`` itself: the narrowed lakefile
 and the links make that work); its ``.lake/packages`` links to the project package's, so
 dependencies such as Mathlib are fetched and built once per project. The Formalizer's feedback
-compiles (``compile_candidate``) take the gate's path (issue 24): plain ``lean`` with the same
+compiles (``compile_candidate``) take the gate's path: plain ``lean`` with the same
 ``LeanSetup``, upstream units read from the project package's outputs (the gate's own ``.olean``
 files), output into ``.fyan-build/out/`` (on no search path), confined with writes limited to
 ``.fyan-build/`` — so a candidate that compiles here compiles the same way at the gate. Nothing

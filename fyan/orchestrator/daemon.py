@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fyan import logs
 from fyan.agents import process_groups
@@ -59,6 +59,9 @@ from fyan.state.gateway import Gateway
 from fyan.state.models import UnitStatus
 from fyan.terminal import quoted
 
+if TYPE_CHECKING:  # the specifier's modules load only when a run ingests
+    from fyan.specifier.ingest import IngestReport
+
 #: files of ``.fyan/`` that belong to the running process, not to the state a failed first
 #: ingest rolls back (the lock it holds, its agents' registry and scratch, its logs, daemon.json)
 _RUN_FILES = {"run.lock", "agents.json", "tmp", "logs", STATE_FILE}
@@ -75,7 +78,7 @@ def open_for_run(path: str | Path, providers: Callable | None = None):
     try:
         if fresh or not gateway.store.has_units():
             # imported here: a restart of an ingested project needs neither (0.4 s of a restart
-            # to first dispatch, issue 28)
+            # to first dispatch)
             from fyan.agents.specify import model_specifier
             from fyan.specifier.ingest import ingest
 
@@ -146,7 +149,7 @@ class Daemon:
         self.project: Project | None = None
         self.gateway: Gateway | None = None
         self.engine: Engine | None = None
-        self.report = None
+        self.report: IngestReport | None = None
         self.stale: staleness.Staleness | None = None
         self.notes: list[str] = []  # what the daemon noticed (also in the log and the event log)
         self.dashboard_url: str | None = None
@@ -155,7 +158,7 @@ class Daemon:
         self.token: str | None = None
         self._deferred_proofs: set[str] = set()
         self._server = None
-        self._factory = None  # the project's providers, shared by the Specifier and the engine
+        self._factory: ProviderFactory | None = None  # the project's providers, shared by the Specifier and the engine
         self._phase = "starting"
         self._started = time.time()
         self._stop_reason: str | None = None
@@ -291,7 +294,7 @@ class Daemon:
     def _signals(self) -> list[tuple[int, Any]]:
         if threading.current_thread() is not threading.main_thread():
             return []
-        previous = []
+        previous: list[tuple[int, Any]] = []
         hits = {"n": 0}
 
         def handler(signum, frame):

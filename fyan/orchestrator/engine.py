@@ -30,7 +30,7 @@ After a failed attempt the optional ``critic`` (``fyan.orchestrator.stagnation``
 review of the unit; the review runs as a job of that unit (no stage of the unit starts while it
 runs) and its advice enters through the guidance channel.
 
-**Provider outages are waited out, not counted** (issue 13). An attempt whose model provider is
+**Provider outages are waited out, not counted**. An attempt whose model provider is
 unavailable (``ProviderUnavailable``: connection refused, timeout, 429, 5xx, overloaded, or the
 provider's circuit breaker open) is recorded by the gateway as *interrupted by the provider*:
 no attempt budget is used and no critic is called. Until the provider's breaker is due
@@ -47,6 +47,7 @@ waits a moment for the abandoned workers to clean up (a command agent's scratch 
 
 from __future__ import annotations
 
+import functools
 import gc
 import queue
 import threading
@@ -88,7 +89,7 @@ _frozen = False
 def _freeze_once() -> None:
     """``gc.freeze()`` once per process, after the imports and the ledger load: the modules,
     the configuration and the ledger live as long as the run, and moving them out of the
-    collector's generations spares every full collection walking them again (issue 28)."""
+    collector's generations spares every full collection walking them again."""
     global _frozen
     if not _frozen:
         _frozen = True

@@ -1,6 +1,6 @@
 """The guidance channel: advice from people (``guidance/<unit>.md``) and from critics.
 
-Advice is context, never instructions that code executes (DESIGN.md §2): it reaches a unit's
+Advice is context, never instructions that code executes: it reaches a unit's
 next attempt only as a quoted comment block inside the model's prompt (``advice_block``), and
 no code copies it into a Lean file, a frozen statement or any other artifact.
 

@@ -1,6 +1,6 @@
 """The orchestrator's in-memory copy of the state: units, edges, runs and derived statuses.
 
-The store is the truth (DESIGN.md §5, §8): the ledger is loaded from it when a run starts
+The store is the truth: the ledger is loaded from it when a run starts
 (``Ledger.load``) and then kept current from the ``StageRun`` objects the gateway returns for
 each write it made (``record``), so the run loop never re-reads the whole store. Statuses are
 derived with the same pure rules as ``Store.views`` (``fyan.state.lifecycle.progress`` and
@@ -55,7 +55,7 @@ class Ledger:
                 self.depends[unit].append(dep)
                 self.dependents[dep].append(unit)
         #: dependencies before dependents; the units that become ready together in document order
-        #: (the standard library's sorter: networkx's import alone is ~60 ms of a restart, issue 28).
+        #: (the standard library's sorter: networkx's import alone is ~60 ms of a restart).
         #: Raises ``graphlib.CycleError`` on a cycle (the intake refuses one; a store that has one
         #: was edited by hand).
         self.topo: list[str] = []

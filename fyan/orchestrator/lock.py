@@ -18,7 +18,7 @@ import socket
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 from fyan.errors import LockedError
 
@@ -56,7 +56,7 @@ def read_run_state(state_dir: Path) -> dict[str, Any] | None:
 class ProjectLock:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fh = None
+        self._fh: IO[str] | None = None
 
     def acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

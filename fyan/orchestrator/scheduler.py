@@ -13,7 +13,7 @@ near max(critical path, total work / slots) (list scheduling with critical-path 
 Dispatch cost does not grow with the project: ``pick`` keeps the ready units in a heap keyed
 by the cached priorities and pops only the few it hands out, instead of sorting every ready
 unit at each dispatch (which made a transition cost O(ready · log ready): 2.57 ms at 2,000
-units against 1.54 ms at 500, issue 14). The heap is rebuilt when the priorities are refreshed
+units against 1.54 ms at 500). The heap is rebuilt when the priorities are refreshed
 (amortised O(1) per status change); units that became ready in between are pushed as the ledger
 reports them (``Ledger.became_ready``).
 """

@@ -1,6 +1,6 @@
 """Stagnation: a unit that keeps failing the same way gets a critic review.
 
-Detected from the recorded history only (deterministic; DESIGN.md §1.3 "stagnation/critics"),
+Detected from the recorded history only (deterministic; docs/design.md),
 over the last ``[stagnation] window`` failed attempts of the unit since its last review
 (environment failures — a missing toolchain — never count: no advice can fix them):
 
@@ -70,7 +70,7 @@ def detect(project: Project, runs: list[StageRun], window: int, since_run: int =
     if len(proves) >= window and len(failed) >= 1:
         texts = [_proof_text(project, r) for r in proves[-window:]]
         if all(t is not None for t in texts):
-            counts = {sorry_count(t) for t in texts}  # type: ignore[arg-type]
+            counts = {sorry_count(t) for t in texts}
             if len(set(texts)) == 1:
                 return f"the last {window} proof attempts made no edit to the proof"
             if len(counts) == 1 and (n := counts.pop()) > 0:

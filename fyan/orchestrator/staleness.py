@@ -1,6 +1,6 @@
 """Stale units: the source document changed after the units were made from it.
 
-Fyan never re-runs a unit because its source changed (DESIGN.md §2: a changed input makes a
+Fyan never re-runs a unit because its source changed (docs/design.md: a changed input makes a
 certification stale, it never silently carries over, and nothing is silently redone). It
 *reports*: the current ``source/`` is read again in memory (intake → units → ``problem.tex``,
 the same code as ``fyan init``; nothing is written) and each unit's statement and source proof
@@ -43,7 +43,7 @@ def source_digest(project: Project, files: list[str]) -> str:
 
 
 def _body(text: str) -> str:
-    from fyan.gates.stages import provenance_block  # here: the gates' modules load late (issue 28)
+    from fyan.gates.stages import provenance_block  # here: the gates' modules load late, off the restart path
 
     block = provenance_block(text) or ""
     return text.replace(block, "").strip()

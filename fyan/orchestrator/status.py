@@ -1,7 +1,7 @@
 """What ``fyan status``, ``fyan daemon status`` and the dashboard show about a project.
 
 Unit statuses are computed from the store (``fyan.state.lifecycle``), never stored twice. Two
-things the store alone cannot tell are added here, so that status tells the truth (issue 13):
+things the store alone cannot tell are added here, so that status tells the truth:
 
 * **is a run alive?** Only the run lock says (``lock.lock_holder``). A unit the store records
   as running while no process holds the lock is shown as ``interrupted`` with "resumes on the
@@ -61,8 +61,8 @@ class Cause:
 _KNOWN: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"^Lean toolchain not found: (?P<remedy>.*)$", re.S), "Lean toolchain not found", None),
     (re.compile(r"^the replay cassette (?P<path>.+) does not exist$"), "the replay cassette does not exist",
-     'configure a model in fyan.toml [agents.default] (see `fyan init --help` and the README\'s "Models and '
-     'providers"), or record a cassette with provider = "record"'),
+     'configure a model in fyan.toml [agents.default] (see `fyan init --help` and docs/providers.md, '
+     '"Models and providers"), or record a cassette with provider = "record"'),
     (re.compile(r"^the replay cassette .+ has no response for .+$"), "",
      'the prompt or its inputs changed since recording: re-record with provider = "record" in fyan.toml '
      "[agents.default], or configure a live model there"),

@@ -4,7 +4,7 @@ catch it, and the honest controls that must pass.
 The files live in the repository's ``tests/cheats/`` (``*.lean`` and ``manifest.toml``; the
 manifest's header documents every field) and ship in the wheel as ``fyan/_data/cheats/``
 (``pyproject.toml``): ``fyan selftest`` and ``tests/test_cheats.py`` (``pytest -m lean`` with a
-real toolchain) read the same files through this module, so the two cannot drift apart (issue 17).
+real toolchain) read the same files through this module, so the two cannot drift apart.
 
 ``judge`` decides whether one gate report is what the manifest asks for: a cheat is rejected by
 its intended check (status ``fail``, required, the manifest's reason fragment in the reason), and
@@ -100,8 +100,8 @@ def judge(case: Case, report: GateReport, *, kernel_checker: bool = False) -> Ve
     """Compare a gate report with what the manifest asks of ``case`` (module docstring)."""
     failing = [c.name for c in report.checks if c.required and not c.passed]
     if case.kind == "control":
-        problems = [] if report.passed else [f"the honest control did not pass: {report.summary()}"]
-        return Verdict(not problems, failing, problems)
+        failed = [] if report.passed else [f"the honest control did not pass: {report.summary()}"]
+        return Verdict(not failed, failing, failed)
     problems: list[str] = []
     if report.passed:
         problems.append("the cheat passed the gate")

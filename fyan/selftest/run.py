@@ -1,4 +1,4 @@
-"""``fyan selftest``: the gate proves itself on the user's own toolchain (issue 17).
+"""``fyan selftest``: the gate proves itself on the user's own toolchain.
 
 For a toolchain pin, in a scratch folder: find the toolchain (``fyan.lean.toolchain.discover``,
 the ``[lean]`` settings of this machine: ``FYAN_LEAN__*``), build the trusted inspector for the

@@ -1,4 +1,4 @@
-"""Which toolchains the completion gate trusts: those whose ``fyan selftest`` passed (issue 17).
+"""Which toolchains the completion gate trusts: those whose ``fyan selftest`` passed.
 
 A selftest result is kept in the user's data folder, one JSON file per Lean version:
 ``<data>/selftest/<lean version>.json`` where ``<data>`` is ``$FYAN_DATA_DIR`` when set, else

@@ -2,7 +2,7 @@
 
 A candidate statement T̂ is aligned with the intended T when T̂ implies every shadow Sᵢ
 (forward checks) and the conjunction of the shadows implies T̂ (backward check), for a shadow
-set that is *complete*: T ⇒ each Sᵢ and ⋀Sᵢ ⇒ T, both verified in Lean (DESIGN.md §1, issue 6).
+set that is *complete*: T ⇒ each Sᵢ and ⋀Sᵢ ⇒ T, both verified in Lean.
 
 Modules (one responsibility each):
 

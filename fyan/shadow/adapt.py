@@ -2,7 +2,7 @@
 
 Checkers name the reference's declarations. A candidate may call them otherwise, so before a
 checker is appended to a candidate file its names are rewritten (``rename``) by a mapping
-computed with these rules, tried in order (issue 6, item 4):
+computed with these rules, tried in order:
 
 1. ``exact`` — the same full name;
 2. ``namespace-stripped`` — the same last component (``MiniF2F.foo`` for ``foo``);

@@ -1,5 +1,5 @@
 """The model-drafted adapter: a *fallback* when rule-based name adaptation leaves reference
-names unresolved (issue 6, item 4).
+names unresolved.
 
 The model (prompt ``prompts/shadow_adapter.*.md``) sees the reference, the candidate file and the
 unresolved names, and writes Lean declarations that define exactly those names in terms of the

@@ -1,9 +1,9 @@
-"""The Lean files SA-Pass compiles: one whole file per check (issue 6, item 5).
+"""The Lean files SA-Pass compiles: one whole file per check.
 
 * ``candidate_file`` — the submission as kept (imports, ``open``, namespaces, helpers, the
   candidate) and the ``end`` commands closing its open scopes; the trusted inspector then reports
   the candidate's axioms and every extension entry the file registers;
-* ``checker_file`` — a module of its own (issue 23, family 6): the shadow set's imports and
+* ``checker_file`` — a module of its own: the shadow set's imports and
   ``import <the compiled candidate module>``, then the rest of the shadow set's header (its
   ``open``/``set_option`` lines, which the checkers are written against), a model-drafted adapter
   when one was used, then *one* checker (names adapted), a theorem named

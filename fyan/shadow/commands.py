@@ -133,7 +133,7 @@ def cmd_eval(args: argparse.Namespace) -> CommandResult:
     compiler, why = _compiler(args)
     if compiler is None:
         raise ToolchainUnavailable(f"cannot evaluate: {why}",
-                                   hint="install Lean (README, 'Installing Lean'), or replay recorded outcomes with --replay FILE")
+                                   hint="install Lean (README, 'Installing Lean'; docs/lean.md), or replay recorded outcomes with --replay FILE")
     out = Path(args.out)
     adapter = None
     if args.adapter:

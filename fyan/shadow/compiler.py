@@ -11,7 +11,7 @@ decided from the inspector's report. Three implementations:
 
 * ``LeanCompiler`` — the real adapter: writes the file to a scratch folder as module
   ``FyanShadow_<hash>`` and compiles it with plain ``lean --json`` (``fyan.lean.compile``, the
-  gate's own path: issue 24) with the dependency search path of a Lake package the user
+  gate's own path, so no Lake workspace takes part) with the dependency search path of a Lake package the user
   configures (a package whose ``lakefile`` requires Mathlib for minif2f-style problems, built or
   fetched with ``lake exe cache get``; ``fyan.lean.compile.resolve``) or of the gate workspace,
   then runs the trusted inspector on that module: a timeout per compile (seconds), a memory limit
@@ -20,7 +20,7 @@ decided from the inspector's report. Three implementations:
   (searched by the inspector) only when the folder holds nothing but the module's own files; a
   candidate module that passed its checks (``trust_module``, ``fyan.shadow.evaluate``) is copied
   on into ``imports/``, the only scratch folder later compiles search (a checker module imports
-  its candidate, issue 23 family 6; a submission can never import another submission's module
+  its candidate; a submission can never import another submission's module
   that was rejected) —
   the scratch folder is never searched before the dependencies and Lean's own library. The folder
   (``<workspace>/.fyan-shadow/run-*``) is removed by ``close``.
@@ -47,6 +47,7 @@ import shutil
 import tempfile
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
@@ -125,8 +126,8 @@ class Compiler(ABC):
     description: str = ""
 
     @abstractmethod
-    def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
-                black_box: list[str] = ()) -> CompileOutcome: ...
+    def compile(self, text: str, *, label: str, nonce: str, lookups: Sequence[str] = (),
+                black_box: Sequence[str] = ()) -> CompileOutcome: ...
 
     def trust_module(self, module: str) -> None:  # noqa: B027 - optional hook
         """``module`` (compiled by this compiler) passed the candidate's checks: later compiles may
@@ -155,7 +156,7 @@ class LeanCompiler(Compiler):
     """
 
     def __init__(self, toolchain: Toolchain, setup: LeanSetup, scratch_parent: Path, config: LeanSection, *,
-                 timeout_s: float, inspector: InspectorBuild, search_path: list[Path] = (),
+                 timeout_s: float, inspector: InspectorBuild, search_path: Sequence[Path] = (),
                  log_dir: Path | None = None, project_root: Path | None = None) -> None:
         self.toolchain = toolchain
         self.setup = setup
@@ -178,8 +179,8 @@ class LeanCompiler(Compiler):
                                                                                  *readable])
         return Confinement(writable=(tmp, *writable), read_only=(self.scratch, *self.setup.readable()))
 
-    def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
-                black_box: list[str] = ()) -> CompileOutcome:
+    def compile(self, text: str, *, label: str, nonce: str, lookups: Sequence[str] = (),
+                black_box: Sequence[str] = ()) -> CompileOutcome:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[:120]
         module = module_name(text, nonce)
         (self.scratch / "src" / f"{module}.lean").write_text(text, encoding="utf-8")
@@ -271,8 +272,8 @@ class RecordedCompiler(Compiler):
         origins = sorted({e.origin for e in self.entries.values()})
         self.description = f"replayed from {path} ({len(self.entries)} outcomes; origin: {'; '.join(origins)})"
 
-    def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
-                black_box: list[str] = ()) -> CompileOutcome:
+    def compile(self, text: str, *, label: str, nonce: str, lookups: Sequence[str] = (),
+                black_box: Sequence[str] = ()) -> CompileOutcome:
         key = text_key(text, nonce)
         entry = self.entries.get(key)
         if entry is None:
@@ -299,8 +300,8 @@ class RecordingCompiler(Compiler):
         self.description = f"{inner.description}; recording to {path}"
         self._lock = threading.Lock()
 
-    def compile(self, text: str, *, label: str, nonce: str, lookups: list[str] = (),
-                black_box: list[str] = ()) -> CompileOutcome:
+    def compile(self, text: str, *, label: str, nonce: str, lookups: Sequence[str] = (),
+                black_box: Sequence[str] = ()) -> CompileOutcome:
         outcome = self.inner.compile(text, label=label, nonce=nonce, lookups=lookups, black_box=black_box)
         inspection = None
         if outcome.inspection is not None:

@@ -1,4 +1,4 @@
-"""The completeness check of a shadow set (issue 6, item 2).
+"""The completeness check of a shadow set.
 
 A shadow set is *complete* when, against its own reference (header + reference declarations):
 
@@ -10,7 +10,7 @@ A shadow set is *complete* when, against its own reference (header + reference d
    target, so it would pass for every candidate and measures nothing.
 
 Without a compiler (no Lean toolchain) the set is not complete and every check says why: the
-check fails closed (DESIGN.md §2), it never assumes success.
+check fails closed, it never assumes success.
 """
 
 from __future__ import annotations

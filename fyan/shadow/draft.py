@@ -1,4 +1,4 @@
-"""Model-drafted shadow sets (issue 6, item 7): the model proposes, the completeness check decides.
+"""Model-drafted shadow sets: the model proposes, the completeness check decides.
 
 The model (prompt ``prompts/shadow_draft.*.md``) proposes shadows of the reference — projections,
 specialisations, unfoldings, iff directions, consequences — each with a forward proof, and a

@@ -1,4 +1,4 @@
-"""Evaluate submissions against shadow sets (issue 6, items 5 and 6).
+"""Evaluate submissions against shadow sets.
 
 For one submission (``evaluate_submission``):
 
@@ -20,7 +20,7 @@ For one submission (``evaluate_submission``):
    a checker; forward checks, then the backward check): a check passes when the file compiles without error and the
    inspector finds the checker theorem, with no ``sorryAx`` anywhere in it (its axioms are
    computed with the candidate's own proof as a black box, so only the checker's proof counts)
-   and no axiom outside the allow-list (issue 11, finding 6);
+   and no axiom outside the allow-list;
 5. score (``score``).
 
 The batch (``run_eval``) evaluates every submission in parallel (``jobs`` threads, each compile
@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +47,7 @@ from pydantic import BaseModel, Field
 
 from fyan.lean import safefile
 from fyan.errors import InputError
-from fyan.lean.inspector import module_findings
+from fyan.lean.inspector import InspectedModule, module_findings
 from fyan.lean.lints import lint
 from fyan.lean.policy import is_native_axiom
 from fyan.shadow import assemble
@@ -170,7 +170,8 @@ def judge_candidate(outcome: CompileOutcome, assembled: assemble.Assembled, cand
     if rec is None or not rec.found:
         return False, f"the candidate {candidate_name} is not in the compiled module", None
     module = report.module(outcome.module) if outcome.module else None
-    module = module or (report.modules[0] if len(report.modules) == 1 else None)
+    only = report.modules[0] if len(report.modules) == 1 else None
+    module = module or (only if isinstance(only, InspectedModule) else None)  # a missing module is no evidence
     if module is None:
         return False, "no evidence from the trusted inspector about the compiled module", rec.axioms
     findings = module_findings(module, strict=True)
@@ -195,8 +196,8 @@ class _Context:
     files_dir: Path | None
     report_root: Path | None
 
-    def run(self, assembled: assemble.Assembled, label: str, lookups: list[str] = (),
-            black_box: list[str] = ()) -> tuple[CompileOutcome, str | None]:
+    def run(self, assembled: assemble.Assembled, label: str, lookups: Sequence[str] = (),
+            black_box: Sequence[str] = ()) -> tuple[CompileOutcome, str | None]:
         rel = None
         if self.files_dir is not None:
             self.files_dir.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The candidate declaration of a submission: its *last* theorem block (issue 6, item 3).
+"""The candidate declaration of a submission: its *last* theorem block.
 
 A submission is a Lean file. Its candidate is the last top-level ``theorem``/``lemma`` block, so
 a backup declaration written after a long attempt is the candidate (and a ``sorry`` there fails
@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from fyan.lean import safefile
 from fyan.lean import declarations
 from fyan.lean.declarations import Declaration
 
@@ -124,8 +122,3 @@ def candidate_named(text: str, full_name: str) -> Candidate:
     if decl is None:
         raise NoCandidate(f"{full_name} is not declared in the file")
     return _build(text, decl, decls)
-
-
-def read_submission(path: Path) -> str:
-    """The text of a submission file; raises ``OSError``/``UnicodeDecodeError`` as ``open`` does."""
-    return safefile.read_text(path)

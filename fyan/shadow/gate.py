@@ -5,7 +5,7 @@ A unit ``<unit>`` of a project has a shadow set when ``shadows/<unit>/shadowset.
 benchmark's statement, an earlier version, a statement a mathematician vetted). The completion
 gate (``fyan.gates.completion``) then adds the required check ``shadow_alignment``, beside the
 semantic certification: the unit's frozen root, in the unit's built Lake workspace, must reach
-SA-Pass = 1 (it compiles, every forward check and the backward check pass; DESIGN.md §1).
+SA-Pass = 1 (it compiles, every forward check and the backward check pass; docs/design.md).
 
 Deterministic and model-free: names are adapted by rules only (never a model-drafted adapter),
 and sorry is left to the gate's own ``sorry_free`` check (the statement is what is compared).

@@ -1,4 +1,4 @@
-"""SA-Pass scores (issue 6, item 5), computed with exact fractions.
+"""SA-Pass scores, computed with exact fractions.
 
 For one submission with n forward checks:
 

@@ -46,7 +46,7 @@ _NAME = re.compile(r"^[^\W\d][\w'!?₀-₉ₐ-ₜ]*(?:\.[^\W\d][\w'!?₀-₉ₐ-
 
 
 class Method(StrEnum):
-    """How a shadow is obtained from the reference statement (issue 6)."""
+    """How a shadow is obtained from the reference statement."""
 
     PROJECTION = "projection"
     SPECIALISATION = "specialisation"
@@ -200,7 +200,7 @@ def load_shadow_set(path: Path) -> ShadowSet:
         shadow_set = ShadowSet.model_validate(data)
     except ValidationError as e:
         raise InputError(f"{path}: invalid shadow set\n{_format_errors(e)}",
-                         hint="see the shadow-set format in README.md (section SA-Pass)") from None
+                         hint="see the shadow-set format in docs/shadow.md") from None
     if shadow_set.problem != path.parent.name:
         raise InputError(f"{path}: problem {shadow_set.problem!r} differs from its folder name {path.parent.name!r}",
                          hint="name the folder after the problem id")

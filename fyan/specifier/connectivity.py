@@ -1,4 +1,4 @@
-"""Isolated statements and disconnected components of a blueprint's dependency graph (issue 26).
+"""Isolated statements and disconnected components of a blueprint's dependency graph.
 
 A statement with no ``\\uses`` in or out, or a group of statements that no edge ties to the rest,
 is usually a forgotten ``\\uses`` (a common request against blueprint dependency-graph tools).

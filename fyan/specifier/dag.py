@@ -37,7 +37,7 @@ kept and listed, but it orders nothing). Kinds of evidence, strongest first (``S
   matches, the best match wins, then the definition in force. Same strength, mention and cycle
   rules as ``term``; a symbol found in most later statements gives no edge.
 
-The rule (DESIGN.md §1.2, issue 12), applied in this order:
+The rule, applied in this order:
 
 1. **``\\uses`` are authoritative.** In a statement (or proof) that has ``\\uses``, its other
    references are mentions ("not in its \\uses"); references where there is no ``\\uses`` stay
@@ -60,7 +60,7 @@ The rule (DESIGN.md §1.2, issue 12), applied in this order:
    A proof's dependency followed by weak evidence does not make a statement's own use of a
    definition redundant.
 
-``validate`` checks what DESIGN.md §1.2 asks of the Specifier: every unit-kind statement is in
+``validate`` checks what docs/design.md asks of the Specifier: every unit-kind statement is in
 exactly one unit, every edge target exists, there is no cycle (all of them reported), and
 layers are recomputed from the edges (layer 0 = no dependencies). Errors raise ``DagError``; a
 reference to a label defined nowhere raises it too with ``unknown_references = "error"`` (with
@@ -89,8 +89,8 @@ from fyan.specifier.units import UnitSpec
 EdgeOrigin = Literal["uses", "nested", "ref", "proposed", "display", "closing", "title", "term", "notation"]
 
 #: Strength of each kind of evidence (statement scope, proof scope): a cycle is broken at its
-#: weakest edge. Source: the rule in the module docstring (issue 12); the order of trust of
-#: issue 25: ``\\uses`` > a reference in a proof (the author used it to prove) > a reference in a
+#: weakest edge. Source: the rule in the module docstring; the order of trust of
+#: ``\\uses`` > a reference in a proof (the author used it to prove) > a reference in a
 #: statement (often a pointer: "as in Lemma 3") > a mention.
 STRENGTH: dict[str, tuple[int, int]] = {
     "uses": (10, 9), "nested": (8, 8), "ref": (6, 7), "proposed": (5, 5), "display": (4, 4), "closing": (3, 3),
@@ -98,7 +98,7 @@ STRENGTH: dict[str, tuple[int, int]] = {
 }
 #: The former rule "a reference in a proof's closing sentence to a *later* statement is a
 #: mention" ("..., which we prove in Lemma 5.3"), off: measured on the corpus blueprints'
-#: ``\\uses`` with ``scripts/dag_quality.py --closing`` (issue 25), it raises F1 on none of them
+#: ``\\uses`` with ``scripts/dag_quality.py --closing``, it raises F1 on none of them
 #: (equal on eight, FLT 0.426 with it against 0.432 without: its one such pair is in ``\\uses``),
 #: and in one large blueprint 13 of 14 such mentions were real dependencies.
 DEMOTE_LATER_CLOSING = False
@@ -916,7 +916,7 @@ class _Closure:
     the descendants of every node, computed once in reverse topological order (linear in the
     edges, each step a machine-word OR over the nodes), and the descendants in the DAG plus the
     keyed edges added so far (``add_keyed``), followed from the bit sets on demand. Replaces a
-    graph search per statement (issue 25: the DAG builder scales with the document)."""
+    graph search per statement (the DAG builder scales with the document)."""
 
     def __init__(self, graph: nx.DiGraph) -> None:
         self.index = {n: i for i, n in enumerate(graph.nodes)}

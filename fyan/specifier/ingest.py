@@ -37,7 +37,7 @@ __all__ = ["SOURCE_PREFIX", "IngestReport", "Specifier", "ingest", "plan_ingest"
 
 
 class Specifier(Protocol):
-    """The Specifier's model part (DESIGN.md §1.2): given the catalogue and the deterministic
+    """The Specifier's model part: given the catalogue and the deterministic
     units, dependency edges and mentions (references that are not dependencies), returns (units, edges, notes, metadata to record); its result is
     validated like the deterministic one. ``fyan.agents.specify.ModelSpecifier`` is one."""
 
@@ -61,7 +61,7 @@ class IngestReport(BaseModel):
     mentions: list[Edge] = []
     findings: list[Finding] = []
     format: str = "tex"
-    # the intake report (issue 25)
+    # the intake report
     unclassified_envs: dict[str, int] = {}
     layout_envs: int = 0
     references: ReferenceCounts = ReferenceCounts()

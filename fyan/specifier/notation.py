@@ -2,7 +2,7 @@
 
 Statements often depend on a definition only through its symbol: a lemma about
 ``$\\Delta_{\\mathcal P}$`` needs the definition of the density, one about ``$\\bbH[X|Y]$`` the
-definition of conditional entropy, without naming either (issue 12: "recall is low where a
+definition of conditional entropy, without naming either ("recall is low where a
 blueprint's statements depend on definitions they use by notation"). This module reads math as
 a flat list of tokens (no parse tree, no recursion on the input) and works on ``Statement.body``
 of any reader with TeX math in it (TeX, Markdown's ``$…$``).
@@ -53,7 +53,7 @@ the symbol does not have is a power (``E_4^2``); a use with another bracket is a
 a use matches, the best score wins (equal constants, then equal slot letters, the same primes,
 bracket, signature and argument), then the latest definition before the statement (the
 definition in force), the statement's own symbols included (a definition that defines a symbol
-again uses its own). Source of the rules: issue 12's follow-up (notation edges), measured on the
+again uses its own). Source of the rules: the notation-edge rules, measured on the
 corpus blueprints with ``scripts/dag_quality.py``.
 """
 

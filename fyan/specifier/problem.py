@@ -1,13 +1,13 @@
 """``problem.tex``: a unit's statement with a provenance block written by code.
 
 The provenance block is a run of TeX comment lines between fixed markers; models never write
-it (DESIGN.md §1, §2): ``render_problem`` writes it at ingest, and ``with_provenance`` puts the
+it: ``render_problem`` writes it at ingest, and ``with_provenance`` puts the
 code-written block back on a statement text a model rewrote (any block the model wrote is
 dropped). The statement text below it is the verbatim environment from the source (for a PDF,
 the text of the statement as extracted from the text layer).
 
 Between the two, a **context block** (``CONTEXT_BEGIN`` … ``CONTEXT_END``, also written by code
-only) carries what the statement cites but does not contain (issue 12/18): a displayed formula
+only) carries what the statement cites but does not contain: a displayed formula
 it cites from elsewhere (``\\eqref{eq:S}`` to a display in the running text or in another
 unit), and the non-unit environments it refers to (remark, example, situation, notation,
 convention, setup, and the document's own non-unit environments), each after a comment line

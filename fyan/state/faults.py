@@ -59,7 +59,7 @@ def _hold(name: str) -> None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if got:
-        handler = previous[got[0]]
+        handler = previous[signal.Signals(got[0])]
         if callable(handler):
             handler(got[0], None)
         elif handler == signal.SIG_DFL:

@@ -1,4 +1,4 @@
-"""The gateway: the only code that writes stage state (DESIGN.md §2, §5).
+"""The gateway: the only code that writes stage state.
 
 Agents and stage code write files into an *attempt folder* and nothing else. The gateway
 
@@ -240,8 +240,8 @@ class Gateway:
         """``units/<unit>`` (``ProjectPaths.unit``: refuses an id that is not a unit id or whose
         folder resolves elsewhere), checked once per unit and process, then remembered. The
         check resolves every component of the path (an ``lstat`` each, twice), which cost ~20
-        system calls per transition (issue 28); ``units/`` is written by this gateway alone
-        (DESIGN.md §2), so a unit folder that resolved inside ``units/`` once stays there.
+        system calls per transition; ``units/`` is written by this gateway alone,
+        so a unit folder that resolved inside ``units/`` once stays there.
         ``tidy`` and ``recover`` forget the remembered folders."""
         path = self._unit_dirs.get(unit)
         if path is None:
@@ -671,7 +671,7 @@ class Gateway:
         """Close the running attempt ``run`` as *interrupted* because its model provider was
         unavailable (an outage, ``ProviderUnavailable``): not a failure — no attempt budget is
         used and no check runs; the unit runs the same stage again once the provider answers
-        (issue 13). Records a ``stage_interrupted`` event with ``by = "provider"``, the provider
+        (an outage says nothing about the proof). Records a ``stage_interrupted`` event with ``by = "provider"``, the provider
         and the outage (``Outage.as_dict``). Raises ``TransitionError`` when ``run`` is not
         running any more or the run is stopping."""
         data = {"stage": run.stage.value, "reason": reason, "by": "provider", "provider": provider,
@@ -749,7 +749,7 @@ class Gateway:
         return now
 
     def check_fence(self, run: StageRun, head: str | None, run_id: int) -> None:
-        """Refuse the result of an attempt this head does not expect (issue 14: attempt ids
+        """Refuse the result of an attempt this head does not expect (attempt ids
         are fencing tokens): handed out under another session's token (a previous head's,
         after a restart), for another run than ``run``, or for a run that is not running any
         more (interrupted, or already closed). Raises ``TransitionError`` naming which."""
@@ -865,7 +865,7 @@ class Gateway:
         if missing:
             return CheckOutcome(passed=False, reason=f"attempt left no {', '.join(missing)}")
         special = [rel for rel in stage_spec(run.stage).outputs if not safefile.is_regular(attempt_dir / rel)]
-        if special:  # a link (even to a regular file) is not read: issue 23, family 8
+        if special:  # a link (even to a regular file) is not read: it could point at another unit's or Fyan's files
             return CheckOutcome(passed=False, reason=f"attempt left {', '.join(special)} as something other than a "
                                                      "regular file (a link, FIFO or device is never read)")
         check = self.checks.get(run.stage)

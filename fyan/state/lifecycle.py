@@ -1,6 +1,6 @@
 """Pure rules: a unit's status and next stage, computed from its stage history.
 
-Status is never stored (DESIGN.md §8: computed from the store, never stored twice). The rules:
+Status is never stored (computed from the store, never stored twice: a second copy could drift). The rules:
 
 * stages run in the order of ``Stage``; a succeeded run of the expected stage advances;
 * a failed run counts against its stage's attempt budget (``attempts_per_stage``); it may

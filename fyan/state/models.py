@@ -1,4 +1,4 @@
-"""Pydantic models of everything the state store holds (DESIGN.md §5).
+"""Pydantic models of everything the state store holds.
 
 Timestamps are POSIX seconds (float, UTC). Paths are relative to the project folder.
 """

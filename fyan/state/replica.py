@@ -4,7 +4,7 @@ Where a task runs, the stage agents and the completion gate read the state throu
 read-only ``Store``; the rows they need (the unit's own, its upstream units' interfaces) are put
 into a separate SQLite database with the same schema by this module. It is a cache: nothing in
 it is ever read by the head, and a crash costs a refetch. The project's own store stays written
-by the gateway alone (DESIGN.md §2): ``Replica`` refuses a database that belongs to a project
+by the gateway alone: ``Replica`` refuses a database that belongs to a project
 (one whose folder holds a ``fyan.toml``), so it cannot be pointed at the truth by mistake.
 """
 

@@ -2,7 +2,7 @@
 
 Everything here opens the database **read-only** (``mode=ro``): a write through a ``Store``
 fails inside SQLite. The schema is created and every row is written by
-``fyan.state.gateway.Gateway``, the only writer (DESIGN.md §2, §5). Keeping all reads behind
+``fyan.state.gateway.Gateway``, the only writer. Keeping all reads behind
 this small class is what lets a server database replace SQLite later.
 """
 
@@ -109,8 +109,8 @@ def immediate_transaction(conn: sqlite3.Connection, lock: Any) -> Iterator[sqlit
     Every ``CHECKPOINT_EVERY`` commits the writer checkpoints the write-ahead log and restarts
     it (``PRAGMA wal_checkpoint(RESTART)``, waiting for the readers of the moment): with readers
     always busy, SQLite's automatic passive checkpoints never get to reset the log, which then
-    grows without bound and makes every read and write slower as the project grows (issue 14:
-    dispatch cost flat in project size)."""
+    grows without bound and makes every read and write slower as the project grows (dispatch
+    cost must stay flat in the project's size)."""
     with lock:
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -50,7 +50,7 @@ is `fyan/lean/inspector.py`), echoing `--nonce`:
   `references`: every declaration of the `--import` modules it reaches through types and values
   (statement and proof, as `collectAxioms` follows constants), itself first, each with the
   declarations of those modules it refers to directly (what drift follows through helpers no
-  blueprint node names, issue 26);
+  blueprint node names);
 * `problems`: modules that are not in the environment.
 
 A module that cannot be loaded, an unknown argument, anything thrown: `error` (exit 0, the

@@ -1,4 +1,4 @@
--- Trick (finding 4): `attribute [implemented_by]` after the fact, exploited by `native_decide`.
+-- Trick (a text lint evaded): `attribute [implemented_by]` after the fact, exploited by `native_decide`.
 def wrongDouble (n : Int) : Int := n + n + 1
 
 def fastDouble (n : Int) : Int := 2 * n

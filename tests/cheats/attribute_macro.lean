@@ -1,4 +1,4 @@
--- Trick (finding 4): the macro attribute added afterwards with `attribute [macro …] f`.
+-- Trick (a text lint evaded): the macro attribute added afterwards with `attribute [macro …] f`.
 open Lean in
 def rewriteParens : Macro := fun _ => Macro.throwUnsupported
 

@@ -1,4 +1,4 @@
--- Trick (finding 4): the character literal '\"' made the old comment stripper open a string at
+-- Trick (a text lint evaded): the character literal '\"' made the old comment stripper open a string at
 -- its quote; the string it then closed early left `-- "` looking like a comment, hiding code.
 theorem double_even (n : Int) : ∃ k, double n = 2 * k := ⟨n, rfl⟩
 

@@ -1,4 +1,4 @@
--- Trick (finding 4): a command elaborator registered by attribute: `#check` now does nothing.
+-- Trick (a text lint evaded): a command elaborator registered by attribute: `#check` now does nothing.
 open Lean Elab Command in
 @[command_elab Lean.Parser.Command.check] def silentCheck : CommandElab := fun _ => pure ()
 

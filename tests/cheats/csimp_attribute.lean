@@ -1,4 +1,4 @@
--- Trick (finding 4): `attribute [csimp]` replaces compiled code by other code (here faithful,
+-- Trick (a text lint evaded): `attribute [csimp]` replaces compiled code by other code (here faithful,
 -- but the gate cannot know that: it refuses the entry).
 def slowDouble (n : Int) : Int := 2 * n
 

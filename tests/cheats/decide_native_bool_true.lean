@@ -1,4 +1,4 @@
--- Trick (issue 23 #12): compiler trust spelled `native := Bool.true`, with `..` after it.
+-- Trick: compiler trust spelled `native := Bool.true`, with `..` after it.
 theorem double_twenty_one : double 21 = 42 := by decide (config := { native := Bool.true, .. })
 
 theorem double_even (n : Int) : ∃ k, double n = 2 * k := by

@@ -1,4 +1,4 @@
--- Trick (issue 23 #12): comments between the option and its value.
+-- Trick: comments between the option and its value.
 theorem double_twenty_one : double 21 = 42 := by
   decide (config := { native /- the fast path -/ := -- yes
     true })

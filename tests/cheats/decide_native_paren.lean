@@ -1,4 +1,4 @@
--- Trick (issue 23 #12): compiler trust spelled `decide (config := { native := (true) })`: the lint
+-- Trick: compiler trust spelled `decide (config := { native := (true) })`: the lint
 -- looked for `native := true` only.
 theorem double_twenty_one : double 21 = 42 := by decide (config := { native := (true) })
 

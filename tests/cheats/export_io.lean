@@ -1,4 +1,4 @@
--- Trick (issue 23 #3): `export IO (eprintln)` makes `eprintln` a name of the unit's namespace; the
+-- Trick: `export IO (eprintln)` makes `eprintln` a name of the unit's namespace; the
 -- action below never spells `IO`.
 export IO (eprintln)
 

@@ -1,4 +1,4 @@
--- Trick (issue 23 #4, the alias family): an instance on `Int` behind a chain of own reducible
+-- Trick (the alias family): an instance on `Int` behind a chain of own reducible
 -- aliases deeper than the policy followed (it stopped after 8 and took the ninth alias for an own
 -- type); instance search unfolds the whole chain, so this is an instance on `Int`.
 abbrev MyInt0 := Int

@@ -1,4 +1,4 @@
--- Trick (issue 23 #4): an instance on a reducible alias of `Int` is an instance on `Int` (the alias
+-- Trick: an instance on a reducible alias of `Int` is an instance on `Int` (the alias
 -- unfolds during instance search): `abbrev` hides the foreign type behind an own name.
 abbrev MyInt := Int
 

@@ -1,4 +1,4 @@
--- Trick (issue 23 #4, the alias family): an instance of an own reducible alias of a foreign class
+-- Trick (the alias family): an instance of an own reducible alias of a foreign class
 -- (`abbrev MyLE := LE`) is an instance of `LE` (src/Lean/Meta/Basic.lean `isClassApp?` unfolds
 -- abbreviations to find the class; the instance key is taken after unfolding, `reduceDT`): an
 -- instance about Int, although the class it names is the unit's own constant.

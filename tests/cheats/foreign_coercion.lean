@@ -1,4 +1,4 @@
--- Trick (issue 23 #4): a coercion between two library types (`Bool` to `Int`): downstream
+-- Trick: a coercion between two library types (`Bool` to `Int`): downstream
 -- statements that mix them elaborate with Fyan-unaudited meaning.
 instance boolToInt : Coe Bool Int := ⟨fun b => if b then 1 else 0⟩
 

@@ -1,4 +1,4 @@
--- Trick (issue 23 #4): an own type named in an instance's type that reduction erases: `Ignore Int
+-- Trick: an own type named in an instance's type that reduction erases: `Ignore Int
 -- Tag` unfolds to `Int` (the instance key is taken after unfolding, `reduceDT`), so this is an
 -- instance on Int although an own constant (`Tag`) appears among what it is about.
 structure Tag where

@@ -1,4 +1,4 @@
--- Trick (issue 23 #4): an instance about the upstream unit's `double` (Cheats.DefDouble owns it):
+-- Trick: an instance about the upstream unit's `double` (Cheats.DefDouble owns it):
 -- instance search in every unit importing this one now finds a proof term the audit of
 -- def-double never saw.
 instance doubleZero : Inhabited (double 0 = 0) := ⟨rfl⟩

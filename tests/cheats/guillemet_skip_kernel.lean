@@ -1,4 +1,4 @@
--- Trick (finding 4): the option name written with «» and the command behind `open … in`, then
+-- Trick (a text lint evaded): the option name written with «» and the command behind `open … in`, then
 -- an ill-typed "proof" of False added by meta-code with kernel checking off. No axiom shows;
 -- only kernel replay (and the lints) can see it.
 open Lean Elab Command in

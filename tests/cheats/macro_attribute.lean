@@ -1,4 +1,4 @@
--- Trick (finding 4): a macro registered with the attribute form on a `def` (no `macro` command).
+-- Trick (a text lint evaded): a macro registered with the attribute form on a `def` (no `macro` command).
 open Lean in
 @[macro Lean.Parser.Term.paren] def rewriteParens : Macro := fun _ => Macro.throwUnsupported
 

@@ -1,4 +1,4 @@
--- Trick (finding 4): an axiom behind `open X in`.
+-- Trick (a text lint evaded): an axiom behind `open X in`.
 open Nat in axiom magic : False
 
 theorem double_even (n : Int) : ∃ k, double n = 2 * k :=

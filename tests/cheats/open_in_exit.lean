@@ -1,4 +1,4 @@
--- Trick (finding 4): `#exit` behind `open X in`: the root is never elaborated.
+-- Trick (a text lint evaded): `#exit` behind `open X in`: the root is never elaborated.
 theorem double_one : double 1 = 2 := rfl
 
 open Nat in #exit

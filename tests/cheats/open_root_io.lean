@@ -1,4 +1,4 @@
--- Trick (issue 23 #3): `open _root_.IO in`: the IO lint matched `IO` only where no dot precedes it,
+-- Trick: `open _root_.IO in`: the IO lint matched `IO` only where no dot precedes it,
 -- so an IO action written with the opened names passed it.
 open _root_.IO in
 def announce := println "double is proved"

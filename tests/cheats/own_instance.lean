@@ -1,4 +1,4 @@
--- Control (issue 23 #4): an instance of a library class on a structure this unit owns changes no
+-- Control: an instance of a library class on a structure this unit owns changes no
 -- other unit's meaning: admitted.
 structure DoublePair where
   a : Int

@@ -1,4 +1,4 @@
--- Trick (finding 1): a high-priority `ToMessageData String` instance rewrote every message the
+-- Trick (the probe ran inside the candidate's world): a high-priority `ToMessageData String` instance rewrote every message the
 -- old probe printed. No message is printed or read any more: the inspector writes its report
 -- itself, from the compiled environment, and sees the sorry.
 open Lean in

@@ -1,4 +1,4 @@
--- Trick (finding 4): a raw string whose content looks like a comment opener made the old comment
+-- Trick (a text lint evaded): a raw string whose content looks like a comment opener made the old comment
 -- stripper hide the `#eval` that follows it on the same line.
 theorem double_even (n : Int) : ∃ k, double n = 2 * k := ⟨n, rfl⟩
 

@@ -1,4 +1,4 @@
--- Trick (issue 23 #3): `Lean.reduceBool` behind an `abbrev`: the proof never names it, the alias
+-- Trick: `Lean.reduceBool` behind an `abbrev`: the proof never names it, the alias
 -- unfolds to it and the kernel (Lean ≤ 4.34) runs compiled code; no axiom shows.
 abbrev evalBool := Lean.reduceBool
 

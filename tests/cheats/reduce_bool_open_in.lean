@@ -1,4 +1,4 @@
--- Trick (issue 23 #3): `open Lean in` and a bare `reduceBool`: a text lint that looks for
+-- Trick: `open Lean in` and a bare `reduceBool`: a text lint that looks for
 -- `Lean.reduceBool` never sees the name Lean resolves it to.
 def doublesAgree : Bool := double 21 == 42
 

@@ -1,4 +1,4 @@
--- Trick (issue 23 #3): `_root_.Lean.reduceNat`, decided through `decide +kernel`: the kernel
+-- Trick: `_root_.Lean.reduceNat`, decided through `decide +kernel`: the kernel
 -- evaluates `fortyTwo` with compiled code (Lean ≤ 4.34) instead of reducing it.
 def fortyTwo : Nat := 42
 

@@ -1,4 +1,4 @@
--- Trick (finding 4; lean-ja/lean-by-example#1743): `run_tac` runs meta-code inside a proof; here
+-- Trick (a text lint evaded; lean-ja/lean-by-example#1743): `run_tac` runs meta-code inside a proof; here
 -- it adds an ill-typed "proof" of False with kernel checking switched off. No axiom shows;
 -- kernel replay (and the lints) see it.
 theorem double_even (n : Int) : ∃ k, double n = 2 * k := by

@@ -1,4 +1,4 @@
--- Trick (finding 8, opencompl/lean-mlir#1498 kind): `warn.sorry` off and a `sorry` in a lemma the
+-- Trick (a sorry no warning shows, opencompl/lean-mlir#1498 kind): `warn.sorry` off and a `sorry` in a lemma the
 -- root does not use: no warning, the root's axioms are clean, "sorry count 0" for a gate that
 -- looks only at the roots. The inspector reports every declaration of the module.
 set_option warn.sorry false in

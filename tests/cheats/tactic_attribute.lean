@@ -1,4 +1,4 @@
--- Trick (finding 4): a tactic elaborator registered by attribute for `decide`: it closes any goal
+-- Trick (a text lint evaded): a tactic elaborator registered by attribute for `decide`: it closes any goal
 -- with `sorry`-free-looking meta-code in every downstream unit.
 open Lean Elab Tactic in
 @[tactic Lean.Parser.Tactic.decide] def anyDecide : Tactic := fun _ => pure ()

@@ -18,7 +18,7 @@ What it emulates from the built source (``fyan.lean.declarations.scan``; everyth
   ``unsafe``/``partial``, ``implemented_by``/``extern``/``init`` from attributes (both forms);
 * **any** ``sorry``/``admit``/``sorryAx`` in a declaration is ``sorryAx`` (``sorry_direct`` and its
   axioms), ``native_decide``/``decide +native``/``native := true`` (any spelling of ``true``, as Lean
-  elaborates it: ``(true)``, ``Bool.true``, comments between; issue 23 #12) adds
+  elaborates it: ``(true)``, ``Bool.true``, comments between) adds
   ``<decl>._native.native_decide.ax_1_1``, an ``axiom`` is its own axiom; axioms are
   transitive through the declarations a declaration mentions (by name);
 * kernel-evaluated constants: a declaration mentioning ``Lean.reduceBool``/``Lean.reduceNat`` (or

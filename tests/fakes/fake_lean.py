@@ -1,4 +1,4 @@
-"""Test double of the toolchain's ``lean`` executable, for the plain-``lean`` build path (issue 24).
+"""Test double of the toolchain's ``lean`` executable, for the plain-``lean`` build path.
 
 No full Lean toolchain runs in CI. This stands in for ``lean`` as ``fyan.lean.compile`` calls it,
 following the rows of ``docs/lean-contract.md`` ("Compiling a module") that the real core Lean
@@ -21,7 +21,7 @@ following the rows of ``docs/lean-contract.md`` ("Compiling a module") that the 
   is a stand-in (JSON: the module, its source, the build's git hash) read by the inspector double
   (``fake_inspector.py``), and the ``.ilean`` a stub.
 
-``lean --server [-D k=v …]`` (issue 28) is Lean's language server as ``fyan.lean.lsp`` speaks to it,
+``lean --server [-D k=v …]`` is Lean's language server as ``fyan.lean.lsp`` speaks to it,
 over the same JSON-RPC framing (``python-lsp-jsonrpc``), following the rows of
 ``docs/lean-contract.md`` ("The language server") that the real core Lean 4.35.0 confirmed in
 ``tests/test_lean_server.py``: ``initialize`` (then a ``client/registerCapability`` request, as the

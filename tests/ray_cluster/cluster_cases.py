@@ -119,7 +119,7 @@ def test_example_on_ray_ends_as_on_local_and_builds_only_on_lean_nodes(cluster, 
     assert code == 0, out
     assert json.loads(out)["counts"] == {"complete": 11}
     assert _final_state(remote) == _final_state(local)
-    # where the compiles of the Ray run happened (units compile with plain `lean -R`, issue 24):
+    # where the compiles of the Ray run happened (units compile with plain `lean -R`):
     # the gate's in the Lean workers' folders
     tmp = cluster["tmp"]
     cwds = [c["cwd"] for c in fake.calls()[before:] if c["argv"][:1] == ["lean"] and "-R" in c["argv"]]

@@ -1,4 +1,4 @@
-"""One circuit breaker per model provider, shared by every unit (issue 13: "outages are waited
+"""One circuit breaker per model provider, shared by every unit ("outages are waited
 out, not counted").
 
 A provider is *unavailable* when it does not answer as a working model: the connection is
@@ -81,7 +81,8 @@ class CircuitBreaker:
 
     def wait_for(self, failures: int) -> float:
         """Seconds to wait after ``failures`` consecutive outages (1, 2, 4, ... x initial, capped)."""
-        return float(self._wait(SimpleNamespace(attempt_number=failures)))
+        # tenacity's wait strategies read only ``attempt_number`` of the retry state
+        return float(self._wait(SimpleNamespace(attempt_number=failures)))  # type: ignore[arg-type]
 
     # -- the caller's side -----------------------------------------------------------------
     def admit(self) -> bool:

@@ -3,7 +3,7 @@
 ``provider = "command"`` with ``command = ["my-agent", "--flag"]`` in ``[agents.*]`` of
 ``fyan.toml``. For each request the CLI runs
 
-* **confined** (an untrusted process, DESIGN.md §2): in bubblewrap per ``[lean] sandbox``
+* **confined** (an untrusted process, docs/design.md): in bubblewrap per ``[lean] sandbox``
   (default ``require``: refused, with the remedy, when bubblewrap is missing or cannot create
   its namespaces; ``off`` runs it unconfined, an explicit choice every report states). Inside,
   the workspace is writable; the project folder (the state store, ``.fyan/``, other units, the
@@ -48,6 +48,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from fyan import logs
@@ -66,7 +67,8 @@ def snapshot(root: Path) -> dict[str, str]:
     """sha256 of every regular file under ``root`` (relative POSIX path), skipping ``SKIP_DIRS``.
     Links, FIFOs, devices and sockets are skipped without being opened; a regular file larger
     than ``MAX_FILE_BYTES`` is not read (its entry is ``oversize:<bytes>``: ``changed_files``
-    refuses it) — issue 23, family 8 (``fyan.lean.safefile``)."""
+    refuses it): the agent controls what it leaves, so nothing is trusted by name
+    (``fyan.lean.safefile``)."""
     found: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
@@ -121,8 +123,8 @@ class CommandAgentProvider(Provider):
     edits_files = True
 
     def __init__(self, argv: list[str], timeout_s: float = 1800.0, *, sandbox: str = "require",
-                 project_root: Path | None = None, network: bool = False, readable: list[str] = (),
-                 writable: list[str] = (), lake: Path | None = None, pass_env: list[str] = ()) -> None:
+                 project_root: Path | None = None, network: bool = False, readable: Sequence[str] = (),
+                 writable: Sequence[str] = (), lake: Path | None = None, pass_env: Sequence[str] = ()) -> None:
         if not argv:
             raise ConfigError('provider = "command" needs command = ["program", "arg", ...] in fyan.toml')
         self.argv = list(argv)

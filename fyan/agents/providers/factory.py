@@ -26,7 +26,7 @@ NO_MODEL_HINT = (
     'choose one in fyan.toml, [agents.default]: provider = "anthropic" and model = "claude-opus-4-1" '
     '(export ANTHROPIC_API_KEY=...), provider = "openai" and model = "gpt-5" (OPENAI_API_KEY), '
     'provider = "openai-compatible" with base_url and model, or provider = "command" with command = [...]; '
-    "the README's \"Models and providers\" shows each in one line"
+    "docs/your-document.md shows each in one line"
 )
 
 

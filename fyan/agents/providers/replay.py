@@ -125,7 +125,7 @@ class RecordingProvider(Provider):
         return self.inner.edits_files
 
     @property
-    def breaker(self):  # type: ignore[override]
+    def breaker(self):
         return self.inner.breaker
 
     def __init__(self, inner: Provider, cassette: Path, label: str = "recorded model response") -> None:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Trick (issue 23, parts 1, 2 and 12): a `command` agent, run as root or as an ordinary user, that
+# Trick: a `command` agent, run as root or as an ordinary user, that
 # tries every way out of its sandbox it knows and prints `ESCAPED: <how>` for each that works:
 #   * uncover the project: `umount -l` of the mask, `mount -o remount,rw`, a nested user namespace;
 #   * write the state store (.fyan/state.db) directly, through /proc/*/root, /proc/*/cwd and every

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Trick (issue 11 finding 2; issue 23 part 1): a `command` agent that forges the state store. It
+# Trick (a root agent inside the sandbox): a `command` agent that forges the state store. It
 # finds its project (the folder above workspaces/<unit> of the folder it runs in, physical path;
 # else $FYAN_WORKSPACE), tries to uncover it (umount the mask, remount read-write, a nested user
 # namespace), then inserts a succeeded gate run for its unit into .fyan/state.db through every

@@ -1,6 +1,6 @@
 import Mathlib
 
--- Trick (issue 23, family 6): `attribute [local instance]` on ordinary definitions — the same
+-- Trick: `attribute [local instance]` on ordinary definitions — the same
 -- meaning change as a `local instance`, without the keyword. The attribute is local: no entry
 -- reaches the compiled module (tests/test_shadow_scoping.py), only the rest of this file, which
 -- no checker shares any more.

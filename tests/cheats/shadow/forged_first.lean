@@ -1,6 +1,6 @@
 import Mathlib
 
--- Trick (finding 6): the candidate's text precedes every checker. A macro on the `first`
+-- Trick (a candidate forging its checkers): the candidate's text precedes every checker. A macro on the `first`
 -- tactic kind turns each `first | …` checker into `sorry`, and `warn.sorry` off hides it. The
 -- inspector refuses the candidate's macro before any checker runs, and each checker's own
 -- axioms are inspected (sorryAx anywhere fails it).

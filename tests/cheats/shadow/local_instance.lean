@@ -1,6 +1,6 @@
 import Mathlib
 
--- Trick (issue 23, family 6): a `local instance` lasts to the end of its file. While SA-Pass
+-- Trick: a `local instance` lasts to the end of its file. While SA-Pass
 -- appended the checkers to the submission's text, they elaborated `*` and `+` on ℂ with these
 -- instances too, so the frozen text `7 * (3 * y + 2) = 21 * y + 14` meant `0 = 0` for the
 -- candidate *and* for its checkers. A local instance writes no exported instance entry, so the

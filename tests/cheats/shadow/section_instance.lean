@@ -1,6 +1,6 @@
 import Mathlib
 
--- Trick (issue 23, family 6): an instance inside a `section` the submission leaves open. SA-Pass
+-- Trick: an instance inside a `section` the submission leaves open. SA-Pass
 -- closed the open scopes with `end` before the checkers, but the `local instance` below lives
 -- in the file's base scope (declared before the section), and `set_option` with it: both reached
 -- every checker appended to the file. A checker module of its own starts from a fresh scope.

@@ -1,4 +1,4 @@
-"""A first use with no false notes (issue 27, "First use").
+"""Interrupts and exit codes, and what the first commands say (no false notes).
 
 * an interrupted first ingest (a real ``fyan run`` killed with SIGKILL while it ingests) is
   recorded as such, and ``status``, ``status --json``, ``resume --dry-run`` and the dashboard's
@@ -19,6 +19,7 @@ import pytest
 
 from fyan.cli import main
 from tests.conftest import ROOT
+from tests.helpers import user_documentation
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -106,7 +107,6 @@ def test_kill_9_during_fyan_init_leaves_no_project_and_the_next_init_tidies_up(t
 
 def test_an_ingest_that_fails_on_bad_input_is_not_reported_as_interrupted(tmp_path, capsys):
     from fyan.errors import InputError
-    from fyan.project import Project
     from fyan.specifier.ingest import ingest
     from fyan.state.gateway import Gateway
     from tests.helpers import make_project
@@ -190,8 +190,8 @@ def test_every_interrupt_code_is_in_the_help():
     from fyan.cli import EPILOG
 
     assert "130  interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM" in EPILOG
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM" in " ".join(readme.split())
+    guide = (ROOT / "docs" / "your-document.md").read_text(encoding="utf-8")
+    assert "130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM" in " ".join(guide.split())
 
 
 def _unit_id_commands() -> list[tuple[str, list[str]]]:
@@ -369,21 +369,21 @@ def test_a_busy_dashboard_port_is_said_not_silently_changed(example, no_lake):
         busy.close()
 
 
-def test_the_readme_names_the_models_the_program_names():
+def test_the_documentation_names_the_models_the_program_names():
     """Every model name in Fyan's own texts (``init --help``, the fyan.toml of a project without
-    a model, hints) is the one the README uses, and priced in config/pricing.toml."""
+    a model, hints) is the one the README or the documentation site (docs/) uses, and priced in config/pricing.toml."""
     import re
     import tomllib
 
     pattern = re.compile(r"\b(?:claude|gpt|qwen)[\w.-]*\d[\w.-]*\b")
     program = {m for path in (ROOT / "fyan").rglob("*.py") for m in pattern.findall(path.read_text(encoding="utf-8"))}
-    readme = set(pattern.findall((ROOT / "README.md").read_text(encoding="utf-8")))
-    assert program == readme, (program, readme)
+    documented = set(pattern.findall(user_documentation(ROOT)))
+    assert program == documented, (program, documented)
     priced = set(tomllib.loads((ROOT / "config" / "pricing.toml").read_text(encoding="utf-8"))["models"])
     assert {m for m in program if not m.startswith("qwen")} <= priced  # a local model costs nothing
 
 
-def test_the_readme_gives_the_pfr_figures_fyan_init_prints(tmp_path, capsys):
+def test_the_guide_gives_the_pfr_figures_fyan_init_prints(tmp_path, capsys):
     from tests.conftest import ROOT as root
 
     pfr = root / "tests" / "fixtures" / "corpus" / "blueprints" / "pfr.content.flat.tex"
@@ -391,6 +391,6 @@ def test_the_readme_gives_the_pfr_figures_fyan_init_prints(tmp_path, capsys):
     report = json.loads(out)
     assert code == 0 and report["units"] == 218
     line = f"`fyan init` prints {report['edges']} dependency edges between {report['pairs']} pairs of units"
-    assert line in " ".join((root / "README.md").read_text(encoding="utf-8").split()), line
+    assert line in " ".join((root / "docs" / "daemon.md").read_text(encoding="utf-8").split()), line
     code, out, _ = cli(capsys, "status", str(tmp_path / "pfr"), "--json")
     assert sum(len(u["depends_on"]) for u in json.loads(out)["units"]) == report["pairs"]  # the graph's arrows

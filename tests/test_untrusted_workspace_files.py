@@ -1,4 +1,5 @@
-"""Red-team findings on compile-once (issue 15), adoption (issue 16) and selftest trust (issue 17).
+"""Files an agent leaves in its workspace are untrusted: links, reused compiled outputs and
+selftest records (attacks on compile-once, adoption and selftest trust).
 
 The attacker is a command agent confined to ``workspaces/<unit>/``: it cannot write outside
 it, but it can leave symbolic links there. Fyan itself prepares that folder again before the
@@ -195,7 +196,7 @@ def test_a_recorded_output_is_not_reused_after_its_upstream_unit_was_compiled_ag
 
 
 def test_a_recorded_olean_is_reused_only_by_the_lean_build_that_compiled_it(honest, fake_lake):
-    """Issue 23, part 11: after a toolchain change (another Lean build: another git hash, which
+    """After a toolchain change (another Lean build: another git hash, which
     Lean writes into every ``.olean`` header and checks at import — docs/lean-contract.md), a
     recorded upstream ``.olean`` is compiled again from its recorded source instead of being
     placed where the new Lean would refuse it (``incompatible header``) and the failure be blamed
@@ -229,7 +230,7 @@ def test_a_recorded_olean_is_reused_only_by_the_lean_build_that_compiled_it(hone
         ws.remove()
 
 
-# -- issue 23, final attack: the warm server's scratch folder ---------------------------------------
+# -- a red-team attack: the warm server's scratch folder ---------------------------------------
 # A warm server (fyan/lean/pool.py) runs the candidate's compile-time code (`#eval`, a macro) inside
 # its sandbox, where its scratch folder is writable: that code can replace `server.log` there by a
 # link or a FIFO. The next server for the same key (after a crash, an idle end, the next run) is
@@ -316,7 +317,6 @@ def test_what_a_candidate_leaves_as_the_sandbox_tmp_folder_does_not_stop_the_nex
         pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
     pool, spec = _warm_pool(fake_lake, tmp_path)
     spec.sandbox = "require"
-    import sys
     from pathlib import Path
     # the Lean double runs on this interpreter: readable inside, as a toolchain is
     spec.readable = tuple(Path(p) for p in DOUBLE_READABLE)

@@ -1,6 +1,6 @@
-"""A new user's first day (issue 13): a runnable project from your own document, one clear
-message when no model is set up, no traceback for any mistake, literal text, progress, status
-that tells the truth, and the smaller items of finding 10.
+"""Setting up and running a project from the command line: a runnable project from your own
+document, one clear message when no model is set up, no traceback for any mistake, literal text,
+progress, status that tells the truth, and pasteable paths and hints.
 
 Everything runs the real ``fyan`` command line (``main``, or the installed module in a
 subprocess where a terminal pipe matters). No model is called: the runs stop before any
@@ -246,7 +246,7 @@ def test_a_run_that_is_not_on_a_terminal_prints_a_heartbeat(monkeypatch):
     assert re.search(r"running 2: kl-div \(reason 1:0\d\), gibbs \(plan 0:0\d\); 3/7 complete, 2 ready, 2 running; "
                      r"2 unit\(s\) wait for their provider; anthropic unavailable since \d\d:\d\d, next try in \d+ s; "
                      r"elapsed 2:0\d$", beats[0]), beats[0]
-    assert "FYAN_HEARTBEAT_S" in (ROOT / "README.md").read_text()
+    assert "FYAN_HEARTBEAT_S" in (ROOT / "docs" / "your-document.md").read_text()
 
 
 def test_an_idle_daemon_does_not_fill_its_log_with_heartbeats():
@@ -322,7 +322,7 @@ def test_status_groups_blocked_units_by_cause_and_says_the_remedy_once(example, 
     assert "No Fyan run is working on taste-number-theory." in out
 
 
-# -- the smaller items of finding 10 --------------------------------------------------------------
+# -- smaller items: restricted runs, unknown units, remedies, pasteable paths --------------------------------------------------------------
 
 def test_export_blueprint_says_where_leanblueprint_must_run(example, no_lake, capsys, tmp_path):
     assert main(["run", str(example), "--json"]) == 3
