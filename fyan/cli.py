@@ -1223,6 +1223,11 @@ def _fail(args: argparse.Namespace, code: ExitCode, message: str, hint: str | No
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command (module docstring); returns the exit code (``ExitCode``)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["mcp", "prover"]:  # stdout is the MCP channel: nothing of the CLI's around it
+        from fyan.prover.mcp_server import main as mcp_prover
+
+        return mcp_prover(argv[2:])
     parser = build_parser()
     args = parser.parse_args(argv)
     folder = Path(args.dir) if isinstance(getattr(args, "dir", None), str) else None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -42,7 +41,7 @@ async def session(config: Path, calls: list[tuple[str, dict]]) -> tuple[set[str]
     from mcp.client.client import Client
     from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "fyan.prover.mcp_server", "--config", str(config)],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "fyan", "mcp", "prover", "--config", str(config)],
                                    env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
     async with Client(params) as client:
         listed = await client.list_tools()
@@ -91,7 +90,9 @@ def test_the_prover_server_runs_its_lean_in_the_sandbox(core_lean, tmp_path):
 
 
 def test_bad_arguments_are_a_clear_error(tmp_path, capsys):
-    assert main(["--config", str(tmp_path / "missing.json")]) == 2
+    from fyan.cli import main as fyan_main
+
+    assert fyan_main(["mcp", "prover", "--config", str(tmp_path / "missing.json")]) == 2
     assert "missing.json" in capsys.readouterr().err
     (tmp_path / "bad.json").write_text('{"lean": 1}')
     assert main(["--config", str(tmp_path / "bad.json")]) == 2
