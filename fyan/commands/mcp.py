@@ -1,5 +1,7 @@
 """``fyan mcp project PROJECT``: serve a project to outside agents over the Model Context
-Protocol (``fyan.mcp_server``), on stdio (the default) or streamable HTTP."""
+Protocol (``fyan.mcp_server``), on stdio (the default) or streamable HTTP; ``fyan mcp prover
+PROJECT UNIT`` (or ``--config FILE``): serve one unit's prover tools to a prover agent over stdio
+(``fyan.prover.mcp_server``)."""
 
 from __future__ import annotations
 
@@ -10,13 +12,16 @@ from pydantic import BaseModel
 
 from fyan import arguments
 from fyan.command_result import CommandResult
-from fyan.errors import ExitCode
+from fyan.errors import ExitCode, UsageError
 from fyan.mcp_server import TOKEN_VAR, TOOLS, ProjectServer, serve_http, serve_stdio, write_token
+from fyan.prover.mcp_server import main as serve_prover
 
 
 DESCRIPTION = f"""Serve a project to outside agents over the Model Context Protocol: tools {', '.join(t.name for t in TOOLS)}.
 Reading is open; guidance, run, stop and resume need the write token (printed on stderr at start, or
-{TOKEN_VAR}). stdio by default; --http serves streamable HTTP on 127.0.0.1."""
+{TOKEN_VAR}). stdio by default; --http serves streamable HTTP on 127.0.0.1.
+`fyan mcp prover PROJECT UNIT` (or --config FILE) serves one unit's prover tools (lean_check,
+lean_goals, lean_try, lean_lookup, lean_axioms, search_declarations) on stdio."""
 
 
 EXIT_CODES = {
@@ -26,8 +31,11 @@ EXIT_CODES = {
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("what", choices=["project"], help="what to serve: a Fyan project")
-    p.add_argument("dir", help="project folder")
+    p.add_argument("what", choices=["project", "prover"],
+                   help="what to serve: a Fyan project, or the prover tools of one of its units")
+    p.add_argument("dir", nargs="?", help="project folder")
+    p.add_argument("unit", nargs="?", help="with prover: the unit whose workspace the tools run in")
+    p.add_argument("--config", help="with prover: a prover configuration (JSON) instead of PROJECT UNIT")
     p.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 (path /mcp) instead of stdio")
     p.add_argument("--port", type=arguments.port, default=0, help="with --http: the port (default: any free port)")
     p.add_argument("--json", action="store_true", help="print the end of serving as JSON")
@@ -41,6 +49,13 @@ class Payload(BaseModel):
 
 
 def run(args: argparse.Namespace) -> CommandResult:
+    if args.what == "prover":  # stdout is the protocol's: nothing else is printed there
+        argv = ([args.dir] if args.dir else []) + ([args.unit] if args.unit else [])
+        argv += ["--config", args.config] if args.config else []
+        code = serve_prover(argv)
+        return CommandResult(ExitCode(code), {"project": args.dir or "", "transport": "stdio"}, "")
+    if not args.dir or args.unit or args.config:
+        raise UsageError("fyan mcp project takes one project folder: fyan mcp project DIR [--http]")
     token = write_token()
     server = ProjectServer(args.dir, token)
     name = server.project.name

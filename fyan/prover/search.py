@@ -10,24 +10,28 @@ the line, never skipped.
 
 **The index** (``build_index``) is one SQLite file holding an FTS5 table with the columns
 ``name`` (the dotted name), ``words`` (the name split at dots, underscores and case changes:
-``MeasureTheory.integral_add`` → ``Measure Theory integral add``), ``signature`` (the
-signature with its operators spelled as words, ``symbol_words``: ``a + b = b + a`` →
-``a plus b eq b plus a``, since FTS5's ``unicode61`` tokenizer drops punctuation) and
+``MeasureTheory.integral_add`` → ``Measure Theory integral add``), ``signature`` (``signature_tokens``:
+its operators spelled as words, since FTS5's ``unicode61`` tokenizer drops punctuation, and
+its one-letter variables dropped: ``a + b = b + a`` → ``plus eq plus``) and
 ``docstring``; ``module`` and ``kind`` are stored, not indexed. The header is kept in a
 ``meta`` table so an index built for another toolchain or dependency set is never read as
 this one's.
 
 **A query** (``search``) is words (``integral add``) or a type pattern (anything with an
-operator: ``a + b = b + a``, ``_ ≤ _ → _``); its terms are the same ``symbol_words`` tokens,
-each quoted as an FTS5 string (no query syntax of the caller's reaches FTS5). All terms must
-match (implicit AND); when that finds fewer than ``limit`` rows, a second query with any term
-(OR) fills up. Ranking is ``bm25`` with column weights ``WEIGHTS`` (a name match counts more
+operator: ``a + b = b + a``, ``_ ≤ _ → _``), each term quoted as an FTS5 string (no query
+syntax of the caller's reaches FTS5). Words are matched in the name, its words and the
+docstring: all of them (AND), then, when that finds fewer than ``limit`` rows, any of them
+(OR) in the name and its words.
+Words are first matched in the name alone (a name match is what a prover
+looks for, and it is a short list), English stopwords dropped. A pattern is matched in the
+signature: all its adjacent token pairs (``_ * _ = _ * _`` is ``times0eq eq0times``: the
+pattern's shape through short posting lists, where a phrase over operators most signatures
+contain would read them all), then all its tokens anywhere in it. Ranking is ``bm25`` with column weights ``WEIGHTS`` (a name match counts more
 than a signature match, which counts more than a docstring match).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -47,6 +51,8 @@ SYMBOLS = {
     "ℚ": "rat", "ℝ": "real", "ℂ": "complex", "∫": "integral", "‖": "norm", "√": "sqrt", "∅": "empty", "⊤": "top",
     "⊥": "bot", "⁅": "bracket", "⊗": "tensor", "≃": "equiv", "≅": "iso", "↑": "coe",
 }
+#: words a word query drops (unless it has nothing else): they match most docstrings
+STOPWORDS = frozenset("a an and are as at be by for from in is it its of on or that the this to with".split())
 _SYMBOL_RE = re.compile("|".join(re.escape(s) for s in sorted(SYMBOLS, key=len, reverse=True)))
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _TOKEN_RE = re.compile(r"\w+")
@@ -111,6 +117,26 @@ def symbol_words(text: str) -> str:
     return _SYMBOL_RE.sub(lambda m: f" {SYMBOLS[m.group(0)]} ", text)
 
 
+def signature_tokens(text: str) -> str:
+    """The tokens of a signature or a type pattern: its words with operators spelled
+    (``symbol_words``), lower-cased, without one-letter variables and ``_`` holes
+    (``a + b = b + a`` → ``plus eq plus``; ``Finset.sum_comm`` keeps ``finset sum comm``)."""
+    return " ".join(t.lower() for t in _TOKEN_RE.findall(symbol_words(text))
+                    if t.strip("_") and (len(t) > 1 or t.isdigit()))
+
+
+def _pairs(tokens: list[str]) -> list[str]:
+    """Adjacent pairs as single tokens (``plus eq`` → ``plus0eq``): a pattern's shape matched
+    through short posting lists instead of a phrase over operators most signatures contain."""
+    return [f"{a}0{b}" for a, b in zip(tokens, tokens[1:])]
+
+
+def indexed_signature(signature: str) -> str:
+    """What is indexed of a signature: its ``signature_tokens`` and their adjacent pairs."""
+    tokens = signature_tokens(signature).split()
+    return " ".join(tokens + _pairs(tokens))
+
+
 def write_declarations(path: Path, header: DeclarationList, records: Iterable[DeclarationRecord]) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(header.model_dump_json() + "\n")
@@ -159,7 +185,7 @@ def build_index(declarations: Path, index: Path, *, batch: int = 5000) -> Declar
         rows: list[tuple] = []
         count = 0
         for r in records:
-            rows.append((r.name, name_words(r.name), symbol_words(r.signature), r.docstring or "", r.module, r.kind,
+            rows.append((r.name, name_words(r.name), indexed_signature(r.signature), r.docstring or "", r.module, r.kind,
                          r.signature, r.docstring))
             if len(rows) >= batch:
                 db.executemany("INSERT INTO decls VALUES (?,?,?,?,?,?,?,?)", rows)
@@ -207,14 +233,37 @@ class DeclarationIndex:
         """Ranked declarations for words or a type pattern (module docstring)."""
         limit = max(1, min(limit, 100))
         pattern = bool(_SYMBOL_RE.search(query))
-        terms = list(dict.fromkeys(t.lower() for t in _TOKEN_RE.findall(symbol_words(query))))
-        if pattern:  # single letters of a pattern are its variables: they say nothing
-            terms = [t for t in terms if len(t) > 1 or t.isdigit()] or terms
-        terms = terms[:16]
         result = SearchResult(query=query, pattern=pattern)
+        if pattern:  # the pattern's adjacent pairs of operators and names, then its tokens
+            terms = signature_tokens(query).split()[:16]
+            pairs = list(dict.fromkeys(_pairs(terms)))
+            attempts = (["signature : (" + " AND ".join(map(_quote, pairs)) + ")"] if pairs else []) + \
+                ["signature : (" + " AND ".join(map(_quote, dict.fromkeys(terms))) + ")"]
+        else:  # words: in the name first, then with the docstring (all of them), then any of them in the name
+            terms = list(dict.fromkeys(t.lower() for t in _TOKEN_RE.findall(query) if t.strip("_")))[:16]
+            terms = [t for t in terms if t not in STOPWORDS] or terms
+            both = "{name words docstring} : "
+            attempts = ["{name words} : (" + " AND ".join(map(_quote, terms)) + ")",
+                        both + "(" + " AND ".join(map(_quote, terms)) + ")"]
+            if len(terms) > 1:
+                attempts.append("{name words} : (" + " OR ".join(map(_quote, terms)) + ")")
         if not terms:
             result.status, result.note = "refused", "no words in the query"
             return result
+        seen: set[str] = set()
+        for match in attempts:
+            if len(result.hits) >= limit:
+                break
+            rows = self.db.execute(
+                f"SELECT name, kind, module, shown, doc, bm25(decls, {', '.join(map(str, WEIGHTS))}) AS score "
+                "FROM decls WHERE decls MATCH ? ORDER BY score LIMIT ?", (match, limit)).fetchall()
+            for name, kind, module, shown, doc, score in rows:
+                if name in seen or len(result.hits) >= limit:
+                    continue
+                seen.add(name)
+                result.hits.append(Hit(name=name, kind=kind, module=module, signature=shown, docstring=doc,
+                                       rank=round(score, 4)))
+        return result
         quoted = [_quote(t) for t in terms]
         if pattern:
             quoted = [f"signature : {q}" for q in quoted]
