@@ -93,3 +93,14 @@ def test_the_selftest_lists_the_toolchains_extensions_confined(core_lean, tmp_pa
     assert "Mathlib.Tactic.fooExt (registered in the module declaring `Mathlib.Tactic.fooExt`)" in text
     missing, why = learn.registered_extensions(setup, tmp_path / "work2", cfg, tmp_path / "logs", imports=["Nowhere"])
     assert missing == [] and "listed no extension" in why
+
+
+def test_the_mathlib_rows_admit_their_lemma_sets_and_no_danger_pattern_contradicts_them():
+    """Rows read in mathlib4 (`initialize gcongrExt … registerSimpleScopedEnvExtension`,
+    `functionTheoremsExt`, named by `decl_name%`): sets of kernel-checked lemmas, admitted; the
+    danger patterns see nothing in their names."""
+    mathlib = {n: r for n, r in extensions.ROWS.items() if n not in extensions.LEAN_ROWS}
+    assert set(mathlib) == {"Mathlib.Tactic.GCongr.gcongrExt", "Mathlib.Meta.FunProp.functionTheoremsExt"}
+    for name, row in mathlib.items():
+        assert row.effect.key == "lemmas" and "mathlib4" in row.source and policy.danger(name) is None
+        assert policy.extension_findings([(name, 1)]) == []

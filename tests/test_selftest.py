@@ -372,3 +372,28 @@ def test_the_opt_out_still_refuses_an_extension_no_honest_control_writes(fake_la
     report = s.gate(scenario, fake=fake_lake)
     assert not report.passed
     assert "Lean.Parser.parserExtension" in report.check("environment_policy").reason
+
+
+def test_the_unproven_toolchain_check_is_made_again_for_another_fyan(data_dir, monkeypatch, tmp_path):
+    """learned_now keeps its check per toolchain *and* Fyan (version, inspector, controls): a check
+    made under another policy or other controls proves nothing now."""
+    from types import SimpleNamespace
+
+    from fyan.config import LeanSection
+    from fyan.selftest import learn
+
+    calls = []
+
+    def check(*args, **kwargs):
+        calls.append(1)
+        return learn.Learned(extensions=["Lean.docStringExt"])
+
+    monkeypatch.setattr(learn, "learn_extensions", check)
+    tc = SimpleNamespace(version="Lake version 5.0.0 (Lean version 4.31.0)", lean_version="4.31.0")
+    assert learn.learned_now(tc, "v4.31.0", LeanSection(), None, tmp_path) == (frozenset({"Lean.docStringExt"}), "")
+    assert learn.learned_now(tc, "v4.31.0", LeanSection(), None, tmp_path)[0] is not None and len(calls) == 1
+    cache = next((data_dir / "learned").glob("*.json"))
+    data = json.loads(cache.read_text())
+    cache.write_text(json.dumps({**data, "identity": {**data["identity"], "corpus_sha256": "other"}}))
+    learn.learned_now(tc, "v4.31.0", LeanSection(), None, tmp_path)
+    assert len(calls) == 2

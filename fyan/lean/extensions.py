@@ -316,8 +316,9 @@ def _rows(text: str, origin: str) -> dict[str, Row]:
 #: `initialize` when imported: ``fyan selftest`` lists the ones no row covers)
 _MATHLIB_ROWS = """
 Mathlib.Tactic.GCongr.gcongrExt | lemmas | Mathlib.Tactic.GCongr.Core
+Mathlib.Meta.FunProp.functionTheoremsExt | lemmas | Mathlib.Tactic.FunProp.Theorems
 """
-MATHLIB_SOURCE = "leanprover-community/mathlib4 @ fe642f25"
+MATHLIB_SOURCE = "leanprover-community/mathlib4 (stored versions; GCongr/Core.lean @ fe642f25)"
 
 #: the rows of Lean itself (complete for ``LEAN_SOURCE``: tests/test_extension_registry.py)
 LEAN_ROWS: dict[str, Row] = _rows(_LEAN_ROWS, LEAN_SOURCE)

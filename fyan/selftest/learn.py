@@ -173,7 +173,8 @@ def learned_now(toolchain, pin: str, config: LeanSection, inspector, log_dir: Pa
     """The extensions Fyan's honest controls write on ``toolchain``, checked now for a gate that
     trusts the toolchain unproven (``[lean] trust_without_selftest``): without a selftest record
     nothing shows that the policy admits honest modules on it (an extension of a newer Lean that no
-    row classifies would refuse every unit). Checked once per toolchain version line and kept in
+    row classifies would refuse every unit). Checked once per toolchain version line and Fyan
+    (``fyan.selftest.trust.current_identity``: its version, inspector and controls) and kept in
     Fyan's data folder (``learned/<key>.json``, beside the selftest records; never in a workspace).
     Returns ``(extensions, "")`` or ``(None, why)`` when the controls cannot be compiled, inspected
     or admitted (the gate then fails closed as an environment problem). Never raises."""
@@ -181,14 +182,17 @@ def learned_now(toolchain, pin: str, config: LeanSection, inspector, log_dir: Pa
     import json
     import tempfile
 
-    from fyan.selftest.trust import data_root, toolchain_key
+    from fyan.selftest.trust import current_identity, data_root, toolchain_key
 
     key = toolchain_key(toolchain)
     tag = hashlib.sha256(toolchain.version.encode()).hexdigest()[:12]
     cache = data_root() / "learned" / f"{key}-{tag}.json"
+    # a check made by another Fyan (another policy, other controls) proves nothing now
+    identity = current_identity()
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("toolchain") == toolchain.version and isinstance(data.get("extensions"), list):
+        if (data.get("toolchain") == toolchain.version and data.get("identity") == identity
+                and isinstance(data.get("extensions"), list)):
             return frozenset(n for n in data["extensions"] if isinstance(n, str)), ""
     except (OSError, ValueError):
         pass
@@ -198,8 +202,8 @@ def learned_now(toolchain, pin: str, config: LeanSection, inspector, log_dir: Pa
         return None, learned.problem
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps({"toolchain": toolchain.version, "extensions": learned.extensions}) + "\n",
-                         encoding="utf-8")
+        cache.write_text(json.dumps({"toolchain": toolchain.version, "identity": identity,
+                                     "extensions": learned.extensions}) + "\n", encoding="utf-8")
     except OSError:
         pass
     return frozenset(learned.extensions), ""
