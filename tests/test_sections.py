@@ -70,4 +70,9 @@ def test_status_payload_carries_section_and_cause(example, no_lake, capsys):
     finally:
         store.close()
     assert {tuple(u["section"]) for u in units.values()} == {("A Taste of Number Theory",)}  # \\begin{section}{...}
-    assert {u["cause"] for u in units.values()} == {"Lean toolchain not found"}  # roots and those waiting on them
+    # the cause is the failed units'; the units waiting on them name them instead (waiting_on)
+    failed = {u for u, x in units.items() if x["status"] == "failed"}
+    assert failed == {"definition-1", "def-divides"}
+    assert {units[u]["cause"] for u in failed} == {"Lean toolchain not found"}
+    assert all(x["cause"] is None and set(x["waiting_on"]) <= failed and x["waiting_on"]
+               for u, x in units.items() if u not in failed)

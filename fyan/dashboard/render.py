@@ -127,12 +127,13 @@ def blocked_html(groups: list[dict[str, Any]], shown: int = 12) -> str:
     for g in groups:
         roots = g["roots"]
         remedy = f' <span class=remedy>→ {escape(g["remedy"])}</span>' if g.get("remedy") else ""
-        where = f" (at the {escape(', '.join(g['stages']))} stage)" if g.get("stages") else ""
+        stages = [st for st in g.get("stages") or [] if f"the {st} stage" not in g["cause"]]  # said once
+        where = f" (at the {escape(', '.join(stages))} stage)" if stages else ""
         them = "it" if len(roots) == 1 else "them"
         waiting = f"<p class=who>{len(g['waiting'])} unit(s) wait on {them}.</p>" if g["waiting"] else ""
         links = ", ".join(_unit_link(u) for u in roots[:shown])
         if len(roots) > shown:
-            links += (f" <details class=more><summary>all {len(roots)}</summary>"
+            links += (f" <details class=more><summary>{len(roots) - shown} more</summary>"
                       + ", ".join(_unit_link(u) for u in roots[shown:]) + "</details>")
         out.append(f'<div class=cause><p><b>{len(roots)} failed: {escape(g["cause"])}</b>{where}{remedy}</p>'
                    f'<p class="who failed-units">{links}</p>{waiting}</div>')

@@ -154,13 +154,14 @@
       const div = el("div", {className: "cause"});
       const head = el("p");
       head.append(el("b", {}, g.roots.length + " failed: " + g.cause));
-      if (g.stages && g.stages.length) head.append(" (at the " + g.stages.join(", ") + " stage)");
+      const stages = (g.stages || []).filter(st => !g.cause.includes("the " + st + " stage"));  // said once
+      if (stages.length) head.append(" (at the " + stages.join(", ") + " stage)");
       if (g.remedy) head.append(" ", el("span", {className: "remedy"}, "→ " + g.remedy));
       const who = el("p", {className: "who failed-units"});
       appendLinks(who, g.roots.slice(0, 12));
       if (g.roots.length > 12) {
         const more = el("details", {className: "more"});
-        more.append(el("summary", {}, "all " + g.roots.length));
+        more.append(el("summary", {}, (g.roots.length - 12) + " more"));
         appendLinks(more, g.roots.slice(12));
         who.append(" ", more);
       }
