@@ -27,7 +27,6 @@ than a signature match, which counts more than a docstring match).
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
