@@ -18,10 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fyan.command_result import CommandResult
 from fyan.commands import BY_NAME, load
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "CommandResult", "adopt", "audit", "call", "doctor", "drift", "export", "gate", "init", "payload_schema",
@@ -131,8 +134,10 @@ def generated_schema(command: str) -> dict[str, Any]:
     """The JSON Schema of ``command``'s payload as its ``Payload`` model gives it now (``error``:
     ``fyan.command_result.ErrorPayload``), with its ``$id`` and version; what
     ``scripts/payload_schemas.py`` writes into ``fyan/schemas/``."""
+    model: type[BaseModel]
     if command == "error":
-        from fyan.command_result import ErrorPayload as model
+        from fyan.command_result import ErrorPayload
+        model = ErrorPayload
     else:
         model = load(command).Payload
     schema = model.model_json_schema()

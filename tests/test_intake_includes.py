@@ -46,7 +46,7 @@ MEMBERS = [
                   "\\end{document}\n",
                   "a/x.tex": LEMMA % ("a", "a"), "b/y.tex": LEMMA % ("b", "b"), "c/z.tex": LEMMA % ("c", "c"),
                   "d/w.tex": LEMMA % ("d", "d")}, ["lem:a", "lem:b", "lem:c", "lem:d"], id="from-forms"),
-    pytest.param({"main.tex": f"\\documentclass{{book}}\\usepackage{{subfiles}}\n\\newtheorem{{theorem}}{{Theorem}}"
+    pytest.param({"main.tex": "\\documentclass{book}\\usepackage{subfiles}\n\\newtheorem{theorem}{Theorem}"
                   "\n\\begin{document}\n\\subfile{ch/one}\n\\end{document}\n",
                   "ch/one.tex": "\\documentclass[../main.tex]{subfiles}\n\\newtheorem{prop}{Proposition}\n"
                   "\\begin{document}\n\\begin{prop}\\label{p:one} A proposition.\\end{prop}\n\\end{document}\n"},

@@ -26,7 +26,7 @@ from fyan.state.gateway import CheckOutcome, Gateway
 from fyan.state.models import Stage
 from fyan.state.store import Store
 from tests.conftest import corpus
-from tests.test_dashboard import PFR, _browser, _launch, _shots, request
+from tests.test_dashboard import PFR, _browser, _launch, _shots
 
 NOTHING = "the agent left nothing in the workspace (test double)"
 

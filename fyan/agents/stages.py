@@ -24,7 +24,6 @@ decided afterwards by the gateway's deterministic check (``fyan.gates.stages``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -17,7 +17,7 @@ import time
 from html import escape
 from typing import Any
 
-from fyan.orchestrator.status import STATUS_ORDER, ProjectStatus, names
+from fyan.orchestrator.status import STATUS_ORDER, ProjectStatus
 from fyan.state.models import UnitView
 from fyan.terminal import quoted
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -209,7 +209,7 @@ class Executor:
         interrupted by the provider); ``TransitionError`` when the gateway refuses to close it
         (a stop in progress)."""
         self.start()
-        kind = "gate" if stage_spec(run.stage).completes else "attempt"
+        kind: Literal["attempt", "gate"] = "gate" if stage_spec(run.stage).completes else "attempt"
         t0 = time.perf_counter()
         try:
             with BOOKKEEPING:
@@ -329,8 +329,8 @@ class Executor:
                 fh.write(data)
 
 
-def make_runtime(agents: dict | None, providers: Callable | None) -> Runtime | None:
+def make_runtime(agents: Mapping | None, providers: Callable | None) -> Runtime | None:
     """The runtime for an engine given test or benchmark doubles (None: Fyan's own)."""
     if agents is None and providers is None:
         return None
-    return Runtime(agents=agents, providers=providers)
+    return Runtime(agents=dict(agents) if agents is not None else None, providers=providers)  # picklable for Ray

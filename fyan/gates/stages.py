@@ -51,7 +51,7 @@ from fyan.lean.signatures import freeze_specs, signature_change
 from fyan.lean.toolchain import TOOLCHAIN_MISSING, check_pin, discover
 from fyan.specifier.problem import BEGIN as PROV_BEGIN
 from fyan.specifier.problem import END as PROV_END
-from fyan.state.gateway import Check, CheckContext, CheckOutcome
+from fyan.state.gateway import CheckContext, CheckOutcome
 from fyan.state.models import FailureKind, Stage
 
 

@@ -601,7 +601,7 @@ def ensure_inspector(toolchain: Toolchain, pin: str, config: LeanSection,
 # -- running -----------------------------------------------------------------------------------
 
 def inspector_confinement(build: InspectorBuild, toolchain: Toolchain, workspace: Path, *, config: LeanSection,
-                          out_dir: Path, search_path: list[Path] | tuple[Path, ...] = (),
+                          out_dir: Path, search_path: Sequence[Path] = (),
                           lean_env: dict[str, str] | None = None) -> Confinement:
     """The default confinement of one inspector run: write ``out_dir`` and ``workspace``; read the
     inspector's own folder, the toolchain (``fyan.lean.runner.toolchain_paths``: elan's home and

@@ -206,10 +206,10 @@ class Engine:
         self.project = project
         self.gateway = gateway
         if not gateway.checks:
-            if checks:
-                gateway.checks = checks
+            if checks:  # a dict given by a caller stays the same object
+                gateway.checks = checks if isinstance(checks, dict) else dict(checks)
             else:  # resolved here: the gates' modules (Lean, networkx) are not needed before
-                gateway.checks = stage_checks()  # a run's first dispatch
+                gateway.checks = dict(stage_checks())  # a run's first dispatch
         injected = providers
         if providers is None:
             factory = ProviderFactory(project, breakers)
@@ -525,14 +525,14 @@ class Engine:
             assert stage is not None
             self._note_probe(stage.value, uid)
             job = _Job(uid, JobKind.STAGE, what=stage.value)
-            self._start(job, lambda job=job, stage=stage: self._begin_and_attempt(job, stage, t0))
+            self._start(job, functools.partial(self._begin_and_attempt, job, stage, t0))
             started += 1
         if started < free:  # slots no stage needs: post-completion tasks of complete units
             for uid, task in self._post_due()[: free - started]:
                 self._post_tried.add((uid, task, self.ledger.last_gate_success(uid)))
                 self._note_probe(task, uid)
                 job = _Job(uid, JobKind.POST, task=task, what=task)
-                self._start(job, lambda job=job: self._post(job))
+                self._start(job, functools.partial(self._post, job))
         return started
 
     def _take(self, msg: _Message) -> None:

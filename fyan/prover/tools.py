@@ -122,7 +122,7 @@ class ProverTools:
         return max(0, doc_line - self.offset)
 
     def _messages(self, diagnostics: list[Diagnostic], result: ToolResult) -> list[Message]:
-        out = []
+        out: list[Message] = []
         for d in diagnostics:
             if len(out) >= self.limits.max_messages:
                 result.truncated = True
