@@ -192,6 +192,14 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
                               hint="start the model server (vLLM: `vllm serve <model>`; llama.cpp: `llama-server`; "
                                    "Ollama: `ollama serve`, base URL http://localhost:11434/v1) or correct --base-url, "
                                    "then run the same command again")
+    library = None
+    if not args.lean_project:  # an adopted package keeps its own Mathlib (it comes through its requires)
+        from fyan.lean.mathlib import choose_library
+
+        try:
+            library = choose_library(args.mathlib, args.core)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     package = None
     if args.lean_project:  # a folder that is no Lake package fails before anything is created
         from fyan.adopt.package import read_package
@@ -237,6 +245,8 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
             if args.tolerant:
                 keys.append("tolerant = true")
             intake = "[intake]\n" + "\n".join(keys) + "\n\n" if keys else ""
+            if library is not None:
+                intake += library.toml()
             if package is not None:
                 intake += (f"[adopt]\npackage = {_toml_str(str(package.folder))}\n"
                            f"package_name = {_toml_str(package.name)}\n\n")
@@ -282,6 +292,12 @@ def cmd_init(args: argparse.Namespace) -> CommandResult:
                     f"Adoption of {package.folder} waits for the units: after the first `fyan run` ingests the "
                     f"source, run `fyan adopt {_quote(target)}` (before any attempt starts)")
     result = _init_result(args, target, catalogue, report)
+    if library is not None:
+        from fyan.lean.mathlib import init_note
+
+        result.payload["library"] = {"mathlib": library.mathlib or None, "toolchain": library.toolchain}
+        *head, last = result.text.rstrip("\n").split("\n")  # the next step stays the last line
+        result.text = "\n".join([*head, init_note(library, _quote(target)), last])
     if adoption is not None:
         payload, text = adoption
         result.payload["adoption"] = payload
@@ -789,6 +805,26 @@ def cmd_gate(args: argparse.Namespace) -> CommandResult:
 
 # -- verify ----------------------------------------------------------------------------------
 
+def cmd_setup(args: argparse.Namespace) -> CommandResult:
+    from fyan.lean.fetch import FetchProgress, setup_report
+    from fyan.project import Project
+
+    done, payload, text = setup_report(Project.open(args.dir), progress=FetchProgress(enabled=not args.json))
+    return CommandResult(ExitCode.OK if done else ExitCode.INCOMPLETE, payload, text)
+
+
+def cmd_upgrade(args: argparse.Namespace) -> CommandResult:
+    from fyan.lean.fetch import FetchProgress
+    from fyan.lean.upgrade import upgrade
+    from fyan.project import Project
+
+    report = upgrade(Project.open(args.dir), args.mathlib, progress=FetchProgress(enabled=not args.json))
+    payload = {"previous": {"mathlib": report.previous[0] or None, "toolchain": report.previous[1]},
+               "mathlib": report.new.mathlib, "toolchain": report.new.toolchain, "fetched": report.fetched,
+               "checked": report.checked, "reopened": report.reopened, "previous_kept_in": report.kept}
+    return CommandResult(ExitCode.INCOMPLETE if report.reopened else ExitCode.OK, payload, report.text())
+
+
 def cmd_verify(args: argparse.Namespace) -> CommandResult:
     from fyan.gates.verify import render, verify_project
     from fyan.project import Project
@@ -1007,6 +1043,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], CommandResult]] = {
     "run": cmd_run,
     "status": cmd_status,
     "gate": cmd_gate,
+    "setup": cmd_setup,
+    "upgrade": cmd_upgrade,
     "verify": cmd_verify,
     "doctor": cmd_doctor,
     "shadow": cmd_shadow,
@@ -1072,6 +1110,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "\\lean{...} are looked up in its compiled environment by the trusted inspector; proved ones make "
                    "their units complete by adoption, ones with sorry become the statements to prove; its files are "
                    "never changed (written to [adopt] package)")
+    p.add_argument("--mathlib", metavar="TAG",
+                   help="the Mathlib release tag the project's Lake package requires (default: the newest pair Fyan "
+                   "was checked against); the lean-toolchain that tag names is pinned with it")
+    p.add_argument("--core", action="store_true",
+                   help="a Lake package with no dependency (core Lean only), for documents that need no Mathlib")
     p.add_argument("--json", action="store_true", help="print a JSON result")
 
     p = sub.add_parser("adopt", help="adopt an existing Lake package: units whose \\lean declarations are proved in "
@@ -1133,6 +1176,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="project folder")
     p.add_argument("unit", help="unit id (see `fyan status`)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("setup", help="fetch the project's Lake dependencies now (lake update, Mathlib's cache get; "
+                       "resumable); the first `fyan run` does the same")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--json", action="store_true", help="print a JSON result")
+
+    p = sub.add_parser("upgrade", help="move the project to another Mathlib tag and the toolchain it names: fetch, "
+                       "re-check every complete unit on the new pair, reopen those that no longer reproduce")
+    p.add_argument("dir", help="project folder")
+    p.add_argument("--mathlib", metavar="TAG", required=True, help="the Mathlib release tag to move to, e.g. v4.34.1")
+    p.add_argument("--json", action="store_true", help="print a JSON result")
 
     p = sub.add_parser("verify", help="re-run the completion gate of every complete unit from scratch; list those "
                        "whose completion does not reproduce (exit 3)",
