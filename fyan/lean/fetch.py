@@ -5,7 +5,7 @@ and built before any unit can compile. Fyan does that itself, in the project pac
 a workspace and never inside the sandbox, and never by running anything a model wrote (the
 package's ``lakefile.toml`` is Fyan's: ``fyan.lean.package.write_package_config``):
 
-1. ``lake update`` when the manifest (``lean/lake-manifest.json``) is missing or stale — it
+1. ``lake --keep-toolchain update`` when the manifest (``lean/lake-manifest.json``) is missing or stale — it
    lacks a required package or records another ``inputRev`` for it than the lakefile's ``rev``.
    Lake then resolves the requirements, clones each Git package into ``.lake/packages/<name>``
    and writes the manifest (Lake's ``lake help update``; docs/lean-contract.md, "Fetching
@@ -45,6 +45,8 @@ from fyan.lean.toolchain import Toolchain
 
 #: where Lake clones Git dependencies (the manifest's ``packagesDir`` default)
 PACKAGES = Path(".lake") / "packages"
+#: Lake's global option: never rewrite ``lean-toolchain`` (the pin is Fyan's, set with the Mathlib tag)
+KEEP = "--keep-toolchain"
 #: Mathlib's compiled root module, once its cache is unpacked
 MATHLIB_OLEAN = PACKAGES / "mathlib" / ".lake" / "build" / "lib" / "lean" / "Mathlib.olean"
 
@@ -199,6 +201,11 @@ class StepResult:
     def ok(self) -> bool:
         return self.exit_code == 0
 
+    @property
+    def command(self) -> list[str]:
+        """The Lake command without the program and Lake's global options (``update``)."""
+        return [a for a in self.argv[1:] if a != KEEP]
+
 
 @dataclass
 class FetchReport:
@@ -219,7 +226,7 @@ class FetchReport:
         if not self.steps:
             return f"{self.package}: dependencies already fetched ({deps})"
         return f"{self.package}: fetched {deps}: " + "; ".join(
-            f"{' '.join(s.argv[1:])} {s.seconds:.0f} s" for s in self.steps)
+            f"lake {' '.join(s.command)} {s.seconds:.0f} s" for s in self.steps)
 
 
 def _run_step(what: str, argv: list[str], cwd: Path, log: Path, progress: FetchProgress, timeout_s: float) -> StepResult:
@@ -290,14 +297,14 @@ def ensure_fetched(package: Path, toolchain: Toolchain, state_dir: Path, *, prog
     deps = ", ".join(f"{n} {r}".strip() for n, r in requires.items())
     problem = manifest_problem(package, requires)
     if problem:
-        step = _run_step(f"lake update ({deps}; {problem})", [lake, "update"], package, logs / "fetch-update.log",
-                         progress, timeout_s)
+        step = _run_step(f"lake update ({deps}; {problem})", [lake, KEEP, "update"], package,
+                         logs / "fetch-update.log", progress, timeout_s)
         report.steps.append(step)
         if not step.ok or manifest_problem(package, requires):
             raise _failure(package, record, step, command)
     if "mathlib" in requires and not (package / MATHLIB_OLEAN).is_file():
-        step = _run_step("lake exe cache get (Mathlib's prebuilt modules)", [lake, "exe", "cache", "get"], package,
-                         logs / "fetch-cache.log", progress, timeout_s)
+        step = _run_step("lake exe cache get (Mathlib's prebuilt modules)", [lake, KEEP, "exe", "cache", "get"],
+                         package, logs / "fetch-cache.log", progress, timeout_s)
         report.steps.append(step)
         if not step.ok or not (package / MATHLIB_OLEAN).is_file():
             raise _failure(package, record, step, command)
@@ -310,9 +317,10 @@ def ensure_fetched(package: Path, toolchain: Toolchain, state_dir: Path, *, prog
 
 def _failure(package: Path, record: Path, step: StepResult, command: str) -> FetchError:
     still = missing(package, record)
-    why = (f"`{' '.join(step.argv[1:])}` failed ({'exit ' + str(step.exit_code) if step.exit_code is not None else 'not started'}"
+    what = "lake " + " ".join(step.command)
+    why = (f"`{what}` failed ({'exit ' + str(step.exit_code) if step.exit_code is not None else 'not started'}"
            f"): {step.last_line or 'no output'}" if not step.ok else
-           f"`{' '.join(step.argv[1:])}` exited 0 but left {'; '.join(still) or 'the package incomplete'}")
+           f"`{what}` exited 0 but left {'; '.join(still) or 'the package incomplete'}")
     return FetchError(f"the project's Lake package ({package}) is missing {'; '.join(still) or 'its dependencies'}: "
                       f"{why} (full output: {step.log})",
                       hint=f"check the network (the first fetch of Mathlib downloads a few GB), then `{command}`: it "
@@ -350,6 +358,6 @@ def setup_report(project, *, progress: FetchProgress | None = None) -> tuple[boo
         return False, {"fetched": False, "problem": TOOLCHAIN_MISSING}, (
             f"Nothing fetched: {TOOLCHAIN_MISSING}; then run `fyan setup {project.paths.root}` again")
     payload = {"fetched": report.fetched, "requires": report.requires,
-               "steps": [{"command": s.argv[1:], "exit_code": s.exit_code, "seconds": round(s.seconds, 1),
+               "steps": [{"command": s.command, "exit_code": s.exit_code, "seconds": round(s.seconds, 1),
                           "log": s.log} for s in report.steps]}
     return True, payload, report.text()

@@ -177,7 +177,7 @@ def upgrade(project: Project, tag: str, *, progress: FetchProgress | None = None
         report = UpgradeReport((cfg.mathlib, cfg.toolchain), pair)
         fetch = ensure_fetched(staged, disc.toolchain, staged / ".fyan-fetch", progress=progress,
                                command=f"fyan upgrade {project.paths.root} --mathlib {pair.mathlib}")
-        report.fetched = [" ".join(s.argv[1:]) for s in fetch.steps]
+        report.fetched = ["lake " + " ".join(s.command) for s in fetch.steps]
         store = Store(project.paths.db)
         try:
             verification = verify_project(view, store, discovery=disc)
