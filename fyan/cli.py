@@ -1111,8 +1111,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "their units complete by adoption, ones with sorry become the statements to prove; its files are "
                    "never changed (written to [adopt] package)")
     p.add_argument("--mathlib", metavar="TAG",
-                   help="the Mathlib release tag the project's Lake package requires (default: the newest pair Fyan "
-                   "was checked against); the lean-toolchain that tag names is pinned with it")
+                   help="the Mathlib release tag the project's Lake package requires (default: the default pair of "
+                   "Fyan's table, fyan/lean/mathlib.py); the lean-toolchain that tag names is pinned with it")
     p.add_argument("--core", action="store_true",
                    help="a Lake package with no dependency (core Lean only), for documents that need no Mathlib")
     p.add_argument("--json", action="store_true", help="print a JSON result")
