@@ -230,7 +230,13 @@ class AgentsSection(_Section):
 class LeanSection(_Section):
     lake: str = Field(default="", description="Path to `lake`; empty = PATH, then ~/.elan/bin.")
     toolchain: str = Field(
-        default="leanprover/lean4:v4.31.0", description="Content of the Lake package's lean-toolchain."
+        default="leanprover/lean4:v4.34.1", description="Content of the Lake package's lean-toolchain "
+        "(fyan init writes the toolchain of the Mathlib tag it pins: fyan.lean.mathlib.DEFAULT)."
+    )
+    mathlib: str = Field(
+        default="", description="The Mathlib release tag the project's Lake package requires (\"\" = none: core "
+        "Lean only). Pinned together with toolchain (the lean-toolchain that tag names); fyan init writes both, "
+        "`fyan upgrade --mathlib TAG` moves both."
     )
     build_timeout: float = Field(default=900.0, gt=0, description="Seconds per `lake` call.")
     memory_limit_mb: int = Field(default=8192, gt=0, description="Address-space limit per build, MiB.")
@@ -318,7 +324,7 @@ class LeanSection(_Section):
 
         if pin_version(value) is None:
             raise ValueError(f"{value!r} names no Lean version the gate can check the toolchain against; pin a "
-                             "release (leanprover/lean4:v4.31.0, v4.31.0 or 4.31.0) or a nightly "
+                             "release (leanprover/lean4:v4.34.1, v4.34.1 or 4.34.1) or a nightly "
                              "(leanprover/lean4:nightly-2025-06-01)")
         return value
 
@@ -345,6 +351,15 @@ class LeanSection(_Section):
         bad = refused_extension_allowlist_entries(value)
         if bad:
             raise ValueError("these extensions can never be admitted: " + "; ".join(bad))
+        return value
+
+    @field_validator("mathlib")
+    @classmethod
+    def _mathlib_tag(cls, value: str) -> str:
+        from fyan.lean.mathlib import pair_for
+
+        if value:
+            pair_for(value)  # raises ValueError for a revision that is no release tag
         return value
 
     @field_validator("kernel_allow")

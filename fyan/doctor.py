@@ -14,7 +14,9 @@ For each agent configuration a project uses (the stages sharing one are reported
 Then the Lean toolchain (``fyan.lean.toolchain.discover``: ``lake --version``), the build
 sandbox (bubblewrap; how an unconfined command's process tree is ended), the environment
 confined processes get (which variables pass: names and whether set, never values), the
-trusted inspector, and the selftest state per toolchain (``fyan
+trusted inspector, the project's library (its Mathlib tag and toolchain, and whether Fyan's table
+``fyan.lean.mathlib.PAIRS`` holds the pair), the kernel soundness bugs the toolchain found still
+has (``fyan.lean.mathlib.KERNEL_BUGS``, each with its fix), and the selftest state per toolchain (``fyan
 selftest``: the gate trusts only a toolchain whose selftest passed). Nothing is reported usable that was not checked.
 """
 
@@ -151,10 +153,15 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
     environment = environment_status(config, lean_cfg)
     inspector = _inspector_status(lean_cfg)
     selftest = selftest_status(lean_cfg, disc.toolchain)
+    from fyan.gates.completion import find_nanoda
+    from fyan.lean.mathlib import library_status
+
+    tc = disc.toolchain
+    status = library_status(lean_cfg, tc.lean_version if tc else None, tc is not None, find_nanoda() is not None)
     ok = (all(p["usable"] for p in providers if p.get("needed", True)) and lean["present"] and (bwrap is not None or lean_cfg.sandbox != "require")
-          and selftest["trusted"] is not False)
+          and selftest["trusted"] is not False and status["kernel"]["ok"] is not False)
     return {"providers": providers, "lean": lean, "sandbox": sandbox, "environment": environment,
-            "inspector": inspector, "selftest": selftest, "ok": ok}
+            "inspector": inspector, "selftest": selftest, **status, "ok": ok}
 
 
 def environment_status(config: FyanConfig | None, lean_cfg, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -231,6 +238,10 @@ def render(report: dict[str, Any]) -> str:
             lines.append(f"         [{mark[c['ok']]}] {c['what']}: {c['detail']}")
     lean = report["lean"]
     lines.append(f"[{mark[lean['present']]}] Lean toolchain: {lean['detail']}")
+    if report.get("library"):
+        lib, kernel = report["library"], report["kernel"]
+        lines.append(f"[{'--  ' if lib['pair_problem'] else 'ok  '}] library: {lib['detail']}")
+        lines.append(f"[{mark[kernel['ok']]}] kernel soundness: {kernel['detail']}")
     sb = report["sandbox"]
     lines.append(f"[{mark[sb['available']] if sb['available'] or sb['setting'] == 'require' else '--  '}] sandbox for "
                  f"model-written code ([lean] sandbox = {sb['setting']}): {sb['detail']}")

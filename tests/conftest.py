@@ -105,7 +105,7 @@ def double_selftest(tmp_path_factory):
     """A real ``fyan selftest`` (``fyan.selftest.run.run_selftest``) run once against the Lake
     double, with the corpus's authored replays (``tests/cheat_replay.py``: what a real Lean would
     print beyond what the double derives), which keeps its passing record in the session's data
-    folder: the gate then trusts the double's toolchain (Lean 4.31.0) exactly as it trusts a user's
+    folder: the gate then trusts the double's toolchain (Lean 4.34.1) exactly as it trusts a user's
     toolchain after ``fyan selftest`` passed. Every fixture that installs the double needs it."""
     from fyan.selftest.run import render, run_selftest
     from tests.cheat_replay import replay

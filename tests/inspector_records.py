@@ -30,5 +30,5 @@ def module(name: str, **fields: Any) -> dict[str, Any]:
 
 def report(nonce: str = "n0", **fields: Any) -> dict[str, Any]:
     """A whole report (``InspectorReport``)."""
-    return {"format": "fyan-inspector/2", "nonce": nonce, "lean_version": "4.31.0", "import_level": "private",
+    return {"format": "fyan-inspector/2", "nonce": nonce, "lean_version": "4.34.1", "import_level": "private",
             "modules": [], "lookups": [], "problems": [], "error": None, **fields}

@@ -238,7 +238,7 @@ def test_adopt_refuses_another_package(fake_lake, tmp_path, package, capsys):
 
 @pytest.mark.lean
 def test_real_lean_adoption(tmp_path, package, capsys):
-    """With a real toolchain (`lake` on PATH, the package's pin leanprover/lean4:v4.31.0
+    """With a real toolchain (`lake` on PATH, the package's pin leanprover/lean4:v4.34.1
     installed): the same three outcomes, decided by the compiled trusted inspector."""
     if shutil.which("lake") is None:
         pytest.skip("no Lean toolchain (`lake`) on PATH: the real-Lean adoption test needs one")
@@ -442,7 +442,7 @@ def test_lakefile_lean_is_read_without_running_it(tmp_path, lakefile, name, libs
     from fyan.adopt.package import read_package
 
     (tmp_path / "lakefile.lean").write_text(lakefile)
-    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.31.0\n")
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.34.1\n")
     for lib in libs:
         (tmp_path / lib).mkdir()
         (tmp_path / lib / "A.lean").write_text("")

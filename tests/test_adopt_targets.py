@@ -109,7 +109,7 @@ Later.
 @pytest.fixture
 def chain(tmp_path) -> Path:
     pkg = tmp_path / "chain"
-    for rel, text in {**FILES, "lakefile.toml": LAKEFILE, "lean-toolchain": "leanprover/lean4:v4.31.0\n"}.items():
+    for rel, text in {**FILES, "lakefile.toml": LAKEFILE, "lean-toolchain": "leanprover/lean4:v4.34.1\n"}.items():
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
         (pkg / rel).write_text(text)
     src = tmp_path / "bp"
@@ -146,7 +146,7 @@ def test_roots_globs_src_dirs_and_default_targets_as_lake_resolves_them(tmp_path
             (base / rel).parent.mkdir(parents=True, exist_ok=True)
             (base / rel).write_text(text)
     (tmp_path / "lakefile.toml").write_text(config)
-    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.31.0\n")
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.34.1\n")
     pkg = read_package(tmp_path)
     assert set(pkg.modules) == modules
     assert all((tmp_path / pkg.sources[m]).is_file() for m in pkg.modules)
@@ -167,7 +167,7 @@ def test_lakefile_lean_targets(tmp_path, lakefile, modules):
             (base / rel).parent.mkdir(parents=True, exist_ok=True)
             (base / rel).write_text("")
     (tmp_path / "lakefile.lean").write_text(lakefile)
-    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.31.0\n")
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.34.1\n")
     assert set(read_package(tmp_path).modules) == modules
 
 

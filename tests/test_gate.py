@@ -133,7 +133,7 @@ def test_a_package_lake_cannot_load_is_an_environment_problem(honest, fake_lake)
     ({"inspector_output": json.dumps({"format": "someone-else/9", "modules": []})},
      "the inspector gave no evidence: the inspector's report has format 'someone-else/9'"),
     ({"inspector_output": json.dumps(records.report("@NONCE@", lean_version="4.30.0"))},
-     "the inspector gave no evidence: the inspector runs Lean 4.30.0 but the toolchain is Lean 4.31.0"),
+     "the inspector gave no evidence: the inspector runs Lean 4.30.0 but the toolchain is Lean 4.34.1"),
     ({"inspector_output": json.dumps(records.report("@NONCE@"))},
      "the inspector gave no evidence: module(s) Cheats.ThmRoot.Basic not in the inspected environment"),
 ])
@@ -157,7 +157,7 @@ def test_inspector_that_cannot_be_built_blocks_as_an_environment_problem(honest,
     report = honest.gate({"inspector_build": {"exit": 1, "output": "error: FyanInspector.lean:3:0: unknown constant"}},
                          fake=fake_lake)
     reason = failed(report, "build")
-    assert reason.startswith("no trusted inspector: the trusted inspector could not be built for leanprover/lean4:v4.31.0")
+    assert reason.startswith("no trusted inspector: the trusted inspector could not be built for leanprover/lean4:v4.34.1")
     assert "unknown constant" in reason and report.environment_problem == reason
 
 
@@ -171,7 +171,7 @@ def test_inspector_is_built_once_per_pin_kept_read_only_and_hash_checked(honest,
     root = cache_root(honest.project.config.lean)
     (folder,) = [p for p in root.iterdir() if p.is_dir()]
     exe = folder / "bin" / "fyan-inspector"
-    assert not exe.stat().st_mode & 0o222 and json.loads((folder / MANIFEST).read_text())["pin"] == "leanprover/lean4:v4.31.0"
+    assert not exe.stat().st_mode & 0o222 and json.loads((folder / MANIFEST).read_text())["pin"] == "leanprover/lean4:v4.34.1"
     # reused as long as it matches its manifest
     assert honest.gate(None, fake=fake_lake).passed
     assert len([c for c in fake_lake.calls() if c["argv"][:2] == ["build", "fyan-inspector"]]) == 1
@@ -217,9 +217,9 @@ def test_project_package_missing_its_toolchain_pin(honest, fake_lake):
 def test_toolchain_that_is_not_the_pinned_one(honest, fake_lake):
     report = honest.gate({"version": {"output": "Lake version 5.0.0-x (Lean version 4.30.0)"}}, fake=fake_lake)
     assert failed(report, "build") == (
-        "toolchain mismatch: lean-toolchain pins leanprover/lean4:v4.31.0 but `lake --version` reports Lean 4.30.0; "
-        "install the pinned toolchain (elan toolchain install leanprover/lean4:v4.31.0) or change [lean] toolchain")
-    assert report.toolchain_pin == "leanprover/lean4:v4.31.0"
+        "toolchain mismatch: lean-toolchain pins leanprover/lean4:v4.34.1 but `lake --version` reports Lean 4.30.0; "
+        "install the pinned toolchain (elan toolchain install leanprover/lean4:v4.34.1) or change [lean] toolchain")
+    assert report.toolchain_pin == "leanprover/lean4:v4.34.1"
     assert report.environment_problem == failed(report, "build")
 
 
@@ -337,15 +337,15 @@ def test_local_definition_changed_after_the_freeze(honest, fake_lake):
 
 
 def test_elaborated_statement_changed_with_another_toolchain(honest, fake_lake):
-    scenario = {"version": {"output": "Lake version 5.0.1 (Lean version 4.31.0)"},
+    scenario = {"version": {"output": "Lake version 5.0.1 (Lean version 4.34.1)"},
                 "inspect": {"Cheats.ThmRoot.double_even": {"type_repr": "elaborated differently"}}}
     # another toolchain build has not passed the selftest of 5.0.0-fake (fyan.selftest.trust)
     honest.project.config.lean.trust_without_selftest = True
     report = honest.gate(scenario, fake=fake_lake)
     reason = failed(report, "frozen_statements")
     assert reason.startswith("certification stale: Cheats.ThmRoot.double_even: elaborated statement differs from the freeze (sha256:")
-    assert reason.endswith("; the toolchain changed since the freeze (Lake version 5.0.0-fake (Lean version 4.31.0) "
-                           "[Fyan test double] → Lake version 5.0.1 (Lean version 4.31.0))")
+    assert reason.endswith("; the toolchain changed since the freeze (Lake version 5.0.0-fake (Lean version 4.34.1) "
+                           "[Fyan test double] → Lake version 5.0.1 (Lean version 4.34.1))")
 
 
 def test_frozen_without_a_toolchain_compares_with_the_audited_statement(fake_lake, tmp_path):
@@ -391,7 +391,7 @@ def test_fyan_gate_prints_the_full_report_and_keeps_its_logs(honest, fake_lake, 
     assert main(["gate", root, "thm-root"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Completion gate for thm-root: PASSED\n  roots: Cheats.ThmRoot.double_even\n")
-    assert "  toolchain: Lake version 5.0.0-fake (Lean version 4.31.0) [Fyan test double]; lean-toolchain: leanprover/lean4:v4.31.0" in out
+    assert "  toolchain: Lake version 5.0.0-fake (Lean version 4.34.1) [Fyan test double]; lean-toolchain: leanprover/lean4:v4.34.1" in out
     assert '  sandbox: off ([lean] sandbox = "off"): model-written code runs UNCONFINED' in out
     for name in CHECK_ORDER:
         assert f"] {name}" in out

@@ -108,7 +108,7 @@ def test_inspector_report_hashes_types_values_and_local_definitions():
     d = report.module("L.U.Basic").declarations[1]
     assert d.statement_hash == sha("Expr A\n:=\nBody") != d.type_hash and d.uses_sorry
     assert report.lookup("L.U.missing").found is False and report.records.keys() == {"L.U.t", "L.U.missing"}
-    assert report.module("L.U.Basic").lean_version == "4.31.0"
+    assert report.module("L.U.Basic").lean_version == "4.34.1"
 
 
 def test_inspector_build_key_follows_the_pin_and_the_source(tmp_path, monkeypatch):

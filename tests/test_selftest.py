@@ -29,7 +29,7 @@ from tests.cheat_replay import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "tests" / "fixtures" / "lean-recorded"
-PIN = "leanprover/lean4:v4.31.0"
+PIN = "leanprover/lean4:v4.34.1"
 MODULE = "Cheats.ThmRoot.Basic"
 
 
@@ -64,7 +64,7 @@ def test_selftest_of_the_double_passes_records_and_names_every_case(double_selft
     ids = [c.id for c in result.cases]
     assert ids == [c.id for c in corpus.cases()] and len(ids) == len(set(ids)) >= 38
     rec = json.loads(Path(result.record_file).read_text())
-    assert Path(result.record_file) == Path(os.environ["FYAN_DATA_DIR"]) / "selftest" / "4.31.0.json"
+    assert Path(result.record_file) == Path(os.environ["FYAN_DATA_DIR"]) / "selftest" / "4.34.1.json"
     assert rec["passed"] and rec["toolchain"].startswith("Lake version 5.0.0-fake")
     assert rec["corpus_sha256"] == corpus.corpus_digest() and rec["fyan_version"] and rec["inspector_sha256"]
     assert rec["date"].endswith("Z") and rec["inspector_source_sha256"]
@@ -98,7 +98,7 @@ def test_a_toolchain_that_lets_one_cheat_through_fails_the_selftest_naming_it(fa
     table = render(result)
     assert f"SELFTEST FAILED: {cheat} not as intended" in table
     assert next(line for line in table.splitlines() if line.strip().startswith(cheat + " ")).rstrip().endswith("WRONG")
-    rec = trust.load_record("4.31.0")
+    rec = trust.load_record("4.34.1")
     assert rec is not None and rec["passed"] is False
     assert next(c for c in rec["cases"] if c["id"] == cheat)["ok"] is False
 
@@ -127,7 +127,7 @@ def test_selftest_of_a_pin_the_toolchain_is_not_refuses_before_any_case(fake_lak
     code = main(["selftest", "--toolchain", "leanprover/lean4:v4.28.0", "--json"])
     payload = json.loads(capsys.readouterr().out)
     assert code == 3 and payload["cases"] == [] and not (data_dir / "selftest").exists()
-    assert payload["problem"].startswith("`lake --version` reports 'Lake version 5.0.0-fake (Lean version 4.31.0)")
+    assert payload["problem"].startswith("`lake --version` reports 'Lake version 5.0.0-fake (Lean version 4.34.1)")
     assert "elan toolchain install leanprover/lean4:v4.28.0" in payload["problem"]
 
 
@@ -168,14 +168,14 @@ def _refused(report):
 
 def test_no_selftest_blocks_completion_with_the_remedy(honest, fake_lake, data_dir):
     reason = _refused(honest.gate(None, fake=fake_lake))
-    assert "Lean 4.31.0 has never passed `fyan selftest` here" in reason
+    assert "Lean 4.34.1 has never passed `fyan selftest` here" in reason
 
 
 def test_a_failed_selftest_blocks_completion(honest, fake_lake, data_dir, tmp_path):
     run_selftest(PIN, work_dir=tmp_path / "w", before_case=with_replays(fake_lake, {"native_decide": {"axioms": []}}),
                  only={"native_decide"})
     reason = _refused(honest.gate(None, fake=fake_lake))
-    assert "`fyan selftest` failed for Lean 4.31.0" in reason and "native_decide" in reason
+    assert "`fyan selftest` failed for Lean 4.34.1" in reason and "native_decide" in reason
 
 
 @pytest.mark.parametrize("field, what", [("fyan_version", "Fyan version"), ("inspector_source_sha256", "inspector"),
@@ -191,7 +191,7 @@ def test_a_passing_selftest_is_stated_in_the_report(honest, fake_lake, double_se
     trust.save_record(double_selftest.record())
     report = honest.gate(None, fake=fake_lake)
     assert report.passed, report.summary()
-    assert report.toolchain_trust.startswith("proven: `fyan selftest` passed for Lean 4.31.0 on ")
+    assert report.toolchain_trust.startswith("proven: `fyan selftest` passed for Lean 4.34.1 on ")
     assert "  selftest: proven" in report_text(report)
 
 
@@ -205,7 +205,7 @@ def test_the_opt_out_completes_and_every_report_says_so(fake_lake, data_dir, tmp
     learned = sorted((data_dir / "learned").glob("*.json"))
     assert len(learned) == 1 and set(json.loads(learned[0].read_text())["extensions"]) == set(
         double_selftest.learned_extensions)
-    assert report.toolchain_trust == ("NOT PROVEN: Lean 4.31.0 has never passed `fyan selftest` here; trusted anyway "
+    assert report.toolchain_trust == ("NOT PROVEN: Lean 4.34.1 has never passed `fyan selftest` here; trusted anyway "
                                       "because [lean] trust_without_selftest = true")
     assert "  selftest: NOT PROVEN" in report_text(report)
     cheat = h.setup(tmp_path / "q", "theorem double_even (n : Int) : ∃ k, double n = 2 * k := by\n  sorry",
@@ -235,8 +235,8 @@ def test_doctor_shows_the_selftest_state_per_toolchain(fake_lake, data_dir, doub
     trust.save_record(double_selftest.record())
     main(["doctor", str(EXAMPLE)])
     out = capsys.readouterr().out
-    assert "gate selftest of this toolchain: proven: `fyan selftest` passed for Lean 4.31.0" in out
-    assert "Lean 4.28.0: selftest FAILED on" in out and "Lean 4.31.0: selftest passed on" in out
+    assert "gate selftest of this toolchain: proven: `fyan selftest` passed for Lean 4.34.1" in out
+    assert "Lean 4.28.0: selftest FAILED on" in out and "Lean 4.34.1: selftest passed on" in out
 
 
 # -- real output comes back as fixtures --------------------------------------------------------------
@@ -291,11 +291,11 @@ def test_record_writes_raw_output_that_the_replay_reads(fake_lake, data_dir, tmp
     result = run_selftest(PIN, work_dir=tmp_path / "w", record_dir=tmp_path / "rec",
                           before_case=with_replays(fake_lake))
     assert result.passed, render(result)
-    folder = tmp_path / "rec" / "4.31.0"
+    folder = tmp_path / "rec" / "4.34.1"
     assert Path(result.record_dir) == folder
     sorry = (folder / "sorry.lean-build.txt").read_text(encoding="utf-8").splitlines()
     assert sorry[0] == ("SOURCE: fyan selftest --record, case sorry (sorry.lean); toolchain Lake version 5.0.0-fake "
-                        "(Lean version 4.31.0) [Fyan test double]; exit 0")
+                        "(Lean version 4.34.1) [Fyan test double]; exit 0")
     assert not any(line.startswith(("$ ", "# cwd:")) for line in sorry)  # Lean's output only
     assert any("declaration uses `sorry`" in line for line in sorry)
     assert replay_recorded(folder) == []

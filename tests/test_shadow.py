@@ -551,7 +551,7 @@ def fake_lean_env(fake_lake, monkeypatch):
 def test_real_adapter_through_the_fake_toolchain_gives_the_same_scores(fake_lean_env, tmp_path, capsys):
     ws = tmp_path / "ws"
     write(ws / "lakefile.toml", 'name = "shadowws"\n')
-    write(ws / "lean-toolchain", "leanprover/lean4:v4.31.0\n")
+    write(ws / "lean-toolchain", "leanprover/lean4:v4.34.1\n")
     code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
                  "--workspace", str(ws), "--sandbox", "off", "--out", str(tmp_path / "o"), "--jobs", "3",
                  "--record", str(tmp_path / "rec.jsonl"), "--json"])
@@ -599,7 +599,7 @@ def test_real_adapter_timeout_per_compile(fake_lean_env, tmp_path, monkeypatch):
     from fyan.lean.compile import resolve
 
     (tmp_path / "lakefile.toml").write_text('name = "ws"\n')
-    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.31.0\n")
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.34.1\n")
     setup = resolve(tc, tmp_path, LeanSection(sandbox="off"))
     compiler = LeanCompiler(tc, setup, tmp_path, LeanSection(sandbox="off"), timeout_s=1.0, inspector=never_run)
     try:

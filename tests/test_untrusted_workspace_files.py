@@ -212,7 +212,7 @@ def test_a_recorded_olean_is_reused_only_by_the_lean_build_that_compiled_it(hone
     source = (p.paths.unit("thm-root") / "Basic.lean").read_bytes()
     below = {"Cheats.DefDouble.Basic": store.artifact("def-double", "Basic.olean").sha256}
     meta = json.loads((p.paths.unit("thm-root") / "Basic.olean.json").read_text())
-    assert meta["lean_githash"] and meta["lean_version"] == "4.31.0"
+    assert meta["lean_githash"] and meta["lean_version"] == "4.34.1"
     tc = discover(p.config.lean).toolchain
     leanc._CACHE.clear()
     same = leanc.resolve(tc, p.paths.lean, p.config.lean)

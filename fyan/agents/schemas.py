@@ -33,10 +33,24 @@ class LemmaNode(BaseModel):
         "checked against the environment before use",
     )
 
+    library: str | None = Field(
+        default=None,
+        description="For a definition node: the existing library declaration that is the same notion (a document's "
+        "\"group\" is Mathlib's `Group`), checked against the environment; omitted when the library has none. A "
+        "definition node that names one but does not use it is a redefinition the audit asks to justify",
+    )
+
     @field_validator("name")
     @classmethod
     def _ident(cls, v: str) -> str:
         if not is_lean_ident(v):
+            raise ValueError(f"not a Lean identifier: {v!r}")
+        return v
+
+    @field_validator("library")
+    @classmethod
+    def _library_ident(cls, v: str | None) -> str | None:
+        if v is not None and not is_lean_ident(v):
             raise ValueError(f"not a Lean identifier: {v!r}")
         return v
 

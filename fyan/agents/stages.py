@@ -31,7 +31,7 @@ import hashlib
 import json
 
 from fyan.lean import safefile
-from fyan.agents.schemas import PlanReply, ProveReply, ReasonReview
+from fyan.agents.schemas import LemmaDag, PlanReply, ProveReply, ReasonReview
 from fyan.agents.session import StageSession
 from fyan.errors import ModelOutputError
 from fyan.audit.record import AuditResult
@@ -163,6 +163,26 @@ def _repair_request(u: UnitContext) -> str:
     return audit.reason or NONE
 
 
+def _library(u: UnitContext) -> str:
+    """The "Library in scope" section (``fyan.lean.mathlib.library_prompt``), with the library
+    definitions the unit's plan maps its definition nodes to — only names the plan's check found
+    in the compiled environment (``lemma_names.json``), never a name as a model wrote it."""
+    from fyan.lean.mathlib import library_prompt
+
+    text = library_prompt(u.project.config.lean, u.project.config.adopt.package_name)
+    try:
+        dag = LemmaDag.model_validate_json(u.read("lemma_dag.json") or "")
+        found = json.loads(u.read("lemma_names.json") or "{}").get("found", {})
+    except (ValueError, OSError):
+        return text
+    mapped = [f"- `{n.name}` is the library's `{found[n.library]}`" for n in dag.nodes
+              if n.library and n.library in found]
+    if mapped:
+        text += "\n\nThe plan's definitions that are library definitions (found in the compiled environment):\n" \
+                + "\n".join(mapped)
+    return text
+
+
 def plan(s: StageSession, u: UnitContext) -> None:
     def names(reply: PlanReply) -> list[str]:
         check, problem = cited_names_problem(u.project, u.store, u.unit, reply.lemma_dag, u.attempt_dir)
@@ -183,7 +203,7 @@ def plan(s: StageSession, u: UnitContext) -> None:
     reply = s.ask_json("plan", {
         "unit": u.unit.id, "kind": u.unit.kind, "namespace": u.namespace, "problem": problem,
         "proof": (u.read("proof.md") or "").replace(u.provenance, "").strip(),
-        "upstream": u.upstream(), "repair": _repair_request(u), "guidance": u.guidance(),
+        "library": _library(u), "upstream": u.upstream(), "repair": _repair_request(u), "guidance": u.guidance(),
     }, PlanReply, check=names)
     u.write("lemma_dag.json", reply.lemma_dag.model_dump_json(indent=2) + "\n")
     u.write("blueprint.md", f"{u.provenance}\n\n{reply.blueprint.strip()}\n")
@@ -244,7 +264,8 @@ def prove(s: StageSession, u: UnitContext) -> None:
         "proof": (u.read("proof.md") or "").replace(u.provenance, "").strip(),
         "blueprint": (u.read("blueprint.md") or "").replace(u.provenance, "").strip(),
         "statement": model_part(u.read("Statement.lean") or ""), "frozen": _frozen(u),
-        "upstream": u.upstream(), "feedback": _gate_feedback(u), "guidance": u.guidance(), "previous": NONE,
+        "library": _library(u), "upstream": u.upstream(), "feedback": _gate_feedback(u), "guidance": u.guidance(),
+        "previous": NONE,
     }
     iterations = u.project.config.agents.prove_iterations
     discovery = discover(u.project.config.lean)

@@ -54,6 +54,8 @@ class AuditInputs:
     upstream_text: str = "(none)"  # upstream statements (problem.tex) for the source extraction
     threshold: int = 2
     policy: str = "repair"
+    #: definition nodes redefining what the library has, unjustified (``fyan.audit.library``)
+    redefinitions: list[str] = field(default_factory=list)
 
     def side(self) -> LeanSide:
         return lean_side(self.statement, self.namespace, self.roots, self.upstream_signatures)
@@ -150,6 +152,10 @@ def decide(inputs: AuditInputs, files: dict[str, bytes]) -> Decision:
     result = grade_record(record, src, side.slots, ctx)
     result.inputs = {"key": key}
     decision = Decision(result, side, src)
+    if inputs.redefinitions and result.valid:  # a finding to justify before anything is frozen
+        result.routing = "repair"
+        result.repairs[:0] = inputs.redefinitions
+        return decision
     if not bridge_eligible(result, ctx):
         return decision
     if any(d.kind != "theorem" for d in side.decls.values()):

@@ -46,11 +46,15 @@ def unit_inputs(project: Project, store: Store, unit: UnitRecord, *, statement: 
         text = without_provenance(path.read_text(encoding="utf-8")) if path.is_file() else ""
         lean = "".join(f"\n  Lean (frozen): {f.normalized_signature}" for f in frozen)
         parts.append(f"- `{dep.id}` ({dep.kind}): " + " ".join(text.split()) + lean)
+    from fyan.audit.library import redefinitions
+
+    blueprint_path = folder / "blueprint.md"
+    blueprint = blueprint_path.read_text(encoding="utf-8") if blueprint_path.is_file() else ""
     cfg = project.config.audit
     return AuditInputs(
         unit=unit.id, kind=unit.kind, problem=problem, statement=statement, namespace=unit_namespace(project, unit),
         roots=list(dag.roots), upstream_signatures=signatures, upstream_text="\n".join(parts) or "(none)",
-        threshold=cfg.threshold, policy=cfg.grade1_policy,
+        threshold=cfg.threshold, policy=cfg.grade1_policy, redefinitions=redefinitions(dag, statement, blueprint),
     )
 
 

@@ -50,6 +50,10 @@ COMMANDS: tuple[CommandSpec, ...] = tuple(CommandSpec(name, f"fyan.commands.{mod
     ("accept-source", "accept_source", "accept a change of the source: the stale units (changed statements and what "
      "depends on them) start over; the others keep their work"),
     ("gate", "gate", "run the completion gate on a unit now and print every check"),
+    ("setup", "setup", "fetch the project's Lake dependencies now (lake update, Mathlib's cache get; resumable); "
+     "the first `fyan run` does the same"),
+    ("upgrade", "upgrade", "move the project to another Mathlib tag and the toolchain it names: fetch, re-check every "
+     "complete unit on the new pair, reopen those that no longer reproduce"),
     ("verify", "verify", "re-run the completion gate of every complete unit from scratch; list those whose "
      "completion does not reproduce (exit 3)"),
     ("doctor", "doctor", "which model providers are usable here, and whether a Lean toolchain is present"),

@@ -24,6 +24,7 @@ from fyan.config import toml_string
 from fyan.errors import ConfigError, ExitCode, FyanError, InputError, ProjectError, UsageError
 from fyan.intake import DEFAULT_MAX_FILE_MIB, read_source
 from fyan.intake.catalogue import format_warnings
+from fyan.lean.mathlib import choose_library, init_note
 from fyan.progress import StartupProgress
 from fyan.project import Project
 from fyan.specifier.ingest import ingest
@@ -81,6 +82,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "\\lean{...} are looked up in its compiled environment by the trusted inspector; proved ones make "
                    "their units complete by adoption, ones with sorry become the statements to prove; its files are "
                    "never changed (written to [adopt] package)")
+    p.add_argument("--mathlib", metavar="TAG",
+                   help="the Mathlib release tag the project's Lake package requires (default: the default pair of "
+                   "Fyan's table, fyan/lean/mathlib.py); the lean-toolchain that tag names is pinned with it")
+    p.add_argument("--core", action="store_true",
+                   help="a Lake package with no dependency (core Lean only), for documents that need no Mathlib")
     p.add_argument("--json", action="store_true", help="print a JSON result")
 
 
@@ -95,6 +101,7 @@ class Payload(BaseModel):
     ingested: bool | None = None
     statements: int | None = None
     adoption: dict[str, Any] | None = None
+    library: dict[str, Any] | None = None
 
 
 FYAN_TOML = """# Fyan project configuration. Every key, its default and its meaning:
@@ -220,6 +227,12 @@ def run(args: argparse.Namespace) -> CommandResult:
                               hint="start the model server (vLLM: `vllm serve <model>`; llama.cpp: `llama-server`; "
                                    "Ollama: `ollama serve`, base URL http://localhost:11434/v1) or correct --base-url, "
                                    "then run the same command again")
+    library = None
+    if not args.lean_project:  # an adopted package keeps its own Mathlib (it comes through its requires)
+        try:
+            library = choose_library(args.mathlib, args.core)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     package = None
     if args.lean_project:  # a folder that is no Lake package fails before anything is created
 
@@ -264,6 +277,8 @@ def run(args: argparse.Namespace) -> CommandResult:
             if args.tolerant:
                 keys.append("tolerant = true")
             intake = "[intake]\n" + "\n".join(keys) + "\n\n" if keys else ""
+            if library is not None:
+                intake += library.toml()
             if package is not None:
                 intake += (f"[adopt]\npackage = {toml_string(str(package.folder))}\n"
                            f"package_name = {toml_string(package.name)}\n\n")
@@ -309,6 +324,10 @@ def run(args: argparse.Namespace) -> CommandResult:
                     f"Adoption of {package.folder} waits for the units: after the first `fyan run` ingests the "
                     f"source, run `fyan adopt {quoted(target)}` (before any attempt starts)")
     result = _init_result(args, target, catalogue, report)
+    if library is not None:
+        result.payload["library"] = {"mathlib": library.mathlib or None, "toolchain": library.toolchain}
+        *head, last = result.text.rstrip("\n").split("\n")  # the next step stays the last line
+        result.text = "\n".join([*head, init_note(library, quoted(target)), last])
     if adoption is not None:
         payload, text = adoption
         result.payload["adoption"] = payload

@@ -48,7 +48,10 @@ frozen declarations with role ``root``), every required check passes:
 Independent checkers, required when installed and reported ``unavailable`` (never a pass, not
 blocking) when not: ``kernel_replay`` (``leanchecker``/``lean4checker`` replays the module in the
 kernel) and ``comparator`` (leanprover/comparator: the audited ``Statement.lean`` as the
-challenge, the unit's module as the solution, the allow-list as permitted axioms).
+challenge, the unit's module as the solution, the allow-list as permitted axioms; with the nanoda
+kernel too when ``nanoda_bin`` is installed). On a toolchain with a known kernel soundness bug
+(``fyan.lean.mathlib.KERNEL_BUGS``: Lean before 4.32.1/4.32.2/4.33.0) ``comparator`` is required
+and must have run with nanoda: the Lean kernel alone is not believed there.
 
 Without a toolchain, every Lean-dependent check fails with the discovery problem
 (``TOOLCHAIN_MISSING``). Bad input (no recorded candidate, an edited file, a broken package, a
@@ -179,6 +182,18 @@ def missing_comparator_prerequisites(env: dict[str, str] | None = None) -> list[
     return missing
 
 
+def find_nanoda(env: dict[str, str] | None = None) -> Path | None:
+    """The nanoda kernel comparator runs when its configuration says ``enable_nanoda``:
+    ``$COMPARATOR_NANODA`` when it names an executable, else ``nanoda_bin`` on ``PATH``
+    (comparator README, "Checking with Additional Kernels"); None when neither."""
+    env = dict(os.environ) if env is None else env
+    named = env.get("COMPARATOR_NANODA")
+    if named and Path(named).is_file() and os.access(named, os.X_OK):
+        return Path(named)
+    found = shutil.which("nanoda_bin", path=env.get("PATH"))
+    return Path(found) if found else None
+
+
 class _Gate:
     def __init__(self, project: Project, store: Store, unit: UnitRecord, log_dir: Path, discovery: Discovery | None):
         self.project = project
@@ -281,6 +296,7 @@ class _Gate:
             self._semantic(roots, bridges, decls)
             self._kernel_replay()
             self._comparator(freezes)
+            self._kernel_soundness()
             self._recheck()
             checks = [self.results[n] for n in CHECK_ORDER]
             checks += shadow_checks(self.project, self.unit, source, roots, self.discovery, self.log_dir,
@@ -725,9 +741,11 @@ class _Gate:
             return
         theorems = [f.decl for f in freezes if f.normalized_signature.startswith("theorem ")]
         definitions = [f.decl for f in freezes if not f.normalized_signature.startswith("theorem ")]
+        nanoda = find_nanoda()
         config = {"challenge_module": unit_module(self.project, self.unit, "Statement"), "solution_module": self.module,
                   "theorem_names": theorems, "definition_names": definitions,
-                  "permitted_axioms": list(self.project.config.lean.axiom_allowlist)}
+                  "permitted_axioms": list(self.project.config.lean.axiom_allowlist),
+                  "enable_nanoda": nanoda is not None}
         path = self.log_dir / "comparator.json"
         path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         proc = trusted.run_tool(self.ws, [str(tc.lake), "env", str(comparator), str(path.resolve())],
@@ -737,7 +755,34 @@ class _Gate:
         self.put("comparator", proc.ok, f"comparator accepts {self.module} against the audited statement" if proc.ok
                  else f"comparator rejects {self.module} ({proc.describe()}): {(out[-1] if out else 'no output')[:200]}",
                  required=True, comparator=str(comparator), config=self.rel(path), command=" ".join(proc.argv),
-                 exit_code=proc.exit_code, log=self.rel(self.log_dir / "comparator.log"))
+                 exit_code=proc.exit_code, log=self.rel(self.log_dir / "comparator.log"),
+                 nanoda=str(nanoda) if nanoda is not None else None)
+
+    def _kernel_soundness(self) -> None:
+        """On a toolchain with known kernel soundness bugs (``fyan.lean.mathlib.KERNEL_BUGS``) the
+        Lean kernel's acceptance is not enough: the unit completes only when comparator accepted
+        it with the nanoda kernel as well (its ``enable_nanoda``). Otherwise ``comparator`` fails
+        as an environment problem (no candidate can fix it: the toolchain or the checkers must
+        change), naming each bug and its fix."""
+        from fyan.lean.mathlib import affected_by, bug_text
+
+        tc = self.discovery.toolchain
+        if tc is None or self.no_lean is not None:
+            return
+        bugs = affected_by(tc.lean_version)
+        if not bugs:
+            return
+        comparator = self.results.get("comparator")
+        if comparator is not None and comparator.passed and comparator.evidence.get("nanoda"):
+            return
+        why = (comparator.reason if comparator is not None else "comparator not run")
+        reason = (f"Lean {tc.lean_version or tc.version} has known kernel soundness bugs: {bug_text(bugs)}; on it a "
+                  "unit completes only when an independent kernel re-checked it (comparator with nanoda: install "
+                  f"comparator, landrun, lean4export and nanoda_bin), and that did not happen ({why}); or move the "
+                  "project to a fixed toolchain (`fyan upgrade --mathlib TAG`)")
+        self.environment = self.environment or reason
+        self.put("comparator", False, reason, required=True, kernel_bugs=[b.issue for b in bugs],
+                 **(comparator.evidence if comparator is not None else {}))
 
 
 def transient_process(proc) -> bool:

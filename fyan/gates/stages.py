@@ -216,15 +216,26 @@ def cited_names_problem(project, store, unit, dag: LemmaDag, log_dir: Path) -> t
     DAG itself (that is ``uses``)."""
     nodes = {n.name for n in dag.nodes}
     cites = list(dict.fromkeys(c for n in dag.nodes for c in n.cites))
-    if not cites:
+    library = list(dict.fromkeys(n.library for n in dag.nodes if n.library))
+    theorems = [n.name for n in dag.nodes if n.library and n.kind == "theorem"]
+    if theorems:
+        return None, f"lemma DAG gives `library` for theorem node(s) {theorems}: it names the library definition a " \
+                     "definition node is; a theorem's existing lemmas go in `cites`"
+    if not cites and not library:
         return None, None
-    clash = [c for c in cites if c in nodes]
+    clash = [c for c in cites + library if c in nodes]
     if clash:
         return None, f"lemma DAG cites its own node(s) {clash}: list them in `uses`"
-    names = check_names(project, store, unit, cites, log_dir=log_dir)
-    if names.missing:
-        return names, f"cited lemma(s) not found {names.describe()}: {', '.join(names.missing)}"
-    return names, None
+    names = check_names(project, store, unit, list(dict.fromkeys(cites + library)), log_dir=log_dir)
+    missing_lib = [n for n in names.missing if n in library]
+    missing_cites = [n for n in names.missing if n not in library]
+    problems = []
+    if missing_cites:
+        problems.append(f"cited lemma(s) not found {names.describe()}: {', '.join(missing_cites)}")
+    if missing_lib:
+        problems.append(f"library definition(s) named in `library` not found {names.describe()}: "
+                        f"{', '.join(missing_lib)}")
+    return names, "; ".join(problems) or None
 
 
 def _audit_readable(ctx: CheckContext, text: str, roots: list[str]) -> str | None:

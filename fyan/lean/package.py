@@ -158,15 +158,51 @@ def workspace_lakefile(text: str, lib: str, roots: list[str]) -> str:
                         "(lake-template/lakefile.toml) or add that table")
 
 
+def with_packages_dir(text: str, packages_dir: str | None) -> str:
+    """``lakefile.toml`` ``text`` with the top-level ``packagesDir`` (Lake's ``WorkspaceConfig``
+    option: where the workspace's dependencies are, relative to the package) set to
+    ``packages_dir``; unchanged for None."""
+    if packages_dir is None:
+        return text
+    line = f"packagesDir = {json.dumps(packages_dir)}"
+    head, sep, rest = text.partition("\n[")
+    head = re.sub(r"(?m)^packagesDir[ \t]*=.*\n?", "", head)
+    return f"{line}\n{head}{sep}{rest}"
+
+
+def packages_dir(package: Path) -> Path:
+    """Where the Lake package in ``package`` keeps its dependencies: its ``lakefile.toml``'s
+    top-level ``packagesDir`` joined to the package folder, default ``.lake/packages``."""
+    import tomllib
+
+    try:
+        value = tomllib.loads((package / "lakefile.toml").read_text(encoding="utf-8")).get("packagesDir")
+    except (OSError, UnicodeDecodeError, ValueError):
+        value = None
+    return package / (value if isinstance(value, str) and value else ".lake/packages")
+
+
 def _template(name: str, **values: str) -> str:
     return Template((data_dir("lake-template") / name).read_text(encoding="utf-8")).substitute(**values)
 
 
 def write_package_config(project: Project, folder: Path) -> None:
-    """Write ``lakefile.toml`` and ``lean-toolchain`` for the project's library into ``folder``."""
+    """Write ``lakefile.toml`` and ``lean-toolchain`` for the project's library into ``folder``:
+    the ``[[require]]`` of Mathlib at ``[lean] mathlib`` (when set) and of the adopted package,
+    and the toolchain pin of ``[lean] toolchain`` (fyan init writes the pair together). An
+    adopted package keeps its own Mathlib: the project package's ``packagesDir`` is the adopted
+    package's ``.lake/packages``, where its dependencies already are (one set, shared)."""
+    from fyan.lean.mathlib import require_block as mathlib_require
+
     folder.mkdir(parents=True, exist_ok=True)
     lib = project.config.lean_lib
-    (folder / "lakefile.toml").write_text(_template("lakefile.toml", lib=lib) + require_block(project), encoding="utf-8")
+    mathlib = mathlib_require(project.config.lean.mathlib) if project.config.lean.mathlib else ""
+    text = _template("lakefile.toml", lib=lib) + mathlib + require_block(project)
+    adopted = project.config.adopt.package
+    if adopted and not mathlib:  # the adopted package keeps its own Mathlib: read from its folder, never fetched again
+        text = with_packages_dir(text, Path(os.path.relpath(Path(adopted) / ".lake" / "packages",
+                                                            folder.resolve())).as_posix())
+    (folder / "lakefile.toml").write_text(text, encoding="utf-8")
     (folder / "lean-toolchain").write_text(
         _template("lean-toolchain", toolchain=project.config.lean.toolchain), encoding="utf-8"
     )

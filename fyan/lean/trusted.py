@@ -435,7 +435,8 @@ def comparator_package(ws: GateWorkspace, project: Project, store: Store, unit: 
     """A Lake package for leanprover/comparator, which builds the challenge and the solution itself
     with ``lake build`` (docs/lean-contract.md): ``<ws>/comparator/`` with the project's
     ``lakefile.toml`` (its library narrowed to the unit's and its upstream units' namespaces),
-    ``lean-toolchain`` and ``lake-manifest.json``, the project's ``.lake/packages`` linked, and
+    ``lean-toolchain`` and ``lake-manifest.json``, Lake's ``packagesDir`` naming the project's
+    ``.lake/packages`` (its dependencies read in place, never copied), and
     the recorded sources of the unit (``Statement``, ``Basic``) and of every upstream unit — never
     an output Lake did not build there. Raises ``OSError``, ``GateEnvironmentError`` or
     ``RecordedInputError``."""
@@ -450,13 +451,17 @@ def comparator_package(ws: GateWorkspace, project: Project, store: Store, unit: 
                                       [unit_namespace(project, u) for u in [unit, *deps]])
     except (LakefileError, OSError, UnicodeDecodeError) as e:
         raise GateEnvironmentError(str(e)) from None
-    (root / "lakefile.toml").write_text(lakefile, encoding="utf-8")
-    for name in ("lean-toolchain", "lake-manifest.json"):
-        if (pkg / name).is_file():
-            safefile.copy_file(pkg / name, root / name)
-    if (pkg / ".lake" / "packages").is_dir():
-        (root / ".lake").mkdir()
-        os.symlink((pkg / ".lake" / "packages").resolve(), root / ".lake" / "packages")
+    from fyan.lean.workspace import shared_manifest, shared_packages_dir, with_packages_dir
+
+    shared = shared_packages_dir(pkg, root)  # the project's one set of dependencies, read in place
+    (root / "lakefile.toml").write_text(with_packages_dir(lakefile, shared), encoding="utf-8")
+    if (pkg / "lean-toolchain").is_file():
+        safefile.copy_file(pkg / "lean-toolchain", root / "lean-toolchain")
+    manifest = shared_manifest(pkg, shared)
+    if manifest is not None:
+        (root / "lake-manifest.json").write_text(manifest, encoding="utf-8")
+    elif (pkg / "lake-manifest.json").is_file():
+        safefile.copy_file(pkg / "lake-manifest.json", root / "lake-manifest.json")
     sources = {unit_module(project, unit, part): read_regular(ws.module_file(unit_module(project, unit, part)))
                for part in ("Basic", "Statement")}
     sources.update({unit_module(project, d): recorded_bytes(project, store, d.id, "Basic.lean") for d in deps})

@@ -12,8 +12,12 @@ before compiled outputs were recorded) is the exception: its source is copied he
 library's roots).
 
 A command agent edits files there (and may run ``lake build`` itself: the narrowed lakefile
-and the links make that work); its ``.lake/packages`` links to the project package's, so
-dependencies such as Mathlib are fetched and built once per project. The Formalizer's feedback
+and the links make that work). The dependencies (Mathlib) are the project package's one set,
+fetched once by Fyan's trusted step (``fyan.lean.fetch``) and read in place: the workspace's
+``lakefile.toml`` sets Lake's ``packagesDir`` to the project package's ``.lake/packages``
+(a relative path) and the project's ``lake-manifest.json`` is copied beside it, so Lake finds
+every dependency already materialized at the manifest's revision and never creates a
+``.lake/packages`` here — no workspace holds or builds a copy of Mathlib. The Formalizer's feedback
 compiles (``compile_candidate``) take the gate's path: plain ``lean`` with the same
 ``LeanSetup``, upstream units read from the project package's outputs (the gate's own ``.olean``
 files), output into ``.fyan-build/out/`` (on no search path), confined with writes limited to
@@ -24,6 +28,7 @@ the gate's own workspaces (``fyan.lean.trusted``).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -32,7 +37,7 @@ from pathlib import Path
 from fyan.lean import safefile
 from fyan.lean.compile import CompileResult, LeanSetup, compile_module
 from fyan.lean.package import (
-    BUILD_LIB, olean_path, unit_module, unit_namespace, upstream, workspace_lakefile,
+    BUILD_LIB, olean_path, packages_dir, unit_module, unit_namespace, upstream, with_packages_dir, workspace_lakefile,
 )
 from fyan.lean.runner import project_confinement
 from fyan.project import Project
@@ -66,7 +71,7 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
     pkg = project.paths.lean
     root = project.paths.workspace(unit.id)
     root.mkdir(parents=True, exist_ok=True)
-    _drop_links(root, keep={root / ".lake" / "packages": (pkg / ".lake" / "packages").resolve()})
+    _drop_links(root, keep={})
     compiled: dict[str, Path] = {}
     sources: dict[str, Path] = {}
     for dep in upstream(store, unit.id):
@@ -77,17 +82,16 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
         elif (pkg / lib / dep.module / "Basic.lean").is_file():
             sources[unit_namespace(project, dep)] = pkg / lib / dep.module / "Basic.lean"
     roots = [unit_namespace(project, unit), *sources]
+    shared = shared_packages_dir(pkg, root)
     if (pkg / "lakefile.toml").is_file():
-        text = workspace_lakefile(safefile.read_text(pkg / "lakefile.toml"), lib, roots)
+        text = with_packages_dir(workspace_lakefile(safefile.read_text(pkg / "lakefile.toml"), lib, roots), shared)
         if not _holds(root / "lakefile.toml", text):  # whatever an agent left there is replaced, never read
             safefile.write_text(root / "lakefile.toml", text, replace_folder=True)
     if (pkg / "lean-toolchain").is_file():
         safefile.copy_file(pkg / "lean-toolchain", root / "lean-toolchain", replace_folder=True)
-    packages = pkg / ".lake" / "packages"
-    link = root / ".lake" / "packages"
-    if packages.is_dir() and not link.exists():
-        link.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(packages.resolve(), link)
+    manifest = shared_manifest(pkg, shared)
+    if manifest is not None and not _holds(root / "lake-manifest.json", manifest):
+        safefile.write_text(root / "lake-manifest.json", manifest, replace_folder=True)
     lib_dir = root / lib
     own = lib_dir / unit.module
     if lib_dir.is_dir():  # only the unit's own modules (and sources of uncompiled upstream units)
@@ -105,6 +109,31 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
         path.parent.mkdir(parents=True, exist_ok=True)
         safefile.write_text(path, text, replace_folder=True)
     return ws
+
+
+def shared_packages_dir(package: Path, root: Path) -> str | None:
+    """The project package's dependency folder (``fyan.lean.package.packages_dir``) as a path
+    relative to the Lake package in ``root`` (Lake joins ``packagesDir`` to the package folder),
+    or None when there are no fetched dependencies."""
+    packages = packages_dir(package)
+    if not packages.is_dir():
+        return None
+    return Path(os.path.relpath(packages.resolve(), root.resolve())).as_posix()
+
+
+def shared_manifest(package: Path, packages_dir: str | None) -> str | None:
+    """The project package's ``lake-manifest.json`` with its ``packagesDir`` set to
+    ``packages_dir`` (None when the package has no readable manifest or nothing is fetched)."""
+    if packages_dir is None:
+        return None
+    try:
+        data = json.loads(safefile.read_text(package / "lake-manifest.json"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    data["packagesDir"] = packages_dir
+    return json.dumps(data, indent=1) + "\n"
 
 
 def _holds(path: Path, text: str) -> bool:

@@ -12,7 +12,9 @@
 2. open the store, ingest the source on the first run (a model Specifier whose provider is
    unavailable is waited for), recover from a crash (``Gateway.recover``: attempts left
    running are recorded as interrupted and re-run; committed transitions whose files were not
-   yet in place are rolled forward);
+   yet in place are rolled forward); fetch the Lake package's dependencies when they are
+   missing (``fyan.lean.fetch``: ``lake update``, Mathlib's ``cache get``; a failure stops the
+   run before any attempt and names ``fyan setup``, which resumes it);
 3. start the watchers (``watchers.py``) and scan once for what changed while no daemon ran:
    guidance files (``guidance.py``), the source (``staleness.py``: stale units are reported
    and held, never re-run), hand-edited proofs (``handedits.py``: taken in through the
@@ -338,6 +340,10 @@ class Daemon:
             previous = self._signals()
             self._phase = "ingesting"
             self.project, self.gateway, self.report = self._open_waiting_for_providers(kwargs.get("providers"))
+            self._phase = "fetching"  # Fyan's trusted step: the package's dependencies, before any attempt
+            from fyan.lean.fetch import fetch_project
+
+            fetch_project(self.project, command=f"fyan setup {self.path}")
             kwargs.setdefault("critic", None)
             self.engine = Engine(self.project, self.gateway, only=o.only, parallelism=o.parallelism,
                                  on_event=self.on_event, held=self.held, **kwargs)

@@ -95,8 +95,11 @@ class SelftestResult:
                 "cases": [c.as_dict() for c in self.cases]}
 
     def payload(self) -> dict[str, Any]:
+        from fyan.lean.mathlib import affected_by
+
         return {**self.record(), "problem": self.problem, "record_file": self.record_file,
-                "record_dir": self.record_dir, "failed": [c.id for c in self.failed]}
+                "record_dir": self.record_dir, "failed": [c.id for c in self.failed],
+                "kernel_bugs": [b.issue for b in affected_by(self.key)] if self.key else None}
 
 
 #: ``[lean]`` settings of a project that its selftest uses too (how to find and run Lean)
@@ -259,6 +262,22 @@ def _keep_raw(case: Case, logs: Path, out: Path, version: str) -> None:
         (out / f"{case.id}.kernel-replay.txt").write_text(f"{head}; exit {code}\n{text}", encoding="utf-8")
 
 
+def kernel_soundness_line(lean_version: str | None) -> str:
+    """What the selftest cannot show and the table of known bugs does: whether this Lean's kernel
+    has a known soundness bug (``fyan.lean.mathlib.KERNEL_BUGS``, each with its fix), and so
+    whether the gate needs an independent kernel (comparator with nanoda) to complete a unit."""
+    from fyan.gates.completion import find_nanoda
+    from fyan.lean.mathlib import affected_by, bug_text
+
+    bugs = affected_by(lean_version)
+    if not bugs:
+        return f"kernel: Lean {lean_version} has none of the known kernel soundness bugs"
+    return (f"kernel: Lean {lean_version or '(version unknown)'} has known kernel soundness bugs the cheats above "
+            f"cannot show: {bug_text(bugs)}; the gate completes a unit on it only after comparator re-checked it "
+            "with the nanoda kernel" + (" (nanoda_bin found)" if find_nanoda() else " (nanoda_bin NOT found: no unit "
+                                        "completes; upgrade the toolchain)"))
+
+
 def render(result: SelftestResult) -> str:
     """The table ``fyan selftest`` prints: case, check expected to catch it, checks that did, verdict."""
     lines = [f"fyan selftest for {result.pin}: toolchain {result.toolchain or 'none'}"]
@@ -280,6 +299,7 @@ def render(result: SelftestResult) -> str:
     lines += extension_lines(result)
     if result.record_dir:
         lines.append(f"  raw Lake and Lean output recorded in {result.record_dir}")
+    lines.append("  " + kernel_soundness_line(result.key))
     if result.passed:
         lines.append(f"SELFTEST PASSED: {cheats} cheats rejected by their intended checks, {controls} honest controls "
                      f"passed; the gate trusts {result.toolchain}" + (f" (kept in {result.record_file})"

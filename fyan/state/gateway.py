@@ -876,6 +876,31 @@ class Gateway:
         except Exception as e:  # fail closed: a crashing check never passes
             return CheckOutcome(passed=False, reason=f"{run.stage.value} check failed with {type(e).__name__}: {e}")
 
+    def reopen(self, unit_id: str, reason: str, attempts_per_stage: int, evidence: Mapping[str, Any] | None = None
+               ) -> StageRun:
+        """Reopen a unit complete by Fyan's gate whose completion no longer reproduces (``fyan
+        upgrade``: the gate re-run on another Mathlib tag and toolchain failed): a failed gate
+        run is recorded after its last success, with ``reason``, rewinding to the prove stage,
+        so the unit leaves the project's package and is proved again; its frozen statement and
+        every earlier artifact stay. Raises ``TransitionError`` for a unit that is not complete,
+        is complete by adoption, or has a run in progress."""
+        with self._finishing(), self._tx() as c:
+            if c.execute("SELECT 1 FROM units WHERE id = ?", (unit_id,)).fetchone() is None:
+                raise TransitionError(f"unknown unit {unit_id!r}")
+            own = self._progress_many(c, [unit_id], attempts_per_stage)[unit_id]
+            if own.running is not None:
+                raise TransitionError(f"{unit_id}: {own.running.stage.value} is running (run {own.running.id})")
+            if own.adopted or not own.complete:
+                raise TransitionError(f"{unit_id}: only a unit complete by Fyan's gate can be reopened")
+            run = self._open_run(c, unit_id, Stage.GATE, "stage_started", {"reopen": True})
+            now = time.time()
+            c.execute("UPDATE stage_runs SET status = ?, finished_at = ?, exit_status = ?, reason = ?, "
+                      "failure_kind = ?, rewind_to = ? WHERE id = ?",
+                      (RunStatus.FAILED.value, now, 0, reason, FailureKind.CHECK.value, Stage.PROVE.value, run.id))
+            self._event(c, "unit_reopened", unit_id, run.id, {"reason": reason, **(evidence or {})})
+        return run.model_copy(update=dict(status=RunStatus.FAILED, finished_at=now, reason=reason,
+                                          failure_kind=FailureKind.CHECK, rewind_to=Stage.PROVE))
+
     def record_lean_peak(self, unit: str, kind: str, peak_mb: int) -> None:
         """Record that a Lean process of ``kind`` (``build``, ``inspector``, ``kernel_replay``…)
         for ``unit`` peaked at ``peak_mb`` MiB of resident memory; the largest is kept

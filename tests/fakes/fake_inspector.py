@@ -65,6 +65,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fyan.lean.declarations import scan, strip_comments  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fake_lake import LEAN_VERSION  # noqa: E402  (the double's one toolchain version)
 from fyan.lean.header import read_header  # noqa: E402
 
 from tests.fakes import instance_keys  # noqa: E402
@@ -487,7 +490,7 @@ def package_references(env: "Env", home: set[str], name: str, limit: int = 20000
 
 def report(opts: dict, sc: dict) -> dict:
     env = Env(opts["modules"] + opts["imports"], opts["search_path"])
-    out = {"format": "fyan-inspector/2", "nonce": sc.get("inspector_nonce", opts["nonce"]), "lean_version": "4.31.0",
+    out = {"format": "fyan-inspector/2", "nonce": sc.get("inspector_nonce", opts["nonce"]), "lean_version": sc.get("lean_version", LEAN_VERSION),
            "import_level": "private", "modules": [], "lookups": [], "problems": [], "error": None}
     missing = [m for m in opts["modules"] + opts["imports"] if m in env.missing]
     if missing:

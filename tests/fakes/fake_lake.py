@@ -45,7 +45,14 @@ are documented in ``fake_inspector.py``):
      "sorry_warnings": true,                         # warnings for `sorry` in source (default)
      "inspector_build": {"exit": 1, "output": "..."},  # `lake build fyan-inspector` fails
      "kernel_replay": {"exit": 1, "output": "..."},  # `lake env <leanchecker> <module>`
-     "version": {"exit": 0, "output": "..."}}        # `lake --version`
+     "version": {"exit": 0, "output": "..."},        # `lake --version`
+     "lean_version": "4.32.1",                       # the whole double (lake, lean, the inspector)
+                                                     #  is a toolchain of this Lean version
+     "update": {"exit": 1, "output": "..."},         # `lake update` fails (offline)
+     "cache_get": {"fail_after": 3, "kill_after": 3}}  # `lake exe cache get` (see cache_get)
+
+``lake update`` and ``lake exe cache get`` model fetching a Git dependency and Mathlib's prebuilt
+cache (see ``update`` and ``cache_get``; docs/lean-contract.md, "Fetching dependencies").
 
 Every call is appended to ``FYAN_FAKE_LOG`` when set, so tests can see what Fyan ran.
 """
@@ -63,6 +70,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the Lean version the double's toolchain reports: that of Fyan's default pin
+#: (``fyan.lean.mathlib.DEFAULT``, a release with every 2026 kernel soundness fix)
+LEAN_VERSION = "4.34.1"
 
 
 def scenario() -> dict:
@@ -174,7 +184,7 @@ def search_path(package: Path = Path(".")) -> list[Path]:
     package's build folder, then each dependency's (``.lake/packages/*``, path requirements),
     as ``LEAN_PATH``."""
     out = [package / BUILD_LIB]
-    packages = package / ".lake" / "packages"
+    packages = package / str((_lakefile(package) or {}).get("packagesDir", ".lake/packages"))  # Lake's option
     if packages.is_dir():
         out += [p / BUILD_LIB for p in sorted(packages.iterdir())]
     out += [p / BUILD_LIB for p in required_packages(package)]
@@ -361,12 +371,121 @@ DEPENDENCY_LIBRARIES = ("Mathlib", "Batteries", "Aesop", "Qq", "Plausible", "Pro
 
 
 def build_dependency(module: str) -> int:
+    build_dependency_quiet(module)
+    print(f"✔ [1/1] Built {module} (0.1s)\nBuild completed successfully (1 job).")
+    return 0
+
+
+def git_requires(package: Path = Path(".")) -> dict[str, dict]:
+    """The Git packages ``lakefile.toml`` requires (name → its table): what ``lake update``
+    clones."""
+    data = _lakefile(package) or {}
+    return {r["name"]: r for r in data.get("require", []) if isinstance(r, dict) and r.get("name") and not r.get("path")}
+
+
+#: the packages Mathlib itself requires (its lake-manifest.json lists them; cloned with it)
+MATHLIB_REQUIRES = ("batteries", "aesop", "qq", "plausible", "proofwidgets")
+
+
+def update(sc: dict) -> int:
+    """``lake update``: resolve the Git requirements, clone each (and Mathlib's own) into
+    ``.lake/packages/<name>`` and write ``lake-manifest.json`` listing them with the ``inputRev``
+    asked for (Lake ``lake help update``: "Updates the Lake package manifest (i.e.,
+    ``lake-manifest.json``), downloading and upgrading packages as needed. For each new
+    (transitive) git dependency, the appropriate commit is cloned into a subdirectory of
+    ``packagesDir``"). A clone of Mathlib holds its ``lean-toolchain`` (tag ``vX.Y.Z`` pins
+    ``leanprover/lean4:vX.Y.Z``). The scenario's ``update`` section replaces this (an offline
+    machine: ``{"exit": 1, "output": "error: ... could not resolve host"}``). Mathlib's own
+    post-update hook (which runs ``cache get``) is not modelled: Fyan runs ``cache get`` itself."""
+    spec = limited(sc.get("update", {}), "update")
+    behave(spec)
+    if "output" in spec or spec.get("exit"):
+        print(spec.get("output", "error: failed to fetch"))
+        return int(spec.get("exit", 1))
+    requires = git_requires()
+    entries = []
+    names = list(requires)
+    if "mathlib" in requires:
+        names += [n for n in MATHLIB_REQUIRES if n not in requires]
+    for name in names:
+        table = requires.get(name, {})
+        rev = str(table.get("rev", "")) or "main"
+        url = f"https://github.com/{table.get('scope', 'leanprover-community')}/{name}{'4' if name == 'mathlib' else ''}"
+        folder = Path(".lake/packages") / name
+        print(f"info: {name}: cloning {url}")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "lakefile.toml").write_text(f'name = "{name}"\n')
+        if name == "mathlib" and rev.startswith("v"):
+            (folder / "lean-toolchain").write_text(f"leanprover/lean4:{rev}\n")
+        entries.append({"url": url, "type": "git", "subDir": None, "scope": table.get("scope", ""),
+                        "rev": hashlib.sha1(f"{name}@{rev}".encode()).hexdigest(), "name": name,
+                        "manifestFile": "lake-manifest.json", "inputRev": rev, "inherited": name not in requires,
+                        "configFile": "lakefile.toml"})
+    data = _lakefile(Path(".")) or {}
+    Path("lake-manifest.json").write_text(json.dumps(
+        {"version": "1.1.0", "packagesDir": ".lake/packages", "packages": entries, "name": data.get("name", ""),
+         "lakeDir": ".lake"}, indent=1) + "\n")
+    return 0
+
+
+#: how many prebuilt files the double's Mathlib cache holds
+CACHE_FILES = 8
+
+
+def cache_get(sc: dict) -> int:
+    """``lake exe cache get`` of Mathlib (Mathlib ``Cache/Requests.lean``): downloads each
+    prebuilt file not already in the cache folder (``.lake/packages/mathlib/.cache``; as
+    ``<file>.part``, renamed when complete), printing ``Attempting to download N file(s)`` and
+    ``Downloaded: S file(s) [attempted D/N = P%]``, or ``No files to download``; ``N download(s)
+    failed`` and exit 1 when some fail; then unpacks them (here: writes the stand-in
+    ``Mathlib.olean`` into Mathlib's build folder). Without a Mathlib clone there is no ``cache``
+    executable (``error: unknown executable cache``). The scenario's ``cache_get`` section:
+    ``{"fail_after": K}`` downloads K files, then the rest fail (offline); ``{"kill_after": K}``
+    dies by SIGKILL after K files (an interrupted fetch); ``times`` as elsewhere."""
+    mathlib = Path(".lake/packages/mathlib")
+    if not mathlib.is_dir():
+        print("error: unknown executable cache")
+        return 1
+    spec = limited(sc.get("cache_get", {}), "cache_get")
+    cache = mathlib / ".cache"
+    cache.mkdir(exist_ok=True)
+    wanted = [cache / f"{i:04d}.ltar" for i in range(CACHE_FILES)]
+    todo = [f for f in wanted if not f.is_file()]
+    if todo:
+        print(f"Attempting to download {len(todo)} file(s)", flush=True)
+        failed = 0
+        for done, path in enumerate(todo, start=1):
+            if "kill_after" in spec and done > int(spec["kill_after"]):
+                path.with_name(path.name + ".part").write_text("partial")  # a download cut short
+                sys.stdout.flush()
+                os.kill(os.getpid(), signal.SIGKILL)
+            if "fail_after" in spec and done > int(spec["fail_after"]):
+                failed += 1
+                print("Could not resolve host: lakecache.blob.core.windows.net")
+                continue
+            part = path.with_name(path.name + ".part")
+            part.write_text(f"prebuilt {path.stem}")
+            part.replace(path)
+            success = done - failed
+            print(f"\rDownloaded: {success} file(s) [attempted {done}/{len(todo)} = {100 * done // len(todo)}%]",
+                  end="", flush=True)
+        print()
+        if failed:
+            print(f"{failed} download(s) failed")
+            return 1
+    else:
+        print("No files to download")
+    print(f"Decompressing {len(wanted)} file(s)")
+    build_dependency_quiet("Mathlib")
+    print("Unpacked in 12 ms")
+    return 0
+
+
+def build_dependency_quiet(module: str) -> None:
     folder = Path(".lake/packages") / module.split(".")[0].lower() / BUILD_LIB
     olean = folder / Path(*module.split(".")).with_suffix(".olean")
     olean.parent.mkdir(parents=True, exist_ok=True)
     olean.write_text(json.dumps({"fake_olean": 1, "module": module, "source": "", "dependency": True}))
-    print(f"✔ [1/1] Built {module} (0.1s)\nBuild completed successfully (1 job).")
-    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -382,10 +501,15 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--version"]:
         spec = sc.get("version", {})
         behave(spec)
-        print(spec.get("output", "Lake version 5.0.0-fake (Lean version 4.31.0) [Fyan test double]"))
+        print(spec.get("output", f"Lake version 5.0.0-fake (Lean version {sc.get('lean_version', LEAN_VERSION)}) "
+                                  "[Fyan test double]"))
         return int(spec.get("exit", 0))
     if argv[:2] == ["build", "fyan-inspector"] and Path("FyanInspector.lean").is_file():
         return build_inspector(sc)
+    if argv[:1] == ["update"]:
+        return update(sc)
+    if argv[:3] == ["exe", "cache", "get"]:
+        return cache_get(sc)
     if argv[:1] in (["build"], ["env"]):
         if Path("lakefile.toml").is_file() and _lakefile(Path(".")) is None:
             print("error: ./lakefile.toml: package configuration has errors")

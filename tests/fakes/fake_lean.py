@@ -66,9 +66,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from fake_lake import LEAN_VERSION as VERSION  # noqa: E402  (the double's one toolchain version)
 from fake_lake import behave, imports_of, limited, log, scenario  # noqa: E402
 
-VERSION = "4.31.0"
 GITHASH = "f00dfeedf00dfeedf00dfeedf00dfeedf00dfeed"
 #: ``-D`` options the double knows (Lean knows many more; an unknown one is an error, as in Lean)
 KNOWN_OPTIONS = {"autoImplicit", "relaxedAutoImplicit", "maxHeartbeats", "maxRecDepth", "linter.all",
