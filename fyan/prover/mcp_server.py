@@ -65,7 +65,7 @@ class Prover:
         self.config = config
         self.pool = ServerPool(size=1, idle_s=3600)
         self.key = ServerKey(config.lean, config.githash, tuple(config.search_path), config.header,
-                             tuple(tuple(o) for o in config.options))
+                             tuple((k, v) for k, v in config.options))
         self.spec = ServerSpec(scratch=config.scratch / self.key.digest(), extra_env=dict(config.extra_env),
                                readable=tuple(config.readable), hidden=tuple(config.hidden), sandbox=config.sandbox,
                                timeout_s=config.limits.timeout_s, start_timeout_s=config.start_timeout_s)

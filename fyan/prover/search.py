@@ -264,25 +264,6 @@ class DeclarationIndex:
                 result.hits.append(Hit(name=name, kind=kind, module=module, signature=shown, docstring=doc,
                                        rank=round(score, 4)))
         return result
-        quoted = [_quote(t) for t in terms]
-        if pattern:
-            quoted = [f"signature : {q}" for q in quoted]
-        seen: set[str] = set()
-        for joiner in (" AND ", " OR "):
-            if len(result.hits) >= limit:
-                break
-            rows = self.db.execute(
-                f"SELECT name, kind, module, shown, doc, bm25(decls, {', '.join(map(str, WEIGHTS))}) AS score "
-                "FROM decls WHERE decls MATCH ? ORDER BY score LIMIT ?", (joiner.join(quoted), limit)).fetchall()
-            for name, kind, module, shown, doc, score in rows:
-                if name in seen or len(result.hits) >= limit:
-                    continue
-                seen.add(name)
-                result.hits.append(Hit(name=name, kind=kind, module=module, signature=shown, docstring=doc,
-                                       rank=round(score, 4)))
-            if len(terms) == 1:
-                break
-        return result
 
 
 def _quote(term: str) -> str:
