@@ -23,7 +23,7 @@ NONCE = "0123456789abcdef0123456789abcdef"
 def _read(tmp_path, data, nonce=NONCE, modules=("M",)):
     out = tmp_path / "inspect.json"
     out.write_text(data if isinstance(data, str) else json.dumps(data))
-    return read_report(out, None, "sha", nonce=nonce, modules=list(modules), lean_version="4.31.0")
+    return read_report(out, None, "sha", nonce=nonce, modules=list(modules), lean_version="4.34.1")
 
 
 def _good():

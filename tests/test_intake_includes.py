@@ -130,7 +130,7 @@ def test_an_include_not_followed_explains_an_unknown_label(tmp_path):
                                              '[intake]\nunknown_references = "warn"\n')
     report = plan_ingest(Project.open(tmp_path / "p"))[3]
     assert [x.split(":")[0] for x in report.unfollowed_includes] == ["main.tex", "main.tex"]
-    from fyan.cli import intake_report
+    from fyan.specifier.report import intake_report
 
     assert "included files not read (2" in intake_report(report)
 

@@ -207,12 +207,14 @@ def _unit_id_commands() -> list[tuple[str, list[str]]]:
         for action in parser._actions:
             if action.dest == "unit":
                 argv = [name, "{dir}", "nope"] if not action.option_strings else [name, "{dir}", "--unit", "nope"]
+                if name == "mcp":  # `fyan mcp prover DIR UNIT`: the mode comes first
+                    argv = [name, "prover", "{dir}", "nope"]
                 found.append((name, argv + (["--dry-run"] if name == "resume" else [])))
     return found
 
 
 def test_unit_id_commands_are_found():
-    assert {name for name, _ in _unit_id_commands()} == {"run", "resume", "gate", "verify", "audit", "status"}
+    assert {name for name, _ in _unit_id_commands()} == {"run", "resume", "gate", "verify", "audit", "status", "mcp"}
 
 
 @pytest.mark.parametrize("ingested", [True, False], ids=["ingested", "not-ingested"])

@@ -82,3 +82,28 @@ def test_a_bad_declaration_list_names_its_line(tmp_path):
 def test_words_of_names_and_symbols():
     assert name_words("MeasureTheory.integral_add") == "Measure Theory integral add"
     assert symbol_words("a ≤ b → a + 1 ≤ b + 1").split() == ["a", "le", "b", "imp", "a", "plus", "1", "le", "b", "plus", "1"]
+
+
+def test_building_never_writes_over_anything_but_a_declaration_index(index, tmp_path):
+    """The index path comes from configuration: a state store, another database, a link or a
+    folder there is refused and left as it was; an existing declaration index is rebuilt."""
+    import sqlite3
+
+    decls = tmp_path / "declarations.jsonl"
+    store = tmp_path / "state.db"
+    db = sqlite3.connect(store)
+    db.execute("CREATE TABLE units (id TEXT)")
+    db.execute("INSERT INTO units VALUES ('lem-1')")
+    db.commit()
+    db.close()
+    before = store.read_bytes()
+    with pytest.raises(IndexError_, match="not a declaration index"):
+        build_index(decls, store)
+    assert store.read_bytes() == before
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "link").symlink_to(store)
+    for target in (tmp_path / "folder", tmp_path / "link"):
+        with pytest.raises(IndexError_, match="not a declaration index"):
+            build_index(decls, target)
+    assert store.read_bytes() == before and (tmp_path / "folder").is_dir()
+    assert build_index(decls, tmp_path / "index.sqlite").count == len(RECORDS)  # a rebuild of its own file

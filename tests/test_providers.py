@@ -244,7 +244,7 @@ def test_structured_reply_is_validated_and_repaired_then_fails_closed(tmp_path, 
     session = StageSession(gateway=gateway, run=run, provider=anthropic_provider(server, monkeypatch), agent=agent,
                            form_repairs=1, attempt_dir=tmp_path / "attempt")
     values = {k: "x" for k in ("unit", "kind", "namespace", "problem", "proof", "blueprint", "statement", "frozen",
-                               "upstream", "feedback", "guidance", "previous")}
+                               "upstream", "feedback", "guidance", "previous", "library")}
     reply = session.ask_json("prove", values, ProveReply)
     assert reply.lean == "theorem t : True := trivial"
     repair = server.body(1)["messages"]

@@ -172,6 +172,7 @@ def read_declarations(path: Path) -> tuple[DeclarationList, Iterator[Declaration
 def build_index(declarations: Path, index: Path, *, batch: int = 5000) -> DeclarationList:
     """Build the FTS5 index file ``index`` from the declaration list ``declarations`` (written
     to a temporary file, then renamed: a reader never sees half an index). Returns the header."""
+    _refuse_foreign_target(index)
     header, records = read_declarations(declarations)
     tmp = index.with_name(index.name + ".tmp")
     tmp.unlink(missing_ok=True)
@@ -202,6 +203,28 @@ def build_index(declarations: Path, index: Path, *, batch: int = 5000) -> Declar
         db.close()
     tmp.replace(index)
     return header
+
+
+def _refuse_foreign_target(index: Path) -> None:
+    """Building replaces ``index`` whole: refuse (``IndexError_``) when something is there that is
+    not a declaration index — a link, a folder, or another database such as a project's state
+    store — so a misconfigured index path can never overwrite Fyan's state."""
+    if not (index.exists() or index.is_symlink()):
+        return
+    if index.is_symlink() or not index.is_file():
+        raise IndexError_(f"{index} exists and is not a declaration index (a link or a folder): it is never replaced")
+    try:
+        db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+        try:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:
+        tables = set()
+    own = {t for t in tables if t in ("decls", "meta") or t.startswith(("decls_", "sqlite_"))}  # FTS5's shadow tables
+    if not {"decls", "meta"} <= tables or tables - own:
+        raise IndexError_(f"{index} exists and is not a declaration index: it is never replaced (remove it, or "
+                          "choose another index path)")
 
 
 class DeclarationIndex:
