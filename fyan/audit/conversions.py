@@ -272,15 +272,11 @@ def _governs(o: Slot, h: Slot, table: SlotTable) -> bool:
         p = parent[cur]
         if p.id == o.node:
             return (o.quantifier == "forall" and stage == "body") or (o.quantifier == "exists" and stage == "conjuncts")
-        if p.op == "and" and stage == "conjuncts":
-            pass
-        elif p.op == "implies" and o.quantifier == "forall" and p.args[0].id == cur and stage == "conjuncts":
+        if p.op == "implies" and o.quantifier == "forall" and p.args[0].id == cur and stage == "conjuncts":
             stage = "body"
-        elif p.op == "implies" and p.args[1].id == cur and stage == "body":
-            pass
-        elif p.op == o.quantifier and p.binder != "instance":
-            pass
-        else:
+        elif not ((p.op == "and" and stage == "conjuncts")
+                  or (p.op == "implies" and p.args[1].id == cur and stage == "body")
+                  or (p.op == o.quantifier and p.binder != "instance")):
             return False
         cur = p.id
     return False

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from fyan.errors import UsageError
 from fyan.terminal import quoted
+
+if TYPE_CHECKING:  # types only: `fyan --help` imports this module and never opens a store
+    from fyan.state.models import UnitRecord
+    from fyan.state.store import Store
 
 
 #: commands whose interruption leaves a run to resume
@@ -22,6 +27,17 @@ def interrupt_text(signum: int, command: str, folder: str | None) -> tuple[str, 
         return message, (f"what was done is kept (attempts in progress are recorded as interrupted); "
                          f"`fyan resume {quoted(folder)}` continues")
     return message, "run the same command again"
+
+
+def require_unit(folder: str, store: Store, unit_id: str) -> UnitRecord:
+    """The unit ``unit_id`` of ``store``; when the store has no such unit (or no store exists)
+    the store is closed and ``UsageError`` (exit 2) is raised, before anything else runs."""
+    unit = store.unit(unit_id) if store.exists else None
+    if unit is None:
+        store.close()
+        refuse_unknown_units(folder, [unit_id], set())
+    assert unit is not None  # refuse_unknown_units raised otherwise
+    return unit
 
 
 def refuse_unknown_units(folder: str, wanted: Iterable[str], known: set[str]) -> None:

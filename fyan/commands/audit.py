@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fyan.audit.report import audit_report
 from fyan.command_result import CommandResult
-from fyan.commands._shared import refuse_unknown_units
+from fyan.commands._shared import require_unit
 from fyan.errors import ExitCode
 from fyan.project import Project
 from fyan.state.store import Store
@@ -41,10 +41,7 @@ class Payload(BaseModel):
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)
     store = Store(project.paths.db)
-    unit = store.unit(args.unit) if store.exists else None
-    if unit is None:
-        store.close()
-        refuse_unknown_units(args.dir, [args.unit], set())
+    unit = require_unit(args.dir, store, args.unit)
     certified, payload, text = audit_report(project, store, unit)
     store.close()
     return CommandResult(ExitCode.OK if certified else ExitCode.INCOMPLETE, payload, text)

@@ -7,7 +7,7 @@ import os
 import time
 
 from fyan.command_result import CommandResult
-from fyan.commands._shared import refuse_unknown_units
+from fyan.commands._shared import require_unit
 from fyan.errors import ExitCode
 from fyan.gates.completion import run_gate
 from fyan.gates.report import GateReport, report_json, report_text
@@ -39,10 +39,7 @@ Payload = GateReport
 def run(args: argparse.Namespace) -> CommandResult:
     project = Project.open(args.dir)
     store = Store(project.paths.db)
-    unit = store.unit(args.unit) if store.exists else None
-    if unit is None:
-        store.close()
-        refuse_unknown_units(args.dir, [args.unit], set())
+    unit = require_unit(args.dir, store, args.unit)
     # build/inspector logs and the report of a manual run are kept (they are not stage state);
     # the gate builds in its own workspace under the unit's gate lock (a daemon's gate of the
     # same unit is waited for, never raced)

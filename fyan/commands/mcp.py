@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from fyan import arguments
 from fyan.command_result import CommandResult
-from fyan.commands._shared import refuse_unknown_units
+from fyan.commands._shared import require_unit
 from fyan.errors import ExitCode, UsageError
 from fyan.mcp_server import TOKEN_VAR, TOOLS, ProjectServer, serve_http, serve_stdio, write_token
 from fyan.project import Project
@@ -54,14 +54,9 @@ class Payload(BaseModel):
 def run(args: argparse.Namespace) -> CommandResult:
     if args.what == "prover":  # stdout is the protocol's: nothing else is printed there
         if args.dir and args.unit:  # an unknown unit exits 2 before any server starts
-            project = Project.open(args.dir)
-            store = Store(project.paths.db)
-            try:
-                known = store.unit(args.unit) is not None if store.exists else False
-            finally:
-                store.close()
-            if not known:
-                refuse_unknown_units(args.dir, [args.unit], set())
+            store = Store(Project.open(args.dir).paths.db)
+            require_unit(args.dir, store, args.unit)
+            store.close()
         argv = ([args.dir] if args.dir else []) + ([args.unit] if args.unit else [])
         argv += ["--config", args.config] if args.config else []
         code = serve_prover(argv)
