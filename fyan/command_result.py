@@ -2,7 +2,7 @@
 result object): an exit code, a JSON payload and the human text.
 
 ``fyan.cli`` prints the payload (``--json``) or the text and exits with the code; command
-modules elsewhere (``fyan.shadow.commands``) return the same object without importing the CLI.
+modules elsewhere (``fyan.commands._shadow``) return the same object without importing the CLI.
 """
 
 from __future__ import annotations

@@ -254,7 +254,7 @@ class LeanSection(_Section):
         default=64, gt=0,
         description="Largest file Fyan reads or copies from a workspace, attempt, unit or submission folder, "
         "MiB; a larger one (or a FIFO, device, link or folder in a file's place) is refused, never read "
-        "(fyan.lean.safefile).",
+        "(fyan.sandbox.safefile).",
     )
     memory_budget_mb: int | None = Field(
         default=None, gt=0,

@@ -106,7 +106,7 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
     project; without a project, the hosted providers with ``needed`` false and ``state``
     "available" or "not configured"), ``lean``, ``sandbox`` and ``ok`` (every needed thing
     usable: a provider no project chose never makes it false)."""
-    from fyan.lean.runner import bwrap_status
+    from fyan.sandbox.runner import bwrap_status
     from fyan.lean.toolchain import discover
 
     providers = []
@@ -136,7 +136,7 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
             "looked_in": list(disc.looked_in)}
     bwrap, why = bwrap_status()
     if bwrap is None:
-        from fyan.lean.runner import SANDBOX_REMEDY
+        from fyan.sandbox.runner import SANDBOX_REMEDY
 
         if lean_cfg.sandbox == "off":  # the advice to set it off would be advice already taken
             why = (f"{why}; not used: [lean] sandbox = \"off\" runs model-written code unconfined (every report "
@@ -146,7 +146,7 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
                    "UNCONFINED); " + SANDBOX_REMEDY.split("; or set [lean] sandbox")[0] + " to confine it")
         else:
             why = f"{why}; {SANDBOX_REMEDY}"
-    from fyan.lean.runner import tree_mechanism
+    from fyan.sandbox.runner import tree_mechanism
 
     sandbox = {"available": bwrap is not None, "detail": why, "setting": lean_cfg.sandbox,
                "unconfined_tree": tree_mechanism()}
@@ -166,11 +166,11 @@ def diagnose(config: FyanConfig | None, project_root=None, online: bool = False)
 
 def environment_status(config: FyanConfig | None, lean_cfg, env: dict[str, str] | None = None) -> dict[str, Any]:
     """What of Fyan's environment (``env``, default this process's) reaches confined processes
-    (``fyan.lean.runner.confined_environment``): ``always`` (``TOOL_VARIABLES`` and the passing
+    (``fyan.sandbox.runner.confined_environment``): ``always`` (``TOOL_VARIABLES`` and the passing
     ``FYAN_*`` names), ``lean`` (``[lean] pass_env``) and one entry per command agent configuration
     (its ``pass_env``), each name with whether it is set; ``withheld``: how many other variables
     are set and do not pass (names of secret-looking ``FYAN_*`` ones in ``withheld_fyan``)."""
-    from fyan.lean.runner import TOOL_VARIABLES, _passes
+    from fyan.sandbox.runner import TOOL_VARIABLES, _passes
 
     env = dict(os.environ) if env is None else env
     always = {k: k in env for k in TOOL_VARIABLES}
@@ -189,11 +189,11 @@ def environment_status(config: FyanConfig | None, lean_cfg, env: dict[str, str] 
 
 
 def selftest_status(lean_cfg, toolchain) -> dict[str, Any]:
-    """The selftest state (``fyan.selftest.trust``): every toolchain with a kept
+    """The selftest state (``fyan.trust.record``): every toolchain with a kept
     ``fyan selftest`` result (passed or failed, its date, whether it is still valid for this Fyan,
     inspector and corpus), and whether the gate trusts the toolchain found here (``trusted``: None
     when there is none; ``statement``: what gate reports will say)."""
-    from fyan.selftest.trust import all_records, current_identity, record_problem, toolchain_trust
+    from fyan.trust.record import all_records, current_identity, record_problem, toolchain_trust
 
     identity = current_identity()
     toolchains = [{"lean": r.get("key"), "toolchain": r.get("toolchain"), "passed": bool(r.get("passed")),

@@ -36,7 +36,7 @@ from mcp.server.stdio import stdio_server
 from fyan import __version__, api, arguments
 from fyan.command_result import CommandResult
 from fyan.errors import ExitCode, FyanError, UsageError
-from fyan.orchestrator.guidance import MAX_CHARS, write_human
+from fyan.agents.guidance import MAX_CHARS, write_human
 from fyan.project import Project
 
 TOKEN_VAR = "FYAN_MCP_TOKEN"
@@ -79,7 +79,7 @@ def _dag(root: str, args: dict[str, Any]) -> CommandResult:
 
 
 def write_guidance(project: Project, unit: str, text: str) -> Path:
-    """Replace ``guidance/<unit>.md`` with ``text`` (``fyan.orchestrator.guidance.write_human``);
+    """Replace ``guidance/<unit>.md`` with ``text`` (``fyan.agents.guidance.write_human``);
     ``UsageError`` for an unknown unit or advice over ``MAX_CHARS``."""
     known = {u["id"] for u in api.status(project.paths.root).payload.get("units") or []}
     if unit not in known:

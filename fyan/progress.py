@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from fyan.orchestrator.live import LiveState
+from fyan.orchestrator.live import LiveState, lean_waiting_text
 from fyan.terminal import console
 
 DEFAULT_HEARTBEAT_S = 30.0
@@ -44,16 +44,6 @@ def _clock(seconds: float) -> str:
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-def lean_waiting_text(lean: dict) -> str:
-    """``2 Lean process(es) wait for memory (build u1, inspector u2; 12288 of 16384 MiB in use)``
-    for a ``LiveState.lean`` snapshot."""
-    waiting = lean.get("waiting", [])
-    who = ", ".join(" ".join(x for x in (w["kind"], w.get("unit") or "") if x) for w in waiting[:3])
-    more = ", ..." if len(waiting) > 3 else ""
-    return (f"{len(waiting)} Lean process(es) wait for memory ({who}{more}; "
-            f"{lean.get('used_mb', 0)} of {lean.get('budget_mb', 0)} MiB in use)")
 
 
 def heartbeat_text(live: LiveState, now: float | None = None) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fyan.config import FyanConfig, load_config
 from fyan.errors import ProjectError
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 
 
 #: A unit id: lowercase letters, digits and ``-`` (``fyan.specifier.units.sanitize_id``), so it is

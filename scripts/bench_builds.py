@@ -10,8 +10,8 @@ threads in dependency order with Fyan's own workspace and gate code and the Lake
 (``tests/fakes/fake_lake.py``, which follows Lake's rebuild rules and logs each module it
 compiles; it stands in for Lean, which cannot run here). Each unit makes 1 + f prove
 attempts, f drawn per unit (mean ``--failed``); every attempt builds the candidate once in the
-unit's workspace (``fyan.lean.workspace``: the Formalizer's feedback build) and runs the
-completion gate's builds once (``fyan.lean.trusted``: prepare, build; a failed attempt is a
+unit's workspace (``fyan.lakepackage.workspace``: the Formalizer's feedback build) and runs the
+completion gate's builds once (``fyan.lakepackage.trusted``: prepare, build; a failed attempt is a
 gate failure, back to prove). Model-driven stages and the inspector are not run: what is
 measured is what the build protocol compiles.
 
@@ -72,7 +72,7 @@ def fake_toolchain(folder: Path) -> Path:
 
 class LeanMeter:
     """Counts Lean processes running at once (each ``lean`` process Fyan starts runs inside
-    ``fyan.lean.runner.ProcessGroup.collect``, after any wait for memory), each at
+    ``fyan.sandbox.runner.ProcessGroup.collect``, after any wait for memory), each at
     ``memory_limit_mb``."""
 
     def __init__(self, cost_mb: int) -> None:
@@ -96,12 +96,12 @@ class LeanMeter:
 
 
 def run_variant(name: str, deps: dict[int, list[int]], args, work: Path) -> dict:
-    import fyan.lean.runner as runner
+    import fyan.sandbox.runner as runner
     from fyan.gates.stages import CheckOutcome
-    from fyan.lean import trusted
-    from fyan.lean.package import model_part, render_unit_file, unit_module
+    from fyan.lakepackage import trusted
+    from fyan.lakepackage.package import model_part, render_unit_file, unit_module
     from fyan.lean.toolchain import discover
-    from fyan.lean.workspace import compile_candidate, prepare_workspace
+    from fyan.lakepackage.workspace import compile_candidate, prepare_workspace
     from fyan.project import Project
     from fyan.stages import stage_spec
     from fyan.state.gateway import Gateway
@@ -229,7 +229,7 @@ def _prepare_workspace(prepare_workspace, project, store, unit, text, lock):
 
 def _admission_module():
     try:
-        from fyan.lean import admission
+        from fyan.sandbox import admission
     except ImportError:  # a Fyan from before compiled outputs were recorded
         return None
     return admission

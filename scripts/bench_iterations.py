@@ -10,7 +10,7 @@ turn), both ways:
 
 * **cold** — ``fyan.lean.compile.compile_module`` per iteration: what the Formalizer did before
   warm servers and what the completion gate still does (the import is paid every time);
-* **warm** — ``fyan.lean.pool.ServerPool.check`` per iteration on one server: ``didChange`` with
+* **warm** — ``fyan.lakepackage.pool.ServerPool.check`` per iteration on one server: ``didChange`` with
   the full text, fully elaborated (``$/lean/fileProgress`` + ``waitForDiagnostics``), goals at each
   ``sorry`` and error (the first iteration also starts the server and imports).
 
@@ -57,9 +57,9 @@ def run(decls: int = 5000, iterations: int = 20, sandbox: str = "auto", folder: 
     ``median_s``, ``p95_s``, ``first_s``, ``peak_mb``), ``ratio``, ``same_diagnostics``,
     ``diagnostics`` (per iteration, cold and warm). Raises ``tests.lean_core.CoreLeanUnavailable``."""
     from fyan.config import LeanSection
-    from fyan.lean.admission import Admission
+    from fyan.sandbox.admission import Admission
     from fyan.lean.compile import LeanSetup, compile_module
-    from fyan.lean.pool import ServerKey, ServerPool, ServerSpec, header_of
+    from fyan.lakepackage.pool import ServerKey, ServerPool, ServerSpec, header_of
     from tests.lean_core import core_lean, library_dir
     from tests.lean_prelude import SORRY_SUPPORT, generated_module
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fyan.lean.diagnostics import parse_lake_output  # noqa: E402
 from fyan.lean.inspector import InspectorReport  # noqa: E402
 from fyan.lean.lints import lint  # noqa: E402
-from fyan.lean.runner import bwrap_status, project_confinement, run_process  # noqa: E402
+from fyan.sandbox.runner import bwrap_status, project_confinement, run_process  # noqa: E402
 
 
 def synthetic_log(jobs: int) -> str:

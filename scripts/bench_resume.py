@@ -57,7 +57,7 @@ from benchlib import PASSING, agents_for, instant_agent, make_project, no_provid
 
 def child(project_dir: str, ack_path: str, seed: int) -> int:
     """One daemon round (runs in the killed process)."""
-    from fyan.orchestrator.daemon import Daemon, DaemonOptions
+    from fyan.daemon import Daemon, DaemonOptions
     from fyan.orchestrator.ledger import Ledger
     from fyan.project import Project
     from fyan.state.gateway import Gateway

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fyan.lean.runner import bwrap_status, run_process, tree_mechanism  # noqa: E402
+from fyan.sandbox.runner import bwrap_status, run_process, tree_mechanism  # noqa: E402
 
 
 def timed(fn, n: int) -> list[float]:

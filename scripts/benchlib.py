@@ -238,7 +238,7 @@ class Phases:
 
     def install(self, engine_cls) -> None:
         from fyan.executor import core, inputs, mirror, worker
-        from fyan.lean import safefile
+        from fyan.sandbox import safefile
         from fyan.state import gateway, replica, store
 
         self._patch(gateway, "immediate_transaction", "state writes", cm=True)

@@ -91,7 +91,7 @@ class AuthoringCompiler(Compiler):
             "modules": [{"name": module, "found": True, "is_module": False, "imports": ["Init", "Mathlib", "Aesop"],
                          "declarations": list(by_name.values()),
                          # extension entries are not authored: which ones a toolchain writes is learned by
-                         # `fyan selftest` on that toolchain (fyan.selftest.learn), not known here
+                         # `fyan selftest` on that toolchain (fyan.trust.learn), not known here
                          "extensions": [],
                          "registrations": [], "extra_constants": []}],
             "lookups": [{**by_name[n], "constants": [], "local_constants": [], "binder_domains": [],

@@ -29,7 +29,7 @@ atexit.register(lambda: (subprocess.run(["chmod", "-R", "u+w", _INSPECTORS], cap
                          shutil.rmtree(_INSPECTORS, ignore_errors=True)))
 
 
-# `fyan selftest` results (the toolchains the gate trusts: fyan.selftest.trust) are kept in a
+# `fyan selftest` results (the toolchains the gate trusts: fyan.trust.record) are kept in a
 # folder of the test session, never in the user's data folder
 _DATA = tempfile.mkdtemp(prefix="fyan-test-data-")
 os.environ["FYAN_DATA_DIR"] = _DATA
@@ -152,7 +152,7 @@ def fake_lake(tmp_path_factory, monkeypatch, double_selftest) -> Iterator[FakeLa
     monkeypatch.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("inspector")))
     monkeypatch.delenv("FYAN_FAKE_SCENARIO", raising=False)
     yield fake
-    from fyan.lean import pool  # warm language servers started for this test end with it
+    from fyan.lakepackage import pool  # warm language servers started for this test end with it
 
     pool.shutdown()
 

@@ -3,7 +3,7 @@
 Model-written code and command agents run confined by default (``[lean] sandbox = "require"``):
 on a machine without a usable ``bwrap`` Fyan refuses to run them, so a test that runs one needs
 bubblewrap (CI installs it: ``.ci/run``). ``needs_bwrap`` marks such a test; the reason is the
-one ``fyan.lean.runner.bwrap_status`` gives (not installed, or cannot create its namespaces).
+one ``fyan.sandbox.runner.bwrap_status`` gives (not installed, or cannot create its namespaces).
 
 ``tests/without_bwrap.py`` is a pytest plugin that hides ``bwrap`` from the test process, to
 check the suite on a machine without it (``pytest -p tests.without_bwrap``).
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fyan.lean.runner import bwrap_status
+from fyan.sandbox.runner import bwrap_status
 
 BWRAP, WHY = bwrap_status()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"no usable bubblewrap here: {WHY}")

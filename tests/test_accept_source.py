@@ -17,7 +17,7 @@ import pytest
 
 from fyan.cli import main
 from fyan.orchestrator import staleness
-from fyan.orchestrator.daemon import Daemon, DaemonOptions
+from fyan.daemon import Daemon, DaemonOptions
 from fyan.stages import stage_spec
 from fyan.state.gateway import CheckOutcome
 from fyan.state.lifecycle import progress

@@ -1,5 +1,5 @@
 """Lean processes are admitted against ``[lean] memory_budget_mb``
-(``fyan.lean.admission``), each charged its recorded peak or ``memory_limit_mb``."""
+(``fyan.sandbox.admission``), each charged its recorded peak or ``memory_limit_mb``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import time
 import pytest
 
 from fyan.config import LeanSection
-from fyan.lean import admission
-from fyan.lean.admission import Admission
-from fyan.lean.runner import run_process
+from fyan.sandbox import admission
+from fyan.sandbox.admission import Admission
+from fyan.sandbox.runner import run_process
 from fyan.orchestrator.live import LiveState
 from fyan.progress import heartbeat_text
 

@@ -98,7 +98,7 @@ def test_init_adopts_three_outcomes_and_status_shows_adopted(fake_lake, tmp_path
     # the project's Lake package requires the adopted one; new modules import the existing ones
     lakefile = (project.paths.lean / "lakefile.toml").read_text()
     assert f'path = "{package.resolve()}"' in lakefile and 'name = "tiny"' in lakefile
-    from fyan.lean.package import unit_imports, unit_module
+    from fyan.lakepackage.package import unit_imports, unit_module
 
     quad = store.unit(units["thm:quadruple"]["id"])
     assert unit_imports(project, store, quad) == ["Tiny.Basic"]
@@ -317,7 +317,7 @@ def test_export_patch_writes_back_proofs_and_blueprint_marks(fake_lake, tmp_path
     project = Project.open(tmp_path / "p")
     store = Store(project.paths.db)
     quad = next(u for u in store.units() if u.label == "thm:quadruple")
-    from fyan.lean.package import unit_namespace
+    from fyan.lakepackage.package import unit_namespace
 
     store.close()
     _close_by_gate(project, quad.id, "quadruple_eq", QUAD + "  sorry", QUAD + "  simp [Tiny.double]\n  omega")
@@ -426,7 +426,7 @@ def test_adopt_later_writes_the_package_into_fyan_toml(fake_lake, tmp_path, pack
     assert f'path = "{package.resolve()}"' in (project.paths.lean / "lakefile.toml").read_text()
     # confined Lean builds read the adopted package (the sandbox hides the home folder it lives in)
     assert str(package.resolve()) in project.config.lean.sandbox_readable
-    from fyan.lean.runner import project_confinement
+    from fyan.sandbox.runner import project_confinement
     from fyan.lean.toolchain import discover
 
     tc = discover(project.config.lean).toolchain
@@ -462,8 +462,8 @@ def test_a_candidate_freezes_only_the_existing_statement(fake_lake, tmp_path, pa
     the same type (and for another)."""
     from fyan.adopt.candidate import candidate_mismatch
     from fyan.lean import declarations
-    from fyan.lean.package import render_unit_file, unit_namespace
-    from fyan.lean.signatures import freeze_specs
+    from fyan.lakepackage.package import render_unit_file, unit_namespace
+    from fyan.lakepackage.signatures import freeze_specs
 
     fake_lake.scenario({"inspect": {"Tiny.double_self": {"type_repr": "T"}}})
     assert main(["init", str(tmp_path / "p"), "--source", str(DATA / "blueprint/src/content.tex"),

@@ -1,4 +1,4 @@
-"""The audit reads its files (``audit/record.json`` and the rest) through ``fyan.lean.safefile``:
+"""The audit reads its files (``audit/record.json`` and the rest) through ``fyan.sandbox.safefile``:
 a file an agent left as a link, a FIFO or an oversized file is not read, and the decision is a
 rejection that names it (never a verdict on some other file's content)."""
 
@@ -10,7 +10,7 @@ import os
 import pytest
 
 from fyan.audit.decide import RECORD, SOURCE, SOURCE_CHECK, AuditInputs, decide, read_files
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 
 STATEMENT = "theorem small_sq (n : Int) (h0 : 0 < n) (h1 : n < 10) : n * n < 100 := by\n  sorry"
 PROBLEM = "Let $n$ be an integer with $0 < n$ and $n < 10$. Then $n \\cdot n < 100$."

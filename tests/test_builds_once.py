@@ -16,8 +16,8 @@ from tests import gate_harness as h
 from tests.conftest import write
 
 from fyan.lean.diagnostics import parse_lake_output
-from fyan.lean.package import LakefileError, olean_path, workspace_lakefile
-from fyan.lean.workspace import prepare_workspace
+from fyan.lakepackage.package import LakefileError, olean_path, workspace_lakefile
+from fyan.lakepackage.workspace import prepare_workspace
 from fyan.state.gateway import sha256_file
 
 
@@ -134,7 +134,7 @@ def test_a_completed_unit_is_compiled_once_and_read_compiled_downstream(honest, 
 
 
 def report_json_keys(report) -> set[str]:
-    from fyan.gates.report import report_json
+    from fyan.models.gate_report import report_json
 
     return set(json.loads(report_json(report)))
 

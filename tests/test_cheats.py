@@ -20,17 +20,17 @@ from pathlib import Path
 import pytest
 
 from fyan.gates.completion import CHECK_ORDER
-from fyan.gates.report import GateReport
+from fyan.models.gate_report import GateReport
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.config import FyanConfig
-from fyan.selftest.corpus import cases as corpus_cases
-from fyan.selftest.corpus import cases_dir, load_manifest
+from fyan.trust.corpus import cases as corpus_cases
+from fyan.trust.corpus import cases_dir, load_manifest
 from fyan.selftest.run import run_case
 from tests import gate_harness as h
 from tests.cheat_replay import replay
 
-CHEATS_DIR = cases_dir()  # the files `fyan selftest` runs (fyan.selftest.corpus): one source of truth
+CHEATS_DIR = cases_dir()  # the files `fyan selftest` runs (fyan.trust.corpus): one source of truth
 MANIFEST = load_manifest()
 CHEATS = MANIFEST["cheat"]
 CONTROLS = MANIFEST["control"]

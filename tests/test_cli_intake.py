@@ -125,7 +125,7 @@ def test_the_first_run_lists_intakes_warnings_in_json_and_resume_prints_them(tmp
 
 
 def test_a_daemon_that_ingests_logs_intakes_warnings(tmp_path, capsys, no_lake):
-    from fyan.orchestrator.daemon import Daemon, DaemonOptions
+    from fyan.daemon import Daemon, DaemonOptions
 
     project = _uningested(tmp_path, capsys)
     daemon = Daemon(project, DaemonOptions(watch=False, until_idle=True))

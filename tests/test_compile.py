@@ -116,7 +116,7 @@ def test_a_truncated_olean_crashes_lean_and_is_the_environment(setup, tmp_path):
 
 def test_an_olean_changed_in_its_body_is_read_without_complaint(setup, tmp_path):
     """Lean does not check an imported .olean's content (only its header): Fyan must hash every
-    recorded .olean it places (fyan.lean.trusted) — this is the behaviour that makes it necessary."""
+    recorded .olean it places (fyan.lakepackage.trusted) — this is the behaviour that makes it necessary."""
     up, out = build(setup, tmp_path, "Lib.Up.Basic", UP, name="up")
     olean = module_path(out, "Lib.Up.Basic", ".olean")
     data = bytearray(olean.read_bytes())
@@ -185,11 +185,11 @@ def test_dependency_folders_drop_the_packages_own_outputs(tmp_path):
     assert dependency_folders(printed, pkg, sysroot) == [dep.resolve()]
 
 
-# -- the gate workspace's two-phase build (fyan.lean.trusted) on real Lean --------------------
+# -- the gate workspace's two-phase build (fyan.lakepackage.trusted) on real Lean --------------------
 
 def _gate_workspace(setup, core_lean, tmp_path, sources: dict[str, str], upstream: list[str]):
     from fyan.lean.toolchain import Toolchain
-    from fyan.lean.trusted import GateWorkspace
+    from fyan.lakepackage.trusted import GateWorkspace
 
     tc = Toolchain(lake=core_lean, lean=core_lean, version="Lake version (core tier) (Lean version 4.35.0)")
     ws = GateWorkspace(tmp_path / "ws", "Lib", tmp_path / "project", setup, tc, upstream_modules=upstream)
@@ -201,7 +201,7 @@ def _gate_workspace(setup, core_lean, tmp_path, sources: dict[str, str], upstrea
 
 
 def test_the_gate_builds_upstream_then_the_candidate_through_one_search_folder(setup, core_lean, tmp_path):
-    from fyan.lean import trusted
+    from fyan.lakepackage import trusted
 
     ws = _gate_workspace(setup, core_lean, tmp_path, {"Lib.Up.Basic": UP, "Lib.Down.Basic": DOWN}, ["Lib.Up.Basic"])
     first, second = trusted.build(ws, cfg(), tmp_path / "logs", trusted=["Lib.Up.Basic"], candidate=["Lib.Down.Basic"])
@@ -226,7 +226,7 @@ def test_the_gate_builds_upstream_then_the_candidate_through_one_search_folder(s
 
 
 def test_a_recorded_upstream_olean_is_reused_without_its_source(setup, core_lean, tmp_path):
-    from fyan.lean import trusted
+    from fyan.lakepackage import trusted
 
     first, out = build(setup, tmp_path, "Lib.Up.Basic", UP, name="first")
     assert first.ok
@@ -240,7 +240,7 @@ def test_a_recorded_upstream_olean_is_reused_without_its_source(setup, core_lean
 
 
 def test_a_failed_candidate_publishes_nothing(setup, core_lean, tmp_path):
-    from fyan.lean import trusted
+    from fyan.lakepackage import trusted
 
     bad = "prelude\nimport Lib.Up.Basic\nnamespace Lib.Down\ntheorem broken : N := nope\nend Lib.Down\n"
     ws = _gate_workspace(setup, core_lean, tmp_path, {"Lib.Up.Basic": UP, "Lib.Down.Basic": bad}, ["Lib.Up.Basic"])
@@ -252,8 +252,8 @@ def test_a_failed_candidate_publishes_nothing(setup, core_lean, tmp_path):
 def test_the_gate_build_runs_confined_around_real_lean(setup, core_lean, tmp_path):
     """With bubblewrap (sandbox = require): the same two-phase build passes, each compile able to
     write only its own output folder (the rest of the workspace is bound read-only)."""
-    from fyan.lean import trusted
-    from fyan.lean.runner import bwrap_status
+    from fyan.lakepackage import trusted
+    from fyan.sandbox.runner import bwrap_status
 
     if bwrap_status()[0] is None:
         pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
@@ -266,7 +266,7 @@ def test_the_gate_build_runs_confined_around_real_lean(setup, core_lean, tmp_pat
 
 
 def _require_bwrap():
-    from fyan.lean.runner import bwrap_status
+    from fyan.sandbox.runner import bwrap_status
 
     if bwrap_status()[0] is None:
         pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
@@ -287,7 +287,7 @@ def test_the_default_confinement_can_enter_the_source_root_and_read_the_search_p
 
 def test_a_given_confinement_gets_the_source_root_and_search_path_but_keeps_its_own_rules(setup, tmp_path):
     from fyan.lean.compile import compile_confinement
-    from fyan.lean.runner import Confinement
+    from fyan.sandbox.runner import Confinement
 
     src, up, out = tmp_path / "ws" / "src", tmp_path / "up", tmp_path / "ws" / "out"
     for p in (src, up, out):
@@ -307,13 +307,13 @@ def test_a_given_confinement_gets_the_source_root_and_search_path_but_keeps_its_
 
 
 def test_the_selftest_learning_step_compiles_its_controls_confined(setup, tmp_path, monkeypatch):
-    """fyan.selftest.learn.learn_extensions under bubblewrap on the real core lean: every control
+    """fyan.trust.learn.learn_extensions under bubblewrap on the real core lean: every control
     compiles confined in the scratch package (under /tmp) and is copied to the search folder; the
     inspector (which needs Init) is stood in for by a stop."""
     _require_bwrap()
     from fyan.lean import compile as leanc
     from fyan.lean import inspector
-    from fyan.selftest import learn
+    from fyan.trust import learn
 
     controls = [learn.Control("up", "Up.lean", UP.replace("Lib.Up", "Ctl.Up")),
                 learn.Control("down", "Down.lean", "prelude\nimport FyanControls.Up\nnamespace Ctl\n"

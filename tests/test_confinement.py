@@ -353,7 +353,7 @@ def test_require_refuses_where_bwrap_cannot_create_a_user_namespace(tmp_path):
     outer = [bwrap, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--proc", "/proc", "--"]
     if subprocess.run([*outer, "true"], capture_output=True).returncode != 0:
         pytest.skip("this bubblewrap cannot make a sandbox without user namespaces (--disable-userns: >= 0.8)")
-    script = ("import json, sys; from pathlib import Path; from fyan.lean.runner import run_process\n"
+    script = ("import json, sys; from pathlib import Path; from fyan.sandbox.runner import run_process\n"
               "r = {m: run_process(['/bin/sh', '-c', 'echo ran'], cwd=Path(sys.argv[1]), timeout_s=30, sandbox=m)"
               ".model_dump() for m in ('require', 'auto')}\nprint(json.dumps(r))\n")
     proc = subprocess.run([*outer, sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True,

@@ -13,7 +13,7 @@ import signal
 from collections import Counter
 
 from fyan.cli import main
-from fyan.orchestrator.daemon import read_state
+from fyan.daemon import read_state
 from fyan.project import Project
 from fyan.state.store import Store
 from tests.helpers import wait_for

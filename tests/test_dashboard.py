@@ -407,7 +407,7 @@ def test_the_page_says_which_kind_of_run_is_working_and_how_it_stops(example, no
     """During a real run (``Daemon.serve``, as ``fyan run`` and ``fyan daemon serve`` call it), a
     dashboard of its own (``fyan dashboard``: the lock and daemon.json) says what is true."""
     from fyan.commands.daemon import daemon_status
-    from fyan.orchestrator.daemon import Daemon, DaemonOptions
+    from fyan.daemon import Daemon, DaemonOptions
 
     seen: dict[str, str] = {}
 

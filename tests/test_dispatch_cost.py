@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from fyan.lean.package import add_unit_module, init_package, sync_package
+from fyan.lakepackage.package import add_unit_module, init_package, sync_package
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.scheduler import Scheduler
 from fyan.state.models import RunStatus, Stage, StageRun, UnitRecord

@@ -21,7 +21,7 @@ import pytest
 
 from fyan.gates.completion import inspector_environment_problem
 from fyan.lean.inspector import Inspection
-from fyan.lean.runner import ProcessResult
+from fyan.sandbox.runner import ProcessResult
 from fyan.state.models import FailureKind, RunStatus, Stage, UnitStatus
 from tests import gate_harness as h
 

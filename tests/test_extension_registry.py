@@ -3,7 +3,7 @@
 extension the binary registers (``extension '<name>'``), and every one must have a row; the danger
 patterns of ``fyan.lean.policy`` run against those real names. What this tier cannot list: the
 extensions Lake, Batteries and Mathlib register when imported (``initialize``), which ``fyan
-selftest`` lists on users' machines (``fyan.selftest.learn.registered_extensions``)."""
+selftest`` lists on users' machines (``fyan.trust.learn.registered_extensions``)."""
 
 from __future__ import annotations
 
@@ -74,12 +74,13 @@ def test_the_refused_rows_cover_every_compiler_trusting_and_meaning_changing_kin
 
 
 def test_the_selftest_lists_the_toolchains_extensions_confined(core_lean, tmp_path):
-    """``fyan.selftest.learn.registered_extensions`` on the real core lean under the configured
+    """``fyan.trust.learn.registered_extensions`` on the real core lean under the configured
     sandbox (bubblewrap where it works), then what ``fyan selftest`` prints of them."""
     from fyan.config import LeanSection
     from fyan.lean.compile import LeanSetup
-    from fyan.lean.runner import bwrap_status
-    from fyan.selftest import learn, run
+    from fyan.sandbox.runner import bwrap_status
+    from fyan.trust import learn
+    from fyan.selftest import run
 
     setup = LeanSetup(lean=core_lean, sysroot=core_lean.parent.parent, version="4.35.0", githash="eb6cafb7290e")
     cfg = LeanSection(sandbox="require" if bwrap_status()[0] is not None else "off", build_timeout=120)

@@ -339,7 +339,7 @@ def test_local_definition_changed_after_the_freeze(honest, fake_lake):
 def test_elaborated_statement_changed_with_another_toolchain(honest, fake_lake):
     scenario = {"version": {"output": "Lake version 5.0.1 (Lean version 4.34.1)"},
                 "inspect": {"Cheats.ThmRoot.double_even": {"type_repr": "elaborated differently"}}}
-    # another toolchain build has not passed the selftest of 5.0.0-fake (fyan.selftest.trust)
+    # another toolchain build has not passed the selftest of 5.0.0-fake (fyan.trust.record)
     honest.project.config.lean.trust_without_selftest = True
     report = honest.gate(scenario, fake=fake_lake)
     reason = failed(report, "frozen_statements")
@@ -560,7 +560,7 @@ def test_the_gate_of_a_unit_waits_for_another_gate_of_the_same_unit(honest, fake
 
 def test_the_freeze_refuses_a_statement_that_depends_on_an_unaudited_upstream_declaration(honest, fake_lake):
     from fyan.lean import declarations
-    from fyan.lean.signatures import freeze_specs
+    from fyan.lakepackage.signatures import freeze_specs
 
     statement = (honest.project.paths.unit("thm-root") / "Statement.lean").read_text()
     decl = declarations.find(declarations.scan(statement), "Cheats.ThmRoot.double_even")
@@ -694,7 +694,7 @@ def test_a_newly_used_local_definition_makes_the_freeze_stale():
     """signatures.py `compare_compiled`: a local definition the statement uses now but did not at the
     freeze is named (not only changed or dropped ones)."""
     from fyan.lean.inspector import InspectedLookup
-    from fyan.lean.signatures import LEAN_KEY, compare_compiled
+    from fyan.lakepackage.signatures import LEAN_KEY, compare_compiled
     from fyan.state.models import FreezeRecord
 
     helper = {"name": "L.U.helper", "module": "L.U.Basic", "kind": "def", "meaning": ["def helper"]}

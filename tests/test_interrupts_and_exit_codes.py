@@ -347,7 +347,7 @@ def test_a_busy_dashboard_port_is_said_not_silently_changed(example, no_lake):
     import socket
 
     from fyan.dashboard.server import make_server
-    from fyan.orchestrator.daemon import Daemon, DaemonOptions
+    from fyan.daemon import Daemon, DaemonOptions
     from fyan.project import Project
 
     busy = socket.socket()

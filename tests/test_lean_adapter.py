@@ -12,7 +12,7 @@ import pytest
 from fyan.lean import declarations
 from fyan.lean.diagnostics import parse_lake_output, parse_lean_json
 from fyan.lean.lints import errors, lint
-from fyan.lean.runner import run_process
+from fyan.sandbox.runner import run_process
 from tests.conftest import SAMPLES
 
 
@@ -193,7 +193,7 @@ def test_every_lean_json_line_of_the_sample_parses():
 ])
 def test_lake_build_verdict_on_recorded_outputs(name, exit_code, ok, fragment):
     from fyan.lean.lake import _verdict
-    from fyan.lean.runner import ProcessResult
+    from fyan.sandbox.runner import ProcessResult
 
     text = sample(name)
     proc = ProcessResult(argv=["lake", "build", "X"], cwd=".", exit_code=exit_code, duration_s=1.0, output=text)

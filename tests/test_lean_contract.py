@@ -232,7 +232,7 @@ def test_the_reaper_reads_parent_pids_from_proc_stat_after_the_last_parenthesis(
     import subprocess
     import time
 
-    from fyan.lean.reaper import descendants
+    from fyan.sandbox.reaper import descendants
 
     sleeper = tmp_path / "x) y (z 1"
     shutil.copy(shutil.which("sleep"), sleeper)

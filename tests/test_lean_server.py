@@ -2,7 +2,7 @@
 
 ``fyan.lean.lsp.LeanServer`` speaks to the real ``lean --server`` (prelude files, the ``sorry``
 support of ``tests/lean_prelude.py``): open, change, diagnostics equal to a cold ``lean --json``
-compile's, goals at ``sorry`` and error positions; ``fyan.lean.pool.ServerPool``: reuse, a
+compile's, goals at ``sorry`` and error positions; ``fyan.lakepackage.pool.ServerPool``: reuse, a
 killed server restarted and the iteration retried once, a timeout, admission and eviction.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from fyan.lean.admission import Admission
+from fyan.sandbox.admission import Admission
 from fyan.lean.diagnostics import parse_lean_json
 from fyan.lean.lsp import LeanServer, ServerCrashed, ServerTimeout
-from fyan.lean.pool import ServerKey, ServerPool, ServerSpec, WarmUnavailable, header_of
+from fyan.lakepackage.pool import ServerKey, ServerPool, ServerSpec, WarmUnavailable, header_of
 from tests.lean_prelude import SORRY_SUPPORT, generated_module, unit_text
 
 pytestmark = pytest.mark.lean_core

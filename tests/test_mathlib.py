@@ -1,6 +1,6 @@
 """Mathlib-first projects: the table of Mathlib tag / toolchain pairs and of kernel soundness
 bugs (``fyan.lean.mathlib``), ``fyan init``'s library choice, the trusted fetch step
-(``fyan.lean.fetch``, with the Lake double's ``lake update`` and ``lake exe cache get``:
+(``fyan.lakepackage.fetch``, with the Lake double's ``lake update`` and ``lake exe cache get``:
 docs/lean-contract.md, "Fetching dependencies") and the gate's rule on a toolchain with a known
 kernel soundness bug."""
 
@@ -16,7 +16,7 @@ import pytest
 from fyan.cli import main
 from fyan.config import LeanSection
 from fyan.lean import mathlib
-from fyan.lean.fetch import MATHLIB_OLEAN, FetchError, FetchProgress, ensure_fetched, git_requires, missing
+from fyan.lakepackage.fetch import MATHLIB_OLEAN, FetchError, FetchProgress, ensure_fetched, git_requires, missing
 from fyan.lean.toolchain import discover, pin_version
 from tests.helpers import CHAIN_TEX
 
@@ -289,7 +289,7 @@ def test_doctor_and_selftest_name_the_bugs_and_their_fixes():
 def test_workspaces_read_the_projects_one_set_of_packages_and_hold_no_copy(fake_lake, tmp_path):
     import subprocess
 
-    from fyan.lean.workspace import prepare_workspace
+    from fyan.lakepackage.workspace import prepare_workspace
     from tests import gate_harness as h
 
     s = h.setup(tmp_path / "p", h.HONEST)
@@ -317,7 +317,7 @@ def test_workspaces_read_the_projects_one_set_of_packages_and_hold_no_copy(fake_
 def _requires_mathlib(example: Path, rev: str) -> None:
     """The example's Lake package with Mathlib added by hand (its fyan.toml unchanged, so the
     prompts — and the example's recorded responses — stay those of the shipped example)."""
-    from fyan.lean.package import _template
+    from fyan.lakepackage.package import _template
 
     lean = example / "lean"
     lean.mkdir()
@@ -427,7 +427,7 @@ def test_the_prompts_library_section_names_what_is_in_scope():
 
 
 def _dag(*nodes: dict):
-    from fyan.agents.schemas import LemmaDag
+    from fyan.models.replies import LemmaDag
 
     return LemmaDag.model_validate({"roots": [nodes[0]["name"]], "nodes": list(nodes)})
 
@@ -490,8 +490,8 @@ def test_library_names_are_checked_against_a_recorded_environment_before_any_pro
 def test_an_adopted_package_keeps_its_own_mathlib_and_the_project_reads_it_in_place(fake_lake, tmp_path):
     import subprocess
 
-    from fyan.lean.package import write_package_config
-    from fyan.lean.workspace import prepare_workspace
+    from fyan.lakepackage.package import write_package_config
+    from fyan.lakepackage.workspace import prepare_workspace
     from tests.helpers import ingested
 
     adopted = tmp_path / "blue"

@@ -20,7 +20,7 @@ import pytest
 
 from fyan.cli import main
 from fyan.errors import FyanError, ProjectError
-from fyan.orchestrator.daemon import Daemon, DaemonOptions
+from fyan.daemon import Daemon, DaemonOptions
 from fyan.orchestrator.engine import Engine
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.scheduler import Scheduler, priorities
@@ -82,7 +82,7 @@ def test_recorded_durations_drive_the_estimates(tmp_path):
 
 CHILD = """
 import sys
-from fyan.orchestrator.daemon import Daemon, DaemonOptions
+from fyan.daemon import Daemon, DaemonOptions
 from fyan.state.faults import fault_point
 from fyan.stages import stage_spec
 from fyan.state.gateway import CheckOutcome

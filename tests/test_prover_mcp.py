@@ -81,7 +81,7 @@ def test_an_mcp_client_lists_and_calls_the_prover_tools(core_lean, tmp_path):
 
 
 def test_the_prover_server_runs_its_lean_in_the_sandbox(core_lean, tmp_path):
-    from fyan.lean.runner import bwrap_status
+    from fyan.sandbox.runner import bwrap_status
 
     if bwrap_status()[0] is None:
         pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")

@@ -158,8 +158,8 @@ def test_a_dead_server_is_the_environments_failure(core_lean, tmp_path):
 
 
 def test_the_tools_lease_a_warm_server_of_the_pool(core_lean, tmp_path):
-    from fyan.lean.admission import Admission
-    from fyan.lean.pool import ServerKey, ServerPool, ServerSpec
+    from fyan.sandbox.admission import Admission
+    from fyan.lakepackage.pool import ServerKey, ServerPool, ServerSpec
 
     out = build_library(Path(core_lean), tmp_path)
     pool = ServerPool(size=1, idle_s=600, adm=Admission(budget_mb=8000, limit_mb=4000, peaks={}))

@@ -8,7 +8,7 @@ import pytest
 from fyan.errors import ProjectError
 from fyan.lean.declarations import lex
 from fyan.lean.lints import errors, lint
-from fyan.lean.package import render_unit_file
+from fyan.lakepackage.package import render_unit_file
 from fyan.lean.render import comment_text, dotted_name, name_component, string_literal
 from fyan.project import ProjectPaths, check_unit_id
 from fyan.project import Project

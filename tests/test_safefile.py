@@ -1,4 +1,4 @@
-"""Files trusted by name: ``fyan.lean.safefile`` and every place that reads or
+"""Files trusted by name: ``fyan.sandbox.safefile`` and every place that reads or
 copies a file an agent could have written — workspace preparation, the stage checks, the
 completion gate, SA-Pass, the command agent's snapshot.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.state.models import RunStatus, Stage
 from tests import gate_harness as h
 from tests.helpers import ingested
@@ -149,7 +149,7 @@ def test_workspace_preparation_replaces_a_hostile_file_without_reading_it(honest
     """An agent leaves a FIFO, a device, a link, a huge sparse file or a folder where Fyan rewrites
     its workspace's files; the next preparation neither hangs nor reads it, and puts the regular
     file back (on main a FIFO as ``lakefile.toml`` hung here)."""
-    from fyan.lean.workspace import prepare_workspace
+    from fyan.lakepackage.workspace import prepare_workspace
 
     p, store = honest.project, honest.store
     unit = store.unit("thm-root")

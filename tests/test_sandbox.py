@@ -1,4 +1,4 @@
-"""The build sandbox and limits of ``fyan.lean.runner.run_process``, with real bubblewrap and
+"""The build sandbox and limits of ``fyan.sandbox.runner.run_process``, with real bubblewrap and
 ordinary commands (no Lean needed): writes outside the workspace, network, timeout, memory;
 and what happens without a usable ``bwrap``."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fyan.lean.runner import Confinement, bwrap_status, project_confinement, run_process
+from fyan.sandbox.runner import Confinement, bwrap_status, project_confinement, run_process
 from tests.sandboxing import BWRAP, WHY, leftover_processes, needs_bwrap
 
 
@@ -152,7 +152,7 @@ def test_bwrap_that_cannot_load_the_seccomp_filter_is_refused_by_the_probe(tmp_p
     """A kernel without seccomp filters (or a container that forbids loading one) made every
     confined process fail at bwrap's start while the probe said bwrap works: each build failed as
     if the proof were wrong. The probe loads the filter too; ``require`` then refuses with why."""
-    from fyan.lean import seccomp
+    from fyan.sandbox import seccomp
 
     if seccomp.program() is None:
         pytest.skip("no seccomp table for this architecture: no filter is loaded here")
@@ -288,7 +288,7 @@ def test_unconfined_a_setsid_child_ends_with_the_command(tmp_path, monkeypatch, 
     import os
     import signal
 
-    from fyan.lean import runner
+    from fyan.sandbox import runner
 
     if mechanism == "subreaper":
         monkeypatch.setattr(runner, "reaped_argv", lambda argv: [sys.executable, "-I", "-S", str(runner.REAPER),
@@ -311,7 +311,7 @@ def test_unconfined_a_setsid_child_ends_with_the_command(tmp_path, monkeypatch, 
 
 def test_the_reaper_keeps_the_exit_status_and_the_signal(tmp_path):
     for mechanism in ("auto", "subreaper"):
-        from fyan.lean.runner import REAPER
+        from fyan.sandbox.runner import REAPER
 
         argv = [sys.executable, "-I", "-S", str(REAPER), "--mechanism", mechanism, "--"]
         assert subprocess.run([*argv, "/bin/sh", "-c", "exit 7"]).returncode == 7
@@ -376,7 +376,7 @@ def test_a_setuid_program_written_inside_loses_the_bit(tmp_path, outside_tmp, mo
     import os
     import stat
 
-    from fyan.lean import seccomp
+    from fyan.sandbox import seccomp
 
     monkeypatch.setattr(seccomp, "program", lambda machine=None: None)
     ws = outside_tmp / "ws"
@@ -515,7 +515,7 @@ def test_no_setuid_or_setgid_file_exists_even_while_the_confined_process_runs(ou
     """Red-team finding: the uid inside stays the caller's (0 for root) and the set-id bits were
     only cleared after the process ended: while it ran (up to its timeout), any user of the host
     who could reach the workspace ran its `chmod u+s` copy of /bin/sh with euid 0. A seccomp filter
-    (fyan.lean.seccomp) refuses a mode with S_ISUID/S_ISGID in every call that sets or creates one;
+    (fyan.sandbox.seccomp) refuses a mode with S_ISUID/S_ISGID in every call that sets or creates one;
     ordinary modes still work. The mode is read inside, while the process still runs."""
     import os
     import stat
@@ -536,7 +536,7 @@ def test_no_setuid_or_setgid_file_exists_even_while_the_confined_process_runs(ou
 def test_the_seccomp_filter_exists_where_it_has_a_table_and_is_well_formed():
     """Each known architecture gets a program of whole 8-byte instructions ending in a return;
     an unknown one gets none (the strip alone then)."""
-    from fyan.lean import seccomp
+    from fyan.sandbox import seccomp
 
     for machine in seccomp.TABLES:
         prog = seccomp.program(machine)
@@ -693,7 +693,7 @@ if sys.argv[1] == "host":  # a session keyring of its own with one secret, then 
     assert libc.syscall(ADD_KEY, b"user", b"fyan-rt-secret", secret, len(secret), SESSION) > 0
     sys.path.insert(0, sys.argv[3])
     from pathlib import Path
-    from fyan.lean.runner import Confinement, run_process
+    from fyan.sandbox.runner import Confinement, run_process
     ws = Path(sys.argv[4])
     me = Path(sys.argv[0]).resolve()
     result = run_process(["/usr/bin/python3", str(me), "inside", sys.argv[2]], cwd=ws, timeout_s=60,

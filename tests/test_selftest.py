@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from fyan.cli import main
-from fyan.gates.report import report_text
+from fyan.models.gate_report import report_text
 from fyan.lean import declarations
 from fyan.lean.diagnostics import parse_lean_json
 from fyan.lean.inspector import InspectorReport, module_findings
 from fyan.lean.policy import classify_axioms
-from fyan.selftest import corpus, trust
+from fyan.trust import corpus, record as trust
 from fyan.selftest.run import render, run_selftest
 from tests import gate_harness as h
 from tests.cheat_replay import replay
@@ -197,7 +197,7 @@ def test_a_passing_selftest_is_stated_in_the_report(honest, fake_lake, double_se
 
 def test_the_opt_out_completes_and_every_report_says_so(fake_lake, data_dir, tmp_path, double_selftest):
     # without a selftest the gate first checks that Fyan's honest controls pass the policy on this
-    # toolchain (fyan.selftest.learn.learned_now), keeping what they wrote
+    # toolchain (fyan.trust.learn.learned_now), keeping what they wrote
     allow = {"trust_without_selftest": True}
     s = h.setup(tmp_path / "p", h.HONEST, lean=allow)
     report = s.gate(None, fake=fake_lake)
@@ -380,7 +380,7 @@ def test_the_unproven_toolchain_check_is_made_again_for_another_fyan(data_dir, m
     from types import SimpleNamespace
 
     from fyan.config import LeanSection
-    from fyan.selftest import learn
+    from fyan.trust import learn
 
     calls = []
 

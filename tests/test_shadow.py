@@ -643,9 +643,9 @@ def _first_request(args: list[str]):
     """The request the draft command will send first (same code path: ``_draft_input``, ``ModelCaller``)."""
     from fyan.cli import build_parser
     from fyan.config import StageAgent
-    from fyan.shadow.agent import ModelCaller
-    from fyan.shadow.commands import _draft_input
-    from fyan.shadow.draft import prompt_values
+    from fyan.agents.shadow import ModelCaller
+    from fyan.commands._shadow import _draft_input
+    from fyan.agents.shadow_draft import prompt_values
 
     base = _draft_input(build_parser().parse_args(args))
     caller = ModelCaller(None, StageAgent(model="example-authored"), stage="shadow_draft")
@@ -676,7 +676,7 @@ def test_draft_kept_only_when_complete_with_a_form_repair(tmp_path, capsys, monk
         """Stands in for Lean for the completeness check: everything compiles but vacuity probes."""
 
     lean = Lean(fail={"vacuity:s_eq": "function expected", "vacuity:t_eq": "function expected"})
-    monkeypatch.setattr("fyan.shadow.commands._compiler", lambda a: (lean, ""))
+    monkeypatch.setattr("fyan.commands._shadow._compiler", lambda a: (lean, ""))
     code = main(args)
     payload = json.loads(capsys.readouterr().out)
     assert code == 0 and payload["kept"] and payload["usage"]["calls"] == 2
@@ -688,7 +688,7 @@ def test_draft_kept_only_when_complete_with_a_form_repair(tmp_path, capsys, monk
     # the same draft with a vacuous checker is rejected and not written where eval would load it
     shutil.rmtree(tmp_path / "sets")
     lean2 = Lean(fail={"vacuity:s_eq": "function expected"})  # t_eq's checker compiles without the target
-    monkeypatch.setattr("fyan.shadow.commands._compiler", lambda a: (lean2, ""))
+    monkeypatch.setattr("fyan.commands._shadow._compiler", lambda a: (lean2, ""))
     code = main(args)
     payload = json.loads(capsys.readouterr().out)
     assert code == 3 and not payload["kept"]
@@ -718,8 +718,8 @@ def test_draft_without_toolchain_is_rejected(tmp_path, capsys, no_lake):
 def test_model_adapter_is_a_recorded_fallback(tmp_path):
     from fyan.agents.providers.replay import ReplayProvider
     from fyan.config import StageAgent
-    from fyan.shadow.adapter import model_adapter
-    from fyan.shadow.agent import ModelCaller
+    from fyan.agents.shadow_adapter import model_adapter
+    from fyan.agents.shadow import ModelCaller
 
     ss = _set_with_aux()
     src = "def g (n : ℕ) := n + 1\ndef h (n : ℕ) := n + 2\ntheorem t : g 1 = 2 := rfl\n"
@@ -738,7 +738,7 @@ def test_model_adapter_is_a_recorded_fallback(tmp_path):
     assert r.adaptation.auxiliary[0].rule == "model-drafted adapter" and r.scores.sa_pass == 1
     assert "MODEL-DRAFTED ADAPTER" in lean.texts["p/s/forward:s"]
     # an adapter that ignores the candidate is refused (form check), and the names stay unresolved
-    from fyan.shadow.adapter import adapter_errors
+    from fyan.agents.shadow_adapter import adapter_errors
 
     assert any("in terms of the candidate" in e for e in adapter_errors("def f (n : ℕ) : ℕ := n + 1", ["f"], cand))
     assert any("exactly f" in e for e in adapter_errors("def k := g 1", ["f"], cand))
@@ -839,7 +839,7 @@ def test_shadow_gate_check_in_a_project(example, fake_lean_env, tmp_path, capsys
 
 def test_shadow_gate_fails_closed(example, no_lake, capsys):
     write(example / "shadows" / "thm-divides-sum" / "shadowset.toml", "problem = 'broken\n")
-    from fyan.gates.report import CheckResult  # noqa: F401 - the hook returns these
+    from fyan.models.gate_report import CheckResult  # noqa: F401 - the hook returns these
     from fyan.lean.toolchain import Discovery
     from fyan.project import Project
     from fyan.shadow.gate import shadow_checks

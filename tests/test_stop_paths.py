@@ -11,7 +11,7 @@ These tests run the agent unconfined (``sandbox = "off"``): that is the mode in 
 registry alone ends what an agent started, and in which the test can see the agent's and the
 grandchild's process ids. Confined, bubblewrap's PID namespace and ``--die-with-parent`` end them
 as well; ``test_a_confined_agent_ends_with_a_killed_run`` checks that from outside. Unconfined
-processes run through ``fyan/lean/reaper.py``: these tests force its subreaper
+processes run through ``fyan/sandbox/reaper.py``: these tests force its subreaper
 mechanism (``FYAN_REAPER=subreaper``), so the ids the agent reports are the host's; its PID
 namespace mechanism is tested in tests/test_sandbox.py.
 """
@@ -258,7 +258,7 @@ def _processes_with(token: str) -> list[int]:
 
 
 def test_a_confined_agent_ends_with_a_killed_run(agent, tmp_path):
-    from fyan.lean.runner import bwrap_status
+    from fyan.sandbox.runner import bwrap_status
 
     if bwrap_status()[0] is None:
         pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")

@@ -18,8 +18,8 @@ import pytest
 from tests import gate_harness as h
 from tests.conftest import DOUBLE_READABLE
 
-from fyan.lean.package import BUILD_LIB, olean_path
-from fyan.lean.workspace import prepare_workspace
+from fyan.lakepackage.package import BUILD_LIB, olean_path
+from fyan.lakepackage.workspace import prepare_workspace
 
 
 @pytest.fixture
@@ -134,7 +134,7 @@ def test_a_link_compile_time_code_creates_in_the_gate_workspace_fails_the_build(
 # -- selftest trust: whose toolchain a record vouches for --------------------------------------
 
 def _record(version_line: str) -> dict:
-    from fyan.selftest import trust
+    from fyan.trust import record as trust
 
     return {"format": trust.FORMAT, "key": "4.31.0", "passed": True, "toolchain": version_line,
             "pin": "leanprover/lean4:v4.31.0", "inspector_sha256": "0" * 64, "date": "2026-12-01T00:00:00Z",
@@ -151,7 +151,7 @@ def test_a_selftest_record_vouches_only_for_the_toolchain_that_ran_it(tmp_path, 
     origin's pin in an adopted package's ``lean-toolchain``, a patched kernel) has not passed it."""
     from fyan.config import FyanConfig
     from fyan.lean.toolchain import Toolchain
-    from fyan.selftest import trust
+    from fyan.trust import record as trust
 
     monkeypatch.setenv("FYAN_DATA_DIR", str(tmp_path / "data"))
     cfg = FyanConfig(project={"name": "x", "source": "-"}).lean
@@ -174,8 +174,8 @@ def test_a_recorded_output_is_not_reused_after_its_upstream_unit_was_compiled_ag
     one: Lean does not re-check an imported module, so proofs checked against the old upstream
     would enter an environment where they may not hold (a changed helper definition). The
     recorded ``Basic.olean.json`` binds only thm-root's own source."""
-    from fyan.lean import trusted
-    from fyan.lean.package import render_unit_file
+    from fyan.lakepackage import trusted
+    from fyan.lakepackage.package import render_unit_file
     from fyan.state.models import Stage
 
     p, gw, store = honest.project, honest.gateway, honest.store
@@ -202,7 +202,7 @@ def test_a_recorded_olean_is_reused_only_by_the_lean_build_that_compiled_it(hone
     placed where the new Lean would refuse it (``incompatible header``) and the failure be blamed
     on the proof."""
     from fyan.lean import compile as leanc
-    from fyan.lean import trusted
+    from fyan.lakepackage import trusted
     from fyan.lean.toolchain import discover
     from fyan.state.models import Stage
 
@@ -231,7 +231,7 @@ def test_a_recorded_olean_is_reused_only_by_the_lean_build_that_compiled_it(hone
 
 
 # -- a red-team attack: the warm server's scratch folder ---------------------------------------
-# A warm server (fyan/lean/pool.py) runs the candidate's compile-time code (`#eval`, a macro) inside
+# A warm server (fyan/lakepackage/pool.py) runs the candidate's compile-time code (`#eval`, a macro) inside
 # its sandbox, where its scratch folder is writable: that code can replace `server.log` there by a
 # link or a FIFO. The next server for the same key (after a crash, an idle end, the next run) is
 # started by Fyan, unconfined, which opened `server.log` by name: a link carried the append (the
@@ -240,8 +240,8 @@ def test_a_recorded_olean_is_reused_only_by_the_lean_build_that_compiled_it(hone
 
 
 def _warm_pool(fake_lake, tmp_path):
-    from fyan.lean.admission import Admission
-    from fyan.lean.pool import ServerPool, ServerSpec
+    from fyan.sandbox.admission import Admission
+    from fyan.lakepackage.pool import ServerPool, ServerSpec
 
     fake_lake.scenario({"server": {}})
     spec = ServerSpec(scratch=tmp_path / "servers" / "k", extra_env={"LEAN_PATH": str(tmp_path)}, sandbox="off",
@@ -267,7 +267,7 @@ def _plant(scratch, how, victim):
 def test_what_a_candidate_leaves_as_the_warm_servers_log_is_never_opened(fake_lake, tmp_path, how):
     import threading
 
-    from fyan.lean.pool import ServerKey, header_of
+    from fyan.lakepackage.pool import ServerKey, header_of
 
     pool, spec = _warm_pool(fake_lake, tmp_path)
     victim = tmp_path / "host" / "state.db"
@@ -310,8 +310,8 @@ def test_what_a_candidate_leaves_as_the_sandbox_tmp_folder_does_not_stop_the_nex
     """The same scratch folder: `.sandbox-tmp` (the confined server's TMPDIR) replaced by a file, a
     FIFO or a link by the candidate's code made every later server for that header fail to start
     with an uncaught `FileExistsError` (the Formalizer stage crashed), in every later run."""
-    from fyan.lean.pool import ServerKey, header_of
-    from fyan.lean.runner import bwrap_status
+    from fyan.lakepackage.pool import ServerKey, header_of
+    from fyan.sandbox.runner import bwrap_status
 
     if bwrap_status()[0] is None:
         pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
@@ -345,7 +345,7 @@ def test_a_command_agent_that_leaves_a_sandbox_tmp_file_does_not_stop_its_next_c
     `.sandbox-tmp` it left as a file or FIFO made the next call raise `FileExistsError`."""
     from fyan.agents.providers.base import Message, ModelRequest
     from fyan.agents.providers.command import CommandAgentProvider
-    from fyan.lean.runner import bwrap_status
+    from fyan.sandbox.runner import bwrap_status
 
     if bwrap_status()[0] is None:
         pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")

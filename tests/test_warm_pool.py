@@ -14,8 +14,8 @@ import threading
 import time
 from pathlib import Path
 
-from fyan.lean.admission import Admission
-from fyan.lean.pool import KIND, ServerKey, ServerPool, ServerSpec, header_of
+from fyan.sandbox.admission import Admission
+from fyan.lakepackage.pool import KIND, ServerKey, ServerPool, ServerSpec, header_of
 from tests.conftest import DOUBLE_READABLE
 
 MATHLIB_MB = 5200
@@ -103,7 +103,7 @@ def test_a_new_server_waits_for_a_build_that_holds_the_memory(fake_lake, tmp_pat
 def test_warm_servers_0_turns_the_pool_off(fake_lake, tmp_path):
     import pytest
 
-    from fyan.lean.pool import WarmUnavailable
+    from fyan.lakepackage.pool import WarmUnavailable
 
     pool, _, spec = setup(fake_lake, tmp_path, budget_mb=12_000, size=0)
     with pytest.raises(WarmUnavailable, match="warm_servers = 0"):
@@ -128,7 +128,7 @@ def test_an_idle_server_never_keeps_a_build_waiting_for_memory(fake_lake, tmp_pa
 def test_a_warm_server_runs_in_the_sandbox_like_a_build(fake_lake, tmp_path):
     import pytest
 
-    from fyan.lean.runner import bwrap_status
+    from fyan.sandbox.runner import bwrap_status
 
     if bwrap_status()[0] is None:
         pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")

@@ -14,7 +14,7 @@ import time
 
 from fyan.agents.providers.base import ModelResponse, Provider
 from fyan.orchestrator import staleness
-from fyan.orchestrator.daemon import Daemon, DaemonOptions
+from fyan.daemon import Daemon, DaemonOptions
 from fyan.orchestrator.stagnation import detect, sorry_count
 from fyan.project import Project
 from fyan.stages import stage_spec

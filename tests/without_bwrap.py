@@ -1,7 +1,7 @@
 """A pytest plugin standing in for a machine without bubblewrap: ``pytest -p tests.without_bwrap``.
 
 ``shutil.which("bwrap")`` answers ``None`` in the test process whatever ``PATH`` a test sets
-(``fyan.lean.runner.bwrap_status`` looks ``bwrap`` up this way), as on a machine where
+(``fyan.sandbox.runner.bwrap_status`` looks ``bwrap`` up this way), as on a machine where
 ``apt-get install bubblewrap`` never ran; a ``bwrap`` double a test writes under the temporary
 folder is still found. Child processes are not covered: give them a ``PATH``
 without ``bwrap`` as well (``tests/test_sandbox.py::test_suite_without_bwrap_skips_with_the_reason``).

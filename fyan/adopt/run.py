@@ -8,7 +8,7 @@ reported by name with the modules importing it, and the rest is adopted) and run
 ``\\lean`` name of the blueprint) on the compiled environment. ``adopt`` turns the inspector's
 report into one ``Decision`` per unit (``fyan.adopt.decide``) and records them through the
 gateway (``Gateway.record_adoptions``; the gateway is the only writer of state), then the
-project's Lake package requires the adopted one (``fyan.lean.package.require_adopted``).
+project's Lake package requires the adopted one (``fyan.lakepackage.package.require_adopted``).
 ``drift_report`` compares the blueprint's marks with the same evidence (``fyan.adopt.drift``).
 
 Nothing is decided from the blueprint's ``\\leanok``: without a toolchain, a failed build or
@@ -30,9 +30,9 @@ from fyan.adopt.package import LakePackage, read_package
 from fyan.errors import ExitCode, FyanError, ProjectError
 from fyan.intake.catalogue import Catalogue
 from fyan.lean.inspector import LookupRecord, ensure_inspector, run_inspector
-from fyan.selftest.trust import toolchain_trust
+from fyan.trust.record import toolchain_trust
 from fyan.lean.lake import lake_build
-from fyan.lean.runner import Confinement
+from fyan.sandbox.runner import Confinement
 from fyan.lean.toolchain import discover
 from fyan.project import Project
 from fyan.state.gateway import AdoptionSpec, FreezeSpec, Gateway
@@ -206,7 +206,7 @@ def adopt(project: Project, gateway: Gateway, package: Path | str | None = None)
                           freezes=_freezes(d, str(ev.facts.get("toolchain", ""))) if d.outcome is Outcome.ADOPTED else [])
              for d in decisions.values()]
     gateway.record_adoptions(specs, evidence=ev.facts)
-    from fyan.lean.package import require_adopted
+    from fyan.lakepackage.package import require_adopted
 
     if project.config.adopt.package:
         require_adopted(project)

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 
-from fyan.agents.schemas import CurateReply, ReviewReply
+from fyan.models.replies import CurateReply, ReviewReply
 from fyan.agents.session import StageSession
 from fyan.agents.stages import NONE, UnitContext  # noqa: F401
 from fyan.gates.post import render_review, unit_counts
-from fyan.lean.package import model_part
+from fyan.lakepackage.package import model_part
 
 
 def curate(s: StageSession, u: UnitContext) -> None:

@@ -10,7 +10,7 @@ watcher notices when the agent's own process (the group leader) has exited and e
 of the group at once: a background process that kept the agent's output pipe open would
 otherwise hold the call open until its timeout. The stop paths end
 every group still registered (``end_all``): Ctrl-C, SIGTERM, ``fyan daemon stop`` and any
-other exit of a run (``fyan.orchestrator.engine``, ``fyan.orchestrator.daemon``).
+other exit of a run (``fyan.orchestrator.engine``, ``fyan.daemon``).
 
 While a daemon or run holds a project (``activate``), the registry is also written to
 ``.fyan/agents.json`` (next to ``daemon.json``; operational bookkeeping, not stage state), so

@@ -10,7 +10,7 @@ decided afterwards by the gateway's deterministic check (``fyan.gates.stages``).
   times); if one still stands, the attempt fails (the agent declines; nothing is published).
   The last review is kept as ``proof_review.json``.
 * **Planner** — lemma DAG, blueprint, scaffold; the existing lemmas a node ``cites`` are looked
-  up in the environment (``fyan.lean.names``) before the plan is accepted: a missing name is a
+  up in the environment (``fyan.lakepackage.names``) before the plan is accepted: a missing name is a
   form repair with the names quoted, and the gateway's check looks them up again.
 * **Formalizer** — up to ``[agents] prove_iterations`` iterations of plan → prove → review: the
   model states its plan and writes the proofs (or, for a command agent, edits ``Basic.lean`` in
@@ -30,19 +30,20 @@ from pathlib import Path
 import hashlib
 import json
 
-from fyan.lean import safefile
-from fyan.agents.schemas import LemmaDag, PlanReply, ProveReply, ReasonReview
+from fyan.sandbox import safefile
+from fyan.models.replies import LemmaDag
+from fyan.agents.schemas import PlanReply, ProveReply, ReasonReview
 from fyan.agents.session import StageSession
 from fyan.errors import ModelOutputError
 from fyan.audit.record import AuditResult
-from fyan.gates.report import GateReport
+from fyan.models.gate_report import GateReport
 from fyan.gates.stages import cited_names_problem, frozen_problems, provenance_block
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
-from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
+from fyan.lakepackage.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
 from fyan.lean.toolchain import Toolchain, discover
-from fyan.lean.trusted import GateEnvironmentError, resolve_setup
-from fyan.lean.workspace import compile_candidate, prepare_workspace
+from fyan.lakepackage.trusted import GateEnvironmentError, resolve_setup
+from fyan.lakepackage.workspace import compile_candidate, prepare_workspace
 from fyan.project import Project
 from fyan.state.models import Stage, StageRun, UnitRecord
 from fyan.state.store import Store
@@ -109,8 +110,8 @@ class UnitContext:
         return "\n".join(parts) if parts else NONE
 
     def guidance(self) -> str:
-        """Advice for this attempt as a quoted comment block (``fyan.orchestrator.guidance``)."""
-        from fyan.orchestrator.guidance import advice_block
+        """Advice for this attempt as a quoted comment block (``fyan.agents.guidance``)."""
+        from fyan.agents.guidance import advice_block
 
         return advice_block(self.project, self.store, self.unit.id)
 
@@ -340,10 +341,10 @@ def review_candidate(u: UnitContext, text: str, toolchain: Toolchain | None, ite
 
 
 def _compile_feedback(u: UnitContext, text: str, toolchain: Toolchain, iteration: int, checked: dict) -> str | None:
-    """Check the candidate: on a warm language server of the pool (``fyan.lean.pool``, unless
+    """Check the candidate: on a warm language server of the pool (``fyan.lakepackage.pool``, unless
     ``[lean] warm_servers = 0``: the same toolchain and search path, the diagnostics and the goals
     at each ``sorry`` and error), else — pool off, full or failing twice — compiled as the gate
-    does (``fyan.lean.workspace.compile_candidate``: plain ``lean``, the gate's search path). None
+    does (``fyan.lakepackage.workspace.compile_candidate``: plain ``lean``, the gate's search path). None
     when there are no errors and no sorry, else the feedback. ``checked`` receives ``how``
     (``warm``/``cold``), and for a warm check ``restarts`` and ``notes``. Neither is a decision:
     the completion gate compiles cold."""
@@ -354,7 +355,7 @@ def _compile_feedback(u: UnitContext, text: str, toolchain: Toolchain, iteration
     except GateEnvironmentError as e:
         return f"- not compiled (the environment, not the proof): {e}"
     if u.project.config.lean.warm_servers > 0 and not ws.legacy:
-        from fyan.lean import pool
+        from fyan.lakepackage import pool
 
         try:
             warm = pool.check_unit(u.project, setup, text, unit=u.unit.id)
@@ -378,7 +379,7 @@ def _compile_feedback(u: UnitContext, text: str, toolchain: Toolchain, iteration
 
 
 def _warm_feedback(u: UnitContext, warm, iteration: int) -> str | None:
-    """The feedback of a warm check (``fyan.lean.pool.WarmCheck``), kept as
+    """The feedback of a warm check (``fyan.lakepackage.pool.WarmCheck``), kept as
     ``iteration-<i>-warm.json`` in the attempt: None without errors and sorry."""
     e = warm.elaboration
     u.write(f"iteration-{iteration}-warm.json", json.dumps({

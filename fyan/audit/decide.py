@@ -17,6 +17,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -27,7 +28,8 @@ from fyan.audit.slots import SlotTable, cut_slots
 from fyan.audit.source import check_errors, extraction_errors
 from fyan.audit.statement import LeanSide, lean_side
 from fyan.audit.validator import AuditContext
-from fyan.lean import declarations, safefile
+from fyan.lean import declarations
+from fyan.sandbox import safefile
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 
@@ -210,7 +212,7 @@ def prior_verdict(attempt_dirs: list[Path], key: str) -> tuple[AuditResult, Path
 class AuditFiles(dict):
     """The audit files read from a folder (name → bytes), with ``refused``: one message per file
     that is there but was not read (a symbolic link, a FIFO, a device, a folder, or larger than
-    the size cap of ``fyan.lean.safefile``). ``decide`` rejects an attempt with refused files."""
+    the size cap of ``fyan.sandbox.safefile``). ``decide`` rejects an attempt with refused files."""
 
     def __init__(self, *args, refused: list[str] | None = None, **kw) -> None:
         super().__init__(*args, **kw)
@@ -219,7 +221,7 @@ class AuditFiles(dict):
 
 def read_files(folder: Path) -> AuditFiles:
     """The audit files present in ``folder`` (an attempt folder or ``units/<unit>``), read through
-    ``fyan.lean.safefile``: a model-driven process may have left a link to a file outside the
+    ``fyan.sandbox.safefile``: a model-driven process may have left a link to a file outside the
     workspace, a FIFO or an enormous file under an audit file's name; such a file is not read
     and is named in ``refused`` (the audit then fails closed with that message)."""
     out = AuditFiles()
@@ -232,3 +234,20 @@ def read_files(folder: Path) -> AuditFiles:
         except OSError as e:
             out.refused.append(f"{name} not read: {e}")
     return out
+
+
+def earlier_verdicts(rows: dict[str, Any], run: Any, root: Path) -> dict[str, bytes]:
+    """The files of the unit's earlier audit attempts (the judge reuses a valid earlier verdict
+    on the same inputs): path relative to the project -> bytes. These are agent-written files,
+    read without following a link. The audit stage's input builder (``SPEC.inputs`` in
+    ``fyan.stages.audit``), declared beside the files it names."""
+    from fyan.stages.audit import SPEC
+
+    extra: dict[str, bytes] = {}
+    for r in rows["stage_runs"]:
+        if r["stage"] == SPEC.name and r["id"] != run.id:
+            for name in (*FILES, RESULT):
+                p = root / r["attempt_dir"] / name
+                if safefile.is_regular(p):
+                    extra[f"{r['attempt_dir']}/{name}"] = safefile.read_bytes(p)
+    return extra

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from fyan.agents.schemas import LemmaDag
+from fyan.models.replies import LemmaDag
 from fyan.lean import declarations
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fyan.agents.schemas import LemmaDag
+from fyan.models.replies import LemmaDag
 from fyan.audit.decide import AuditInputs
 from fyan.lean import declarations
-from fyan.lean.package import unit_namespace, upstream
+from fyan.lakepackage.package import unit_namespace, upstream
 from fyan.project import Project
 from fyan.specifier.problem import BEGIN, END
 from fyan.state.models import FreezeRecord, UnitRecord
@@ -65,7 +65,7 @@ def staleness(project: Project, store: Store, unit: UnitRecord, freezes: list[Fr
     the completion gate), or when the unit's current Lean text (``Basic.lean`` if written, else
     ``Statement.lean``) no longer declares it with the frozen signature."""
 
-    from fyan.lean.signatures import bound_file_changes, signature_change
+    from fyan.lakepackage.signatures import bound_file_changes, signature_change
 
     freezes = store.freezes(unit.id) if freezes is None else freezes
     reasons: list[str] = [c for f in freezes for c in bound_file_changes(f, project.paths.root)]

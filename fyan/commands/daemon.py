@@ -13,7 +13,7 @@ from fyan import arguments
 from fyan.command_result import CommandResult
 from fyan.commands.run import announce_ingest, run_result, serve
 from fyan.errors import ExitCode
-from fyan.orchestrator import daemon as d
+from fyan import daemon as d
 from fyan.orchestrator.status import project_status
 from fyan.project import Project
 from fyan.state.store import Store

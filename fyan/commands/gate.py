@@ -10,7 +10,7 @@ from fyan.command_result import CommandResult
 from fyan.commands._shared import require_unit
 from fyan.errors import ExitCode
 from fyan.gates.completion import run_gate
-from fyan.gates.report import GateReport, report_json, report_text
+from fyan.models.gate_report import GateReport, report_json, report_text
 from fyan.project import Project
 from fyan.state.store import Store
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from fyan.command_result import CommandResult
 from fyan.commands.run import add_unit_options, announce_ingest, check_model_endpoints, run_result, serve
 from fyan.errors import ExitCode
-from fyan.orchestrator.daemon import check_units
+from fyan.daemon import check_units
 from fyan.orchestrator.resume import explain, plan
 from fyan.project import Project
 

@@ -16,7 +16,7 @@ from fyan.agents.preflight import check_endpoints
 from fyan.command_result import CommandResult
 from fyan.commands._shared import interrupt_text
 from fyan.intake.catalogue import format_warnings
-from fyan.orchestrator.daemon import Daemon, DaemonOptions, check_units
+from fyan.daemon import Daemon, DaemonOptions, check_units
 from fyan.orchestrator.status import blocked_lines, project_status
 from fyan.progress import RunProgress
 from fyan.project import Project

@@ -1,5 +1,5 @@
 """``fyan setup``: fetch the project's Lake dependencies now, as Fyan's own trusted step
-(``fyan.lean.fetch``: ``lake update`` when the manifest is missing or stale, then Mathlib's
+(``fyan.lakepackage.fetch``: ``lake update`` when the manifest is missing or stale, then Mathlib's
 ``lake exe cache get``), with progress; resumable. The first ``fyan run`` does the same."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fyan.command_result import CommandResult
 from fyan.errors import ExitCode
-from fyan.lean.fetch import FetchProgress, setup_report
+from fyan.lakepackage.fetch import FetchProgress, setup_report
 from fyan.project import Project
 
 DESCRIPTION = """Fetch the project's Lake dependencies now: `lake update` when the manifest is missing or

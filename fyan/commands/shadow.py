@@ -1,5 +1,5 @@
-"""``fyan shadow``: shadow-theorem evaluation (SA-Pass). The subcommands live with their domain,
-in ``fyan.shadow.commands``; this module registers them."""
+"""``fyan shadow``: shadow-theorem evaluation (SA-Pass). The subcommands are in
+``fyan.commands._shadow`` (not a command of its own); this module registers them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fyan.command_result import CommandResult
 from fyan.commands import exit_codes_text
-from fyan.shadow.commands import add_subcommands, cmd_shadow
+from fyan.commands._shadow import add_subcommands, cmd_shadow
 
 
 DESCRIPTION = """SA-Pass: evaluate Lean statements against shadow theorems (eval), check that shadow sets are

@@ -1,5 +1,5 @@
 """``fyan upgrade --mathlib TAG``: move a project to another Mathlib tag and the toolchain it
-names (``fyan.lean.upgrade``): fetch, re-check every complete unit on the new pair, reopen those
+names (``fyan.orchestrator.upgrade``): fetch, re-check every complete unit on the new pair, reopen those
 that no longer reproduce; the previous pair is kept until the new one verifies."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pydantic import BaseModel
 
 from fyan.command_result import CommandResult
 from fyan.errors import ExitCode
-from fyan.lean.fetch import FetchProgress
-from fyan.lean.upgrade import upgrade
+from fyan.lakepackage.fetch import FetchProgress
+from fyan.orchestrator.upgrade import upgrade
 from fyan.project import Project
 
 DESCRIPTION = """Move the project to another Mathlib release tag and the lean-toolchain that tag names: the

@@ -42,7 +42,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from fyan.dashboard import render
-from fyan.orchestrator.guidance import write_human
+from fyan.agents.guidance import write_human
 from fyan.orchestrator.live import LiveState
 from fyan.orchestrator.status import ProjectStatus, project_status
 from fyan.project import Project

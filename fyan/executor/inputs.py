@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgpack
 
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.config import config_snapshot
 from fyan.executor.payload import TaskKind, TaskSpec, UnitData, encode_unit, inputs_digest, interface_key
 from fyan.project import Project

@@ -46,7 +46,7 @@ import msgpack
 from fyan.executor.inputs import safe_join
 from fyan.executor.bookkeeping import BOOKKEEPING
 from fyan.executor.payload import PayloadError, TaskSpec, UnitData, decode_unit, interface_key
-from fyan.lean.package import olean_path, place_output
+from fyan.lakepackage.package import olean_path, place_output
 from fyan.state.replica import Replica, ReplicaError
 from fyan.state.store import Store
 

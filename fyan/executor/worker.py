@@ -32,13 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.executor.bookkeeping import BOOKKEEPING
 from fyan.executor.mirror import Fetch, Mirror, MirrorError, Site, prompts_folder
 from fyan.executor.payload import (
     ModelCall, PayloadError, TaskResult, TaskSpec, decode_spec, encode_result, inputs_digest,
 )
-from fyan.lean import admission
+from fyan.sandbox import admission
 from fyan.state.models import Stage, StageRun
 
 #: Name of the file a recording provider appends to inside the attempt folder (returned to the

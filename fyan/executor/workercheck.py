@@ -53,7 +53,7 @@ def check_worker(cfg: LeanSection, lean_dir: Path | None = None) -> dict[str, An
     """The report: ``checks`` (name, ok, detail), ``ok`` (the node may advertise ``lean``),
     ``lean_slots`` (suggested N) and ``command`` (the ``ray start`` line)."""
     from fyan.executor.ray_backend import packages_dir, worker_dir
-    from fyan.lean.runner import bwrap_status
+    from fyan.sandbox.runner import bwrap_status
     from fyan.lean.toolchain import check_pin, discover
 
     checks: list[dict[str, Any]] = []

@@ -2,7 +2,7 @@
 
 Every file the gate reads is a recorded artifact checked against its SHA-256 (``Basic.lean``,
 ``Statement.lean``, ``audit/result.json``, every upstream unit's ``Basic.lean``); it builds in a
-fresh gate-owned workspace under ``.fyan/gate/`` (``fyan.lean.trusted``: upstream units first,
+fresh gate-owned workspace under ``.fyan/gate/`` (``fyan.lakepackage.trusted``: upstream units first,
 then the candidate with their outputs read-only), confined by ``[lean] sandbox``; and it decides
 from the **trusted inspector**'s report of the compiled module (``fyan.lean.inspector``), a
 program of Fyan's own that reads the environment without elaborating anything or running any
@@ -14,7 +14,7 @@ frozen declarations with role ``root``), every required check passes:
    build shows no sorry warning for the unit's file (either wording). Unknown = fail;
 2. ``build`` — the workspace's ``lean-toolchain`` pins the toolchain found, in any spelling
    (``fyan.lean.toolchain.check_pin``), that toolchain passed ``fyan selftest`` for this Fyan and
-   inspector (``fyan.selftest.trust.toolchain_trust``; else an environment problem naming the
+   inspector (``fyan.trust.record.toolchain_trust``; else an environment problem naming the
    command, unless ``[lean] trust_without_selftest`` opts out, which every report states), and
    the unit's module compiles with plain ``lean`` in the gate workspace
    (``fyan.lean.compile.compile_module``: exit code 0, no error message, nothing but Lean's JSON
@@ -23,7 +23,7 @@ frozen declarations with role ``root``), every required check passes:
 3. ``frozen_statements`` — every frozen declaration is in the source with the same normalized
    signature, its bound files are unchanged, and in the compiled environment it exists in the
    unit's module, has the frozen kind, the same elaborated statement and the same local
-   definitions (``fyan.lean.signatures``), and depends on no declaration that no audit certified
+   definitions (``fyan.lakepackage.signatures``), and depends on no declaration that no audit certified
    — of an upstream unit, or of its own unit without naming it, like an instance
    (``unaudited_dependencies``); any difference makes the certification stale;
 4. ``bridge_obligations`` — every required bridge (role ``bridge``) is still declared, exists in
@@ -74,19 +74,20 @@ from pathlib import Path
 from typing import IO, Any
 
 from fyan.audit.record import AuditResult
-from fyan.gates.report import CheckResult, GateReport, report_json, report_text
-from fyan.lean import declarations, trusted
+from fyan.models.gate_report import CheckResult, GateReport, report_json, report_text
+from fyan.lean import declarations
+from fyan.lakepackage import trusted
 from fyan.lean.inspector import InspectedDeclaration, InspectedLookup, InspectedModule, Inspection, MissingDeclaration, InspectorBuild, ensure_inspector, module_findings
 from fyan.lean.compile import CompileResult
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
-from fyan.lean.package import model_part, render_unit_file, unit_imports, unit_module, upstream
+from fyan.lakepackage.package import model_part, render_unit_file, unit_imports, unit_module, upstream
 from fyan.lean.policy import classify_axioms, extension_admissions
-from fyan.lean.runner import SANDBOX_REMEDY, bwrap_status
-from fyan.lean.signatures import compare_compiled, compare_source, unaudited_dependencies
+from fyan.sandbox.runner import SANDBOX_REMEDY, bwrap_status
+from fyan.lakepackage.signatures import compare_compiled, compare_source, unaudited_dependencies
 from fyan.lean.toolchain import Discovery, check_pin, discover, find_kernel_checker
 from fyan.project import Project
-from fyan.selftest.trust import toolchain_trust
+from fyan.trust.record import toolchain_trust
 from fyan.shadow.gate import shadow_checks
 from fyan.state.models import FreezeRecord, UnitRecord
 from fyan.state.store import Store
@@ -217,7 +218,7 @@ class _Gate:
         #: the environment problem is a process that crashed, was killed or did not start (another run
         #: may not meet it: retried), not a configuration problem
         self.environment_transient = False
-        self.trust: str | None = None  # whether the toolchain passed its selftest (fyan.selftest.trust)
+        self.trust: str | None = None  # whether the toolchain passed its selftest (fyan.trust.record)
         #: the extensions Fyan's honest controls wrote, checked now when the toolchain is trusted
         #: unproven (the controls must pass the policy there); None otherwise
         self.learned: frozenset[str] | None = None
@@ -397,7 +398,7 @@ class _Gate:
         if not trust.proven:
             # trusted unproven: Fyan's honest controls must compile and pass the policy on this
             # toolchain first (an extension of it no row classifies is named then, not per unit)
-            from fyan.selftest.learn import learned_now
+            from fyan.trust.learn import learned_now
 
             self.learned, why = learned_now(tc, pin.pin or "", cfg, self.inspector, self.log_dir)
             if self.learned is None:
@@ -548,8 +549,8 @@ class _Gate:
         """Full names of the instances the audited plan declares (``lemma_dag.json`` nodes of kind
         ``instance``, recorded and hash-checked): the only registrations about types the unit does not
         own that ``environment_policy`` admits. An unreadable plan declares nothing."""
-        from fyan.agents.schemas import LemmaDag
-        from fyan.lean.package import unit_namespace
+        from fyan.models.replies import LemmaDag
+        from fyan.lakepackage.package import unit_namespace
 
         data, _ = self._recorded("lemma_dag.json")
         if data is None:

@@ -10,7 +10,7 @@ does; their ``PostTaskSpec`` in ``fyan.stages``).
   rendering: the counts win over the reviewer's prose, whose contradicting claims are listed as
   discrepancies by code.
 * curate (Curator) — every proposed skill's ``lemmas`` are looked up in the unit's environment
-  (``fyan.lean.names``, the unit itself included); a skill naming a lemma that does not exist is
+  (``fyan.lakepackage.names``, the unit itself included); a skill naming a lemma that does not exist is
   not admitted. Admitted skills are rendered by code into ``skills/<name>.md``; ``curate.json``
   lists admitted and refused skills with the reason.
 """
@@ -24,11 +24,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from fyan.lean import safefile
-from fyan.agents.schemas import CurateReply, ReviewReply, Skill
-from fyan.gates.report import GateReport
+from fyan.sandbox import safefile
+from fyan.models.replies import CurateReply, ReviewReply, Skill
+from fyan.models.gate_report import GateReport
 from fyan.lean import declarations
-from fyan.lean.names import check_names
+from fyan.lakepackage.names import check_names
 from fyan.project import Project
 from fyan.state.gateway import PostContext, PostOutcome
 from fyan.state.models import UnitRecord

@@ -9,11 +9,11 @@ derives (reports), statements to freeze, and where to go back to after a failure
   the source lints, declares every lemma-DAG node, every theorem body is ``by sorry``, no root
   is ``True``, definition units' roots are definitions, the semantic audit can read the roots'
   statements; it compiles when a toolchain exists; every existing lemma a node ``cites`` is
-  found in the environment (``fyan.lean.names``: via Lean with a toolchain, else among the
+  found in the environment (``fyan.lakepackage.names``: via Lean with a toolchain, else among the
   upstream units' declarations), reported in the derived ``lemma_names.json``;
 * audit — ``fyan.audit.decide`` re-derives the verdict from the attempt's files (source
   extraction and its check, the evidence record, S0 for a bridge); grade ≥ threshold freezes
-  the roots with ``fyan.lean.signatures.freeze_specs`` (normalized signature, bound files
+  the roots with ``fyan.lakepackage.signatures.freeze_specs`` (normalized signature, bound files
   ``problem.tex`` and the upstream unit files, and with a toolchain the elaborated statement,
   the local definitions it uses and the toolchain, read by the trusted inspector); a statement
   whose elaborated form depends on an upstream declaration no audit certified goes back to the
@@ -39,15 +39,17 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from fyan import logs
-from fyan.agents.schemas import LemmaDag
+from fyan.models.replies import LemmaDag
 from fyan.gates.completion import GateReport, run_gate
-from fyan.gates.report import report_json
-from fyan.lean import declarations, safefile, trusted
+from fyan.models.gate_report import report_json
+from fyan.lean import declarations
+from fyan.sandbox import safefile
+from fyan.lakepackage import trusted
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
-from fyan.lean.names import NameCheck, check_names
-from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace
-from fyan.lean.signatures import freeze_specs, signature_change
+from fyan.lakepackage.names import NameCheck, check_names
+from fyan.lakepackage.package import model_part, render_unit_file, unit_module, unit_namespace
+from fyan.lakepackage.signatures import freeze_specs, signature_change
 from fyan.lean.toolchain import TOOLCHAIN_MISSING, check_pin, discover
 from fyan.specifier.problem import BEGIN as PROV_BEGIN
 from fyan.specifier.problem import END as PROV_END
@@ -125,7 +127,7 @@ def _rendered(ctx: CheckContext, text: str, part: str) -> bool:
 
 
 def _compile(ctx: CheckContext, part: str, text: str, log_name: str) -> tuple[bool | None, str]:
-    """Build the unit's ``part`` module in a gate workspace (``fyan.lean.trusted``: upstream
+    """Build the unit's ``part`` module in a gate workspace (``fyan.lakepackage.trusted``: upstream
     units from their recorded files, built first and then read-only): (ok, reason); ok None =
     it could not be built for a reason that is not the model's (no toolchain, a refused
     sandbox, a wrong pin, a broken package)."""
@@ -211,7 +213,7 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
 
 
 def cited_names_problem(project, store, unit, dag: LemmaDag, log_dir: Path) -> tuple[NameCheck | None, str | None]:
-    """Check the lemma names the lemma DAG ``cites`` (``fyan.lean.names``): (the check or None
+    """Check the lemma names the lemma DAG ``cites`` (``fyan.lakepackage.names``): (the check or None
     when nothing is cited, a failure reason or None). A cited name must not be a node of the
     DAG itself (that is ``uses``)."""
     nodes = {n.name for n in dag.nodes}

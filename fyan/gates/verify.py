@@ -4,7 +4,7 @@ A unit is complete when the state store records a succeeded gate run (``fyan.sta
 Under confinement no agent can write the store, but a project run with ``[lean] sandbox =
 "off"`` — or a store restored from elsewhere, or a toolchain that changed — deserves a check that
 does not trust the record: ``verify_project`` runs the gate again for each complete unit, in a
-fresh gate workspace (``fyan.lean.trusted``), from the recorded, hash-checked artifacts, with the
+fresh gate workspace (``fyan.lakepackage.trusted``), from the recorded, hash-checked artifacts, with the
 trusted inspector, and lists every unit whose completion does not reproduce, with the failing
 checks. It writes nothing to the store (it decides nothing): logs and reports go to
 ``.fyan/logs/verify/<time>/<unit>/``. A unit complete by adoption has no gate run: the adopted package is built and inspected again
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from fyan.gates.completion import run_gate
-from fyan.gates.report import GateReport, report_json
+from fyan.models.gate_report import GateReport, report_json
 from fyan.lean.toolchain import Discovery, discover
 from fyan.project import Project
 from fyan.state.models import UnitStatus

@@ -1,12 +1,12 @@
-"""Everything that talks to the Lean toolchain.
+"""The Lean adapters: Fyan's side of the Lean toolchain, knowing nothing of a project.
 
-``toolchain`` (discovery, pin in every spelling, kernel checker), ``runner`` (timeout, memory
-limit, bubblewrap confinement, process groups, command artifacts), ``lake`` (``lake build`` with a
-verdict), ``diagnostics`` (Lake and ``lean --json`` output parsers),
+``toolchain`` (discovery, pin in every spelling, kernel checker), ``compile`` (plain ``lean`` on
+one module with a dependency search path), ``lake`` (``lake build`` with a verdict), ``lsp`` (a
+Lean language server session), ``diagnostics`` (Lake and ``lean --json`` output parsers),
 ``inspector`` (the trusted inspector: Fyan's own Lean program, built per toolchain pin, reading
-compiled modules as an environment), ``policy`` (what a compiled unit may contain),
-``trusted`` (gate-owned workspaces and two-phase builds from recorded files), ``signatures``
-(what a freeze binds and what changed), ``declarations`` (lexer and source scanner), ``lints``,
-``render`` (the escaping renderer for document text in Lean source), ``workspace`` and
-``package`` (the agents' workspaces and the project's Lake package), ``names`` (look-ups).
+compiled modules as an environment), ``policy`` and ``extensions`` (what a compiled unit may
+contain), ``declarations`` (lexer and source scanner), ``lints``, ``header`` (a module's header),
+``render`` (the escaping renderer for document text in Lean source), ``mathlib`` (Mathlib release
+tags and the toolchains they pin). Processes run confined by ``fyan.sandbox``; what needs the
+project's store or folders is in ``fyan.lakepackage``.
 """

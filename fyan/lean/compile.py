@@ -30,7 +30,7 @@ options. ``resolve`` runs ``lean --print-prefix`` and ``lake env printenv LEAN_P
 package (the trusted step: the user's own package, no candidate involved) and keeps the answer
 per process, keyed by the files it depends on.
 
-``compile_module`` runs one compile through ``fyan.lean.runner.run_process`` (timeout, memory
+``compile_module`` runs one compile through ``fyan.sandbox.runner.run_process`` (timeout, memory
 limit, memory admission as a ``build``, sandbox) and judges it, failing closed: exit code 0, no
 message of severity ``error``, no output line that is not a Lean JSON message, and the ``.olean``
 written as a regular file. A failure no candidate can cause or fix — a dependency or upstream
@@ -56,7 +56,7 @@ from pydantic import BaseModel, Field
 
 from fyan.config import LeanSection
 from fyan.lean.diagnostics import Diagnostic, parse_lean_json
-from fyan.lean.runner import Confinement, ProcessResult, run_process, tool_environment
+from fyan.sandbox.runner import Confinement, ProcessResult, run_process, tool_environment
 from fyan.lean.toolchain import Toolchain
 
 #: Lean messages (and stderr lines) that blame the environment, not the compiled file
@@ -333,7 +333,7 @@ def compile_module(setup: LeanSetup, *, source_root: Path, module: str, out_root
     is ``log_dir/<name>.log`` (with ``.log.json``). ``confinement``: what the sandbox lets the
     compile see and write (default: write only ``out_root``; the source root and the search path
     are always readable, ``compile_confinement``). ``env``: the process's base
-    environment (default: ``fyan.lean.runner.tool_environment`` of this process); ``LEAN_PATH`` and
+    environment (default: ``fyan.sandbox.runner.tool_environment`` of this process); ``LEAN_PATH`` and
     ``LEAN_SYSROOT`` are set here. Never raises for a failing compile."""
     file = module_path(source_root, module, ".lean")
     olean = module_path(out_root, module, ".olean")

@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from fyan.config import LeanSection
 from fyan.lean.policy import declaration_findings, extension_findings, foreign_meaning_findings
-from fyan.lean.runner import Confinement, ProcessResult, run_process, tool_environment, toolchain_paths
+from fyan.sandbox.runner import Confinement, ProcessResult, run_process, tool_environment, toolchain_paths
 from fyan.lean.toolchain import Toolchain
 from fyan.resources import data_dir
 
@@ -604,7 +604,7 @@ def inspector_confinement(build: InspectorBuild, toolchain: Toolchain, workspace
                           out_dir: Path, search_path: Sequence[Path] = (),
                           lean_env: dict[str, str] | None = None) -> Confinement:
     """The default confinement of one inspector run: write ``out_dir`` and ``workspace``; read the
-    inspector's own folder, the toolchain (``fyan.lean.runner.toolchain_paths``: elan's home and
+    inspector's own folder, the toolchain (``fyan.sandbox.runner.toolchain_paths``: elan's home and
     ``lake``'s prefix), the folders of ``lean_env``'s ``LEAN_PATH`` and ``LEAN_SYSROOT``,
     ``search_path`` and ``[lean] sandbox_readable``. The sandbox hides ``/tmp`` and ``$HOME``,
     where each of these may lie; the inspector must read every ``.olean`` it loads."""

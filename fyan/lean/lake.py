@@ -1,6 +1,6 @@
 """The Lake runner: ``lake build`` in a workspace, with a verdict.
 
-It runs through ``fyan.lean.runner.run_process`` (timeout, memory limit, sandbox; see there)
+It runs through ``fyan.sandbox.runner.run_process`` (timeout, memory limit, sandbox; see there)
 with the configuration of ``[lean]`` (``build_timeout`` seconds per call, ``memory_limit_mb``
 MiB, ``sandbox``), and leave ``<name>.log`` (command, full output, exit status) and
 ``<name>.log.json`` (the same as JSON: command, cwd, exit code, duration, sandbox, timeout and
@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from fyan.config import LeanSection
 from fyan.lean.diagnostics import BuildLog, parse_lake_output
-from fyan.lean.runner import Confinement, ProcessResult, run_process
+from fyan.sandbox.runner import Confinement, ProcessResult, run_process
 from fyan.lean.toolchain import Toolchain
 
 

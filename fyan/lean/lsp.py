@@ -20,8 +20,8 @@ the Lean side (``docs/lean-contract.md``, section "The language server"):
 * At each ``sorry`` warning and each error the goal is asked: ``$/lean/plainGoal`` (tactic
   goals), else ``$/lean/plainTermGoal`` (the expected type of a term).
 
-``LeanServer`` runs an argv it is given (``fyan.lean.pool`` confines it as a build is confined)
-as a ``fyan.lean.runner.ProcessGroup``. Errors: ``ServerCrashed`` (the process ended, a worker
+``LeanServer`` runs an argv it is given (``fyan.lakepackage.pool`` confines it as a build is confined)
+as a ``fyan.sandbox.runner.ProcessGroup``. Errors: ``ServerCrashed`` (the process ended, a worker
 crashed, the stream broke), ``ServerTimeout`` (no answer in time). Neither is the proof's doing.
 """
 
@@ -40,9 +40,9 @@ from pylsp_jsonrpc.endpoint import Endpoint
 from pylsp_jsonrpc.exceptions import JsonRpcException
 from pylsp_jsonrpc.streams import JsonRpcStreamReader, JsonRpcStreamWriter
 
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.lean.diagnostics import Diagnostic, Severity
-from fyan.lean.runner import ProcessGroup
+from fyan.sandbox.runner import ProcessGroup
 
 #: LSP ``DiagnosticSeverity`` → Lean's severity words
 _SEVERITY = {1: Severity.ERROR, 2: Severity.WARNING, 3: Severity.INFO, 4: Severity.INFO}
@@ -178,7 +178,7 @@ class LeanServer:
         """Start the process and ``initialize`` it; returns the server's capabilities. Raises
         ``ServerCrashed`` (it could not start or ended) or ``ServerTimeout``."""
         # the log lives in the server's scratch folder, which the candidate's code writes: never
-        # opened by name (a link or a FIFO left there), see fyan.lean.safefile.open_append
+        # opened by name (a link or a FIFO left there), see fyan.sandbox.safefile.open_append
         try:
             err = safefile.open_append(self.stderr_path) if self.stderr_path is not None else subprocess.DEVNULL
         except OSError as e:

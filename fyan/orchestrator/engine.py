@@ -66,7 +66,7 @@ from fyan.agents.providers.factory import ProviderFactory
 from fyan.errors import ExitCode, FyanError, ProviderUnavailable, TransitionError
 from fyan.executor import AttemptLost, Executor, make_runtime
 from fyan.executor.bookkeeping import BOOKKEEPING
-from fyan.lean import admission
+from fyan.sandbox import admission
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.live import LiveState
 from fyan.orchestrator.scheduler import Policy, Scheduler

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fyan import logs
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.errors import TransitionError
 from fyan.project import Project
 from fyan.state.store import Store

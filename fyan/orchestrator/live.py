@@ -29,7 +29,7 @@ class LiveState:
     phase: str = "running"
     pid: int | None = None
     started: float | None = None
-    #: Lean processes and memory (``fyan.lean.admission``): ``budget_mb``, ``used_mb``,
+    #: Lean processes and memory (``fyan.sandbox.admission``): ``budget_mb``, ``used_mb``,
     #: ``running`` and ``waiting`` (each ``{"kind", "unit", "cost_mb", "since"}``)
     lean: dict[str, Any] = field(default_factory=dict)
 
@@ -46,3 +46,13 @@ class LiveState:
             "outages": [{**o.as_dict(), "text": o.describe(now)} for o in self.outages],
             "lean_memory": self.lean,
         }
+
+
+def lean_waiting_text(lean: dict) -> str:
+    """``2 Lean process(es) wait for memory (build u1, inspector u2; 12288 of 16384 MiB in use)``
+    for a ``LiveState.lean`` snapshot."""
+    waiting = lean.get("waiting", [])
+    who = ", ".join(" ".join(x for x in (w["kind"], w.get("unit") or "") if x) for w in waiting[:3])
+    more = ", ..." if len(waiting) > 3 else ""
+    return (f"{len(waiting)} Lean process(es) wait for memory ({who}{more}; "
+            f"{lean.get('used_mb', 0)} of {lean.get('budget_mb', 0)} MiB in use)")

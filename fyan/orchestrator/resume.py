@@ -23,7 +23,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fyan.orchestrator import guidance, handedits, staleness
+from fyan.agents import guidance
+from fyan.orchestrator import handedits, staleness
 from fyan.orchestrator.lock import lock_holder
 from fyan.orchestrator.ledger import Ledger
 from fyan.orchestrator.scheduler import Scheduler

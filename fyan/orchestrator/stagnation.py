@@ -14,7 +14,7 @@ Then one model call (stage ``critic``, prompts ``prompts/critic.*``, the provide
 for ``[agents.stages.critic]`` or the default) gets the statement, the plan, the frozen
 declarations, the latest proof and the diagnostics. The advice is recorded through the
 gateway as a ``guidance`` event with ``source = "critic"`` and reaches the unit's next attempt
-as quoted context (``fyan.orchestrator.guidance``). Critics never edit files; a failed review
+as quoted context (``fyan.agents.guidance``). Critics never edit files; a failed review
 (``critic_failed``) leaves the unit as it was. At most ``max_reviews`` reviews per unit.
 Each review's request and reply are kept in ``.fyan/critic/<unit>/``.
 """
@@ -25,13 +25,13 @@ import json
 import re
 from collections.abc import Callable
 
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.agents.pricing import cost_usd
 from fyan.agents.prompts import render
 from fyan.agents.providers.base import Message, ModelRequest, Provider
 from fyan.config import StagnationSection
 from fyan.errors import FyanError
-from fyan.lean.package import model_part
+from fyan.lakepackage.package import model_part
 from fyan.orchestrator.ledger import Ledger
 from fyan.project import Project
 from fyan.state.gateway import Gateway, sha256_bytes

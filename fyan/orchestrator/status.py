@@ -387,7 +387,7 @@ def run_line(run: dict[str, Any], name: str, units: list[dict[str, Any]]) -> str
         if run.get("dashboard"):
             text += f"; dashboard {run['dashboard']}"
         if (run.get("lean_memory") or {}).get("waiting"):
-            from fyan.progress import lean_waiting_text
+            from fyan.orchestrator.live import lean_waiting_text
 
             text += "; " + lean_waiting_text(run["lean_memory"])
         return text

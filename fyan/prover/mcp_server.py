@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from fyan.lean.pool import ServerKey, ServerPool, ServerSpec
+from fyan.lakepackage.pool import ServerKey, ServerPool, ServerSpec
 from fyan.prover.models import (AxiomsInput, AxiomsResult, CheckInput, CheckResult, GoalsInput, GoalsResult, Limits,
                                 LookupInput, LookupResult, TryInput, TryResult)
 from fyan.prover.search import DeclarationIndex, IndexError_, SearchResult
@@ -137,13 +137,13 @@ def build_server(prover: Prover):
 
 def config_for_unit(project_dir: Path, unit_id: str) -> ProverConfig:
     """The config of ``unit_id`` in the project at ``project_dir``: its toolchain (``discover``,
-    ``resolve_setup``), the warm-server search path and confinement of ``fyan.lean.pool.unit_spec``,
+    ``resolve_setup``), the warm-server search path and confinement of ``fyan.lakepackage.pool.unit_spec``,
     the unit file's header and the text around its model part. Raises ``ValueError`` with the
     reason."""
-    from fyan.lean.package import MODEL_BEGIN, MODEL_END, render_unit_file
-    from fyan.lean.pool import header_of, unit_spec
+    from fyan.lakepackage.package import MODEL_BEGIN, MODEL_END, render_unit_file
+    from fyan.lakepackage.pool import header_of, unit_spec
     from fyan.lean.toolchain import discover
-    from fyan.lean.trusted import GateEnvironmentError, resolve_setup
+    from fyan.lakepackage.trusted import GateEnvironmentError, resolve_setup
     from fyan.project import Project
     from fyan.state.store import Store
 

@@ -3,7 +3,7 @@
 
 Each call builds one document — the unit's import header, a blank line, then the text the
 agent gave — sends it to a warm ``lean --server`` of the unit's toolchain and search path
-(``fyan.lean.lsp.LeanServer``, leased from ``fyan.lean.pool``: confined like a build, never the
+(``fyan.lean.lsp.LeanServer``, leased from ``fyan.lakepackage.pool``: confined like a build, never the
 gate's workspace) and reads what an editor shows:
 
 * diagnostics (``textDocument/publishDiagnostics`` after ``textDocument/waitForDiagnostics``);
@@ -51,7 +51,7 @@ from fyan.lean.diagnostics import Diagnostic, Severity
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.lsp import LeanServer, LspError, ServerCrashed, ServerTimeout, column_to_utf16, sorry_positions
-from fyan.lean.pool import WarmUnavailable
+from fyan.lakepackage.pool import WarmUnavailable
 from fyan.prover.models import (AxiomsInput, AxiomsResult, CheckInput, CheckResult, GoalsInput, GoalsResult, GoalState,
                                 Limits, LookupInput, LookupResult, Message, ToolResult, Trial, TryInput, TryResult)
 

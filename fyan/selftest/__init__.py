@@ -1,3 +1,3 @@
 """``fyan selftest``: the cheat corpus run through the real completion gate on the
-user's own toolchain (``run``), the corpus as data (``corpus``), the two-unit project it runs on
-(``harness``), and which toolchains the gate trusts (``trust``)."""
+user's own toolchain (``run``) on a two-unit project (``harness``); the corpus and the trust
+records it writes are in ``fyan.trust``."""

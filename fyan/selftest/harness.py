@@ -7,7 +7,7 @@ Units: ``def-double`` (``def double (n : Int) : Int := 2 * n``) and ``thm-root``
 obligation ``double_even_faithful``). The model-driven stages are stood in for by checks that
 accept the given files (their real checks are tested elsewhere), except:
 
-* the audit check freezes with the real ``fyan.lean.signatures.freeze_specs`` (using whatever
+* the audit check freezes with the real ``fyan.lakepackage.signatures.freeze_specs`` (using whatever
   toolchain is configured: the test double in CI, a real ``lake`` in ``lean``-marked tests);
 * ``def-double`` passes the real completion gate (``check_gate``) to become complete.
 
@@ -27,11 +27,11 @@ from pathlib import Path
 
 from fyan.audit.record import AuditResult, BridgeResult
 from fyan.gates.completion import run_gate
-from fyan.gates.report import GateReport
+from fyan.models.gate_report import GateReport
 from fyan.gates.stages import check_gate
 from fyan.lean import declarations
-from fyan.lean.package import render_unit_file, unit_namespace
-from fyan.lean.signatures import freeze_specs
+from fyan.lakepackage.package import render_unit_file, unit_namespace
+from fyan.lakepackage.signatures import freeze_specs
 from fyan.lean.toolchain import Discovery
 from fyan.project import Project
 from fyan.stages import stage_spec

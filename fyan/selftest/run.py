@@ -4,13 +4,13 @@ For a toolchain pin, in a scratch folder: find the toolchain (``fyan.lean.toolch
 the ``[lean]`` settings of this machine: ``FYAN_LEAN__*``), build the trusted inspector for the
 pin (``fyan.lean.inspector.ensure_inspector``), compile Fyan's honest control modules and hold
 them to the gate's policy by effect, listing the toolchain's extensions no row classifies
-(``fyan.selftest.learn``), then run every case
+(``fyan.trust.learn``), then run every case
 of the cheat corpus
-(``fyan.selftest.corpus``: the honest controls and every cheat) through the real completion gate
+(``fyan.trust.corpus``: the honest controls and every cheat) through the real completion gate
 on the two-unit project of ``fyan.selftest.harness`` (a scratch Lake package; no Mathlib), and
 judge each report against the manifest. The selftest passes only when every cheat is rejected by
 its intended check and every control passes; its result is kept in the user's data folder
-(``fyan.selftest.trust``), which is what the gate trusts.
+(``fyan.trust.record``), which is what the gate trusts.
 
 The scratch projects opt out of the trust check (``[lean] trust_without_selftest = true``): the
 selftest is what establishes trust, so it cannot require it.
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fyan.selftest import corpus, trust
-from fyan.selftest.corpus import Case
+from fyan.trust import corpus, record as trust
+from fyan.trust.corpus import Case
 
 
 @dataclass
@@ -71,7 +71,7 @@ class SelftestResult:
 
     #: only some cases ran (``run_selftest(only=...)``): never a pass, never kept unless a case failed
     partial: bool = False
-    #: the extensions Fyan's honest controls wrote on this toolchain (``fyan.selftest.learn``)
+    #: the extensions Fyan's honest controls wrote on this toolchain (``fyan.trust.learn``)
     learned_extensions: list[str] = field(default_factory=list)
     #: extensions of the toolchain and the dependencies no row of the policy classifies
     unclassified_extensions: list[str] = field(default_factory=list)
@@ -87,7 +87,7 @@ class SelftestResult:
         return [c for c in self.cases if not c.ok]
 
     def record(self) -> dict[str, Any]:
-        """The JSON kept in the data folder (``fyan.selftest.trust``)."""
+        """The JSON kept in the data folder (``fyan.trust.record``)."""
         return {"format": trust.FORMAT, "key": self.key, "passed": self.passed, "toolchain": self.toolchain,
                 "pin": self.pin, "inspector_sha256": self.inspector_sha256, "date": self.date,
                 **trust.current_identity(), "learned_extensions": self.learned_extensions,
@@ -163,7 +163,7 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
             result.record_dir = str(out)
         result.partial = only is not None
         # first: Fyan's honest controls must pass the gate's policy on this toolchain
-        from fyan.selftest.learn import learn_extensions
+        from fyan.trust.learn import learn_extensions
 
         learned = learn_extensions(tc, cfg.toolchain, cfg, inspector, scratch / "learn", scratch / "learn-logs")
         if learned.problem is not None:
@@ -239,7 +239,7 @@ def _log_output(log: Path) -> tuple[str, int | None] | None:
     except ValueError:
         info = {}
     text = log.read_text(encoding="utf-8", errors="replace")
-    # the runner's header (fyan.lean.runner): "$ <argv>", "# cwd: …", "# exit: …" — not Lean's output
+    # the runner's header (fyan.sandbox.runner): "$ <argv>", "# cwd: …", "# exit: …" — not Lean's output
     lines = text.split("\n")
     while lines and lines[0].startswith(("$ ", "# cwd: ", "# exit: ", "# note: ")):
         lines.pop(0)

@@ -15,6 +15,9 @@ Modules (one responsibility each):
 * ``score`` — compile, forward fraction, backward, SA-Pass, SA-Pass_soft and their summary;
 * ``evaluate`` — one submission against one shadow set, and the parallel batch;
 * ``complete`` — the completeness check of a shadow set (fails closed without Lean);
-* ``agent``, ``draft`` — model-drafted shadow sets through the provider layer;
 * ``gate`` — the extra completion-gate check for units that come with a shadow set.
+
+The model-driven parts (the model caller, the drafted adapter, drafted shadow sets) are in
+``fyan.agents.shadow``, ``fyan.agents.shadow_adapter`` and ``fyan.agents.shadow_draft``, so the
+checks here never import a provider; the subcommands are in ``fyan.commands._shadow``.
 """

@@ -13,7 +13,7 @@ computed with these rules, tried in order:
 The target always maps to the candidate (the submission's last theorem block, ``extract``); its
 ``rule`` records how the names relate, with ``last-theorem-block`` when none of 1–3 applies.
 An auxiliary that no rule resolves (or that two declarations match equally) is ``unresolved``.
-Only then may a model draft an adapter (``fyan.shadow.adapter``): its declarations are recorded
+Only then may a model draft an adapter (``fyan.agents.shadow_adapter``): its declarations are recorded
 verbatim in the report with ``method = "model-drafted adapter"`` and counted apart in summaries;
 the gate never uses one (deterministic checks never call a model).
 """

@@ -55,10 +55,10 @@ from pydantic import BaseModel, Field, ValidationError
 from fyan.config import LeanSection
 from fyan.errors import ExitCode, FyanError, InputError
 from fyan.lean.diagnostics import Diagnostic, parse_lean_json
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.lean.inspector import InspectorBuild, InspectorReport, run_inspector
 from fyan.lean.compile import LeanSetup, compile_module
-from fyan.lean.runner import Confinement, project_confinement
+from fyan.sandbox.runner import Confinement, project_confinement
 from fyan.lean.toolchain import Toolchain
 
 NONCE_PLACEHOLDER = "<FYAN-SHADOW-NONCE>"

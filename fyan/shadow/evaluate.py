@@ -45,7 +45,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.errors import InputError
 from fyan.lean.inspector import InspectedModule, module_findings
 from fyan.lean.lints import lint
@@ -60,7 +60,7 @@ from fyan.shadow.shadowset import ShadowSet, checkers, find_file
 DEFAULT_ALLOWED_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
 REPORT_FORMAT = "fyan-shadow-eval/1"
 
-#: A fallback that drafts adapter declarations for unresolved names (``fyan.shadow.adapter``).
+#: A fallback that drafts adapter declarations for unresolved names (``fyan.agents.shadow_adapter``).
 AdapterFn = Callable[[ShadowSet, Candidate, Adaptation], Adaptation]
 
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from fyan.gates.report import CheckResult
-from fyan.lean import safefile
+from fyan.models.gate_report import CheckResult
+from fyan.sandbox import safefile
 from fyan.lean.inspector import InspectorBuild
-from fyan.lean.trusted import GateWorkspace
+from fyan.lakepackage.trusted import GateWorkspace
 from fyan.lean.toolchain import Discovery
 from fyan.project import Project
 from fyan.shadow.adapt import name_rule

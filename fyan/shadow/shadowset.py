@@ -33,7 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.errors import InputError
 from fyan.lean import declarations
 

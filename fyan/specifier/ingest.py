@@ -24,7 +24,7 @@ from fyan.errors import DagError, InputError
 from fyan.intake import read_as, read_source
 from fyan.intake.catalogue import Catalogue, IntakeWarning
 from fyan.intake.texscan import paused_gc
-from fyan.lean.package import init_package
+from fyan.lakepackage.package import init_package
 from fyan.project import Project
 from fyan.specifier.connectivity import connectivity
 from fyan.specifier.dag import Dag, Edge, ReferenceCounts, extract_edges, validate

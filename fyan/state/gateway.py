@@ -33,22 +33,21 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, unquote
 
 from pydantic import BaseModel, Field
 
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.errors import TransitionError
 from fyan.project import Project, check_unit_id
 from fyan.stages import post_task_names, stage_spec
+from fyan.models.plan import UnitPlan
 from fyan.state.faults import fault_point
 from fyan.state.lifecycle import progress
 from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitRecord
 from fyan.state.store import SCHEMA, SCHEMA_VERSION, Store, immediate_transaction, run_from_row
 
-if TYPE_CHECKING:  # the gateway only receives a Dag; importing it would load networkx
-    from fyan.specifier.dag import Dag
 
 
 @dataclass
@@ -361,7 +360,7 @@ class Gateway:
             if c.execute("DELETE FROM meta WHERE key = 'ingest_started'").rowcount:
                 self._event(c, "ingest_abandoned", None, None, {"reason": reason})
 
-    def register_units(self, dag: Dag, files: Mapping[str, Mapping[str, bytes]], meta: Mapping[str, str]) -> None:
+    def register_units(self, dag: UnitPlan, files: Mapping[str, Mapping[str, bytes]], meta: Mapping[str, str]) -> None:
         """Record the Specifier's units, edges and per-unit intake files (``problem.tex``...).
 
         Refused when the project already has units (re-ingesting is a separate operation).
@@ -846,7 +845,7 @@ class Gateway:
         fault_point("finish:after_commit")
         self._publish(run.unit, tag, files)
         if run.stage is Stage.GATE and outcome.passed:
-            from fyan.lean.package import add_unit_module
+            from fyan.lakepackage.package import add_unit_module
 
             unit = self.store.unit(run.unit)
             assert unit is not None
@@ -904,7 +903,7 @@ class Gateway:
     def record_lean_peak(self, unit: str, kind: str, peak_mb: int) -> None:
         """Record that a Lean process of ``kind`` (``build``, ``inspector``, ``kernel_replay``…)
         for ``unit`` peaked at ``peak_mb`` MiB of resident memory; the largest is kept
-        (``fyan.lean.admission`` charges it to the next such process)."""
+        (``fyan.sandbox.admission`` charges it to the next such process)."""
         with self._tx() as c:
             c.execute(
                 "INSERT INTO lean_peaks (unit, kind, peak_mb, updated_at) VALUES (?,?,?,?) ON CONFLICT (unit, kind) "
@@ -1091,7 +1090,7 @@ class Gateway:
     def _sync_lean_package(self) -> None:
         """Re-derive ``lean/`` from the complete units; serialised, since two gate successes
         finishing at once would otherwise write the same files concurrently."""
-        from fyan.lean.package import sync_package
+        from fyan.lakepackage.package import sync_package
 
         with self._sync_lock:
             sync_package(self.project, self.store)
@@ -1099,7 +1098,7 @@ class Gateway:
     def sync_lean_package(self, complete: list[UnitRecord]) -> None:
         """Make ``lean/`` hold exactly the units in ``complete`` (the caller derived them from
         this store, e.g. the orchestrator's ledger right after ``recover``)."""
-        from fyan.lean.package import sync_package
+        from fyan.lakepackage.package import sync_package
 
         with self._sync_lock:
             sync_package(self.project, self.store, complete=complete)

@@ -126,7 +126,7 @@ class FreezeRecord(BaseModel):
     type_hash: str | None = None
     bound_inputs: dict[str, str] = Field(
         description="input path -> sha256 at freeze time; with a toolchain also `lean:<name>` -> digest of a "
-        "local definition the statement uses and `lean:@toolchain` -> the toolchain (fyan.lean.signatures)"
+        "local definition the statement uses and `lean:@toolchain` -> the toolchain (fyan.lakepackage.signatures)"
     )
     created_at: float
     active: bool = True

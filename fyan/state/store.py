@@ -366,7 +366,7 @@ class Store:
 
     def lean_peaks(self) -> dict[tuple[str, str], int]:
         """(unit, process kind) → the largest peak resident memory (MiB) recorded for a Lean
-        process of that kind for that unit (``fyan.lean.admission``)."""
+        process of that kind for that unit (``fyan.sandbox.admission``)."""
         return {(r["unit"], r["kind"]): r["peak_mb"] for r in self._rows("SELECT unit, kind, peak_mb FROM lean_peaks")}
 
     def meta_all(self) -> dict[str, str]:

@@ -17,14 +17,14 @@
   scratch folder for stages that have none), as **its own process group**, started in one
   place (``ProcessGroup.start``) and ended in one place (``ProcessGroup.end``) whatever
   happens — a normal exit, an error, the timeout —, so nothing it started outlives the attempt
-  (inside the sandbox its PID namespace ends with it; unconfined, ``fyan/lean/reaper.py`` ends
+  (inside the sandbox its PID namespace ends with it; unconfined, ``fyan/sandbox/reaper.py`` ends
   the whole tree, a ``setsid`` child included);
 * with the whole prompt on **stdin** (system prompt, then the conversation, separated by
   ``---`` lines), and ``FYAN_STAGE``, ``FYAN_UNIT``, ``FYAN_PROMPT``, ``FYAN_WORKSPACE`` (the
   workspace's real path, the one that exists inside the sandbox) and, for a structured reply,
   ``FYAN_REPLY_SCHEMA`` (the JSON schema) in its environment;
 * with **nothing else of Fyan's environment** but ``PATH``, ``HOME``, ``LANG``, ``TMPDIR``, the
-  ``FYAN_*`` variables (``fyan.lean.runner.confined_environment``) and the variables its
+  ``FYAN_*`` variables (``fyan.sandbox.runner.confined_environment``) and the variables its
   ``pass_env`` names (its credentials: ``pass_env = ["ANTHROPIC_API_KEY"]``); only fds 0-2;
 * with a wall-clock timeout (``timeout``, seconds): at the deadline the whole process group is
   killed and the call fails with ``ProviderError`` (retryable: the attempt fails, the next one
@@ -55,8 +55,8 @@ from fyan import logs
 from fyan.agents import process_groups
 from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider, Usage
 from fyan.errors import ConfigError, ProviderError
-from fyan.lean import safefile
-from fyan.lean.runner import (Confinement, ProcessGroup, confine, confined_environment, home_dir, sandbox_tmpdir,
+from fyan.sandbox import safefile
+from fyan.sandbox.runner import (Confinement, ProcessGroup, confine, confined_environment, home_dir, sandbox_tmpdir,
                               strip_set_id_bits, toolchain_paths)
 
 SKIP_DIRS = {".lake", ".git", ".sandbox-tmp"}
@@ -68,7 +68,7 @@ def snapshot(root: Path) -> dict[str, str]:
     Links, FIFOs, devices and sockets are skipped without being opened; a regular file larger
     than ``MAX_FILE_BYTES`` is not read (its entry is ``oversize:<bytes>``: ``changed_files``
     refuses it): the agent controls what it leaves, so nothing is trusted by name
-    (``fyan.lean.safefile``)."""
+    (``fyan.sandbox.safefile``)."""
     found: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]

@@ -31,7 +31,7 @@ class GateReport(BaseModel):
 
     ``toolchain``: what ``lake --version`` said (None: no toolchain); ``toolchain_pin``: the
     workspace's ``lean-toolchain``; ``toolchain_trust``: whether that toolchain passed ``fyan
-    selftest`` (``fyan.selftest.trust``) — or was trusted unproven (``[lean]
+    selftest`` (``fyan.trust.record``) — or was trusted unproven (``[lean]
     trust_without_selftest = true``, stated in every report); ``sandbox``: how model-written code was confined — or that it
     was not (``[lean] sandbox = "off"``, stated in every report); ``inspector``: the trusted
     inspector used (its folder and SHA-256); ``workspace``: the gate-owned workspace the build ran
@@ -59,7 +59,7 @@ class GateReport(BaseModel):
     #: (retried in the same attempt: ``fyan.gates.stages.run_gate_retrying``), not configuration
     environment_transient: bool = False
     created_at: float
-    #: a passing gate's compiled module (``fyan.lean.trusted.module_outputs``: ``Basic.olean``
+    #: a passing gate's compiled module (``fyan.lakepackage.trusted.module_outputs``: ``Basic.olean``
     #: as its build wrote it and ``Basic.olean.json``, base64): the gateway records them under
     #: ``units/<unit>/`` and dependents read the ``.olean`` instead of compiling the unit again,
     #: so each complete unit is compiled once; neither is written to ``report.json`` (the artifacts record the SHA-256)

@@ -13,7 +13,7 @@
    unavailable is waited for), recover from a crash (``Gateway.recover``: attempts left
    running are recorded as interrupted and re-run; committed transitions whose files were not
    yet in place are rolled forward); fetch the Lake package's dependencies when they are
-   missing (``fyan.lean.fetch``: ``lake update``, Mathlib's ``cache get``; a failure stops the
+   missing (``fyan.lakepackage.fetch``: ``lake update``, Mathlib's ``cache get``; a failure stops the
    run before any attempt and names ``fyan setup``, which resumes it);
 3. start the watchers (``watchers.py``) and scan once for what changed while no daemon ran:
    guidance files (``guidance.py``), the source (``staleness.py``: stale units are reported
@@ -48,7 +48,8 @@ from fyan import logs
 from fyan.agents import process_groups
 from fyan.agents.providers.factory import ProviderFactory
 from fyan.errors import FyanError, LockedError, ProviderUnavailable, UsageError
-from fyan.orchestrator import guidance, handedits, staleness
+from fyan.agents import guidance
+from fyan.orchestrator import handedits, staleness
 from fyan.orchestrator.engine import Engine, RunSummary, StepEvent
 from fyan.orchestrator.live import LiveState
 from fyan.orchestrator import lock
@@ -341,7 +342,7 @@ class Daemon:
             self._phase = "ingesting"
             self.project, self.gateway, self.report = self._open_waiting_for_providers(kwargs.get("providers"))
             self._phase = "fetching"  # Fyan's trusted step: the package's dependencies, before any attempt
-            from fyan.lean.fetch import fetch_project
+            from fyan.lakepackage.fetch import fetch_project
 
             fetch_project(self.project, command=f"fyan setup {self.path}")
             kwargs.setdefault("critic", None)

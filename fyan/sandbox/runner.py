@@ -25,10 +25,10 @@ agent is an untrusted process itself. ``run_process`` runs a command
   toolchain under ``~/.elan``, the project's Lake package, outputs a build must not touch);
   ``writable`` folders (the workspace) bound read-write; the network unshared (a private
   loopback only, no abstract Unix sockets of the host) unless ``network`` is set; a seccomp
-  filter (``fyan.lean.seccomp``) refuses setuid/setgid modes and Unix sockets. ``TMPDIR``
+  filter (``fyan.sandbox.seccomp``) refuses setuid/setgid modes and Unix sockets. ``TMPDIR``
   points into the first writable folder (``.sandbox-tmp/``), so temporary files live on disk,
   not in the memory of a tmpfs;
-* unconfined (``off``, or ``auto`` without bwrap) through ``fyan/lean/reaper.py``, which ends
+* unconfined (``off``, or ``auto`` without bwrap) through ``fyan/sandbox/reaper.py``, which ends
   the whole process tree with the command (a PID namespace, else a child subreaper): a
   ``setsid`` child does not outlive it either.
 
@@ -67,7 +67,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from fyan.lean import seccomp
+from fyan.sandbox import seccomp
 
 #: Output fragments that mean an allocation failed (Python, C++, libc, Lean's runtime panic).
 MEMORY_MARKERS = ("out of memory", "MemoryError", "std::bad_alloc", "Cannot allocate memory")
@@ -343,7 +343,7 @@ def program_paths(program: str, path_env: str | None = None,
 #: wrote ``/proc/sys`` (``kernel.core_pattern = |prog``: prog runs as host root at the next crash)
 PROC_COVERS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 
-#: stands for the fd of the seccomp filter (``fyan.lean.seccomp``) in a bwrap command line until
+#: stands for the fd of the seccomp filter (``fyan.sandbox.seccomp``) in a bwrap command line until
 #: ``ProcessGroup.start`` opens it (a pipe holding the program, passed to bwrap alone)
 SECCOMP_FD = "{fyan-seccomp-fd}"
 
@@ -388,7 +388,7 @@ def bwrap_argv(bwrap: str, argv: list[str], cwd: Path, confinement: Confinement)
         cmd += mount
     for h in masks:  # last: the mount points of what is bound inside a mask are made by now
         cmd += ["--remount-ro", str(h)]
-    if seccomp.program() is not None:  # no setuid/setgid file, not even while it runs (fyan.lean.seccomp)
+    if seccomp.program() is not None:  # no setuid/setgid file, not even while it runs (fyan.sandbox.seccomp)
         cmd += ["--seccomp", SECCOMP_FD]
     cmd += ["--chdir", str(cwd.resolve()), "--"]
     return cmd + argv
@@ -479,12 +479,12 @@ def _limit(memory_mb: int | None):
     return apply
 
 
-#: the wrapper that ends an unconfined command's whole process tree (``fyan/lean/reaper.py``)
+#: the wrapper that ends an unconfined command's whole process tree (``fyan/sandbox/reaper.py``)
 REAPER = Path(__file__).with_name("reaper.py")
 
 
 def reaped_argv(argv: list[str]) -> list[str]:
-    """``argv`` run by ``fyan/lean/reaper.py`` (a PID namespace, else a child subreaper: what
+    """``argv`` run by ``fyan/sandbox/reaper.py`` (a PID namespace, else a child subreaper: what
     ``_probe_reaper`` found here, once per Fyan process), so that unconfined, too, nothing it
     starts (a ``setsid`` child included) outlives it. ``FYAN_REAPER=subreaper`` (or ``pidns``)
     in Fyan's environment forces a mechanism: the subreaper keeps the host's process ids visible
@@ -550,7 +550,7 @@ class ProcessGroup:
     session). ``start`` is the one place a group is started and ``end`` the one place it is
     ended (SIGKILL to the whole group, also after a normal exit: children left behind by the
     command die with it). A process group alone does not hold a tree (a ``setsid`` child leaves
-    it): the leader is bwrap (a PID namespace that dies with it) or ``fyan/lean/reaper.py``
+    it): the leader is bwrap (a PID namespace that dies with it) or ``fyan/sandbox/reaper.py``
     (``reaped_argv``), and at the timeout it gets SIGTERM first so the reaper can end the tree.
     Only the fds 0-2 are passed (``close_fds``). Stop paths (Ctrl-C, SIGTERM, a daemon stopping)
     can register groups here."""
@@ -679,7 +679,7 @@ def run_process(
     to ``cwd``), ``env`` the whole environment of the command (default: ``confined_environment``
     with ``pass_env``; callers build theirs with it too), ``stdin_text`` fed on stdin (else
     stdin is ``/dev/null``). ``lean_kind`` (``build``, ``inspector``, ``kernel_replay``, …) marks
-    a Lean process: it waits for memory (``fyan.lean.admission``; the wait is
+    a Lean process: it waits for memory (``fyan.sandbox.admission``; the wait is
     ``admission_wait_s``) and its peak memory is recorded for its kind and unit.
     """
     if confinement is None:
@@ -708,8 +708,8 @@ def run_process(
                          stdin=subprocess.PIPE if stdin_text is not None else None)
     waited = None
     with contextlib.ExitStack() as admitted:
-        if lean_kind is not None:  # a Lean process: admitted by memory (fyan.lean.admission)
-            from fyan.lean import admission
+        if lean_kind is not None:  # a Lean process: admitted by memory (fyan.sandbox.admission)
+            from fyan.sandbox import admission
 
             asked = time.monotonic()
             ticket = admitted.enter_context(admission.current().admit(lean_kind))

@@ -100,7 +100,7 @@ class Admission:
         #: set by ``configure`` (the defaults are in force until then)
         self.configured = False
         #: called (outside the lock) with the ticket that has to wait, before it waits: holders of
-        #: memory that can give it back at once (idle warm servers, ``fyan.lean.pool``)
+        #: memory that can give it back at once (idle warm servers, ``fyan.lakepackage.pool``)
         self._reclaimers: list[Callable[[Ticket], None]] = []
 
     def add_reclaimer(self, reclaim: Callable[[Ticket], None]) -> None:

@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 
 from fyan import arguments
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.command_result import CommandResult
 from fyan.config import LeanSection, StageAgent
 from fyan.errors import ExitCode, InputError
@@ -108,7 +108,7 @@ def _compiler(args: argparse.Namespace) -> tuple[Compiler | None, str]:
 
 def _caller(args: argparse.Namespace, stage: str, log_dir: Path | None):
     from fyan.agents.providers.factory import build_provider
-    from fyan.shadow.agent import ModelCaller
+    from fyan.agents.shadow import ModelCaller
 
     agent = StageAgent(provider=args.provider, model=args.model, base_url=args.base_url, max_tokens=args.max_tokens,
                        record_provider=args.record_provider)
@@ -139,7 +139,7 @@ def cmd_eval(args: argparse.Namespace) -> CommandResult:
     if args.adapter:
         if not args.provider:
             raise InputError("--adapter needs a model: --provider ... --model ...")
-        from fyan.shadow.adapter import model_adapter
+        from fyan.agents.shadow_adapter import model_adapter
 
         adapter = model_adapter(_caller(args, "shadow_adapter", out / ".adapter-calls"))
     try:
@@ -210,7 +210,7 @@ def cmd_check(args: argparse.Namespace) -> CommandResult:
 # -- draft -----------------------------------------------------------------------------------
 
 def _draft_input(args: argparse.Namespace):
-    from fyan.shadow.draft import DraftInput
+    from fyan.agents.shadow_draft import DraftInput
 
     if args.jsonl:
         path = Path(args.jsonl)
@@ -243,7 +243,7 @@ def _draft_input(args: argparse.Namespace):
 
 
 def cmd_draft(args: argparse.Namespace) -> CommandResult:
-    from fyan.shadow.draft import draft, write_result
+    from fyan.agents.shadow_draft import draft, write_result
 
     if not args.provider:
         raise InputError("drafting needs a model: --provider replay|record|anthropic|openai|openai-compatible")

@@ -3,7 +3,7 @@
 A project whose Lake package (``lean/``) requires Git packages — Mathlib — needs them fetched
 and built before any unit can compile. Fyan does that itself, in the project package, never in
 a workspace and never inside the sandbox, and never by running anything a model wrote (the
-package's ``lakefile.toml`` is Fyan's: ``fyan.lean.package.write_package_config``):
+package's ``lakefile.toml`` is Fyan's: ``fyan.lakepackage.package.write_package_config``):
 
 1. ``lake --keep-toolchain update`` when the manifest (``lean/lake-manifest.json``) is missing or stale — it
    lacks a required package or records another ``inputRev`` for it than the lakefile's ``rev``.
@@ -332,7 +332,7 @@ def fetch_project(project, *, progress: FetchProgress | None = None, command: st
     run does before its first attempt and ``fyan setup`` does alone. None when no toolchain is
     found (nothing can fetch; every gate then reports the missing toolchain). Raises
     ``FetchError``."""
-    from fyan.lean.package import init_package
+    from fyan.lakepackage.package import init_package
     from fyan.lean.toolchain import discover
 
     package = project.paths.lean

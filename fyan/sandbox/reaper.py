@@ -21,7 +21,7 @@ first mechanism that works for the user running Fyan:
     re-parented to it, not to the system's init; when ``PROGRAM`` exits (or the wrapper receives
     SIGTERM, or its parent dies: ``PR_SET_PDEATHSIG`` = SIGTERM) it kills every descendant,
     repeatedly, until none is left. Only SIGKILL of the wrapper itself defeats this; Fyan sends
-    SIGTERM first (``fyan.lean.runner.ProcessGroup``).
+    SIGTERM first (``fyan.sandbox.runner.ProcessGroup``).
 
 The exit status is ``PROGRAM``'s (a signal that ended it ends the wrapper the same way).
 ``--probe`` prints the mechanism that works here and exits. Standard library only: it runs as

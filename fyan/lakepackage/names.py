@@ -4,7 +4,7 @@ Models propose names of existing lemmas (``cites`` of a lemma-DAG node, ``lemmas
 before anything uses them, code checks that they exist:
 
 * **with a toolchain** — in the compiled environment, through the trusted inspector
-  (``fyan.lean.inspector``): a gate workspace (``fyan.lean.trusted``) holds the upstream units'
+  (``fyan.lean.inspector``): a gate workspace (``fyan.lakepackage.trusted``) holds the upstream units'
   recorded files (and the unit's own recorded ``Basic.lean`` for a complete unit), they are
   built, and the inspector, importing them and ``[lean] extra_imports``, reports ``found`` for
   each candidate name. A name is tried as written and qualified by every namespace the unit's
@@ -28,9 +28,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from fyan.lean import declarations, trusted
+from fyan.lean import declarations
+from fyan.lakepackage import trusted
 from fyan.lean.inspector import ensure_inspector
-from fyan.lean.package import unit_module, unit_namespace, upstream
+from fyan.lakepackage.package import unit_module, unit_namespace, upstream
 from fyan.lean.toolchain import Discovery, check_pin, discover
 from fyan.project import Project
 from fyan.state.models import UnitRecord

@@ -1,7 +1,7 @@
 """Per-unit proving workspaces (``workspaces/<unit>/``): where agents work.
 
 A workspace is a Lake package of its own: the project's ``lakefile.toml`` with the library
-narrowed to the unit's namespace (``fyan.lean.package.workspace_lakefile``), the project's
+narrowed to the unit's namespace (``fyan.lakepackage.package.workspace_lakefile``), the project's
 ``lean-toolchain``, and the unit's own modules (its candidate files) — nothing else of the
 project's sources. Each upstream unit the unit imports (transitively) is read compiled: its
 ``.lake/build/lib/lean/<Lib>/<Unit>/Basic.olean`` is a link to the project package's output,
@@ -13,7 +13,7 @@ library's roots).
 
 A command agent edits files there (and may run ``lake build`` itself: the narrowed lakefile
 and the links make that work). The dependencies (Mathlib) are the project package's one set,
-fetched once by Fyan's trusted step (``fyan.lean.fetch``) and read in place: the workspace's
+fetched once by Fyan's trusted step (``fyan.lakepackage.fetch``) and read in place: the workspace's
 ``lakefile.toml`` sets Lake's ``packagesDir`` to the project package's ``.lake/packages``
 (a relative path) and the project's ``lake-manifest.json`` is copied beside it, so Lake finds
 every dependency already materialized at the manifest's revision and never creates a
@@ -23,7 +23,7 @@ compiles (``compile_candidate``) take the gate's path: plain ``lean`` with the s
 files), output into ``.fyan-build/out/`` (on no search path), confined with writes limited to
 ``.fyan-build/`` — so a candidate that compiles here compiles the same way at the gate. Nothing
 the gateway decides on is built here: agents can leave anything in this folder, so decisions use
-the gate's own workspaces (``fyan.lean.trusted``).
+the gate's own workspaces (``fyan.lakepackage.trusted``).
 """
 
 from __future__ import annotations
@@ -34,12 +34,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.lean.compile import CompileResult, LeanSetup, compile_module
-from fyan.lean.package import (
+from fyan.lakepackage.package import (
     BUILD_LIB, olean_path, packages_dir, unit_module, unit_namespace, upstream, with_packages_dir, workspace_lakefile,
 )
-from fyan.lean.runner import project_confinement
+from fyan.sandbox.runner import project_confinement
 from fyan.project import Project
 from fyan.state.models import UnitRecord
 from fyan.state.store import Store
@@ -64,7 +64,7 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
     """(Re)build ``workspaces/<unit>/`` (module docstring) with the candidate ``files`` (part
     name → Lean text, e.g. ``{"Basic": ...}``) and links to the compiled upstream modules of
     ``unit`` (``store``: where its dependencies are read). Keeps ``.lake/`` (the build cache)
-    between attempts. Raises ``fyan.lean.package.LakefileError`` when the project's
+    between attempts. Raises ``fyan.lakepackage.package.LakefileError`` when the project's
     ``lakefile.toml`` has no table for the library, ``OSError`` when the folder cannot be
     written."""
     lib = project.config.lean_lib
@@ -112,7 +112,7 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
 
 
 def shared_packages_dir(package: Path, root: Path) -> str | None:
-    """The project package's dependency folder (``fyan.lean.package.packages_dir``) as a path
+    """The project package's dependency folder (``fyan.lakepackage.package.packages_dir``) as a path
     relative to the Lake package in ``root`` (Lake joins ``packagesDir`` to the package folder),
     or None when there are no fetched dependencies."""
     packages = packages_dir(package)

@@ -6,7 +6,7 @@ Holding the project's run lock (no run changes a unit meanwhile), in this order:
    (``lean/`` without its ``.lake`` and manifest) with Mathlib's ``rev`` set to ``TAG`` and
    ``lean-toolchain`` set to the toolchain the tag names (``fyan.lean.mathlib.pair_for``). The
    project's own ``lean/`` and ``fyan.toml`` are not touched;
-2. **fetch** there (``fyan.lean.fetch.ensure_fetched``). A failure changes nothing of the
+2. **fetch** there (``fyan.lakepackage.fetch.ensure_fetched``). A failure changes nothing of the
    project; the staged folder stays, so the next ``fyan upgrade`` resumes the fetch;
 3. **re-check** every complete unit with the completion gate on the new pair, from its recorded,
    hash-checked artifacts, as ``fyan verify`` does (``fyan.gates.verify.verify_project``), the
@@ -31,7 +31,7 @@ from functools import cached_property
 from pathlib import Path
 
 from fyan.errors import FyanError, UsageError
-from fyan.lean.fetch import FetchProgress, ensure_fetched
+from fyan.lakepackage.fetch import FetchProgress, ensure_fetched
 from fyan.lean.mathlib import Pair, pair_for
 from fyan.project import Project, ProjectPaths
 
@@ -145,7 +145,7 @@ def upgrade(project: Project, tag: str, *, progress: FetchProgress | None = None
     the fetch fails (nothing of the project changed), ``ProjectError``/``LockedError`` when the
     project is not ingested or another run holds it, ``FyanError`` without a toolchain."""
     from fyan.gates.verify import verify_project
-    from fyan.lean.package import sync_package
+    from fyan.lakepackage.package import sync_package
     from fyan.lean.toolchain import TOOLCHAIN_MISSING, discover
     from fyan.orchestrator.lock import ProjectLock
     from fyan.state.gateway import Gateway

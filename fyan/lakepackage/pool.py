@@ -1,6 +1,6 @@
 """A pool of warm Lean language servers for the Formalizer's iterations.
 
-A cold feedback compile (``fyan.lean.workspace.compile_candidate``) imports every module the unit
+A cold feedback compile (``fyan.lakepackage.workspace.compile_candidate``) imports every module the unit
 needs each time: for a Mathlib project seconds to tens of seconds and gigabytes per iteration. A
 warm server (``fyan.lean.lsp.LeanServer``: ``lean --server`` of the same toolchain) imported
 them once; each iteration sends the new text and reads the diagnostics and goals.
@@ -11,7 +11,7 @@ them once; each iteration sends the new text and reads the diagnostics and goals
   One document per server (``Warm.lean`` in the server's scratch folder), so every unit with the
   same imports reuses the same worker.
 * **Memory.** Each server is admitted through the process's memory budget
-  (``fyan.lean.admission``) as kind ``lean_server``, charged the peak recorded for that kind and
+  (``fyan.sandbox.admission``) as kind ``lean_server``, charged the peak recorded for that kind and
   unit (else ``[lean] memory_limit_mb``), and holds its share while it lives; its measured peak
   (``VmHWM`` of the server and its workers) is recorded after every check. At most
   ``[lean] warm_servers`` live at once (0: no pool, every iteration compiles cold); one idle
@@ -22,7 +22,7 @@ them once; each iteration sends the new text and reads the diagnostics and goals
 * **Failures.** A crash (the process or its worker ended) or a timeout (``[lean] build_timeout``)
   ends that server; a new one is started and the iteration is retried once. A second failure
   raises ``WarmUnavailable`` and the caller compiles cold: it is never charged to the proof.
-* **Confinement.** A server runs as a build runs (``fyan.lean.runner.confine``: bubblewrap per
+* **Confinement.** A server runs as a build runs (``fyan.sandbox.runner.confine``: bubblewrap per
   ``[lean] sandbox``, ``tool_environment``), writing only its scratch folder; instead of an
   address-space limit (the file worker reserves far more address space than it uses) a server
   whose measured peak passes ``[lean] memory_limit_mb`` is ended after its check,
@@ -30,7 +30,7 @@ them once; each iteration sends the new text and reads the diagnostics and goals
   ``lake setup-file``.
 
 The completion gate never uses a warm server: it compiles cold in its own workspace
-(``fyan.lean.trusted``). A warm server's answer is feedback for the model, never a decision.
+(``fyan.lakepackage.trusted``). A warm server's answer is feedback for the model, never a decision.
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fyan.lean import admission
+from fyan.sandbox import admission
 from fyan.lean.lsp import Elaboration, LeanServer, LspError
-from fyan.lean.runner import Confinement, confine, sandbox_tmpdir, tool_environment
+from fyan.sandbox.runner import Confinement, confine, sandbox_tmpdir, tool_environment
 
 #: the admission kind of a warm server
 KIND = "lean_server"
@@ -398,8 +398,8 @@ def unit_spec(project, setup, *, scratch: Path | None = None) -> tuple[tuple[str
     package's outputs (the gate's recorded ``.olean`` files of complete units), then the
     dependencies, as ``compile_candidate`` searches them; confined like it (the project and your
     home hidden, the toolchain, the dependencies and ``[lean] sandbox_readable`` readable)."""
-    from fyan.lean.package import BUILD_LIB
-    from fyan.lean.runner import home_dir
+    from fyan.lakepackage.package import BUILD_LIB
+    from fyan.sandbox.runner import home_dir
 
     cfg = project.config.lean
     search = [(project.paths.lean / BUILD_LIB).resolve()]

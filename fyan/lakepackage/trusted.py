@@ -48,11 +48,11 @@ from pathlib import Path
 
 from fyan.config import LeanSection
 from fyan.lean import compile as leanc
-from fyan.lean import safefile
+from fyan.sandbox import safefile
 from fyan.lean.compile import CompileResult, LeanSetup, LeanSetupError, module_path
 from fyan.lean.inspector import Inspection, InspectorBuild, remove_tree, run_inspector
-from fyan.lean.package import unit_module, upstream
-from fyan.lean.runner import Confinement, project_confinement, tool_environment
+from fyan.lakepackage.package import unit_module, upstream
+from fyan.sandbox.runner import Confinement, project_confinement, tool_environment
 from fyan.lean.toolchain import Toolchain
 from fyan.project import Project
 from fyan.state.models import UnitRecord
@@ -96,7 +96,7 @@ def recorded_bytes(project: Project, store: Store, unit_id: str, name: str) -> b
 def read_regular(path: Path, limit: int = 1 << 30) -> bytes:
     """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes (default 1 GiB:
     ``.olean`` files), checked with ``lstat`` and opened without following a link and without
-    blocking (``fyan.lean.safefile.read_bytes``: a FIFO or device planted in its place is refused,
+    blocking (``fyan.sandbox.safefile.read_bytes``: a FIFO or device planted in its place is refused,
     never read). Raises ``OSError`` (``FileNotFoundError`` when it does not exist)."""
     return safefile.read_bytes(path, limit=limit)
 
@@ -347,7 +347,7 @@ def module_outputs(ws: GateWorkspace, module: str) -> dict[str, bytes]:
     (``Basic.olean.json``: the module, the SHA-256 of its source and of the ``.olean``, of each
     upstream ``.olean`` it was compiled against — ``upstream_oleans`` — and the Lean version and
     git hash that compiled it), both recorded as derived artifacts; the ``.olean`` then goes into
-    the project package's outputs (``fyan.lean.package``). Empty when there is no output."""
+    the project package's outputs (``fyan.lakepackage.package``). Empty when there is no output."""
     try:
         olean = read_regular(module_path(ws.libdir, module, ".olean"))
         source = read_regular(ws.module_file(module))
@@ -423,7 +423,7 @@ def run_tool(ws: GateWorkspace, argv: list[str], config: LeanSection, log_dir: P
     """Run a checker program (a kernel replay) on the published outputs, as the inspector runs: in
     the workspace, ``LEAN_PATH`` = ``lib/``, then the dependencies, confined, admitted by memory as
     ``kind``; returns its ``ProcessResult``."""
-    from fyan.lean.runner import run_process
+    from fyan.sandbox.runner import run_process
 
     env = tool_environment(ws.setup.environment(ws.search_path()), pass_env=config.pass_env)
     return run_process(argv, cwd=cwd or ws.root, timeout_s=config.build_timeout, memory_mb=config.memory_limit_mb,
@@ -440,7 +440,7 @@ def comparator_package(ws: GateWorkspace, project: Project, store: Store, unit: 
     the recorded sources of the unit (``Statement``, ``Basic``) and of every upstream unit — never
     an output Lake did not build there. Raises ``OSError``, ``GateEnvironmentError`` or
     ``RecordedInputError``."""
-    from fyan.lean.package import LakefileError, unit_namespace, workspace_lakefile
+    from fyan.lakepackage.package import LakefileError, unit_namespace, workspace_lakefile
 
     pkg = project.paths.lean
     root = ws.root / "comparator"
@@ -451,7 +451,7 @@ def comparator_package(ws: GateWorkspace, project: Project, store: Store, unit: 
                                       [unit_namespace(project, u) for u in [unit, *deps]])
     except (LakefileError, OSError, UnicodeDecodeError) as e:
         raise GateEnvironmentError(str(e)) from None
-    from fyan.lean.workspace import shared_manifest, shared_packages_dir, with_packages_dir
+    from fyan.lakepackage.workspace import shared_manifest, shared_packages_dir, with_packages_dir
 
     shared = shared_packages_dir(pkg, root)  # the project's one set of dependencies, read in place
     (root / "lakefile.toml").write_text(with_packages_dir(lakefile, shared), encoding="utf-8")

@@ -8,7 +8,7 @@ When the semantic audit freezes a declaration, ``freeze_specs`` records
 * its **bound input files** (``bound_inputs``: project-relative path → SHA-256): the unit's
   ``problem.tex`` and the ``Basic.lean`` of every upstream unit;
 * with a toolchain, from the trusted inspector (``fyan.lean.inspector``) on the audited
-  ``Statement.lean`` built in a gate workspace (``fyan.lean.trusted``): the SHA-256 of the
+  ``Statement.lean`` built in a gate workspace (``fyan.lakepackage.trusted``): the SHA-256 of the
   **elaborated statement** (``type_hash``: the full structure of the type, plus the value of a
   definition), the digest of every **local definition** the statement depends on
   (``bound_inputs["lean:<name>"]``), and the toolchain that elaborated it
@@ -53,7 +53,7 @@ TOOLCHAIN_KEY = "lean:@toolchain"
 def bound_files(project: Project, store: Store, unit: UnitRecord) -> dict[str, str]:
     """The files a freeze of ``unit`` binds: ``problem.tex`` and every upstream unit's
     ``Basic.lean`` (project-relative path → SHA-256)."""
-    from fyan.lean.package import upstream
+    from fyan.lakepackage.package import upstream
     from fyan.state.gateway import sha256_file
 
     paths = [project.paths.unit(unit.id) / "problem.tex"]
@@ -192,7 +192,7 @@ def unaudited_dependencies(project: Project, store: Store, unit: UnitRecord,
     without naming it — an instance, a coercion, a default — must be frozen or conclude in a
     frozen declaration: otherwise an `instance : LE Int` written next to the statement would
     change what it means while its text reads the same."""
-    from fyan.lean.package import unit_module, upstream
+    from fyan.lakepackage.package import unit_module, upstream
 
     if not isinstance(record, InspectedLookup) or not record.found:
         return []
@@ -233,16 +233,16 @@ def freeze_specs(project: Project, store: Store, unit: UnitRecord, statement: st
     the problems that forbid freezing (``unaudited_dependencies``).
 
     With a toolchain (``discovery``, default: ``fyan.lean.toolchain.discover``) the statement
-    is built in a gate workspace (``fyan.lean.trusted``: upstream units from their recorded
+    is built in a gate workspace (``fyan.lakepackage.trusted``: upstream units from their recorded
     files, the statement's outputs built after theirs) and the trusted inspector reads it; the
     elaborated evidence is bound as the module docstring says. Logs go to ``log_dir``
     (``freeze-build*.log``, ``freeze-inspect.*``). Without one, or when the build or the
     inspector fails, only the text and the files are bound and the note says why (the gate then
     elaborates the audited statement itself). Never raises for a toolchain problem.
     """
-    from fyan.lean import trusted
+    from fyan.lakepackage import trusted
     from fyan.lean.inspector import ensure_inspector
-    from fyan.lean.package import unit_module
+    from fyan.lakepackage.package import unit_module
     from fyan.lean.toolchain import check_pin, discover
     from fyan.state.gateway import FreezeSpec
 

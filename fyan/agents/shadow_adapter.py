@@ -23,7 +23,7 @@ from fyan.lean import declarations
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.shadow.adapt import Adaptation, NameMatch
-from fyan.shadow.agent import ModelCaller
+from fyan.agents.shadow import ModelCaller
 from fyan.shadow.evaluate import AdapterFn
 from fyan.shadow.extract import Candidate
 from fyan.shadow.shadowset import ShadowSet

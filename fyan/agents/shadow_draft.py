@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fyan.lean.declarations import strip_comments
-from fyan.shadow.agent import ModelCaller
+from fyan.agents.shadow import ModelCaller
 from fyan.shadow.complete import Completeness, check_completeness
 from fyan.shadow.compiler import Compiler
 from fyan.shadow.shadowset import Backward, Method, Shadow, ShadowSet

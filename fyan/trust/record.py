@@ -86,7 +86,7 @@ def current_identity() -> dict[str, str]:
     and the corpus SHA-256."""
     from fyan import __version__
     from fyan.lean.inspector import source_digest
-    from fyan.selftest.corpus import corpus_digest
+    from fyan.trust.corpus import corpus_digest
 
     return {"fyan_version": __version__, "inspector_source_sha256": source_digest(), "corpus_sha256": corpus_digest()}
 

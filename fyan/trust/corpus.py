@@ -19,7 +19,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fyan.gates.report import GateReport
+from fyan.models.gate_report import GateReport
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fyan.config import LeanSection
-from fyan.selftest import corpus
+from fyan.trust import corpus
 
 LIBRARY = "FyanControls"
 
@@ -145,7 +145,7 @@ def registered_extensions(setup, work: Path, config: LeanSection, log_dir: Path,
     like a compile. Returns ``(names, None)`` or ``([], why)``; never raises."""
     from fyan.lean.compile import compile_confinement
     from fyan.lean.extensions import registered_extensions as parse
-    from fyan.lean.runner import run_process, tool_environment
+    from fyan.sandbox.runner import run_process, tool_environment
 
     src = work / "registry"
     try:
@@ -174,7 +174,7 @@ def learned_now(toolchain, pin: str, config: LeanSection, inspector, log_dir: Pa
     trusts the toolchain unproven (``[lean] trust_without_selftest``): without a selftest record
     nothing shows that the policy admits honest modules on it (an extension of a newer Lean that no
     row classifies would refuse every unit). Checked once per toolchain version line and Fyan
-    (``fyan.selftest.trust.current_identity``: its version, inspector and controls) and kept in
+    (``fyan.trust.record.current_identity``: its version, inspector and controls) and kept in
     Fyan's data folder (``learned/<key>.json``, beside the selftest records; never in a workspace).
     Returns ``(extensions, "")`` or ``(None, why)`` when the controls cannot be compiled, inspected
     or admitted (the gate then fails closed as an environment problem). Never raises."""
@@ -182,7 +182,7 @@ def learned_now(toolchain, pin: str, config: LeanSection, inspector, log_dir: Pa
     import json
     import tempfile
 
-    from fyan.selftest.trust import current_identity, data_root, toolchain_key
+    from fyan.trust.record import current_identity, data_root, toolchain_key
 
     key = toolchain_key(toolchain)
     tag = hashlib.sha256(toolchain.version.encode()).hexdigest()[:12]
