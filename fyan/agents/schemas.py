@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from fyan.replan.verdict import Verdict
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fyan.audit.record import EvidenceRecord
@@ -87,6 +88,8 @@ class ProveReply(BaseModel):
     lean: str = Field(description="All declarations of the unit with proofs (no imports, no namespace)")
     notes: str = ""
     done: bool = Field(default=False, description="The model believes the proof is complete: only a request; the gate decides")
+    verdict: Verdict | None = Field(default=None, description="A request for a re-plan (fyan.replan): a planned lemma "
+                                    "refuted, or a step too hard; only a request, checked by Fyan")
 
 
 AuditReply = EvidenceRecord

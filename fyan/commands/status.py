@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from fyan.agents.pricing import is_priced
 from fyan.command_result import CommandResult
@@ -53,6 +53,9 @@ class Payload(BaseModel):
     units: list[dict[str, Any]] | None = None
     counts: dict[str, int] | None = None
     cost: dict[str, Any] | None = None
+    replans: int | None = Field(default=None, description="re-plans the Formalizer's checked verdicts caused, all units")
+    refutations: int | None = Field(default=None, description="refutations executed (checked lemma_false verdicts), all "
+                                    "units; each unit row has its own `replans` and `refutations`")
 
 
 def run(args: argparse.Namespace) -> CommandResult:

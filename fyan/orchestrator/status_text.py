@@ -89,6 +89,8 @@ def summary_line(status: ProjectStatus) -> str:
         text += "; " + ", ".join(parts)
     if status.waiting_on_failed:
         text += f" ({status.waiting_on_failed} of them on failed units)"
+    if status.replans or status.refutations:
+        text += f"; {status.replans} re-plan(s), {status.refutations} refutation(s)"
     return text
 
 
@@ -109,9 +111,17 @@ def _groups(units: list[dict[str, Any]]) -> tuple[str, list[tuple[str, dict[str,
     return what, list(by.items())
 
 
+def replan_note(u: dict[str, Any]) -> str:
+    """`` [2 re-plans, 1 refutation]`` after a unit's reason, when it has any."""
+    r, f = int(u.get("replans") or 0), int(u.get("refutations") or 0)
+    if not (r or f):
+        return ""
+    return f" [{r} re-plan{'s' if r != 1 else ''}, {f} refutation{'s' if f != 1 else ''}]"
+
+
 def _unit_rows(units: list[dict[str, Any]]) -> list[list[str]]:
     return [[u["id"], str(u["layer"]), u["kind"], "adopted" if u.get("adopted") else u["status"], u["stage"] or "-",
-             u["short_reason"] or ""]
+             (u["short_reason"] or "") + replan_note(u)]
             for u in sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9), bool(u.get("waiting_on")),
                                                   u["layer"], u.get("order", 0)))]
 

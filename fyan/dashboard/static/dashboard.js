@@ -109,6 +109,8 @@
     const total = state.units.length;
     document.getElementById("done").textContent = counts.complete || 0;
     document.getElementById("total").textContent = total;
+    const replans = document.getElementById("replans");  // render.replans_text
+    if (replans) replans.textContent = replansText(state.replans || 0, state.refutations || 0);
     const p = document.getElementById("count-badges");
     p.replaceChildren();
     Object.keys(counts).sort((a, b) => (ORDER[a] ?? 9) - (ORDER[b] ?? 9)).forEach(k => {
@@ -135,6 +137,11 @@
       p.textContent = p.textContent.replace(/next try in \d+ s|trying again now/,
                                             wait >= 1 ? "next try in " + wait + " s" : "trying again now");
     });
+  }
+
+  // re-plans the Formalizer's checked verdicts caused, and refutations executed (render.replans_text)
+  function replansText(r, f) {
+    return (r || f) ? ` — ${r} re-plan${r === 1 ? "" : "s"}, ${f} refutation${f === 1 ? "" : "s"}` : "";
   }
 
   function unitLink(id) { return el("a", {href: "/unit/" + encodeURIComponent(id)}, id); }
@@ -242,6 +249,12 @@
     return 0;
   }
 
+  // " [1 re-plan, 1 refutation]" after a unit's reason (status_text.replan_note)
+  function replansNote(u) {
+    const r = u.replans || 0, f = u.refutations || 0;
+    return (r || f) ? ` [${r} re-plan${r === 1 ? "" : "s"}, ${f} refutation${f === 1 ? "" : "s"}]` : "";
+  }
+
   function renderUnits(units) {
     const tbody = document.querySelector("#units tbody");
     if (!tbody) return;
@@ -261,7 +274,7 @@
       st.append(badge(u.status));
       tr.append(name, el("td", {className: "section"}, sectionName(u)), el("td", {}, u.layer), el("td", {}, u.kind), st,
                 el("td", {}, u.stage || "-"), el("td", {className: "cost"}, table.costs[u.id] || "$0.0000"),
-                el("td", {className: "cause"}, u.cause || ""), el("td", {}, u.short_reason || ""));
+                el("td", {className: "cause"}, u.cause || ""), el("td", {}, (u.short_reason || "") + replansNote(u)));
       if (u.id === selected) tr.classList.add("picked-row");
       tbody.append(tr);
     }
