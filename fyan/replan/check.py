@@ -70,8 +70,11 @@ def check_verdict(ctx: CheckContext) -> CheckOutcome | None:
         return _refused(ctx, None, f"{VERDICT_FILE} is not a regular file (never read)")
     try:
         verdict = Verdict.model_validate_json(safefile.read_text(path, limit=1 << 20))
-    except (ValidationError, ValueError, OSError) as e:
-        return _refused(ctx, None, f"{VERDICT_FILE} does not validate: {str(e).splitlines()[0]}")
+    except ValidationError as e:
+        return _refused(ctx, None, f"{VERDICT_FILE} does not validate: " + "; ".join(
+            f"{'.'.join(map(str, x['loc'])) or 'verdict'}: {x['msg']}" for x in e.errors()[:3]))
+    except (ValueError, OSError) as e:
+        return _refused(ctx, None, f"{VERDICT_FILE} is unreadable: {str(e).splitlines()[0]}")
     unit_dir = ctx.project.paths.unit(ctx.unit.id)
     try:
         dag = LemmaDag.model_validate_json(safefile.read_text(unit_dir / "lemma_dag.json"))
