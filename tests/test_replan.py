@@ -20,7 +20,7 @@ from fyan.lean.package import render_unit_file, unit_namespace
 from fyan.replan.carry import helper_lemmas, with_helpers
 from fyan.replan.check import check_verdict
 from fyan.replan.plan_check import replan_problems
-from fyan.replan.verdict import ACCEPTED, HELPERS, REFUSED, Verdict, negation
+from fyan.replan.verdict import ACCEPTED, HELPERS, REFUSED, Verdict, negation, proposition
 from fyan.lean import declarations
 from fyan.state.faults import FAULT_EXIT_CODE
 from fyan.state.gateway import CheckContext, CheckOutcome, FreezeSpec, Gateway
@@ -368,3 +368,30 @@ def test_helpers_are_carried_after_the_new_plan_unless_it_declares_them():
     assert with_helpers("theorem helper_ok (n : Nat) : n + 0 = n := by\n  sorry", helpers).count("helper_ok") == 1
     assert helper_lemmas("theorem a : 1 = 1 := by\n  sorry\n\ntheorem b : 1 = 1 := rfl", set(), "z") == [
         ("b", "theorem b : 1 = 1 := rfl")]
+
+
+CORE_LEMMA = """prelude
+inductive N where
+  | z : N
+  | s (n : N) : N
+
+inductive Le' : N → N → Prop where
+  | refl (a : N) : Le' a a
+
+theorem orig (n : N) {m : N} ⦃k : N⦄ (h : Le' n m) (hk : Le' m k) : Le' n n := Le'.refl n
+"""
+
+
+@pytest.mark.lean_core
+def test_the_rendered_proposition_is_the_lemma_s_own_on_real_lean(core_lean, tmp_path):
+    """Real Lean 4.35.0 (core tier): the ``∀`` Fyan renders from a theorem's header (explicit,
+    implicit and strict-implicit binders) is the proposition the theorem proves: the theorem
+    itself is accepted as its proof, and a different one is refused (control)."""
+    decl = declarations.find(declarations.scan(CORE_LEMMA), "orig")
+    stated = proposition(decl)
+    assert stated == "∀ (n : N) {m : N} ⦃k : N⦄ (h : Le' n m) (hk : Le' m k), Le' n n"
+    for name, claim, expect in (("same", stated, 0), ("other", stated.replace("Le' n n", "Le' m m"), 1)):
+        src = tmp_path / f"{name}.lean"
+        src.write_text(CORE_LEMMA + f"\ntheorem check : {claim} := orig\n")
+        proc = subprocess.run([str(core_lean), str(src)], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == expect, proc.stdout + proc.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fyan.cli import main
-from fyan.state.models import FailureKind, RunStatus, Stage
+from fyan.state.models import FailureKind, Stage
 from fyan.state.store import Store
 from tests.conftest import ROOT
 

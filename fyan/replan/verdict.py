@@ -57,13 +57,20 @@ class Verdict(BaseModel):
         return self
 
 
-def negation(decl: declarations.Declaration) -> str:
-    """``¬ (∀ binders, type)`` of a theorem declaration (``¬ (type)`` without binders),
-    normalized; raises ``ValueError`` for a declaration without a type."""
+def proposition(decl: declarations.Declaration) -> str:
+    """The proposition a theorem declaration states, closed over its binders: ``∀ binders,
+    type`` (``type`` without binders), normalized. Lean's ``∀`` takes the same bracketed binders
+    as a declaration header (docs/lean-contract.md, "Re-plans"). Raises ``ValueError`` for a
+    declaration without a type."""
     binders, claim = decl.binders_text, decl.type_text
     if not claim:
         raise ValueError(f"{decl.name} has no stated type")
-    return f"¬ (∀ {binders}, {claim})" if binders else f"¬ ({claim})"
+    return f"∀ {binders}, {claim}" if binders else claim
+
+
+def negation(decl: declarations.Declaration) -> str:
+    """``¬ (∀ binders, type)`` of a theorem declaration (``¬ (type)`` without binders)."""
+    return f"¬ ({proposition(decl)})"
 
 
 def refutation_theorem(decl: declarations.Declaration, proof: str) -> str:
