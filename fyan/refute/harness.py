@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import sys
+from typing import Any
 
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 PATH_EVENTS = ("os.mkdir", "os.remove", "os.rmdir", "os.rename", "os.replace", "os.symlink", "os.link",
@@ -99,7 +100,7 @@ def child(folder, names, lists, out):
     except BaseException as e:  # noqa: BLE001
         send("L %s: %s" % (type(e).__name__, e))
         leave()
-    predicate = space.get("predicate")
+    predicate: Any = space.get("predicate")
     if not callable(predicate):
         send("L predicate.py defines no function predicate(**values)")
         leave()

@@ -133,12 +133,15 @@ class RefutationProgram(BaseModel):
 class RefutationLimits(BaseModel):
     """Bounds of one refutation run: ``timeout_s`` wall-clock seconds per confined run,
     ``memory_mb`` the address-space limit (MiB), ``max_cases`` the largest python domain,
-    ``output_bytes`` the stdout/stderr kept in the outcome."""
+    ``output_bytes`` the stdout/stderr kept in the outcome, ``lean_memory_mb`` the address-space
+    limit of a Lean check (Lean reserves address space for its threads up front: a Python-sized
+    limit stops it before it elaborates anything)."""
 
     timeout_s: float = Field(default=20.0, gt=0, le=600)
     memory_mb: int = Field(default=1024, ge=64)
     max_cases: int = Field(default=200_000, ge=1)
     output_bytes: int = Field(default=8000, ge=256)
+    lean_memory_mb: int = Field(default=8192, ge=256)
 
 
 class RefutationOutcome(BaseModel):

@@ -60,6 +60,9 @@ _LEAN_FORBIDDEN = re.compile(
 
 #: Lean's ``decide`` reporting that the proposition it was given is false (docs/lean-contract.md)
 _DECIDE_FALSE = re.compile(r"decide.{0,2} proved that the proposition", re.IGNORECASE)
+#: the kernel-checked term of a ``prelude`` check not evaluating to ``true`` (the elaborator cannot
+#: tell a false proposition from a stuck evaluation there; docs/lean-contract.md)
+_TERM_NOT_TRUE = re.compile(r"mismatch[\s\S]*of_decide_eq_true \(Eq\.refl (?:Bool\.)?true\)", re.IGNORECASE)
 #: ``#print axioms`` answers (docs/lean-contract.md)
 _NO_AXIOMS = re.compile(r"'fyan_refutation' does not depend on any axioms")
 _AXIOMS = re.compile(r"'fyan_refutation' depends on axioms: \[([^\]]*)\]")
@@ -248,7 +251,7 @@ def _lean(program: RefutationProgram, workdir: Path, limits: RefutationLimits, l
     (folder / "Refute.lean").write_text(text, encoding="utf-8")
     confinement = Confinement(writable=(folder,), read_only=tuple(lean.readable), hidden=hidden)
     proc = run_process([str(lean.lean), "--json", "Refute.lean"], cwd=folder, timeout_s=limits.timeout_s,
-                       memory_mb=limits.memory_mb, sandbox="require", confinement=confinement,
+                       memory_mb=limits.lean_memory_mb, sandbox="require", confinement=confinement,
                        env=confined_environment(extra=dict(lean.env)), log_path=folder / "compile.log")
     common = {"stdout": proc.output, "exit_code": proc.exit_code, "sandbox": proc.note, "witness": instance,
               "duration_s": proc.duration_s}
@@ -258,10 +261,14 @@ def _lean(program: RefutationProgram, workdir: Path, limits: RefutationLimits, l
     parsed = parse_lean_json(proc.output)
     errors = [d for d in parsed.diagnostics if d.severity == "error"]
     if errors:
-        if any(_DECIDE_FALSE.search(d.message) for d in errors):
+        if any(_DECIDE_FALSE.search(d.text) for d in errors):
             return _outcome(program, limits, executed=True, refutes=False, cases_checked=1, **common)
+        if any(_TERM_NOT_TRUE.search(d.text) for d in errors):
+            return _outcome(program, limits, executed=False, refutes=False,
+                            worthless_reason="the decision procedure did not evaluate to true (the negation is "
+                                             "false at this instance, or its evaluation is stuck)", **common)
         return _outcome(program, limits, executed=False, refutes=False,
-                        worthless_reason=f"the check does not compile: {errors[0].message.splitlines()[0][:300]}",
+                        worthless_reason=f"the check does not compile: {errors[0].text.splitlines()[0][:300]}",
                         **common)
     if any(d.is_sorry for d in parsed.diagnostics):
         return _outcome(program, limits, executed=False, refutes=False,
@@ -269,7 +276,7 @@ def _lean(program: RefutationProgram, workdir: Path, limits: RefutationLimits, l
     if proc.exit_code != 0:
         return _outcome(program, limits, executed=False, refutes=False,
                         worthless_reason=f"lean exited with {proc.exit_code} and no error message", **common)
-    infos = " ".join(d.message for d in parsed.diagnostics)
+    infos = " ".join(d.text for d in parsed.diagnostics)
     used = _AXIOMS.search(infos)
     if used:
         axioms = {a.strip() for a in used.group(1).split(",") if a.strip()}
