@@ -259,7 +259,10 @@ def test_a_refutation_lean_rejects_is_recorded_and_worth_nothing(tmp_path, fake_
     ({**REFUTE, "negation_statement": "¬ (∀ (n : Nat), twice n = n)"}, "is not the planned lemma's as Fyan renders it"),
     ({**REFUTE, "negation_proof": "by sorry"}, "the refutation was not compiled"),
     ({**REFUTE, "negation_proof": "by native_decide"}, "the refutation was not compiled"),
-    ({"kind": "lemma_false", "lemma": "false_lemma", "counterexample": "print(1)"}, "the counterexample was not run"),
+    ({"kind": "lemma_false", "lemma": "false_lemma", "counterexample": {"predicate_source": "def predicate(n): return True"}},
+     "the counterexample program does not validate"),
+    ({"kind": "lemma_false", "lemma": "false_lemma", "counterexample": {"language": "lean", "lean_instance": "1 = 2"}},
+     "a Lean refutation goes in negation_proof"),
     ({"kind": "step_too_hard", "lemma": "false_lemma", "tried": "induction on n, then simp; stuck at the step case"},
      "left no iteration log"),
 ])
@@ -395,3 +398,27 @@ def test_the_rendered_proposition_is_the_lemma_s_own_on_real_lean(core_lean, tmp
         src.write_text(CORE_LEMMA + f"\ntheorem check : {claim} := orig\n")
         proc = subprocess.run([str(core_lean), str(src)], capture_output=True, text=True, timeout=120)
         assert proc.returncode == expect, proc.stdout + proc.stderr
+
+
+SEARCH = {"predicate_source": "def predicate(n):\n    return n <= 0 or n + n == n\n", "domain": [{"name": "n", "lo": 0, "hi": 4}]}
+
+
+def test_a_counterexample_executed_by_the_refutation_runner_is_a_replan(tmp_path):
+    """The runner really runs (``fyan.refute``, confined by bubblewrap where it works; without a
+    sandbox it gives no evidence, which this test then shows as a refusal)."""
+    _, _, ctx = planned(tmp_path)
+    give(ctx, {"kind": "lemma_false", "lemma": "false_lemma", "counterexample": SEARCH})
+    out = check_verdict(ctx)
+    outcome = json.loads((ctx.attempt_dir / "refutation" / "outcome.json").read_text())
+    assert outcome["target"] == {"id": "false_lemma", "text": "∀ (n : Nat) (h : 0 < n), twice n = n"}  # set by Fyan
+    assert out is not None
+    if outcome["worthless_reason"] is not None:
+        assert out.failure_kind is FailureKind.CHECK and "did not refute" in out.reason
+        pytest.skip(f"the refutation runner gives no evidence here: {outcome['worthless_reason']}")
+    assert (out.failure_kind, out.rewind_to) == (FailureKind.REPLAN, Stage.PLAN), out.reason
+    assert "false at {'n': 1}" in out.reason
+    # a search that finds nothing is worth nothing (control)
+    give(ctx, {"kind": "lemma_false", "lemma": "false_lemma", "counterexample": {
+        **SEARCH, "predicate_source": "def predicate(n):\n    return True\n"}})
+    out = check_verdict(ctx)
+    assert out is not None and out.failure_kind is FailureKind.CHECK and "did not refute" in out.reason

@@ -69,10 +69,10 @@ def test_the_false_lemma_is_refuted_the_plan_revised_and_the_unit_completes(repl
     # the Planner was told why it plans again
     assert "`lemma_false` on the planned lemma `mul_self_even`" in requests(runs[4])
     assert "lemma_false" not in requests(runs[1])
-    # status: counts of re-plans and refutations, in the JSON and the text
+    # status: counts of re-plans and refuted lemmas, in the JSON and the text
     code, status = run_json(capsys, "status", str(replan_example))
     unit = next(u for u in status["units"] if u["id"] == UNIT)
-    assert (unit["replans"], unit["refutations"], status["replans"], status["refutations"]) == (1, 1, 1, 1)
+    assert (unit["replans"], unit["refuted_lemmas"], status["replans"], status["refuted_lemmas"]) == (1, 1, 1, 1)
     assert main(["status", str(replan_example)]) == 0
     text = capsys.readouterr().out
-    assert "1 re-plan(s), 1 refutation(s)" in text and "[1 re-plan, 1 refutation]" in text
+    assert "1 re-plan(s), 1 planned lemma(s) refuted" in text and "[1 re-plan, 1 lemma refuted]" in text

@@ -54,8 +54,8 @@ class Payload(BaseModel):
     counts: dict[str, int] | None = None
     cost: dict[str, Any] | None = None
     replans: int | None = Field(default=None, description="re-plans the Formalizer's checked verdicts caused, all units")
-    refutations: int | None = Field(default=None, description="refutations executed (checked lemma_false verdicts), all "
-                                    "units; each unit row has its own `replans` and `refutations`")
+    refuted_lemmas: int | None = Field(default=None, description="planned lemmas refuted (checked lemma_false verdicts), "
+                                       "all units; each unit row has its own `replans` and `refuted_lemmas`")
 
 
 def run(args: argparse.Namespace) -> CommandResult:

@@ -137,7 +137,7 @@ class ProjectStatus:
                 "counts": self.counts, "waiting_on_failed": self.waiting_on_failed,
                 "units": self.units, "blocked_groups": [{**asdict(g), "total": g.total} for g in self.blocked],
                 "providers": self.outages, "stale": self.stale, "sandbox": self.sandbox,
-                "replans": self.replans, "refutations": self.refutations}
+                "replans": self.replans, "refuted_lemmas": self.refuted_lemmas}
 
     @property
     def replans(self) -> int:
@@ -145,9 +145,9 @@ class ProjectStatus:
         return sum(int(u.get("replans") or 0) for u in self.units)
 
     @property
-    def refutations(self) -> int:
-        """Refutations executed (checked ``lemma_false`` verdicts), over every unit."""
-        return sum(int(u.get("refutations") or 0) for u in self.units)
+    def refuted_lemmas(self) -> int:
+        """Planned lemmas refuted (checked ``lemma_false`` verdicts), over every unit."""
+        return sum(int(u.get("refuted_lemmas") or 0) for u in self.units)
 
 
 def _background(state: dict[str, Any] | None) -> bool:
@@ -262,7 +262,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             if v.next_stage is not None and v.next_stage.value not in g.stages:
                 g.stages.append(v.next_stage.value)
     adoptions = store.adoptions()
-    refutations = store.refutations_by_unit()
+    refuted = store.refuted_lemmas_by_unit()
     sections = unit_sections(store)
     waiting_on = failed_ancestors(views, set(causes))
     for uid, v in views.items():
@@ -297,7 +297,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             "adopted": v.adopted, "adoption": adoption.outcome if adoption is not None else None,
             "section": sections.get(uid, []), "cause": unit_cause,
             "waiting_on": waiting_on.get(uid, []) if st == "waiting" else [],
-            "replans": v.replans, "refutations": refutations.get(uid, 0),
+            "replans": v.replans, "refuted_lemmas": refuted.get(uid, 0),
         })
         status.counts[st] = status.counts.get(st, 0) + 1
     status.blocked = sorted(groups.values(), key=lambda g: (-len(g.roots), -g.total))

@@ -89,8 +89,8 @@ def summary_line(status: ProjectStatus) -> str:
         text += "; " + ", ".join(parts)
     if status.waiting_on_failed:
         text += f" ({status.waiting_on_failed} of them on failed units)"
-    if status.replans or status.refutations:
-        text += f"; {status.replans} re-plan(s), {status.refutations} refutation(s)"
+    if status.replans or status.refuted_lemmas:
+        text += f"; {status.replans} re-plan(s), {status.refuted_lemmas} planned lemma(s) refuted"
     return text
 
 
@@ -111,12 +111,26 @@ def _groups(units: list[dict[str, Any]]) -> tuple[str, list[tuple[str, dict[str,
     return what, list(by.items())
 
 
+def refutations_executed(u: dict[str, Any]) -> int:
+    """The slot for the counterexample searches run for a unit (``fyan.refute``): its row's
+    ``refutations`` — a count, or a mapping with ``executed`` — else 0 (a Fyan without them)."""
+    slot = u.get("refutations")
+    if isinstance(slot, dict):
+        slot = slot.get("executed")
+    return slot if isinstance(slot, int) else 0
+
+
 def replan_note(u: dict[str, Any]) -> str:
-    """`` [2 re-plans, 1 refutation]`` after a unit's reason, when it has any."""
-    r, f = int(u.get("replans") or 0), int(u.get("refutations") or 0)
-    if not (r or f):
-        return ""
-    return f" [{r} re-plan{'s' if r != 1 else ''}, {f} refutation{'s' if f != 1 else ''}]"
+    """`` [2 re-plans, 1 lemma refuted, 3 refutations executed]`` after a unit's reason: its
+    re-plans and refuted planned lemmas (``fyan.replan``) and the refutations slot
+    (``refutations_executed``); "" when all are 0."""
+    r, f, e = int(u.get("replans") or 0), int(u.get("refuted_lemmas") or 0), refutations_executed(u)
+    parts = [f"{r} re-plan{'s' if r != 1 else ''}"] if r or f else []
+    if f:
+        parts.append(f"{f} lemma{'s' if f != 1 else ''} refuted")
+    if e:
+        parts.append(f"{e} refutation{'s' if e != 1 else ''} executed")
+    return f" [{', '.join(parts)}]" if parts else ""
 
 
 def _unit_rows(units: list[dict[str, Any]]) -> list[list[str]]:

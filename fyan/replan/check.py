@@ -42,7 +42,7 @@ from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace
 from fyan.replan.carry import helper_lemmas, helpers_file
-from fyan.replan.verdict import ACCEPTED, HELPERS, REFUSED, VERDICT_FILE, Verdict, negation, refutation_theorem
+from fyan.replan.verdict import ACCEPTED, HELPERS, REFUSED, VERDICT_FILE, Verdict, negation, proposition, refutation_theorem
 from fyan.state.gateway import CheckContext, CheckOutcome
 from fyan.state.models import FailureKind, RunStatus, Stage
 
@@ -94,7 +94,7 @@ def check_verdict(ctx: CheckContext) -> CheckOutcome | None:
     if verdict.kind == "lemma_false" and verdict.negation_proof.strip():
         ok, how, kind = *_check_negation(ctx, statement, decl, verdict), "lean_negation"
     elif verdict.kind == "lemma_false":
-        ok, how, kind = *_check_counterexample(ctx, verdict), "counterexample"
+        ok, how, kind = *_check_counterexample(ctx, decl, verdict), "counterexample"
     else:
         ok, how, kind = *_check_stuck(ctx), "step_too_hard"
     if not ok:
@@ -180,16 +180,30 @@ def _check_negation(ctx: CheckContext, statement: str, decl: declarations.Declar
     return True, f"Lean proof of `{expected}` compiled with no sorry (refutation.lean)"
 
 
-def _check_counterexample(ctx: CheckContext, verdict: Verdict) -> tuple[bool, str]:
-    import importlib
+def _check_counterexample(ctx: CheckContext, decl: declarations.Declaration, verdict: Verdict) -> tuple[bool, str]:
+    """Run the verdict's counterexample search with the refutation runner (``fyan.refute``),
+    confined, in ``<attempt>/refutation/``, with the project folder hidden from it. Its target is
+    set by Fyan (the lemma's name and the proposition the plan states); only a confirmed
+    refutation (executed, the witness re-checked by a second run) counts. What links the
+    program's predicate to the Lean lemma is the model's reading: such a verdict costs at most a
+    bounded re-plan, and a Lean refutation (``negation_proof``) is the stronger evidence."""
+    from fyan.refute import RefutationLimits, RefutationProgram, run_refutation
 
-    try:  # the refutation runner (fyan/refute/), built apart from this package
-        runner = getattr(importlib.import_module("fyan.refute"), "run_refutation", None)
-    except ImportError:
-        runner = None
-    if runner is None:
-        return False, "the counterexample was not run (not checked): this Fyan has no refutation runner"
-    return False, "the counterexample was not run (not checked): the refutation runner is not wired in yet"
+    search = dict(verdict.counterexample or {})
+    if search.get("language", "python") != "python":
+        return False, "a counterexample program is a python search; a Lean refutation goes in negation_proof"
+    try:
+        program = RefutationProgram.model_validate({
+            **{k: v for k, v in search.items() if k in ("predicate_source", "domain")}, "language": "python",
+            "origin": "model", "target": {"id": verdict.lemma, "text": proposition(decl)}})
+    except ValidationError as e:
+        return False, "the counterexample program does not validate: " + "; ".join(x["msg"] for x in e.errors()[:3])
+    outcome = run_refutation(program, workdir=ctx.attempt_dir / "refutation", limits=RefutationLimits(),
+                             hidden=(ctx.project.paths.root,))
+    if not outcome.refutes:
+        return False, f"the counterexample did not refute the lemma: {outcome.summary()}"
+    return True, f"counterexample executed by the refutation runner: false at {outcome.witness} " \
+                 f"({outcome.cases_checked} case(s); refutation/outcome.json)"
 
 
 def _check_stuck(ctx: CheckContext) -> tuple[bool, str]:

@@ -10,7 +10,7 @@ never a statement the model chose.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -44,13 +44,16 @@ class Verdict(BaseModel):
     lemma: str = Field(min_length=1, description="a node of the unit's lemma DAG, by its name there")
     negation_statement: str = Field(default="", description="lemma_false: ¬ (∀ binders, type) as the model states it")
     negation_proof: str = Field(default="", description="lemma_false: the proof of the negation (a term or `by ...`)")
-    counterexample: str = Field(default="", description="lemma_false: a program whose run exhibits a counterexample")
+    counterexample: dict[str, Any] | None = Field(
+        default=None, description="lemma_false: a counterexample search for the refutation runner (fyan.refute): "
+        "`predicate_source` defining predicate(**values) -> bool (True: the lemma holds there) and a finite `domain`; "
+        "Fyan sets its target, the lemma as the plan states it")
     tried: str = Field(default="", description="step_too_hard: what was tried and where it got stuck")
     explanation: str = ""
 
     @model_validator(mode="after")
     def _evidence(self) -> Verdict:
-        if self.kind == "lemma_false" and not (self.negation_proof.strip() or self.counterexample.strip()):
+        if self.kind == "lemma_false" and not (self.negation_proof.strip() or self.counterexample):
             raise ValueError("a lemma_false verdict needs evidence: negation_proof or counterexample")
         if self.kind == "step_too_hard" and len(self.tried.strip()) < 20:
             raise ValueError("a step_too_hard verdict says what was tried (`tried`, a few sentences)")

@@ -110,7 +110,7 @@
     document.getElementById("done").textContent = counts.complete || 0;
     document.getElementById("total").textContent = total;
     const replans = document.getElementById("replans");  // render.replans_text
-    if (replans) replans.textContent = replansText(state.replans || 0, state.refutations || 0);
+    if (replans) replans.textContent = replansText(state.replans || 0, state.refuted_lemmas || 0);
     const p = document.getElementById("count-badges");
     p.replaceChildren();
     Object.keys(counts).sort((a, b) => (ORDER[a] ?? 9) - (ORDER[b] ?? 9)).forEach(k => {
@@ -139,9 +139,9 @@
     });
   }
 
-  // re-plans the Formalizer's checked verdicts caused, and refutations executed (render.replans_text)
+  // re-plans the Formalizer's checked verdicts caused, and planned lemmas refuted (render.replans_text)
   function replansText(r, f) {
-    return (r || f) ? ` — ${r} re-plan${r === 1 ? "" : "s"}, ${f} refutation${f === 1 ? "" : "s"}` : "";
+    return (r || f) ? ` — ${r} re-plan${r === 1 ? "" : "s"}, ${f} lemma${f === 1 ? "" : "s"} refuted` : "";
   }
 
   function unitLink(id) { return el("a", {href: "/unit/" + encodeURIComponent(id)}, id); }
@@ -249,10 +249,15 @@
     return 0;
   }
 
-  // " [1 re-plan, 1 refutation]" after a unit's reason (status_text.replan_note)
+  // " [1 re-plan, 1 lemma refuted, 2 refutations executed]" after a unit's reason (status_text.replan_note;
+  // the refutations slot: a count or {executed: n})
   function replansNote(u) {
-    const r = u.replans || 0, f = u.refutations || 0;
-    return (r || f) ? ` [${r} re-plan${r === 1 ? "" : "s"}, ${f} refutation${f === 1 ? "" : "s"}]` : "";
+    const r = u.replans || 0, f = u.refuted_lemmas || 0;
+    const slot = u.refutations, e = typeof slot === "number" ? slot : (slot && slot.executed) || 0;
+    const parts = (r || f) ? [`${r} re-plan${r === 1 ? "" : "s"}`] : [];
+    if (f) parts.push(`${f} lemma${f === 1 ? "" : "s"} refuted`);
+    if (e) parts.push(`${e} refutation${e === 1 ? "" : "s"} executed`);
+    return parts.length ? ` [${parts.join(", ")}]` : "";
   }
 
   function renderUnits(units) {
