@@ -76,3 +76,20 @@ def test_the_false_lemma_is_refuted_the_plan_revised_and_the_unit_completes(repl
     assert main(["status", str(replan_example)]) == 0
     text = capsys.readouterr().out
     assert "1 re-plan(s), 1 planned lemma(s) refuted" in text and "[1 re-plan, 1 lemma refuted]" in text
+    # the dashboard: the overview's counts, the unit's row and page, the state the page script reads
+    from fyan.dashboard.server import start_in_thread
+    from fyan.project import Project
+    from tests.test_dashboard import request
+
+    server, url, _ = start_in_thread(Project.open(replan_example), 0)
+    try:
+        assert server.started
+        _, page = request(url, path="/")
+        assert "<span id=replans> — 1 re-plan, 1 lemma refuted</span>" in page
+        assert "[1 re-plan, 1 lemma refuted]" in page
+        _, page = request(url, path=f"/unit/{UNIT}")
+        assert "<p id=replans>Re-plans: 1 · planned lemmas refuted: 1 · refutations executed: 0</p>" in page
+        _, state = request(url, path="/api/state")
+        assert (json.loads(state)["replans"], json.loads(state)["refuted_lemmas"]) == (1, 1)
+    finally:
+        server.should_exit = True
