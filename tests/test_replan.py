@@ -306,6 +306,11 @@ def test_beyond_the_bound_a_checked_verdict_blocks_for_a_human(tmp_path):
     assert (done.failure_kind, done.rewind_to) == (FailureKind.REPLAN, None)
     view = gw.store.views(3)[UNIT]
     assert view.status.value == "blocked" and "bound ([scheduler] max_replans)" in (view.reason or "")
+    from fyan.orchestrator.status import classify
+
+    cause = classify(view.reason or "")
+    assert cause.summary.startswith("re-plan bound reached") and "guidance/<unit>.md" in (cause.remedy or "")
+    assert classify("prove failed 3 time(s) (budget 3); last: x").summary.startswith("out of attempts")  # control
 
 
 # -- the plan check's rule for a re-plan ------------------------------------------------------

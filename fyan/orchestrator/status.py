@@ -71,6 +71,11 @@ _KNOWN: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"^command agent '(?P<prog>[^']+)' not found on PATH"), "",
      "install the program or give its full path in [agents.*] command, then `fyan run` again"),
     (re.compile(r"^bubblewrap"), "", "install bubblewrap (apt-get install bubblewrap), or set [lean] sandbox"),
+    # fyan.replan.check: a checked verdict beyond [scheduler] max_replans
+    (re.compile(r"^the Formalizer asks for a re-plan: .*the bound \(\[scheduler\] max_replans\)", re.S),
+     "re-plan bound reached: the Formalizer keeps finding the plan wrong",
+     "read units/<unit>/replan/ (the verdicts and how Fyan checked them); revise the document or give advice in "
+     "guidance/<unit>.md (or the dashboard's form), which lets the unit run again"),
 ]
 
 
