@@ -427,3 +427,29 @@ def test_a_counterexample_executed_by_the_refutation_runner_is_a_replan(tmp_path
         **SEARCH, "predicate_source": "def predicate(n):\n    return True\n"}})
     out = check_verdict(ctx)
     assert out is not None and out.failure_kind is FailureKind.CHECK and "did not refute" in out.reason
+
+
+def test_the_planner_and_the_next_prove_attempt_get_the_checked_verdict_and_the_helpers(tmp_path):
+    from fyan.agents.stages import UnitContext
+    from fyan.replan.agent import attempt_verdict, carried_helpers, record_workspace_verdict, replan_request
+
+    project, gw, ctx = planned(tmp_path)
+    u = UnitContext(project, gw.store, ctx.unit, ctx.run)
+    record_workspace_verdict(u, {"verdict.json": "{broken"})  # a command agent's file, copied as written
+    assert attempt_verdict(u).startswith("malformed verdict")
+    record_workspace_verdict(u, {"verdict.json": json.dumps(
+        {"kind": "step_too_hard", "lemma": "false_lemma", "tried": "induction on n, then simp; stuck at the step"})})
+    assert attempt_verdict(u) == "step_too_hard false_lemma"
+    (ctx.attempt_dir / "iterations.json").write_text(json.dumps([{"iteration": 1, "review": ["- sorry"]}]))
+    gw.checks[Stage.PROVE] = lambda c: check_verdict(c) or CheckOutcome(False, "no verdict")
+    assert gw.finish(ctx.run).failure_kind is FailureKind.REPLAN
+    plan = gw.begin(UNIT, Stage.PLAN, 3)
+    u = UnitContext(project, gw.store, ctx.unit, plan)
+    request = replan_request(u)
+    assert "- verdict: `step_too_hard` on the planned lemma `false_lemma`" in request
+    assert "theorem helper_ok" in request and "helper_from_false" not in request
+    assert "theorem helper_ok" in carried_helpers(u)
+    # before any re-plan the Planner's section is empty (control)
+    other, gw2 = ingested(tmp_path / "other", checks=CHECKS)
+    run = gw2.begin(UNIT, Stage.REASON, 3)
+    assert replan_request(UnitContext(other, gw2.store, gw2.store.unit(UNIT), run)) == "(none)"

@@ -20,7 +20,8 @@ from fyan.terminal import quoted
 
 DESCRIPTION = """Show where the project stands, summary first: units by state (complete, running, ready,
 failed, waiting) and by chapter, the failed units grouped by cause with the remedy, provider
-outages, stale units and the command that accepts a source change, whether a run is alive.
+outages, stale units and the command that accepts a source change, whether a run is alive,
+and the re-plans the Formalizer's checked verdicts caused (with the planned lemmas refuted).
 Filters (--failed, --waiting, --section, --unit, --layer, --all) list units one row each;
 --summary prints the summary lines only; --cost adds the model usage and cost per stage and unit."""
 
