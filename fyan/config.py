@@ -410,6 +410,11 @@ class SchedulerSection(_Section):
     attempts_per_stage: int = Field(
         default=3, ge=1, description="Failed attempts of one stage before the unit is blocked."
     )
+    max_replans: int = Field(
+        default=3, ge=0,
+        description="Re-plans per unit the Formalizer's checked verdicts may cause (a planned lemma refuted, "
+        "or a step too hard: fyan.replan); the next checked verdict blocks the unit for a human.",
+    )
 
 
 class StagnationSection(_Section):

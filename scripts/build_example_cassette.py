@@ -1,6 +1,6 @@
 """Rebuild the example project's replay cassette from its authored responses.
 
-    python scripts/build_example_cassette.py [projects/taste-number-theory]
+    python scripts/build_example_cassette.py [projects/taste-number-theory | projects/replan-consecutive]
 
 The example's responses are authored by people (``replay/authored/<unit>/<stage>.*``), but
 replay is keyed by the hash of each request, and requests depend on the prompts and on
@@ -32,15 +32,23 @@ LABEL = "authored example response (written by the Fyan developers, not produced
 
 class AuthoredProvider(Provider):
     """Serves ``authored/<unit>/<prompt>.<md|json>`` (``json`` for a structured reply; the
-    Specifier's project-level calls from ``authored/_project/``); token counts are word counts."""
+    Specifier's project-level calls from ``authored/_project/``); token counts are word counts.
+    The n-th call (n ≥ 2) of a prompt for a unit is served ``<prompt>.<n>.<md|json>`` when that
+    file exists (a unit that runs a stage again, e.g. the Planner after a re-plan), else the
+    same file as the first."""
 
     name = "replay"
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self.calls: dict[tuple[str, str], int] = {}
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        path = self.folder / (request.unit or "_project") / f"{request.prompt}.{'json' if request.json_output else 'md'}"
+        unit, ext = request.unit or "_project", "json" if request.json_output else "md"
+        n = self.calls[(unit, request.prompt)] = self.calls.get((unit, request.prompt), 0) + 1
+        path = self.folder / unit / f"{request.prompt}.{n}.{ext}"
+        if n < 2 or not path.is_file():
+            path = self.folder / unit / f"{request.prompt}.{ext}"
         if not path.is_file():
             raise FyanError(f"no authored response {path}")
         text = path.read_text(encoding="utf-8")

@@ -112,3 +112,69 @@ def unit_text(k: int, *, imports: str = "Gen", sorry: bool = True, error: bool =
         out.append(f"theorem tac{k} (p : Prop) (h : p) : p := by skip")
     out.append("end U")
     return "\n".join(out) + "\n"
+
+
+#: the constants a ``decide`` check elaborates with at core level (no ``Init``): ``Bool`` (its
+#: constructors exported as ``true``/``false``, as Init does), ``Eq`` with ``Eq.refl (a : α)``
+#: (Init/Prelude.lean's shape), ``Not``, ``Decidable`` with ``decide`` and ``of_decide_eq_true``
+#: proved from the recursors (no axiom: a refutation must rest on none), ``Decidable`` instances
+#: for ``Not`` and ``Eq`` on ``Bool``, and unary numbers ``N`` with ``add``, ``mul`` and ``beq``
+#: (not ``Nat``: the elaborator gives the name ``Nat`` special treatment that needs Init), and
+#: ``Sneaky``, decided through an axiom (a check resting on it must not count). Used as
+#: the ``lean_header`` of refutation checks on the real core 4.35.0 (tests/test_refute_runner.py).
+#: Written for Fyan's tests; no Lean source copied.
+DECIDE_SUPPORT = """prelude
+universe u v
+unsafe axiom lcAny : Type
+unsafe axiom lcErased : Type
+unsafe axiom lcVoid : Type
+axiom lcProof {α : Prop} : α
+unsafe axiom lcUnreachable {α : Sort u} : α
+set_option bootstrap.inductiveCheckResultingUniverse false in
+inductive PUnit : Sort u where
+  | unit : PUnit
+inductive Bool : Type where
+  | false : Bool
+  | true : Bool
+export Bool (false true)
+inductive Eq {α : Sort u} : α → α → Prop where
+  | refl (a : α) : Eq a a
+inductive True : Prop where
+  | intro : True
+inductive False : Prop
+def Not (a : Prop) : Prop := a → False
+def False.elim {C : Sort u} (h : False) : C := False.rec (motive := fun _ => C) h
+theorem Bool.false_ne_true (h : Eq false true) : False :=
+  @Eq.rec Bool false (fun b _ => Bool.rec (motive := fun _ => Prop) True False b) True.intro true h
+class inductive Decidable (p : Prop) where
+  | isFalse (h : Not p) : Decidable p
+  | isTrue (h : p) : Decidable p
+@[reducible] noncomputable def Decidable.decide (p : Prop) [h : Decidable p] : Bool :=
+  Decidable.rec (motive := fun _ => Bool) (fun _ => false) (fun _ => true) h
+export Decidable (decide)
+theorem of_decide_eq_true {p : Prop} [inst : Decidable p] : Eq (decide p) true → p :=
+  Decidable.rec (motive := fun i => Eq (@decide p i) true → p)
+    (fun _ h => False.elim (Bool.false_ne_true h)) (fun hp _ => hp) inst
+@[reducible, instance] noncomputable def instDecidableNot {p : Prop} [dp : Decidable p] : Decidable (Not p) :=
+  Decidable.rec (motive := fun _ => Decidable (Not p)) (fun hn => Decidable.isTrue hn)
+    (fun hp => Decidable.isFalse (fun hn => hn hp)) dp
+@[reducible, instance] noncomputable def instDecidableEqBool (a b : Bool) : Decidable (Eq a b) :=
+  Bool.rec (motive := fun a => Decidable (Eq a b))
+    (Bool.rec (motive := fun b => Decidable (Eq false b)) (Decidable.isTrue (Eq.refl _))
+      (Decidable.isFalse (fun h => Bool.false_ne_true h)) b)
+    (Bool.rec (motive := fun b => Decidable (Eq true b))
+      (Decidable.isFalse (fun h => Bool.false_ne_true (@Eq.rec Bool true (fun x _ => Eq x true) (Eq.refl _) false h)))
+      (Decidable.isTrue (Eq.refl _)) b) a
+inductive N where
+  | zero : N
+  | succ (n : N) : N
+@[reducible] noncomputable def N.add (a b : N) : N := N.rec (motive := fun _ => N) a (fun _ ih => N.succ ih) b
+@[reducible] noncomputable def N.mul (a b : N) : N := N.rec (motive := fun _ => N) N.zero (fun _ ih => N.add ih a) b
+@[reducible] noncomputable def N.beq (a : N) : N → Bool :=
+  N.rec (motive := fun _ => N → Bool)
+    (fun b => N.rec (motive := fun _ => Bool) true (fun _ _ => false) b)
+    (fun _ ih b => N.rec (motive := fun _ => Bool) false (fun b' _ => ih b') b) a
+axiom Sneaky : Prop
+axiom Sneaky.false : Not Sneaky
+@[reducible, instance] noncomputable def Sneaky.decidable : Decidable Sneaky := Decidable.isFalse Sneaky.false
+"""

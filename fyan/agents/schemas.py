@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fyan.audit.record import EvidenceRecord
 from fyan.models.replies import LemmaDag
+from fyan.replan.verdict import Verdict
 
 
 class PlanReply(BaseModel):
@@ -29,6 +30,8 @@ class ProveReply(BaseModel):
     lean: str = Field(description="All declarations of the unit with proofs (no imports, no namespace)")
     notes: str = ""
     done: bool = Field(default=False, description="The model believes the proof is complete: only a request; the gate decides")
+    verdict: Verdict | None = Field(default=None, description="A request for a re-plan (fyan.replan): a planned lemma "
+                                    "refuted, or a step too hard; only a request, checked by Fyan")
 
 
 AuditReply = EvidenceRecord

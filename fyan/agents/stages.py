@@ -19,7 +19,10 @@ decided afterwards by the gateway's deterministic check (``fyan.gates.stages``).
   iteration. A candidate the lints reject is not compiled (its compile-time code never runs),
   and a candidate already rejected in this attempt is not compiled again. The model's ``done``
   is only a request, recorded in ``iterations.json``: iterations stop when the review finds
-  nothing, and the completion gate decides.
+  nothing, and the completion gate decides. The model may instead end the attempt with a
+  verdict asking for a re-plan (``fyan.replan``: a planned lemma refuted, or a step too hard),
+  written as ``verdict.json`` and checked by the prove check; helper lemmas a checked re-plan
+  kept start the next attempt's ``Basic.lean``.
 """
 
 from __future__ import annotations
@@ -45,6 +48,9 @@ from fyan.lean.toolchain import Toolchain, discover
 from fyan.lakepackage.trusted import GateEnvironmentError, resolve_setup
 from fyan.lakepackage.workspace import compile_candidate, prepare_workspace
 from fyan.project import Project
+from fyan.agents.replan import attempt_verdict, carried_helpers, record_reply_verdict, record_workspace_verdict, replan_request
+from fyan.replan.carry import with_helpers
+from fyan.replan.verdict import VERDICT_FILE
 from fyan.state.models import Stage, StageRun, UnitRecord
 from fyan.state.store import Store
 
@@ -205,6 +211,7 @@ def plan(s: StageSession, u: UnitContext) -> None:
         "unit": u.unit.id, "kind": u.unit.kind, "namespace": u.namespace, "problem": problem,
         "proof": (u.read("proof.md") or "").replace(u.provenance, "").strip(),
         "library": _library(u), "upstream": u.upstream(), "repair": _repair_request(u), "guidance": u.guidance(),
+        "replan": replan_request(u),
     }, PlanReply, check=names)
     u.write("lemma_dag.json", reply.lemma_dag.model_dump_json(indent=2) + "\n")
     u.write("blueprint.md", f"{u.provenance}\n\n{reply.blueprint.strip()}\n")
@@ -270,7 +277,10 @@ def prove(s: StageSession, u: UnitContext) -> None:
     }
     iterations = u.project.config.agents.prove_iterations
     discovery = discover(u.project.config.lean)
-    text = render_unit_file(u.project, u.store, u.unit, values["statement"], "Basic")
+    helpers = carried_helpers(u)
+    text = render_unit_file(u.project, u.store, u.unit, with_helpers(values["statement"], helpers), "Basic")
+    if helpers.strip():  # the helper lemmas a re-plan kept start this attempt
+        values["previous"] = f"```lean\n{model_part(text)}\n```"
     log = []
     rejected: dict[str, tuple[int, list[str]]] = {}  # sha256 of a rejected candidate -> (iteration, review)
     for i in range(1, iterations + 1):
@@ -280,6 +290,7 @@ def prove(s: StageSession, u: UnitContext) -> None:
             reply = s.ask_json("prove", values, ProveReply)
             text = render_unit_file(u.project, u.store, u.unit, reply.lean, "Basic")
             plan_text, done = reply.plan, reply.done
+            record_reply_verdict(u, reply.verdict)
         key = hashlib.sha256(text.encode("utf-8")).hexdigest()
         checked: dict = {}
         if key in rejected:  # never compiled again in this attempt
@@ -295,9 +306,12 @@ def prove(s: StageSession, u: UnitContext) -> None:
         if checked:
             entry["checked"] = checked.get("how")
             entry.update({k: v for k, v in checked.items() if k != "how" and v})
+        verdict = attempt_verdict(u)
+        if verdict is not None:
+            entry["verdict"] = verdict  # the attempt ends with it; fyan.replan.check decides
         log.append(entry)
         u.write("iterations.json", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
-        if not problems:
+        if not problems or verdict is not None:
             break
         said = "You said the proof was done, but the review found problems.\n" if done else ""
         values = {**values, "feedback": f"{said}Review of iteration {i}:\n" + "\n".join(problems),
@@ -310,7 +324,9 @@ def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str],
     change is the candidate (the model-written part, re-rendered by Fyan)."""
     ws = prepare_workspace(u.project, u.unit, {"Basic": current}, store=u.store)
     rel = ws.module_file(unit_module(u.project, u.unit, "Basic")).relative_to(ws.root).as_posix()
+    (ws.root / VERDICT_FILE).unlink(missing_ok=True)  # an earlier attempt's verdict is not this one's
     response = s.ask("prove_agent", {**values, "file": rel}, workspace=ws.root)
+    record_workspace_verdict(u, response.files)
     changed = response.files.get(rel)
     if changed is None:
         return current, response.text.strip(), False

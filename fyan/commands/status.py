@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from fyan.agents.pricing import is_priced
 from fyan.command_result import CommandResult
@@ -20,7 +20,8 @@ from fyan.terminal import quoted
 
 DESCRIPTION = """Show where the project stands, summary first: units by state (complete, running, ready,
 failed, waiting) and by chapter, the failed units grouped by cause with the remedy, provider
-outages, stale units and the command that accepts a source change, whether a run is alive.
+outages, stale units and the command that accepts a source change, whether a run is alive,
+and the re-plans the Formalizer's checked verdicts caused (with the planned lemmas refuted).
 Filters (--failed, --waiting, --section, --unit, --layer, --all) list units one row each;
 --summary prints the summary lines only; --cost adds the model usage and cost per stage and unit."""
 
@@ -53,6 +54,9 @@ class Payload(BaseModel):
     units: list[dict[str, Any]] | None = None
     counts: dict[str, int] | None = None
     cost: dict[str, Any] | None = None
+    replans: int | None = Field(default=None, description="re-plans the Formalizer's checked verdicts caused, all units")
+    refuted_lemmas: int | None = Field(default=None, description="planned lemmas refuted (checked lemma_false verdicts), "
+                                       "all units; each unit row has its own `replans` and `refuted_lemmas`")
 
 
 def run(args: argparse.Namespace) -> CommandResult:

@@ -18,6 +18,7 @@ from html import escape
 from typing import Any
 
 from fyan.orchestrator.status import STATUS_ORDER, ProjectStatus
+from fyan.orchestrator.status_text import refutations_executed, replan_note
 from fyan.state.models import UnitView
 from fyan.terminal import quoted
 
@@ -168,7 +169,7 @@ def units_html(units: list[dict[str, Any]], costs: dict[str, float]) -> str:
             f"<td class=section>{section}</td><td>{u['layer']}</td><td>{escape(u['kind'])}</td>"
             f"<td>{badge(u['status'])}</td>"
             f"<td>{escape(u['stage'] or '-')}</td><td class=cost>${costs.get(u['id'], 0.0):.4f}</td>"
-            f"<td class=cause>{escape(u.get('cause') or '')}</td><td>{escape(u['short_reason'] or '')}</td></tr>")
+            f"<td class=cause>{escape(u.get('cause') or '')}</td><td>{escape((u['short_reason'] or '') + replan_note(u))}</td></tr>")
     heads = "".join(f"<th data-sort={key} title='sort'>{name}</th>" for key, name in (
         ("id", "unit"), ("section", "section"), ("layer", "layer"), ("kind", "kind"), ("status", "status"),
         ("stage", "stage"), ("cost", "cost"), ("cause", "failure cause"))) + "<th>reason</th>"
@@ -201,6 +202,16 @@ def connectivity_html(units: list[dict[str, Any]]) -> str:
     return "<div id=connectivity>" + "".join(parts) + "</div>"
 
 
+def replans_text(replans: int, refuted: int) -> str:
+    """`` — 1 re-plan, 1 lemma refuted`` after the counts (nothing when both are 0): re-plans the
+    Formalizer's checked verdicts caused and planned lemmas they refuted (``fyan.replan``);
+    ``dashboard.js`` writes the same (``replansText``)."""
+    if not (replans or refuted):
+        return ""
+    return (f" — {replans} re-plan{'' if replans == 1 else 's'}, "
+            f"{refuted} lemma{'' if refuted == 1 else 's'} refuted")
+
+
 def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
     """The project page (server-rendered state; ``dashboard.js`` keeps it current)."""
     payload = status.as_payload()
@@ -209,7 +220,8 @@ def overview(status: ProjectStatus, costs: dict[str, float]) -> str:
     total, done = len(units), counts.get("complete", 0)
     head = (f"<h1 id=title>{escape(status.project)}: <span id=done>{done}</span>/<span id=total>{total}</span> units complete</h1>"
             f"<p id=counts><span id=count-badges>{' '.join(f'{badge(k)} {n}' for k, n in sorted(counts.items(), key=lambda kv: STATUS_ORDER.get(kv[0], 9)))}</span>"
-            f" — total model cost <span id=cost>${sum(costs.values()):.4f}</span></p>"
+            f" — total model cost <span id=cost>${sum(costs.values()):.4f}</span>"
+            f"<span id=replans>{escape(replans_text(status.replans, status.refuted_lemmas))}</span></p>"
             + run_html(payload["run"], status.root, counts.get("interrupted", 0))
             + f"<div id=outages>{outages_html(payload['providers'])}</div>"
             + stuck_link(counts.get("failed", 0), payload.get("waiting_on_failed", 0))
@@ -489,6 +501,9 @@ def unit_page(name: str, view: UnitView, shown: dict[str, Any] | None, runs: lis
         body.append("<p>Depends on: " + ", ".join(f'<a href="/unit/{escape(d)}">{escape(d)}</a>' for d in view.depends_on) + "</p>")
     if reason:
         body.append(f"<p><b>Why:</b> {escape(reason)}</p>")
+    refuted, executed = int((shown or {}).get("refuted_lemmas") or 0), refutations_executed(shown or {})
+    body.append(f"<p id=replans>Re-plans: {view.replans} · planned lemmas refuted: {refuted} · "
+                f"refutations executed: {executed}</p>")
     if stale:
         body.append(f"<p class=stale>Stale: {escape(stale)} (held until the source change is accepted: "
                     "<code>fyan accept-source</code> on the project; <code>--dry-run</code> first says what re-runs)</p>")

@@ -4,7 +4,8 @@ No check calls a model. Each returns a ``CheckOutcome``: pass/fail, the reason, 
 derives (reports), statements to freeze, and where to go back to after a failure.
 
 * reason — ``proof.md`` carries the unit's provenance block unchanged and has content;
-* plan — ``lemma_dag.json`` validates, has no dangling edge, self-loop or cycle, every node is
+* plan — a re-plan keeps every frozen root with its frozen signature and every definition of the
+  previous scaffold unchanged (``fyan.replan.plan_check``); ``lemma_dag.json`` validates, has no dangling edge, self-loop or cycle, every node is
   reachable from a root; ``Statement.lean`` is Fyan's rendering around the model's part, passes
   the source lints, declares every lemma-DAG node, every theorem body is ``by sorry``, no root
   is ``True``, definition units' roots are definitions, the semantic audit can read the roots'
@@ -21,7 +22,9 @@ derives (reports), statements to freeze, and where to go back to after a failure
   freezes the roots and ``<root>_faithful`` (role ``bridge``); below → back to the Planner;
   rejected → retry;
 * prove — ``Basic.lean`` is Fyan's rendering around the model's part, passes the lints, and
-  every frozen declaration is there with its frozen signature (an edit fails the attempt);
+  every frozen declaration is there with its frozen signature (an edit fails the attempt); an
+  attempt that ended with a verdict is decided by ``fyan.replan.check`` (a checked verdict
+  rewinds to the Planner: a re-plan);
 * gate — the completion gate (``fyan.gates.completion``); a missing toolchain, a broken Lake
   package, a refused sandbox or a missing inspector blocks the unit (``environment`` failure:
   no proof can fix it), any other failure goes back to the Formalizer.
@@ -176,6 +179,11 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
     problem = _model_file_problem(ctx, text, "Statement")
     if problem:
         return CheckOutcome(False, problem)
+    from fyan.replan.plan_check import replan_problems
+
+    problems = replan_problems(ctx, dag, text)
+    if problems:
+        return CheckOutcome(False, "a re-plan changes what is frozen: " + "; ".join(problems))
     decls = declarations.scan(text)
     ns = unit_namespace(ctx.project, ctx.unit)
     for node in dag.nodes:
@@ -324,6 +332,13 @@ def frozen_problems(store, unit_id: str, text: str) -> list[str]:
 
 
 def check_prove(ctx: CheckContext) -> CheckOutcome:
+    """The Formalizer's ``Basic.lean``; an attempt that ended with a verdict (``verdict.json``)
+    is decided by the verdict's check (``fyan.replan.check``): a re-plan, or a failed attempt."""
+    from fyan.replan.check import check_verdict
+
+    verdict = check_verdict(ctx)
+    if verdict is not None:
+        return verdict
     text = safefile.read_text(ctx.attempt_dir / "Basic.lean")
     problem = _model_file_problem(ctx, text, "Basic")
     if problem:

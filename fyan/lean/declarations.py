@@ -70,6 +70,12 @@ class Declaration:
         return normalize(self.header[i + 1 :]) if i >= 0 else ""
 
     @property
+    def binders_text(self) -> str:
+        """The binders of the header: what comes before its last top-level colon, normalized."""
+        i = _top_level_colon(self.header)
+        return normalize(self.header[:i]) if i >= 0 else normalize(self.header)
+
+    @property
     def body_is_sorry(self) -> bool:
         return normalize(self.body) in ("by sorry", "sorry", "by\nsorry", "by exact sorry")
 

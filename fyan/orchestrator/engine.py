@@ -74,7 +74,7 @@ from fyan.project import Project
 from fyan.state.faults import fault_point
 from fyan.stages import post_spec, post_task_names, resolve, stage_agents, stage_checks
 from fyan.state.gateway import Check, Gateway
-from fyan.state.models import PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
+from fyan.state.models import FailureKind, PostRun, RunStatus, Stage, StageRun, UnitStatus, UnitView
 
 #: an agent: (``fyan.agents.session.StageSession``, ``fyan.agents.stages.UnitContext``) -> None
 StageAgentFn = Callable[[Any, Any], None]
@@ -102,7 +102,7 @@ class StepEvent:
 
     unit: str
     stage: Stage | str
-    status: str  # started | succeeded | failed | refused | interrupted | critic
+    status: str  # started | succeeded | failed | re-plan | refused | interrupted | critic
     reason: str | None = None
 
 
@@ -588,7 +588,8 @@ class Engine:
             return
         done: StageRun = result
         self.ledger.record(done)
-        self._emit(StepEvent(done.unit, done.stage, done.status.value, done.reason))
+        shown = "re-plan" if done.failure_kind is FailureKind.REPLAN and done.rewind_to is not None else done.status.value
+        self._emit(StepEvent(done.unit, done.stage, shown, done.reason))
         if done.status.value == "failed" and self.critic is not None and self._stop_reason is None:
             review = self.critic.review_for(self.ledger, done)
             if review is not None:

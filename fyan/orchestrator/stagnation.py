@@ -99,8 +99,8 @@ class Critic:
 
     def review_for(self, ledger: Ledger, run: StageRun) -> Callable[[], str] | None:
         """Called by the run loop after a failed attempt: a review job, or None."""
-        if not self.config.enabled or run.failure_kind is FailureKind.ENVIRONMENT:
-            return None
+        if not self.config.enabled or run.failure_kind in (FailureKind.ENVIRONMENT, FailureKind.REPLAN):
+            return None  # a re-plan is progress of its own kind (fyan.replan), not a stuck unit
         reviews, covered = self._history(run.unit)
         if reviews >= self.config.max_reviews:
             return None

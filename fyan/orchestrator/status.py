@@ -71,6 +71,11 @@ _KNOWN: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"^command agent '(?P<prog>[^']+)' not found on PATH"), "",
      "install the program or give its full path in [agents.*] command, then `fyan run` again"),
     (re.compile(r"^bubblewrap"), "", "install bubblewrap (apt-get install bubblewrap), or set [lean] sandbox"),
+    # fyan.replan.check: a checked verdict beyond [scheduler] max_replans
+    (re.compile(r"^the Formalizer asks for a re-plan: .*the bound \(\[scheduler\] max_replans\)", re.S),
+     "re-plan bound reached: the Formalizer keeps finding the plan wrong",
+     "read units/<unit>/replan/ (the verdicts and how Fyan checked them); revise the document or give advice in "
+     "guidance/<unit>.md (or the dashboard's form), which lets the unit run again"),
 ]
 
 
@@ -136,7 +141,18 @@ class ProjectStatus:
                 "run": self.run,
                 "counts": self.counts, "waiting_on_failed": self.waiting_on_failed,
                 "units": self.units, "blocked_groups": [{**asdict(g), "total": g.total} for g in self.blocked],
-                "providers": self.outages, "stale": self.stale, "sandbox": self.sandbox}
+                "providers": self.outages, "stale": self.stale, "sandbox": self.sandbox,
+                "replans": self.replans, "refuted_lemmas": self.refuted_lemmas}
+
+    @property
+    def replans(self) -> int:
+        """Re-plans the Formalizer's checked verdicts caused, over every unit (``fyan.replan``)."""
+        return sum(int(u.get("replans") or 0) for u in self.units)
+
+    @property
+    def refuted_lemmas(self) -> int:
+        """Planned lemmas refuted (checked ``lemma_false`` verdicts), over every unit."""
+        return sum(int(u.get("refuted_lemmas") or 0) for u in self.units)
 
 
 def _background(state: dict[str, Any] | None) -> bool:
@@ -251,6 +267,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             if v.next_stage is not None and v.next_stage.value not in g.stages:
                 g.stages.append(v.next_stage.value)
     adoptions = store.adoptions()
+    refuted = store.refuted_lemmas_by_unit()
     sections = unit_sections(store)
     waiting_on = failed_ancestors(views, set(causes))
     for uid, v in views.items():
@@ -285,6 +302,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             "adopted": v.adopted, "adoption": adoption.outcome if adoption is not None else None,
             "section": sections.get(uid, []), "cause": unit_cause,
             "waiting_on": waiting_on.get(uid, []) if st == "waiting" else [],
+            "replans": v.replans, "refuted_lemmas": refuted.get(uid, 0),
         })
         status.counts[st] = status.counts.get(st, 0) + 1
     status.blocked = sorted(groups.values(), key=lambda g: (-len(g.roots), -g.total))

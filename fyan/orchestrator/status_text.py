@@ -89,6 +89,8 @@ def summary_line(status: ProjectStatus) -> str:
         text += "; " + ", ".join(parts)
     if status.waiting_on_failed:
         text += f" ({status.waiting_on_failed} of them on failed units)"
+    if status.replans or status.refuted_lemmas:
+        text += f"; {status.replans} re-plan(s), {status.refuted_lemmas} planned lemma(s) refuted"
     return text
 
 
@@ -109,9 +111,31 @@ def _groups(units: list[dict[str, Any]]) -> tuple[str, list[tuple[str, dict[str,
     return what, list(by.items())
 
 
+def refutations_executed(u: dict[str, Any]) -> int:
+    """The slot for the counterexample searches run for a unit (``fyan.refute``): its row's
+    ``refutations`` — a count, or a mapping with ``executed`` — else 0 (a Fyan without them)."""
+    slot = u.get("refutations")
+    if isinstance(slot, dict):
+        slot = slot.get("executed")
+    return slot if isinstance(slot, int) else 0
+
+
+def replan_note(u: dict[str, Any]) -> str:
+    """`` [2 re-plans, 1 lemma refuted, 3 refutations executed]`` after a unit's reason: its
+    re-plans and refuted planned lemmas (``fyan.replan``) and the refutations slot
+    (``refutations_executed``); "" when all are 0."""
+    r, f, e = int(u.get("replans") or 0), int(u.get("refuted_lemmas") or 0), refutations_executed(u)
+    parts = [f"{r} re-plan{'s' if r != 1 else ''}"] if r or f else []
+    if f:
+        parts.append(f"{f} lemma{'s' if f != 1 else ''} refuted")
+    if e:
+        parts.append(f"{e} refutation{'s' if e != 1 else ''} executed")
+    return f" [{', '.join(parts)}]" if parts else ""
+
+
 def _unit_rows(units: list[dict[str, Any]]) -> list[list[str]]:
     return [[u["id"], str(u["layer"]), u["kind"], "adopted" if u.get("adopted") else u["status"], u["stage"] or "-",
-             u["short_reason"] or ""]
+             (u["short_reason"] or "") + replan_note(u)]
             for u in sorted(units, key=lambda u: (STATUS_ORDER.get(u["status"], 9), bool(u.get("waiting_on")),
                                                   u["layer"], u.get("order", 0)))]
 

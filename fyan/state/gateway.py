@@ -827,7 +827,8 @@ class Gateway:
                          f.type_hash, json.dumps(f.bound_inputs, sort_keys=True), time.time()),
                     )
             rewind = None if outcome.passed else outcome.rewind_to
-            if rewind is not None and list(Stage).index(rewind) <= list(Stage).index(Stage.PLAN):
+            if rewind is not None and list(Stage).index(rewind) <= list(Stage).index(Stage.PLAN) \
+                    and outcome.failure_kind is not FailureKind.REPLAN:  # a re-plan keeps the roots frozen
                 c.execute("UPDATE freezes SET active = 0 WHERE unit = ?", (run.unit,))
             now = time.time()
             c.execute(

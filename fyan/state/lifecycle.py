@@ -26,7 +26,15 @@ Status is never stored (computed from the store, never stored twice: a second co
 * a **restart** marker (a run recorded as interrupted with failure kind ``restart``, written
   when a change of the source is accepted: ``Gateway.accept_source``) makes the unit start
   over: the runs before it no longer count at all (not complete, first stage next, no failure
-  against the budget); they stay in the history.
+  against the budget); they stay in the history;
+* a **re-plan**: a failed ``prove`` run of kind ``replan`` (the Formalizer's verdict — a planned
+  lemma refuted, or a step too hard — checked by ``fyan.replan``) with a rewind to ``plan`` sends
+  the unit back to the Planner for its planned lemmas only: it costs the prove stage no attempt,
+  the frozen roots stay frozen (the plan check refuses a plan that changes one), and the plan's
+  success goes straight to ``prove`` (the audit certified the roots, which did not change). Each
+  counts in ``replans``. A ``replan`` run without a rewind (the check found the bound
+  ``[scheduler] max_replans`` reached) blocks the unit for a human with its reason, until human
+  guidance recorded after it (``reset_after``).
 """
 
 from __future__ import annotations
@@ -59,6 +67,10 @@ class Progress:
     last_failure: StageRun | None = None
     attempts: Counter = field(default_factory=Counter)
     adopted: bool = False
+    #: re-plans caused by the Formalizer's checked verdicts (module docstring)
+    replans: int = 0
+    #: a re-plan is under way: the next successful plan goes to prove, not to the audit
+    replanning: bool = False
 
 
 def progress(
@@ -88,7 +100,9 @@ def progress(
         if r.status is RunStatus.INTERRUPTED:
             continue
         if r.status is RunStatus.SUCCEEDED:
-            if r.stage is p.next_stage:
+            if r.stage is p.next_stage and r.stage is Stage.PLAN and p.replanning:
+                p.next_stage, p.replanning, p.blocked_reason = Stage.PROVE, False, None  # roots still frozen
+            elif r.stage is p.next_stage:
                 p.next_stage = r.stage.next
                 p.complete = r.stage is Stage.GATE
                 p.blocked_reason = None
@@ -98,6 +112,15 @@ def progress(
         # failed
         p.complete = False
         p.last_failure = r
+        if r.failure_kind is FailureKind.REPLAN:  # the Formalizer's checked verdict: not charged
+            if r.rewind_to is not None:
+                p.replans += 1
+                p.next_stage, p.replanning, p.blocked_reason = r.rewind_to, True, None
+            elif r.id > reset_after:
+                p.next_stage, p.blocked_reason = r.stage, r.reason or "re-plan bound reached"
+            else:
+                p.next_stage, p.blocked_reason = r.stage, None
+            continue
         if r.failure_kind is FailureKind.ENVIRONMENT and (r.finished_at or 0.0) < session_start:
             p.next_stage = r.rewind_to or r.stage
             p.blocked_reason = None
@@ -128,7 +151,7 @@ def unit_view(
 ) -> UnitView:
     """The view of one unit from its own progress and its dependencies' views."""
     base = dict(unit=record, next_stage=p.next_stage, depends_on=depends_on, attempts=dict(p.attempts),
-                adopted=p.adopted)
+                adopted=p.adopted, replans=p.replans)
     if p.running is not None:
         return UnitView(status=UnitStatus.RUNNING, reason=f"{p.running.stage.value} running", **base)
     if p.complete:

@@ -52,6 +52,10 @@ class FailureKind(StrEnum):
     #: not a failure: the marker (an interrupted run) recorded when a source change was accepted
     #: (``Gateway.accept_source``): the unit starts over from its first stage
     RESTART = "restart"
+    #: not a failure of the proof: the Formalizer's checked verdict (``fyan.replan``: a planned
+    #: lemma refuted, or a step too hard) sends the unit back to the Planner for its planned
+    #: lemmas only; never charged to the prove stage's budget, bounded by ``[scheduler] max_replans``
+    REPLAN = "replan"
 
 
 class UnitStatus(StrEnum):
@@ -209,3 +213,5 @@ class UnitView(BaseModel):
     attempts: dict[str, int] = Field(default_factory=dict, description="stage -> attempts so far")
     adopted: bool = Field(default=False, description="complete by adoption of an existing declaration (fyan.adopt), "
                           "not closed by Fyan's gate")
+    replans: int = Field(default=0, description="re-plans the Formalizer's checked verdicts caused (fyan.replan), "
+                         "since the unit last started over")

@@ -261,6 +261,14 @@ class Store:
         args: tuple[Any, ...] = (after_id, *([unit] if unit else []), *([kind] if kind else []), limit)
         return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in self._rows(sql, args)]
 
+    def refuted_lemmas_by_unit(self) -> dict[str, int]:
+        """Unit id → planned lemmas refuted for it: the Formalizer's ``lemma_false`` verdicts
+        whose evidence Fyan's check accepted (``fyan.replan.check``; event ``stage_finished`` with
+        ``replan.kind``), over the unit's whole history (``fyan status``: ``refuted_lemmas``)."""
+        sql = ("SELECT unit, COUNT(*) AS n FROM events WHERE kind = 'stage_finished' "
+               "AND json_extract(data, '$.replan.kind') = 'lemma_false' GROUP BY unit")
+        return {r["unit"]: int(r["n"]) for r in self._rows(sql)}
+
     def last_event_id(self) -> int:
         """Id of the newest event (0 when none): every recorded transition adds one, so it
         changes whenever the state does (the dashboard polls it)."""

@@ -109,6 +109,8 @@
     const total = state.units.length;
     document.getElementById("done").textContent = counts.complete || 0;
     document.getElementById("total").textContent = total;
+    const replans = document.getElementById("replans");  // render.replans_text
+    if (replans) replans.textContent = replansText(state.replans || 0, state.refuted_lemmas || 0);
     const p = document.getElementById("count-badges");
     p.replaceChildren();
     Object.keys(counts).sort((a, b) => (ORDER[a] ?? 9) - (ORDER[b] ?? 9)).forEach(k => {
@@ -135,6 +137,11 @@
       p.textContent = p.textContent.replace(/next try in \d+ s|trying again now/,
                                             wait >= 1 ? "next try in " + wait + " s" : "trying again now");
     });
+  }
+
+  // re-plans the Formalizer's checked verdicts caused, and planned lemmas refuted (render.replans_text)
+  function replansText(r, f) {
+    return (r || f) ? ` — ${r} re-plan${r === 1 ? "" : "s"}, ${f} lemma${f === 1 ? "" : "s"} refuted` : "";
   }
 
   function unitLink(id) { return el("a", {href: "/unit/" + encodeURIComponent(id)}, id); }
@@ -242,6 +249,17 @@
     return 0;
   }
 
+  // " [1 re-plan, 1 lemma refuted, 2 refutations executed]" after a unit's reason (status_text.replan_note;
+  // the refutations slot: a count or {executed: n})
+  function replansNote(u) {
+    const r = u.replans || 0, f = u.refuted_lemmas || 0;
+    const slot = u.refutations, e = typeof slot === "number" ? slot : (slot && slot.executed) || 0;
+    const parts = (r || f) ? [`${r} re-plan${r === 1 ? "" : "s"}`] : [];
+    if (f) parts.push(`${f} lemma${f === 1 ? "" : "s"} refuted`);
+    if (e) parts.push(`${e} refutation${e === 1 ? "" : "s"} executed`);
+    return parts.length ? ` [${parts.join(", ")}]` : "";
+  }
+
   function renderUnits(units) {
     const tbody = document.querySelector("#units tbody");
     if (!tbody) return;
@@ -261,7 +279,7 @@
       st.append(badge(u.status));
       tr.append(name, el("td", {className: "section"}, sectionName(u)), el("td", {}, u.layer), el("td", {}, u.kind), st,
                 el("td", {}, u.stage || "-"), el("td", {className: "cost"}, table.costs[u.id] || "$0.0000"),
-                el("td", {className: "cause"}, u.cause || ""), el("td", {}, u.short_reason || ""));
+                el("td", {className: "cause"}, u.cause || ""), el("td", {}, (u.short_reason || "") + replansNote(u)));
       if (u.id === selected) tr.classList.add("picked-row");
       tbody.append(tr);
     }
