@@ -190,11 +190,16 @@ class _Loop:
         return self.result
 
 
+#: keys of a tool result the model is not sent: timings, and the search's FTS5 score (the hits'
+#: order says it; the number may differ in its last digits between SQLite builds)
+_VOLATILE = frozenset({"duration_s", "rank"})
+
+
 def _strip_volatile(value: Any) -> Any:
-    """``value`` without its timings (``duration_s`` at any depth) and with floats rounded to
-    6 significant digits: what a tool result says, not how fast this machine said it."""
+    """``value`` without its ``_VOLATILE`` keys at any depth and with floats rounded to 6
+    significant digits: what a tool result says, not how fast this machine said it."""
     if isinstance(value, dict):
-        return {k: _strip_volatile(v) for k, v in value.items() if k != "duration_s"}
+        return {k: _strip_volatile(v) for k, v in value.items() if k not in _VOLATILE}
     if isinstance(value, list):
         return [_strip_volatile(v) for v in value]
     if isinstance(value, float):
@@ -203,7 +208,7 @@ def _strip_volatile(value: Any) -> Any:
 
 
 def model_text(result: BaseModel) -> str:
-    """The text a tool result is sent to the model as: its JSON without timings
+    """The text a tool result is sent to the model as: its JSON without timings and scores
     (``_strip_volatile``), so that the same answer is the same text on every machine and a
     replayed conversation is keyed by what the tools said."""
     return json.dumps(_strip_volatile(result.model_dump(mode="json")), ensure_ascii=False, sort_keys=True)
