@@ -106,7 +106,7 @@ class StageSession:
             json_schema=schema.model_json_schema() if schema is not None else None,
             schema_name=schema.__name__ if schema is not None else "reply",
             workspace=str(workspace) if workspace is not None else None,
-            tools=tools or [], turns=turns or [], tool_choice=tool_choice,  # type: ignore[arg-type]
+            tools=tools or [], turns=turns or [], tool_choice=tool_choice,
         )
         self.calls += 1
         calls = self.attempt_dir / "calls"

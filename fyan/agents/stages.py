@@ -270,7 +270,7 @@ def prove(s: StageSession, u: UnitContext) -> None:
     iterations = u.project.config.agents.prove_iterations
     discovery = discover(u.project.config.lean)
     text = render_unit_file(u.project, u.store, u.unit, values["statement"], "Basic")
-    log = []
+    log: list[dict] = []
     rejected: dict[str, tuple[int, list[str]]] = {}  # sha256 of a rejected candidate -> (iteration, review)
     tooling = _tool_loop(s, u)
     for i in range(1, iterations + 1):

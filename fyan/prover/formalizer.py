@@ -247,7 +247,6 @@ def ask_prove(s: StageSession, loop: ToolLoop, values: dict[str, str], iteration
     ``schema``, or None when a budget (tokens, wall time) ran out before the model replied.
     Raises ``ToolEnvironmentError`` (module docstring) or ``ModelOutputError`` (no valid reply
     after the form repairs)."""
-    from fyan.agents.prompts import render
 
     loop.tools = UnitTools(loop.u)
     try:
