@@ -231,7 +231,9 @@ def test_a_tool_conversation_replays_and_a_differing_tool_result_is_named(tmp_pa
     project, gateway, engine = prepared(tmp_path / "other", ReplayProvider(cassette), toml, records=DECLS[1:])
     run = engine.step("def-a", Stage.PROVE)
     assert run.status is RunStatus.FAILED and run.failure_kind is FailureKind.ENVIRONMENT
-    assert "the result of tool search_declarations in round 1 differs from the recorded one" in run.reason
+    assert "the result of tool search_declarations in round 1 differs from the recorded one where they part" \
+        in run.reason
+    assert "Int.mul_add" in run.reason.split("now:")[0] and "Int.mul_add" not in run.reason.split("now:")[1]
     gateway.close()
 
 

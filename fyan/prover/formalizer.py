@@ -53,7 +53,7 @@ from fyan.errors import FyanError, ModelOutputError
 from fyan.prover.loop import Budget, LoopResult, ToolSpec, run, tool_defs
 from fyan.prover.models import (AxiomsInput, AxiomsResult, CheckInput, CheckResult, GoalsInput, GoalsResult,
                                 LookupInput, LookupResult, ToolResult, TryInput, TryResult)
-from fyan.prover.search import DeclarationIndex, IndexError_, SearchResult, build_index
+from fyan.prover.search import SCHEMA, DeclarationIndex, IndexError_, SearchResult, build_index
 
 #: what a ``lean_*`` tool answers where no Lean toolchain was found (fixed words: the same
 #: answer on every such machine, so a replay made on one replays on another)
@@ -93,9 +93,10 @@ def declarations_list(project) -> Path | None:
 
 def cached_index(declarations: Path) -> Path:
     """The index of ``declarations`` in a cache beside the node's temporary files, keyed by the
-    list's SHA-256: built once (to a temporary name, then renamed), reused after. Raises
-    ``IndexError_`` (a malformed list) or ``OSError``."""
-    digest = hashlib.sha256(declarations.read_bytes()).hexdigest()[:32]
+    list's SHA-256 and the index layout (``fyan.prover.search.SCHEMA``): built once (to a
+    temporary name, then renamed), reused after. Raises ``IndexError_`` (a malformed list) or
+    ``OSError``."""
+    digest = hashlib.sha256(declarations.read_bytes() + b"\0layout " + SCHEMA.encode()).hexdigest()[:32]
     folder = Path(tempfile.gettempdir()) / f"fyan-declarations-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
     index = folder / f"{digest}.sqlite"

@@ -146,7 +146,8 @@ class ReplayProvider(Provider):
                     raise ToolResultMismatch(
                         f"replaying {request.stage} ({request.prompt or 'reply'}) of {request.unit or 'the project'}: "
                         f"the result of tool {call.name if call else '?'} in round {turn} differs from the recorded "
-                        f"one (recorded: {_excerpt(was.content)}; now: {_excerpt(now.content)})",
+                        f"one where they part (recorded: {_excerpt(was.content, now.content)}; now: "
+                        f"{_excerpt(now.content, was.content)})",
                         hint="the tool answered otherwise on this machine (another toolchain, declaration index or "
                         "library): a replay is only valid where the tools answer as they did when it was recorded; "
                         're-record with provider = "record", or configure a live model', key=key)
@@ -156,8 +157,11 @@ class ToolResultMismatch(ReplayMissError):
     """A replayed tool conversation was sent a tool result other than the recorded one."""
 
 
-def _excerpt(text: str, n: int = 160) -> str:
-    return repr(text if len(text) <= n else text[:n] + "…")
+def _excerpt(text: str, other: str, n: int = 120) -> str:
+    """``text`` around its first difference from ``other``: 30 characters before it, ``n`` from it."""
+    at = next((i for i, (a, b) in enumerate(zip(text, other)) if a != b), min(len(text), len(other)))
+    start = max(0, at - 30)
+    return repr(("…" if start else "") + text[start:at + n] + ("…" if at + n < len(text) else ""))
 
 
 class RecordingProvider(Provider):
