@@ -141,8 +141,9 @@ class UnitTools:
         if listed is not None:
             try:
                 self.index = DeclarationIndex(cached_index(listed))
-            except (IndexError_, OSError) as e:
-                self.index_problem = f"the declaration list {listed.name} cannot be indexed: {e}"
+            except (IndexError_, OSError) as e:  # named by its file name: the same words on every node
+                why = str(e).replace(str(listed), listed.name) if isinstance(e, IndexError_) else type(e).__name__
+                self.index_problem = f"the declaration list {listed.name} cannot be indexed: {why}"
         try:
             config = unit_config(u.project, u.store, u.unit, log=None, index=None)
         except ValueError as e:
