@@ -172,6 +172,11 @@ class StageAgent(_Section):
         "besides PATH, HOME, LANG, TMPDIR and FYAN_* (e.g. [\"ANTHROPIC_API_KEY\"]); nothing else passes."
     )
     timeout: float = Field(default=1800.0, gt=0, description="Seconds per call (command agent: the kill deadline).")
+    tools: bool | None = Field(
+        default=None, description="Formalizer: offer the prover tools through the API's tool calls ([prover] "
+        "budgets). Unset = where the provider supports them (anthropic, openai); true also for openai-compatible "
+        "(a server that takes `tools`) and replay/record of a tool conversation; false = never.",
+    )
 
     @field_validator("pass_env")
     @classmethod
@@ -225,6 +230,24 @@ class AgentsSection(_Section):
     def for_stage(self, stage: str) -> StageAgent:
         """The agent configuration of ``stage`` (falls back to ``default``)."""
         return self.stages.get(stage, self.default)
+
+
+class ProverSection(_Section):
+    """The Formalizer's tool loop (``fyan.agents.tool_loop``, docs/prover-tools.md): budgets per attempt."""
+
+    tool_calls: int = Field(default=30, ge=0, description="Tool calls per Formalizer attempt (the environment's "
+                            "failures are not counted).")
+    tokens: int = Field(default=400_000, gt=0, description="Tokens (input + output) of the tool loop's model calls "
+                        "per Formalizer attempt.")
+    wall_time: float = Field(default=1800.0, gt=0, description="Seconds of the tool loop per Formalizer attempt "
+                             "(time lost to the environment's failures not counted).")
+    tool_timeout: float = Field(default=120.0, gt=0, description="Seconds one tool call may take; then it is a "
+                                "timeout, the environment's failure.")
+    environment_failures: int = Field(default=5, ge=1, description="Tool rounds the environment may fail (timeout, "
+                                      "Lean server down) before the attempt stops as the environment's failure "
+                                      "(charged to no attempt budget).")
+    declarations: str = Field(default="", description="A `fyan-declarations/1` list (relative to the project) that "
+                              "search_declarations indexes when the project has no index of its own.")
 
 
 class LeanSection(_Section):
@@ -477,6 +500,7 @@ class FyanConfig(BaseSettings):
     intake: IntakeSection = IntakeSection()
     agents: AgentsSection = AgentsSection()
     lean: LeanSection = LeanSection()
+    prover: ProverSection = ProverSection()
     audit: AuditSection = AuditSection()
     adopt: AdoptSection = AdoptSection()
     scheduler: SchedulerSection = SchedulerSection()

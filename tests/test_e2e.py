@@ -103,9 +103,21 @@ def test_example_completes_in_dependency_order_with_a_clean_toolchain(example, f
     cost = status["cost"]
     assert set(cost["by_stage"]) == {"specify", "reason", "plan", "audit", "prove", "curate", "review"}
     assert set(cost["by_unit"]) == {u.id for u in store.units()} | {"(project)"}
-    cassette = [line for line in (example / "replay" / "cassette.jsonl").read_text().splitlines() if line.strip()]
-    # one replayed call per cassette entry: the cassette holds exactly what the example needs
-    assert cost["total"]["calls"] == len(store.model_calls()) == len(cassette) == cost["total"]["replayed"]
+    cassette = [json.loads(line) for line in (example / "replay" / "cassette.jsonl").read_text().splitlines()
+                if line.strip()]
+    # one replayed call per cassette entry: the cassette holds exactly what the example needs, with
+    # the Formalizer's tools (as shipped) and without them (the prove replies recorded for
+    # `tools = false`, for scripts/bench_tool_calls.py)
+    plain_prove = [e for e in cassette if e["stage"] == "prove" and "thread" not in e]
+    assert len(plain_prove) == 11
+    assert cost["total"]["calls"] == len(store.model_calls()) == len(cassette) - 11 == cost["total"]["replayed"]
+    # the Formalizer of def-divides called search_declarations in two rounds, on the example's list
+    prove = next(r for r in runs if r.unit == "def-divides" and r.stage is Stage.PROVE)
+    rounds = [json.loads(x) for x in (example / prove.attempt_dir / "tools.jsonl").read_text().splitlines()]
+    assert [(r["tool"], r["status"]) for r in rounds] == [("search_declarations", "ok")] * 2
+    assert cost["tool_loop"]["by_unit"]["def-divides"] == {"attempts": 1, "tool_calls": 2, "tokens": cost[
+        "tool_loop"]["by_unit"]["def-divides"]["tokens"], "wall_s": cost["tool_loop"]["by_unit"]["def-divides"][
+        "wall_s"], "model_calls": 3, "environment_failures": 0}
     assert cost["by_stage"]["reason"]["calls"] == 22  # proof and review pass for each unit
     assert sum(r["tokens_in"] for r in cost["by_unit"].values()) == cost["total"]["tokens_in"] > 0
 

@@ -1,4 +1,4 @@
-"""The provider-side tool loop (``fyan.prover.loop``) at the SDKs' HTTP layer: the real
+"""The provider-side tool loop (``fyan.agents.tool_loop``) at the SDKs' HTTP layer: the real
 ``anthropic`` and ``openai`` clients, the network replaced by ``httpx2.MockTransport`` (the
 SDKs' HTTP library is ``httpx2``, which respx does not patch) standing in for the Messages and
 Chat Completions APIs. The tool is the real ``search_declarations`` over a small index; a tool
@@ -15,7 +15,7 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from fyan.prover.loop import Budget, ToolSpec, run_anthropic, run_openai
+from fyan.agents.tool_loop import Budget, ToolSpec, run_anthropic, run_openai
 from fyan.prover.search import DeclarationIndex, DeclarationList, DeclarationRecord, SearchResult, build_index, write_declarations
 
 

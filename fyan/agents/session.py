@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from fyan.agents.pricing import cost_usd
 from fyan.agents.prompts import render
-from fyan.agents.providers.base import Message, ModelRequest, ModelResponse, Provider
+from fyan.agents.providers.base import Message, ModelRequest, ModelResponse, Provider, ToolDef, ToolTurn
 from fyan.config import StageAgent
 from fyan.errors import ModelOutputError
 from fyan.state.gateway import Gateway
@@ -98,13 +98,15 @@ class StageSession:
         return self.provider.edits_files
 
     def _send(self, name: str, messages: list[Message], json_output: bool, schema: type[BaseModel] | None = None,
-              workspace: Path | None = None, unit: str | None = None) -> ModelResponse:
+              workspace: Path | None = None, unit: str | None = None, tools: list[ToolDef] | None = None,
+              turns: list[ToolTurn] | None = None, tool_choice: str = "auto") -> ModelResponse:
         request = ModelRequest(
             stage=self.stage, unit=unit or self.unit, prompt=name, model=self.agent.model, messages=messages,
             max_tokens=self.agent.max_tokens, temperature=self.agent.temperature, json_output=json_output,
             json_schema=schema.model_json_schema() if schema is not None else None,
             schema_name=schema.__name__ if schema is not None else "reply",
             workspace=str(workspace) if workspace is not None else None,
+            tools=tools or [], turns=turns or [], tool_choice=tool_choice,
         )
         self.calls += 1
         calls = self.attempt_dir / "calls"
@@ -117,6 +119,9 @@ class StageSession:
         (calls / f"{stem}.response.md").write_text(response.text, encoding="utf-8")
         if response.files:
             (calls / f"{stem}.files.json").write_text(json.dumps(response.files, indent=2, ensure_ascii=False), encoding="utf-8")
+        if response.tool_calls:
+            (calls / f"{stem}.tool_calls.json").write_text(json.dumps(
+                [c.model_dump(mode="json") for c in response.tool_calls], indent=2, ensure_ascii=False), encoding="utf-8")
         self.gateway.record_model_call(
             self.run, stage=self.stage, unit=unit or self.unit, provider=response.provider, model=response.model,
             request_key=request.key(), tokens_in=response.usage.tokens_in, tokens_out=response.usage.tokens_out,
@@ -140,6 +145,15 @@ class StageSession:
         """Free-text reply to ``messages`` the caller built (a stage that carries its own prompt
         rather than a template under ``prompts/``); recorded and accounted like ``ask``."""
         return self._send(name, messages, json_output=False)
+
+    def ask_turn(self, name: str, messages: list[Message], schema: type[BaseModel], tools: list[ToolDef],
+                 turns: list[ToolTurn], tool_choice: str = "auto") -> ModelResponse:
+        """One turn of a tool conversation (``fyan.agents.tool_loop.run``'s ``send``): ``messages``
+        with the ``tools`` offered and the rounds so far; recorded and accounted like ``ask``.
+        The reply's ``tool_calls`` are the model's calls; without any, its text is the reply
+        (asked for as ``schema``, validated by the caller)."""
+        return self._send(name, messages, json_output=True, schema=schema, tools=tools, turns=turns,
+                          tool_choice=tool_choice)
 
     def ask_json(
         self, name: str, values: dict[str, str], schema: type[T], check: Callable[[T], list[str]] | None = None,

@@ -281,11 +281,27 @@ def prove(s: StageSession, u: UnitContext) -> None:
     text = render_unit_file(u.project, u.store, u.unit, with_helpers(values["statement"], helpers), "Basic")
     if helpers.strip():  # the helper lemmas a re-plan kept start this attempt
         values["previous"] = f"```lean\n{model_part(text)}\n```"
-    log = []
+    log: list[dict] = []
     rejected: dict[str, tuple[int, list[str]]] = {}  # sha256 of a rejected candidate -> (iteration, review)
+    tooling = _tool_loop(s, u)
     for i in range(1, iterations + 1):
         if s.edits_files:
             text, plan_text, done = _prove_in_workspace(s, u, values, text)
+        elif tooling is not None:  # the prover tools through the API's tool calls
+            from fyan.agents.prove_tools import ask_prove
+
+            tool_reply = ask_prove(s, tooling, values, i, ProveReply)
+            if tool_reply is None:  # a budget ran out before a reply: the last candidate stands
+                if not log:
+                    raise ModelOutputError(
+                        "the Formalizer's tool loop used up its budget before replying ("
+                        + tooling.iterations[-1]["stop"] + "; tool_loop.json in the attempt)",
+                        hint="raise [prover] tokens or wall_time, or lower tool use")
+                log.append({"iteration": i, "stopped": tooling.iterations[-1]["stop"], "review": "not reached"})
+                u.write("iterations.json", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
+                break
+            text = render_unit_file(u.project, u.store, u.unit, tool_reply.lean, "Basic")
+            plan_text, done = tool_reply.plan, tool_reply.done
         else:
             reply = s.ask_json("prove", values, ProveReply)
             text = render_unit_file(u.project, u.store, u.unit, reply.lean, "Basic")
@@ -317,6 +333,14 @@ def prove(s: StageSession, u: UnitContext) -> None:
         values = {**values, "feedback": f"{said}Review of iteration {i}:\n" + "\n".join(problems),
                   "previous": f"```lean\n{model_part(text)}\n```"}
     u.write("Basic.lean", text)
+
+
+def _tool_loop(s: StageSession, u: UnitContext):
+    """The attempt's tool loop (``fyan.agents.prove_tools.ToolLoop``) when its provider runs one
+    (``tools_enabled``), else None: the Formalizer then asks as it always did."""
+    from fyan.agents.prove_tools import ToolLoop, tools_enabled
+
+    return ToolLoop.for_attempt(u) if tools_enabled(s) else None
 
 
 def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str], current: str) -> tuple[str, str, bool]:

@@ -24,7 +24,7 @@ from fyan.executor.payload import TaskKind, TaskSpec, UnitData, encode_unit, inp
 from fyan.project import Project
 from fyan.resources import data_dir
 from fyan.stages import resolve, stage_spec, stage_specs
-from fyan.state.models import StageRun
+from fyan.state.models import Stage, StageRun
 from fyan.state.store import Store
 
 #: Files of ``lean/`` a task gets (the Lake package's configuration; modules come with interfaces)
@@ -57,6 +57,7 @@ class InputBuilder:
         self._lock = threading.Lock()
         self._interfaces: dict[str, int] = {}  # unit -> version already put
         self._cassette: tuple[tuple[int, int], str] | None = None
+        self._declarations: tuple[tuple[int, int], str] | None = None
         self._prompts: str | None = None
         self._meta: tuple[str, dict[str, str]] | None = None
         self._config = config_snapshot(project.config)
@@ -89,6 +90,27 @@ class InputBuilder:
             key = f"cassette:{hashlib.sha256(data).hexdigest()}"
             self._put(key, data)
             self._cassette = (sig, key)
+            return key
+
+    def declarations(self, stage: Stage) -> str | None:
+        """Blob key of the ``[prover] declarations`` list as it is now, for a ``prove`` task
+        (None: not configured, missing, or another stage; the node then says it is not there)."""
+        name = self.project.config.prover.declarations
+        if stage is not Stage.PROVE or not name:
+            return None
+        path = self.project.paths.root / name
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        sig = (st.st_mtime_ns, st.st_size)
+        with self._lock:
+            if self._declarations is not None and self._declarations[0] == sig:
+                return self._declarations[1]
+            data = path.read_bytes()
+            key = f"declarations:{hashlib.sha256(data).hexdigest()}"
+            self._put(key, data)
+            self._declarations = (sig, key)
             return key
 
     # -- interfaces --------------------------------------------------------------------------
@@ -164,7 +186,7 @@ class InputBuilder:
             kind=kind, head=head, project_id=self.project_id, run=run.model_dump(mode="json"), config=self._config,
             unit=UnitData(unit=run.unit, version=0, rows=rows, files=files), upstream=upstream, package=package,
             extra=extra, meta=self._meta_rows(head), prompts=self.prompts(), cassette=self.cassette(),
-            inputs_digest=inputs_digest(rows),
+            declarations=self.declarations(run.stage), inputs_digest=inputs_digest(rows),
         )
 
 

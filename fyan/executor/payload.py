@@ -75,6 +75,8 @@ class TaskSpec(BaseModel):
     meta: dict[str, str] = Field(default_factory=dict)
     prompts: str = Field(description="blob key of the prompts bundle")
     cassette: str | None = Field(default=None, description="blob key of the replay cassette, when a stage replays")
+    declarations: str | None = Field(default=None, description="blob key of the [prover] declarations list, "
+                                     "when one is configured (the Formalizer's search_declarations)")
     inputs_digest: str
 
 

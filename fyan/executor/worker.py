@@ -210,6 +210,8 @@ def _execute(payload: bytes, runtime: Runtime | None, site: Site, fetch: Fetch) 
             attempt_dir = mirror.put_task(spec, fetch, lib)
             prompts = prompts_folder(site, spec.prompts, fetch)
             cassette = mirror.blob_file("cassettes", spec.cassette, fetch, ".jsonl") if spec.cassette else None
+            declarations = (mirror.blob_file("declarations", spec.declarations, fetch, ".jsonl")
+                            if spec.declarations else None)
         except MirrorError as e:
             return _result(spec, site, error=f"worker {site.name} cannot import the task's inputs: {e}",
                            error_kind="environment", error_type="MirrorError")
@@ -217,7 +219,10 @@ def _execute(payload: bytes, runtime: Runtime | None, site: Site, fetch: Fetch) 
         try:
             admission.configure_once(config.lean)  # a worker process: its task's [lean] settings
             with admission.for_unit(run.unit):  # its Lean processes are admitted by memory as this unit's
-                return _run(spec, run, config, mirror, attempt_dir, prompts, cassette, runtime, site, timings, t0)
+                from fyan.agents.prove_tools import use_declarations
+
+                with use_declarations(declarations):  # the head's [prover] declarations list
+                    return _run(spec, run, config, mirror, attempt_dir, prompts, cassette, runtime, site, timings, t0)
         finally:
             shutil.rmtree(attempt_dir, ignore_errors=True)
 

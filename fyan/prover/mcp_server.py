@@ -140,10 +140,6 @@ def config_for_unit(project_dir: Path, unit_id: str) -> ProverConfig:
     ``resolve_setup``), the warm-server search path and confinement of ``fyan.lakepackage.pool.unit_spec``,
     the unit file's header and the text around its model part. Raises ``ValueError`` with the
     reason."""
-    from fyan.lakepackage.package import MODEL_BEGIN, MODEL_END, render_unit_file
-    from fyan.lakepackage.pool import header_of, unit_spec
-    from fyan.lean.toolchain import discover
-    from fyan.lakepackage.trusted import GateEnvironmentError, resolve_setup
     from fyan.project import Project
     from fyan.state.store import Store
 
@@ -152,6 +148,19 @@ def config_for_unit(project_dir: Path, unit_id: str) -> ProverConfig:
     unit = store.unit(unit_id)
     if unit is None:
         raise ValueError(f"no unit {unit_id!r} in {project_dir}")
+    index = project.paths.state / "declarations.sqlite"
+    return unit_config(project, store, unit, log=project.paths.attempts / unit_id / "tools.jsonl",
+                       index=index if index.is_file() else None)
+
+
+def unit_config(project, store, unit, *, log: Path | None, index: Path | None) -> ProverConfig:
+    """``config_for_unit`` on an opened project, store and unit record (the Formalizer's tool
+    loop builds its tools from it: ``fyan.agents.prove_tools``). Raises ``ValueError``."""
+    from fyan.lakepackage.package import MODEL_BEGIN, MODEL_END, render_unit_file
+    from fyan.lakepackage.pool import header_of, unit_spec
+    from fyan.lean.toolchain import discover
+    from fyan.lakepackage.trusted import GateEnvironmentError, resolve_setup
+
     found = discover(project.config.lean)
     if found.toolchain is None:
         raise ValueError(f"no Lean toolchain: {found.problem}")
@@ -165,15 +174,12 @@ def config_for_unit(project_dir: Path, unit_id: str) -> ProverConfig:
     before, after = text.split(marker, 1)
     header = header_of(before)
     preamble = before[before.index(header.split("\n")[-1]) + len(header.split("\n")[-1]):] if header else before
-    index = project.paths.state / "declarations.sqlite"
-    return ProverConfig(unit=unit_id, lean=str(setup.lean), githash=setup.githash, search_path=list(search),
+    return ProverConfig(unit=unit.id, lean=str(setup.lean), githash=setup.githash, search_path=list(search),
                         options=list(setup.options), header=header,
                         preamble=preamble.rstrip("\n").removesuffix(MODEL_BEGIN).strip("\n"),
                         postamble=after.removeprefix("\n").removeprefix(MODEL_END).strip("\n"),
                         scratch=spec.scratch, extra_env=spec.extra_env, readable=list(spec.readable),
-                        hidden=list(spec.hidden), sandbox=spec.sandbox,
-                        log=project.paths.attempts / unit_id / "tools.jsonl",
-                        index=index if index.is_file() else None)
+                        hidden=list(spec.hidden), sandbox=spec.sandbox, log=log, index=index)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,20 +8,27 @@ each further line one ``DeclarationRecord`` (name, kind, module, signature as Le
 docstring or null). ``read_declarations`` reads it strictly: a bad line is an error naming
 the line, never skipped.
 
-**The index** (``build_index``) is one SQLite file holding an FTS5 table with the columns
+**The index** (``build_index``) is one SQLite file holding an FTS5 table ``decls`` with the columns
 ``name`` (the dotted name), ``words`` (the name split at dots, underscores and case changes:
 ``MeasureTheory.integral_add`` → ``Measure Theory integral add``), ``signature`` (``signature_tokens``:
 its operators spelled as words, since FTS5's ``unicode61`` tokenizer drops punctuation, and
 its one-letter variables dropped: ``a + b = b + a`` → ``plus eq plus``) and
-``docstring``; ``module`` and ``kind`` are stored, not indexed. The header is kept in a
-``meta`` table so an index built for another toolchain or dependency set is never read as
-this one's.
+``docstring``; ``module`` and ``kind`` are stored, not indexed. Two contentless FTS5 tables
+with the same rowids index parts of it again: ``names`` (``name``, ``words``) and ``sigs``
+(``signature``). A term's postings cover every column of its table, and a column filter only
+skips them while reading: a name query for ``le`` in one table would read every signature with
+a ``≤`` too, and one for ``is`` every docstring with the word. Split, a query reads the postings
+of the columns it asks about. The header is kept in a ``meta`` table (with ``schema``,
+``SCHEMA``) so an index built for another toolchain or dependency set, or by an older Fyan, is
+never read as this one's.
 
 **A query** (``search``) is words (``integral add``) or a type pattern (anything with an
 operator: ``a + b = b + a``, ``_ ≤ _ → _``), each term quoted as an FTS5 string (no query
 syntax of the caller's reaches FTS5). Words are matched in the name, its words and the
-docstring: all of them (AND), then, when that finds fewer than ``limit`` rows, any of them
-(OR) in the name and its words.
+docstring: all of them (AND), then, when that finds fewer than ``limit`` rows, all but one of
+them (each way, for three to six words) and last any of them (OR), in the name and its words
+(an OR of common words reads every row that has one: it comes last, when the narrower
+queries found too few).
 Words are first matched in the name alone (a name match is what a prover
 looks for, and it is a short list), English stopwords dropped. A pattern is matched in the
 signature: all its adjacent token pairs (``_ * _ = _ * _`` is ``times0eq eq0times``: the
@@ -40,6 +47,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 FORMAT = "fyan-declarations/1"
+#: the index's table layout (module docstring); an index of another layout is rebuilt
+SCHEMA = "2"
 #: bm25 weights of the indexed columns name, words, signature, docstring
 WEIGHTS = (10.0, 6.0, 2.0, 1.0)
 
@@ -181,23 +190,34 @@ def build_index(declarations: Path, index: Path, *, batch: int = 5000) -> Declar
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
         db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
-        db.execute("CREATE VIRTUAL TABLE decls USING fts5(name, words, signature, docstring, module UNINDEXED, "
-                   "kind UNINDEXED, shown UNINDEXED, doc UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')")
+        tokenize = "tokenize = 'unicode61 remove_diacritics 2'"
+        db.execute("CREATE VIRTUAL TABLE decls USING fts5(name, words, docstring, module UNINDEXED, "
+                   f"kind UNINDEXED, shown UNINDEXED, doc UNINDEXED, {tokenize})")
+        db.execute(f"CREATE VIRTUAL TABLE names USING fts5(name, words, content='', {tokenize})")
+        db.execute(f"CREATE VIRTUAL TABLE sigs USING fts5(signature, content='', {tokenize})")
         rows: list[tuple] = []
         count = 0
+
+        def flush() -> None:
+            db.executemany("INSERT INTO decls(rowid, name, words, docstring, module, kind, shown, doc) "
+                           "VALUES (?,?,?,?,?,?,?,?)", [row[:3] + row[4:] for row in rows])
+            db.executemany("INSERT INTO names(rowid, name, words) VALUES (?,?,?)", [row[:3] for row in rows])
+            db.executemany("INSERT INTO sigs(rowid, signature) VALUES (?,?)", [(row[0], row[3]) for row in rows])
+            rows.clear()
+
         for r in records:
-            rows.append((r.name, name_words(r.name), indexed_signature(r.signature), r.docstring or "", r.module, r.kind,
-                         r.signature, r.docstring))
+            count += 1
+            rows.append((count, r.name, name_words(r.name), indexed_signature(r.signature), r.docstring or "", r.module,
+                         r.kind, r.signature, r.docstring))
             if len(rows) >= batch:
-                db.executemany("INSERT INTO decls VALUES (?,?,?,?,?,?,?,?)", rows)
-                count += len(rows)
-                rows.clear()
-        db.executemany("INSERT INTO decls VALUES (?,?,?,?,?,?,?,?)", rows)
-        count += len(rows)
+                flush()
+        flush()
         if count != header.count:
             raise IndexError_(f"{declarations}: the header says {header.count} declarations, the file has {count}")
-        db.execute("INSERT INTO decls(decls) VALUES ('optimize')")
+        for table in ("decls", "names", "sigs"):
+            db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
         db.execute("INSERT INTO meta VALUES ('header', ?)", (header.model_dump_json(),))
+        db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA,))
         db.commit()
     finally:
         db.close()
@@ -221,7 +241,8 @@ def _refuse_foreign_target(index: Path) -> None:
             db.close()
     except sqlite3.DatabaseError:
         tables = set()
-    own = {t for t in tables if t in ("decls", "meta") or t.startswith(("decls_", "sqlite_"))}  # FTS5's shadow tables
+    own = {t for t in tables if t in ("decls", "meta", "names", "sigs")
+           or t.startswith(("decls_", "names_", "sigs_", "sqlite_"))}  # FTS5's shadow tables
     if not {"decls", "meta"} <= tables or tables - own:
         raise IndexError_(f"{index} exists and is not a declaration index: it is never replaced (remove it, or "
                           "choose another index path)")
@@ -240,6 +261,10 @@ class DeclarationIndex:
         except sqlite3.DatabaseError as e:
             raise IndexError_(f"{index} is not a declaration index: {e}") from None
         self.header = DeclarationList.model_validate_json(row[0])
+        schema = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if schema is None or schema[0] != SCHEMA:
+            raise IndexError_(f"{index} was built by another version of Fyan (index layout "
+                              f"{schema[0] if schema else 1}, this one reads {SCHEMA}): build it again")
         if expect is not None and (self.header.toolchain, self.header.dependencies) != expect:
             raise IndexError_(f"{index} was built for {self.header.toolchain} / {self.header.dependencies}, "
                               f"not {expect[0]} / {expect[1]}")
@@ -257,36 +282,47 @@ class DeclarationIndex:
         limit = max(1, min(limit, 100))
         pattern = bool(_SYMBOL_RE.search(query))
         result = SearchResult(query=query, pattern=pattern)
+        attempts: list[tuple[str, str]] = []  # (table, FTS5 query)
         if pattern:  # the pattern's adjacent pairs of operators and names, then its tokens
             terms = signature_tokens(query).split()[:16]
             pairs = list(dict.fromkeys(_pairs(terms)))
-            attempts = (["signature : (" + " AND ".join(map(_quote, pairs)) + ")"] if pairs else []) + \
-                ["signature : (" + " AND ".join(map(_quote, dict.fromkeys(terms))) + ")"]
+            attempts = ([("sigs", " AND ".join(map(_quote, pairs)))] if pairs else []) + \
+                [("sigs", " AND ".join(map(_quote, dict.fromkeys(terms))))]
         else:  # words: in the name first, then with the docstring (all of them), then any of them in the name
             terms = list(dict.fromkeys(t.lower() for t in _TOKEN_RE.findall(query) if t.strip("_")))[:16]
             terms = [t for t in terms if t not in STOPWORDS] or terms
-            both = "{name words docstring} : "
-            attempts = ["{name words} : (" + " AND ".join(map(_quote, terms)) + ")",
-                        both + "(" + " AND ".join(map(_quote, terms)) + ")"]
+            attempts = [("names", " AND ".join(map(_quote, terms))), ("decls", " AND ".join(map(_quote, terms)))]
+            if 2 < len(terms) <= 6:  # all but one of them (each way), before any of them
+                attempts += [("names", " AND ".join(_quote(t) for t in terms if t != left)) for left in terms]
             if len(terms) > 1:
-                attempts.append("{name words} : (" + " OR ".join(map(_quote, terms)) + ")")
+                attempts.append(("names", " OR ".join(map(_quote, terms))))
         if not terms:
             result.status, result.note = "refused", "no words in the query"
             return result
         seen: set[str] = set()
-        for match in attempts:
+        for table, match in attempts:
             if len(result.hits) >= limit:
                 break
-            rows = self.db.execute(
-                f"SELECT name, kind, module, shown, doc, bm25(decls, {', '.join(map(str, WEIGHTS))}) AS score "
-                "FROM decls WHERE decls MATCH ? ORDER BY score LIMIT ?", (match, limit)).fetchall()
-            for name, kind, module, shown, doc, score in rows:
+            ranked = self.db.execute(_RANKED[table], (match, limit)).fetchall()
+            for rowid, score in ranked:
+                name, kind, module, shown, doc = self.db.execute(
+                    "SELECT name, kind, module, shown, doc FROM decls WHERE rowid = ?", (rowid,)).fetchone()
                 if name in seen or len(result.hits) >= limit:
                     continue
                 seen.add(name)
                 result.hits.append(Hit(name=name, kind=kind, module=module, signature=shown, docstring=doc,
                                        rank=round(score, 4)))
         return result
+
+
+#: the ranked rowids of one table's matches (bm25 with the ``WEIGHTS`` of its columns)
+_RANKED = {
+    "names": f"SELECT rowid, bm25(names, {WEIGHTS[0]}, {WEIGHTS[1]}) AS score FROM names WHERE names MATCH ? "
+             "ORDER BY score LIMIT ?",
+    "decls": f"SELECT rowid, bm25(decls, {WEIGHTS[0]}, {WEIGHTS[1]}, {WEIGHTS[3]}) AS score FROM decls "
+             "WHERE decls MATCH ? ORDER BY score LIMIT ?",
+    "sigs": f"SELECT rowid, bm25(sigs, {WEIGHTS[2]}) AS score FROM sigs WHERE sigs MATCH ? ORDER BY score LIMIT ?",
+}
 
 
 def _quote(term: str) -> str:

@@ -13,6 +13,15 @@ pydantic by the stage session, never trusted.
 
 A command agent (``fyan.agents.providers.command``) also returns ``files``: what it changed in
 the workspace it ran in (``ModelRequest.workspace``).
+
+**Tool turns.** A request may offer tools (``tools``: name, description, JSON schema of the
+input) and carry the tool rounds so far (``turns``: each the model's reply — text and
+``ToolCall``s — then Fyan's answer: one ``ToolAnswer`` per call, and optionally a user text).
+The model's reply then carries ``tool_calls``. This is provider-neutral: the SDK providers
+translate it into Anthropic ``tool_use``/``tool_result`` blocks or OpenAI ``tool_calls``/``tool``
+messages, and the key covers tools, turns and ``tool_choice`` (only when tools are offered, so
+the key of a request without tools is what it always was), which makes a replayed tool
+conversation deterministic: a tool result that differs changes the next turn's key.
 """
 
 from __future__ import annotations
@@ -28,6 +37,41 @@ from pydantic import BaseModel, Field
 class Message(BaseModel):
     role: Literal["system", "user", "assistant"]
     content: str
+
+
+class ToolDef(BaseModel):
+    """A tool offered to the model: ``parameters`` is the JSON schema of its input."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ToolCall(BaseModel):
+    """One tool call of the model: ``arguments`` as the API gave them (Anthropic: an object;
+    OpenAI: a JSON string, possibly malformed — the tool loop validates it)."""
+
+    id: str
+    name: str
+    arguments: Any = None
+
+
+class ToolAnswer(BaseModel):
+    """Fyan's answer to one ``ToolCall`` (``id``): the result text sent to the model."""
+
+    id: str
+    content: str
+    is_error: bool = False
+
+
+class ToolTurn(BaseModel):
+    """One round of a tool conversation: the model's reply (``text``, ``calls``), then Fyan's
+    ``answers`` (one per call, in order) and an optional ``user`` text after them."""
+
+    text: str = ""
+    calls: list[ToolCall] = Field(default_factory=list)
+    answers: list[ToolAnswer] = Field(default_factory=list)
+    user: str | None = None
 
 
 class ModelRequest(BaseModel):
@@ -46,6 +90,10 @@ class ModelRequest(BaseModel):
     workspace: str | None = Field(
         default=None, description="Folder a command agent runs in (not part of the key: paths differ per machine)"
     )
+    tools: list[ToolDef] = Field(default_factory=list, description="Tools offered (empty: a plain call)")
+    turns: list[ToolTurn] = Field(default_factory=list, description="The tool rounds so far (module docstring)")
+    tool_choice: Literal["auto", "none"] = Field(
+        default="auto", description="none: the model must answer without calling a tool (the budget ran out)")
 
     def key(self) -> str:
         """sha256 of the canonical JSON of the fields that determine the reply."""
@@ -58,7 +106,16 @@ class ModelRequest(BaseModel):
         }
         if self.json_schema is not None:
             payload["json_schema"] = self.json_schema
+        if self.tools:
+            payload["tools"] = [t.model_dump() for t in self.tools]
+            payload["turns"] = [t.model_dump() for t in self.turns]
+            payload["tool_choice"] = self.tool_choice
         return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    def thread(self) -> str:
+        """The key of this tool conversation's first turn (same request, no rounds yet): what
+        every turn of one conversation shares (replay names a differing tool result by it)."""
+        return self.model_copy(update={"turns": [], "tool_choice": "auto"}).key()
 
     @property
     def system(self) -> str:
@@ -99,6 +156,7 @@ class ModelResponse(BaseModel):
         default_factory=dict,
         description="Command agents: workspace files the agent changed (relative path -> new text; None = deleted)",
     )
+    tool_calls: list[ToolCall] = Field(default_factory=list, description="The tools the model called (tool turns)")
 
     @property
     def cache_hit(self) -> bool:
@@ -116,6 +174,12 @@ class Provider(ABC):
 
     name: str = "provider"
     edits_files: bool = False
+    #: whether ``complete`` takes a request with ``tools`` (module docstring) when the stage's
+    #: ``tools`` setting is left unset: an SDK provider does; replay, a command agent, an
+    #: OpenAI-compatible server (unknown support) do not unless configured
+    supports_tools: bool = False
+    #: whether a request with ``tools`` can be served at all (``tools = true`` is honoured)
+    can_use_tools: bool = False
     #: the provider's circuit breaker (``fyan.agents.providers.breaker``); None for providers
     #: that cannot be "down" (replay, a command agent run here)
     breaker: Any = None

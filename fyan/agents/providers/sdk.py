@@ -34,12 +34,26 @@ unit of a stage) and the top-level automatic breakpoint (so form repairs and For
 iterations, which resend the conversation, read it from the cache); OpenAI caches long prefixes
 automatically. Both report cached tokens, which pricing charges at the cache price.
 
+Tool turns (``ModelRequest.tools``/``turns``, ``fyan.agents.providers.base``): Anthropic gets
+``tools`` (``input_schema``), each past round as an assistant message of ``text`` and
+``tool_use`` blocks followed by a user message of ``tool_result`` blocks (``is_error``) and the
+round's user text, ``tool_choice = {"type": "none"}`` when asked; OpenAI gets ``tools``
+(``function`` with ``parameters``), each round as an assistant message with ``tool_calls`` (the
+arguments as the JSON string the model gave) followed by one ``tool`` message per call and the
+user text, ``tool_choice = "none"`` when asked. The reply's ``tool_use`` blocks / ``tool_calls``
+come back as ``ModelResponse.tool_calls``. A request with tools asks for JSON by the prompt
+only (no ``output_config``/``response_format``): while the model is calling tools its text is
+not the reply; the final reply is validated with pydantic as always. An OpenAI-compatible
+server is not assumed to take ``tools`` (``supports_tools`` False: ``tools = true`` in the
+stage's agent configuration turns them on).
+
 Tests pass a client built on ``httpx2.MockTransport`` (``http_client=``): the SDKs use
 ``httpx2``, which respx does not patch.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -50,7 +64,7 @@ import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from fyan import logs
-from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider, Usage
+from fyan.agents.providers.base import ModelRequest, ModelResponse, Provider, ToolCall, Usage
 from fyan.agents.providers.breaker import CircuitBreaker
 from fyan.errors import ProviderError
 
@@ -155,6 +169,8 @@ class AnthropicProvider(_SdkProvider):
     """Anthropic Messages API. ``client`` (tests) replaces the one built from the environment."""
 
     name = "anthropic"
+    supports_tools = True
+    can_use_tools = True
 
     def __init__(self, client: anthropic.Anthropic | None = None, **kw: Any) -> None:
         super().__init__(**kw)
@@ -173,7 +189,23 @@ class AnthropicProvider(_SdkProvider):
         )
         if request.system:
             kwargs["system"] = [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]
-        if request.json_schema is not None and self.structured_output == "schema":
+        if request.tools:
+            kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                               for t in request.tools]
+            for turn in request.turns:
+                blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
+                blocks += [{"type": "tool_use", "id": c.id, "name": c.name,
+                            "input": c.arguments if isinstance(c.arguments, dict) else {}} for c in turn.calls]
+                kwargs["messages"].append({"role": "assistant", "content": blocks or turn.text})
+                answer: list[dict[str, Any]] = [{"type": "tool_result", "tool_use_id": a.id, "content": a.content,
+                                                 "is_error": a.is_error} for a in turn.answers]
+                if turn.user:
+                    answer.append({"type": "text", "text": turn.user})
+                if answer:
+                    kwargs["messages"].append({"role": "user", "content": answer})
+            if request.tool_choice == "none":
+                kwargs["tool_choice"] = {"type": "none"}
+        elif request.json_schema is not None and self.structured_output == "schema":
             kwargs["output_config"] = {"format": {"type": "json_schema", "schema": anthropic.transform_schema(request.json_schema)}}
         return kwargs
 
@@ -182,6 +214,8 @@ class AnthropicProvider(_SdkProvider):
         start = time.monotonic()
         resp = self._call(lambda: self.client.messages.create(**kwargs), _transient_anthropic, (anthropic.AnthropicError,))
         text = "".join(getattr(b, "text", "") for b in resp.content if getattr(b, "type", "") == "text")
+        calls = [ToolCall(id=b.id, name=b.name, arguments=b.input) for b in resp.content
+                 if getattr(b, "type", "") == "tool_use"]
         u = resp.usage
         read = getattr(u, "cache_read_input_tokens", 0) or 0
         write = getattr(u, "cache_creation_input_tokens", 0) or 0
@@ -189,7 +223,7 @@ class AnthropicProvider(_SdkProvider):
         usage = Usage(tokens_in=(u.input_tokens or 0) + read + write, tokens_out=u.output_tokens or 0,
                       cache_read=read, cache_write=write)
         return ModelResponse(text=text, usage=usage, provider=self.name, model=request.model,
-                             latency_s=time.monotonic() - start, key=request.key())
+                             latency_s=time.monotonic() - start, key=request.key(), tool_calls=calls)
 
 
 class OpenAIProvider(_SdkProvider):
@@ -197,10 +231,12 @@ class OpenAIProvider(_SdkProvider):
     (vLLM, llama.cpp server, Ollama). ``client`` (tests) replaces the one built here."""
 
     name = "openai"
+    can_use_tools = True
 
     def __init__(self, client: openai.OpenAI | None = None, base_url: str | None = None, **kw: Any) -> None:
         super().__init__(**kw)
         self.compatible = bool(base_url)
+        self.supports_tools = not self.compatible  # a compatible server: only with ``tools = true``
         if base_url:
             self.name = "openai-compatible"
         self.base_url = base_url
@@ -222,7 +258,23 @@ class OpenAIProvider(_SdkProvider):
         kwargs["max_tokens" if self.compatible else "max_completion_tokens"] = request.max_tokens
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
-        if request.json_output and self.structured_output != "prompt":
+        if request.tools:
+            kwargs["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                                 "parameters": t.parameters}} for t in request.tools]
+            for turn in request.turns:
+                message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+                if turn.calls:
+                    message["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+                        "name": c.name, "arguments": c.arguments if isinstance(c.arguments, str)
+                        else json.dumps(c.arguments, ensure_ascii=False)}} for c in turn.calls]
+                kwargs["messages"].append(message)
+                kwargs["messages"] += [{"role": "tool", "tool_call_id": a.id, "content": a.content}
+                                       for a in turn.answers]
+                if turn.user:
+                    kwargs["messages"].append({"role": "user", "content": turn.user})
+            if request.tool_choice == "none":
+                kwargs["tool_choice"] = "none"
+        elif request.json_output and self.structured_output != "prompt":
             if request.json_schema is not None and self.structured_output == "schema":
                 kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                     "name": request.schema_name, "schema": request.json_schema, "strict": False}}
@@ -237,6 +289,8 @@ class OpenAIProvider(_SdkProvider):
         if not resp.choices:
             raise ProviderError(f"{self.name} returned no choices for model {request.model}")
         text = resp.choices[0].message.content or ""
+        calls = [ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments)
+                 for c in (resp.choices[0].message.tool_calls or []) if getattr(c, "function", None) is not None]
         u = resp.usage
         cached = 0
         if u is not None and getattr(u, "prompt_tokens_details", None) is not None:
@@ -244,4 +298,4 @@ class OpenAIProvider(_SdkProvider):
         usage = Usage(tokens_in=(u.prompt_tokens if u else 0) or 0, tokens_out=(u.completion_tokens if u else 0) or 0,
                       cache_read=cached)
         return ModelResponse(text=text, usage=usage, provider=self.name, model=request.model,
-                             latency_s=time.monotonic() - start, key=request.key())
+                             latency_s=time.monotonic() - start, key=request.key(), tool_calls=calls)
