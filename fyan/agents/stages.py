@@ -30,6 +30,8 @@ from pathlib import Path
 import hashlib
 import json
 
+from pydantic import ValidationError
+
 from fyan.lean import safefile
 from fyan.agents.schemas import LemmaDag, PlanReply, ProveReply, ReasonReview
 from fyan.agents.session import StageSession
@@ -120,23 +122,47 @@ class UnitContext:
 
 
 def reason(s: StageSession, u: UnitContext) -> None:
+    """The Reasoner: a proof, a review that tries to refute it (objections in words and
+    counterexample searches, which Fyan runs confined: ``fyan.refute.review``), revisions. The
+    proof goes back for revision on a critical objection, or when ``[refute] threshold`` executed
+    refutations stand against it (``fyan.refute.record.standing``; worthless searches never
+    count); the revision is told to keep the steps the refutations do not touch."""
+    from fyan.refute.record import RefutationLog, standing
+    from fyan.refute.review import revision_request, run_review_searches
+
     values = {
         "unit": u.unit.id, "kind": u.unit.kind, "problem": u.statement_tex,
         "source_proof": (u.read("source_proof.tex") or "(the document gives no proof)").strip(),
         "upstream": u.upstream(), "guidance": u.guidance(), "review": NONE,
     }
     rounds = u.project.config.agents.review_rounds
+    threshold = u.project.config.refute.threshold
+    log = RefutationLog()
+    refuted: list = []
     for round_ in range(rounds + 1):
         text = s.ask("reason", values).text.strip()
         review = s.ask_json("reason_review", {
             "unit": u.unit.id, "kind": u.unit.kind, "problem": u.statement_tex, "proof": text, "upstream": u.upstream(),
         }, ReasonReview, check=_review_form)
-        u.write("proof_review.json", json.dumps({"round": round_ + 1, **review.model_dump()}, indent=2) + "\n")
-        if not review.critical:
+        log = run_review_searches(u.project, u.attempt_dir, round_ + 1, text, review.counterexamples, log)
+        refuted = standing(log, text)
+        u.write("proof_review.json", json.dumps({"round": round_ + 1, **review.model_dump(),
+                                                 "refutations_standing": [e.folder for e in refuted]}, indent=2) + "\n")
+        forced = len(refuted) >= threshold
+        if not review.critical and not forced:
             u.write("proof.md", f"{u.provenance}\n\n{text}\n")
             return
-        values = {**values, "review": "A reviewer tried to refute your previous proof and objected:\n" + "\n".join(
-            f"- step {o.step}: {o.objection}" for o in review.critical) + "\n\nYour previous proof:\n\n" + text}
+        parts = []
+        if review.critical:
+            parts.append("A reviewer tried to refute your previous proof and objected:\n" + "\n".join(
+                f"- step {o.step}: {o.objection}" for o in review.critical))
+        if forced:
+            parts.append(revision_request(refuted, threshold))
+        values = {**values, "review": "\n\n".join(parts) + "\n\nYour previous proof:\n\n" + text}
+    if len(refuted) >= threshold:
+        raise ModelOutputError(
+            f"{len(refuted)} executed refutation(s) still stand against the proof after {rounds} revision(s): "
+            + "; ".join(e.outcome.summary() for e in refuted[:3]))
     raise ModelOutputError(
         f"the review pass refuted the proof after {rounds} revision(s): "
         + "; ".join(f"step {o.step}: {o.objection}" for o in review.critical[:3])
@@ -144,11 +170,17 @@ def reason(s: StageSession, u: UnitContext) -> None:
 
 
 def _review_form(review: ReasonReview) -> list[str]:
+    problems = []
     if review.verdict == "sound" and review.critical:
-        return ["verdict is `sound` but there are critical objections: say `refuted`, or make them minor"]
+        problems.append("verdict is `sound` but there are critical objections: say `refuted`, or make them minor")
     if review.verdict == "refuted" and not review.critical:
-        return ["verdict is `refuted` but no objection is critical: name the step that fails"]
-    return []
+        problems.append("verdict is `refuted` but no objection is critical: name the step that fails")
+    for i, c in enumerate(review.counterexamples):
+        try:
+            c.program()
+        except ValidationError as e:
+            problems.append(f"counterexamples[{i}]: " + "; ".join(str(err["msg"]) for err in e.errors()))
+    return problems
 
 
 def _repair_request(u: UnitContext) -> str:
@@ -270,6 +302,9 @@ def prove(s: StageSession, u: UnitContext) -> None:
     iterations = u.project.config.agents.prove_iterations
     discovery = discover(u.project.config.lean)
     text = render_unit_file(u.project, u.store, u.unit, values["statement"], "Basic")
+    if _frozen_refuted(u):  # never proved: the check blocks the unit with the evidence
+        u.write("Basic.lean", text)
+        return
     log = []
     rejected: dict[str, tuple[int, list[str]]] = {}  # sha256 of a rejected candidate -> (iteration, review)
     for i in range(1, iterations + 1):
@@ -302,6 +337,41 @@ def prove(s: StageSession, u: UnitContext) -> None:
         values = {**values, "feedback": f"{said}Review of iteration {i}:\n" + "\n".join(problems),
                   "previous": f"```lean\n{model_part(text)}\n```"}
     u.write("Basic.lean", text)
+
+
+def _frozen_refuted(u: UnitContext) -> bool:
+    """Try to refute the unit's frozen statements on small instances before proving
+    (``fyan.refute.frozen``; ``[refute] frozen_check``): True when a check refuted one (its
+    evidence is in the attempt's ``frozen-refutation/``). A check an earlier attempt of this unit
+    already ran without refuting (the same program) is not run again; without a toolchain none
+    runs."""
+    from fyan.refute.frozen import frozen_programs, run_frozen_checks
+    from fyan.refute.models import RefutationOutcome
+    from fyan.refute.record import FROZEN_FOLDER
+    from fyan.refute.review import lean_check, lean_header, limits_of
+
+    cfg = u.project.config.refute
+    if not cfg.frozen_check:
+        return False
+    programs, _ = frozen_programs(u.store.freezes(u.unit.id), cfg.frozen_bound, lean_header(u.project))
+    done = set()
+    for r in u.store.runs(u.unit.id):
+        if r.stage is Stage.PROVE and r.id != u.run.id:
+            for path in (u.project.paths.root / r.attempt_dir / FROZEN_FOLDER).glob("*/outcome.json"):
+                try:
+                    earlier = RefutationOutcome.model_validate_json(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                if earlier.executed and not earlier.refutes:
+                    done.add(earlier.program_sha256)
+    programs = [p for p in programs if p.sha256() not in done]
+    if not programs:
+        return False
+    lean = lean_check(u.project, u.attempt_dir)
+    if lean is None:
+        return False
+    outcomes = run_frozen_checks(programs, u.attempt_dir, limits_of(cfg), lean, hidden=(u.project.paths.root,))
+    return any(o.refutes for o in outcomes)
 
 
 def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str], current: str) -> tuple[str, str, bool]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from fyan.agents.pricing import is_priced
 from fyan.command_result import CommandResult
@@ -44,13 +44,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
+class RefutationCounts(BaseModel):
+    """The counterexample searches a unit's attempts ran (``fyan.refute``, docs/refutation.md)."""
+
+    executed: int = Field(ge=0, description="searches that ran to a verdict in the sandbox")
+    refuting: int = Field(ge=0, description="executed searches whose refutation was confirmed (re-checked witness, "
+                          "or a clean Lean compile)")
+    worthless: int = Field(ge=0, description="searches that gave no evidence (did not execute, hung, wrote outside "
+                           "their folder, tried the network, raised, claimed without refuting, no sandbox)")
+
+
+class UnitRow(BaseModel):
+    """One unit of ``units`` (docs/status-json.md lists every field)."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    status: str
+    refutations: RefutationCounts | None = None
+
+
 class Payload(BaseModel):
     """``fyan status --json``: the project's status (``fyan.orchestrator.status``): units with
     their status, stage and reason, counts, blocked groups, outages, the run; ``cost`` with --cost."""
 
     model_config = ConfigDict(extra="allow")
     project: str
-    units: list[dict[str, Any]] | None = None
+    units: list[UnitRow] | None = None
     counts: dict[str, int] | None = None
     cost: dict[str, Any] | None = None
 

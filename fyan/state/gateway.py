@@ -794,6 +794,11 @@ class Gateway:
             outcome = CheckOutcome(passed=False, reason=f"agent exited with status {exit_status}")
         else:
             outcome = self._check(run, unit, attempt_dir, evidence)
+        from fyan.refute.record import tally
+
+        searches = tally(attempt_dir)  # counterexample searches the attempt ran (fyan status counts them)
+        if searches is not None:
+            outcome.event_data = {**outcome.event_data, "refutations": searches}
         files: dict[str, bytes] = {}
         if outcome.passed:
             for rel in stage_spec(run.stage).outputs:
