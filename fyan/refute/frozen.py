@@ -63,9 +63,9 @@ def _binders(header: str) -> tuple[list[tuple[str, str, str]], str] | None:
             j += 1
         inner = head[i + 1:j]
         k = _top_level_colon(inner)
-        if k < 0:
+        if k < 0 and c != "[":  # an anonymous instance binder `[Group α]` has no colon
             return None
-        out.append((c, normalize(inner[:k]), normalize(inner[k + 1:])))
+        out.append((c, normalize(inner[:k]) if k >= 0 else "", normalize(inner[k + 1:])))
         i = j + 1
     return out, typ
 
@@ -85,7 +85,7 @@ def frozen_program(decl: str, signature: str, bound: int) -> tuple[RefutationPro
     parts = []
     for bracket, names, btype in binders:
         if bracket == "[":
-            return None, f"{decl}: instance binder [{names} : {btype}] (not a small type)"
+            return None, f"{decl}: instance binder [{(names + ' : ') if names else ''}{btype}] (not a small type)"
         idents = names.split()
         small = btype in _NAT or btype in ("Bool",) or bool(_FIN.match(btype) and int(_FIN.match(btype)[1]) <= 64)
         mentions = any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w'])", btype) for n in names_seen)
