@@ -286,6 +286,7 @@ def test_a_check_that_does_not_compile_is_worthless(tmp_path, lean_check):
     "Eq true true) := by native_decide\n#check (1",
     "Eq (Lean.ofReduceBool a b c) true",
     "(Eq true true",
+    "Eq (by run_tac pure (); exact true) true",
 ])
 def test_lean_instances_that_smuggle_commands_or_escapes_are_refused_unrun(tmp_path, instance):
     out = run_refutation(lean_program(instance), workdir=tmp_path, lean=LeanCheck(lean=Path("/nonexistent/lean")))

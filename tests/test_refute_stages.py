@@ -30,7 +30,7 @@ from fyan.state.lifecycle import progress
 from fyan.state.models import FailureKind, FreezeRecord, RunStatus, Stage, StageRun
 from tests.helpers import CHAIN_TEX, make_project
 from tests.sandboxing import needs_bwrap
-from tests.test_stages import PROOF, SOUND, Scripted
+from tests.test_stages import PROOF, Scripted
 
 EVEN_STEP = "every natural number below 10 is even"
 
