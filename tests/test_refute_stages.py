@@ -142,27 +142,34 @@ def _ctx(project, attempt: Path, store=None, unit_id="def-a", run_id=7) -> Check
 
 @needs_bwrap
 def test_the_reason_check_recounts_from_the_outcome_files_and_drops_a_forged_claim(tmp_path):
-    project = make_project(tmp_path / "p", CHAIN_TEX, "[refute]\nthreshold = 1\n")
-    attempt = project.paths.root / ".fyan" / "attempts" / "def-a" / "000007-reason"
-    attempt.mkdir(parents=True)
-    proof = PROOF + " Step 2: " + EVEN_STEP + "."
-    programs = [SimpleNamespace(**s) for s in REFUTING[:1]]
     from fyan.agents.schemas import CounterexampleSearch
 
-    programs = [CounterexampleSearch(**s).program() for s in REFUTING[:1]]
-    log = record.run_proposals(programs, attempt, 1, proof, record.RefutationLimits(timeout_s=5, memory_mb=512))
-    derived, problem = refutation_evidence(_ctx(project, attempt), proof)
+    project = make_project(tmp_path / "p", CHAIN_TEX, "[refute]\nthreshold = 1\n")
+    attempts = project.paths.root / ".fyan" / "attempts" / "def-a"
+    attempt, failed = attempts / "000007-reason", attempts / "000005-reason"
+    attempt.mkdir(parents=True)
+    failed.mkdir(parents=True)
+    limits = record.RefutationLimits(timeout_s=5, memory_mb=512)
+    proof = PROOF + " Step 2: " + EVEN_STEP + "."
+    programs = [CounterexampleSearch(**s).program() for s in REFUTING]
+    log = record.run_proposals(programs[:1], attempt, 1, proof, limits)
+    record.run_proposals(programs[1:], failed, 1, "an earlier proof", limits)  # an attempt the agent gave up on
+    store = SimpleNamespace(runs=lambda unit: [SimpleNamespace(id=5, stage=Stage.REASON,
+                                                               attempt_dir=project.paths.rel(failed))])
+    derived, problem = refutation_evidence(_ctx(project, attempt, store=store), proof)
     assert problem and problem.startswith("1 executed refutation(s) (threshold 1) still stand against proof.md")
-    assert json.loads(derived[record.LOG])["entries"][0]["attempt"] == project.paths.rel(attempt)
+    published = json.loads(derived[record.LOG])["entries"]
+    assert [(e["attempt"], e["outcome"]["witness"]) for e in published] == [
+        (project.paths.rel(failed), {"n": 7}), (project.paths.rel(attempt), {"n": 1})]
     # the proof revised without the step: nothing stands
-    _, problem = refutation_evidence(_ctx(project, attempt), PROOF + " A different, repaired step 2.")
+    _, problem = refutation_evidence(_ctx(project, attempt, store=store), PROOF + " A different, repaired step 2.")
     assert problem is None
     # a log claiming a refutation whose outcome file says otherwise counts for nothing
     outcome = json.loads((attempt / "refutations" / "1-1" / "outcome.json").read_text())
     (attempt / "refutations" / "1-1" / "outcome.json").write_text(json.dumps({**outcome, "program_sha256": "0" * 64}))
     assert log.entries[0].counts
-    _, problem = refutation_evidence(_ctx(project, attempt), proof)
-    assert problem is None
+    derived, problem = refutation_evidence(_ctx(project, attempt, store=store), proof)
+    assert problem is None and derived == {}
 
 
 # -- the plan check ----------------------------------------------------------------------------------

@@ -87,9 +87,10 @@ def refutation_evidence(ctx: CheckContext, proof_text: str) -> tuple[dict[str, b
     ``refutations.json`` re-read from each search's own ``outcome.json`` and ``program.json``
     (written by the runner outside what the program could write; an entry that disagrees is
     dropped), worthless outcomes never counted. Returns (derived files, failure reason or None):
-    the unit's published ``refutations.json`` grows by this attempt's entries (the plan check
-    reads it), and the proof is refused when ``[refute] threshold`` executed refutations still
-    stand against it (``standing``)."""
+    the unit's published ``refutations.json`` holds the entries of this attempt and of every
+    earlier reason attempt of the unit, failed ones included, re-read the same way (the plan
+    check reads it), and the proof is refused when ``[refute] threshold`` executed refutations
+    still stand against it (``standing``)."""
     from fyan.refute import record
 
     try:
@@ -97,14 +98,19 @@ def refutation_evidence(ctx: CheckContext, proof_text: str) -> tuple[dict[str, b
     except ValueError as e:
         return {}, f"the attempt's refutation log is unreadable: {e}"
     log = record.reread(ctx.attempt_dir, log)
-    try:
-        published = record.read_log(ctx.project.paths.unit(ctx.unit.id) / record.LOG)
-    except ValueError:
-        published = record.RefutationLog()
     ours = [e.model_copy(update={"attempt": ctx.run.attempt_dir}) for e in log.entries]
+    earlier = []  # every earlier reason attempt of the unit, failed ones included, re-read the same way
+    for r in ctx.store.runs(ctx.unit.id) if ours else []:
+        if r.stage is Stage.REASON and r.id != ctx.run.id and r.attempt_dir:
+            folder = ctx.project.paths.root / r.attempt_dir
+            try:
+                theirs = record.reread(folder, record.read_log(folder / record.LOG))
+            except ValueError:
+                continue
+            earlier += [e.model_copy(update={"attempt": r.attempt_dir}) for e in theirs.entries]
     derived = {}
     if ours:
-        merged = record.RefutationLog(entries=[*published.entries, *ours])
+        merged = record.RefutationLog(entries=[*earlier, *ours])
         derived[record.LOG] = merged.model_dump_json(indent=2).encode() + b"\n"
     threshold = ctx.project.config.refute.threshold
     standing = record.standing(record.RefutationLog(entries=ours), proof_text)
