@@ -278,6 +278,12 @@ def test_a_frozen_statement_refuted_on_a_small_instance_blocks_the_unit(tmp_path
     out = frozen_refutation_outcome(_ctx(project, attempt, store=store, run_id=9))
     if not refuted:
         assert out is None
+        # the next prove attempt does not run the same check on the same statement again
+        later = attempt.parent / "000011-prove"
+        later.mkdir()
+        store.runs = lambda unit: [SimpleNamespace(id=9, stage=Stage.PROVE, attempt_dir=run.attempt_dir)]
+        again = UnitContext(project, store, u.unit, SimpleNamespace(id=11, attempt_dir=project.paths.rel(later)))
+        assert _frozen_refuted(again) is False and not (later / "frozen-refutation").exists()
         return
     assert out is not None and not out.passed and out.failure_kind is FailureKind.REFUTED
     assert out.rewind_to is Stage.AUDIT

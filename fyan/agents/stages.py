@@ -339,12 +339,16 @@ def prove(s: StageSession, u: UnitContext) -> None:
     u.write("Basic.lean", text)
 
 
+#: worthless reasons of a frozen-statement check that another run may not meet (``fyan.refute.runner``)
+_TRANSIENT_WORTHLESS = ("not run", "did not run", "hangs", "ran out of memory")
+
+
 def _frozen_refuted(u: UnitContext) -> bool:
     """Try to refute the unit's frozen statements on small instances before proving
     (``fyan.refute.frozen``; ``[refute] frozen_check``): True when a check refuted one (its
     evidence is in the attempt's ``frozen-refutation/``). A check an earlier attempt of this unit
-    already ran without refuting (the same program) is not run again; without a toolchain none
-    runs."""
+    already ran without refuting (the same program; unless it was not run, hung or ran out of
+    memory) is not run again; without a toolchain none runs."""
     from fyan.refute.frozen import frozen_programs, run_frozen_checks
     from fyan.refute.models import RefutationOutcome
     from fyan.refute.record import FROZEN_FOLDER
@@ -362,7 +366,8 @@ def _frozen_refuted(u: UnitContext) -> bool:
                     earlier = RefutationOutcome.model_validate_json(path.read_text(encoding="utf-8"))
                 except (OSError, ValueError):
                     continue
-                if earlier.executed and not earlier.refutes:
+                transient = (earlier.worthless_reason or "").startswith(_TRANSIENT_WORTHLESS)
+                if not earlier.refutes and not transient:  # the same check on the same statement: same answer
                     done.add(earlier.program_sha256)
     programs = [p for p in programs if p.sha256() not in done]
     if not programs:
