@@ -6,13 +6,17 @@ blocks, imports, namespaces and file layout are written by code. Whether the att
 decided afterwards by the gateway's deterministic check (``fyan.gates.stages``).
 
 * **Reasoner** — ``proof.md``, then a review pass (``reason_review``) that tries to refute its
-  steps; a critical objection sends the proof back for revision (``[agents] review_rounds``
-  times); if one still stands, the attempt fails (the agent declines; nothing is published).
-  The last review is kept as ``proof_review.json``.
+  steps, in words and with counterexample searches the worker runs confined (``fyan.refute``);
+  a critical objection, or ``[refute] threshold`` executed refutations standing against the
+  proof, sends it back for revision (``[agents] review_rounds`` times); if one still stands, the
+  attempt fails (the agent declines; nothing is published). The last review is kept as
+  ``proof_review.json``, the searches under ``refutations/`` with ``refutations.json``.
 * **Planner** — lemma DAG, blueprint, scaffold; the existing lemmas a node ``cites`` are looked
   up in the environment (``fyan.lean.names``) before the plan is accepted: a missing name is a
   form repair with the names quoted, and the gateway's check looks them up again.
-* **Formalizer** — up to ``[agents] prove_iterations`` iterations of plan → prove → review: the
+* **Formalizer** — first the frozen statements are tried on small instances (``fyan.refute.
+  frozen``): a refutation ends the attempt before any proving, and the prove check decides; then
+  up to ``[agents] prove_iterations`` iterations of plan → prove → review: the
   model states its plan and writes the proofs (or, for a command agent, edits ``Basic.lean`` in
   the unit workspace, confined); the review is code: frozen declarations intact, source lints,
   and with a toolchain the build's diagnostics (errors, ``sorry``), fed back into the next
@@ -127,7 +131,7 @@ def reason(s: StageSession, u: UnitContext) -> None:
     proof goes back for revision on a critical objection, or when ``[refute] threshold`` executed
     refutations stand against it (``fyan.refute.record.standing``; worthless searches never
     count); the revision is told to keep the steps the refutations do not touch."""
-    from fyan.refute.record import RefutationLog, standing
+    from fyan.refute.record import RefutationLog, describe, standing
     from fyan.refute.review import revision_request, run_review_searches
 
     values = {
@@ -158,6 +162,8 @@ def reason(s: StageSession, u: UnitContext) -> None:
                 f"- step {o.step}: {o.objection}" for o in review.critical))
         if forced:
             parts.append(revision_request(refuted, threshold))
+        elif refuted:  # below the threshold: evidence for the revision the objections ask for
+            parts.append("Fyan's counterexample searches also refuted: " + "; ".join(describe(e) for e in refuted))
         values = {**values, "review": "\n\n".join(parts) + "\n\nYour previous proof:\n\n" + text}
     if len(refuted) >= threshold:
         raise ModelOutputError(

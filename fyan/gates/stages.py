@@ -3,9 +3,12 @@
 No check calls a model. Each returns a ``CheckOutcome``: pass/fail, the reason, files it
 derives (reports), statements to freeze, and where to go back to after a failure.
 
-* reason — ``proof.md`` carries the unit's provenance block unchanged and has content;
+* reason — ``proof.md`` carries the unit's provenance block unchanged and has content; fewer
+  than ``[refute] threshold`` executed refutations stand against it, counted again from each
+  counterexample search's own files (``refutation_evidence``, docs/refutation.md);
 * plan — ``lemma_dag.json`` validates, has no dangling edge, self-loop or cycle, every node is
-  reachable from a root; ``Statement.lean`` is Fyan's rendering around the model's part, passes
+  reachable from a root; no node is an assertion an executed search refuted
+  (``refuted_plan_problem``); ``Statement.lean`` is Fyan's rendering around the model's part, passes
   the source lints, declares every lemma-DAG node, every theorem body is ``by sorry``, no root
   is ``True``, definition units' roots are definitions, the semantic audit can read the roots'
   statements; it compiles when a toolchain exists; every existing lemma a node ``cites`` is
@@ -20,8 +23,11 @@ derives (reports), statements to freeze, and where to go back to after a failure
   Planner; a grade-1 statement under the bridge policy
   freezes the roots and ``<root>_faithful`` (role ``bridge``); below → back to the Planner;
   rejected → retry;
-* prove — ``Basic.lean`` is Fyan's rendering around the model's part, passes the lints, and
-  every frozen declaration is there with its frozen signature (an edit fails the attempt);
+* prove — a frozen statement the attempt refuted on a small instance, confirmed by the check's
+  own run, blocks the unit (``frozen_refutation_outcome``: failure kind ``refuted``, back to the
+  audit after guidance); otherwise ``Basic.lean`` is Fyan's rendering around the model's part,
+  passes the lints, and every frozen declaration is there with its frozen signature (an edit
+  fails the attempt);
 * gate — the completion gate (``fyan.gates.completion``); a missing toolchain, a broken Lake
   package, a refused sandbox or a missing inspector blocks the unit (``environment`` failure:
   no proof can fix it), any other failure goes back to the Formalizer.
