@@ -203,6 +203,10 @@ def test_as_root_and_as_an_ordinary_user(user):
         "writes": "def predicate(n):\n    open('/var/tmp/fyan-refute-as-user', 'w')\n    return True\n",
         "network": "import socket\ndef predicate(n):\n    socket.getaddrinfo('example.com', 80)\n    return True\n",
         "hangs": "def predicate(n):\n    while True:\n        pass\n",
+        "syntax": "def predicate(n)\n    return True\n",
+        "raises": "def predicate(n):\n    raise KeyError(n)\n",
+        "claims": "import os\nprint('counterexample n = 3')\nfor fd in range(3, 12):\n    try:\n"
+                  "        os.write(fd, b'F 3\\n')\n    except OSError:\n        pass\nos._exit(0)\n",
     }
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/", **extra}
     if "PYTHONPATH" not in env:
@@ -219,6 +223,10 @@ def test_as_root_and_as_an_ordinary_user(user):
     assert got["writes"][2].startswith("writes outside its folder")
     assert got["network"][2].startswith("tries the network")
     assert got["hangs"][2].startswith("hangs")
+    assert got["syntax"][2].startswith("does not execute")
+    assert got["raises"][2].startswith("the predicate raised at input 0: KeyError")
+    assert got["claims"][2].startswith("claims a counterexample the re-check does not confirm")
+    assert all(not r[1] for name, r in got.items() if name != "refutes")
     assert not Path("/var/tmp/fyan-refute-as-user").exists()
 
 
