@@ -485,6 +485,28 @@ class ExecutorSection(_Section):
         raise ValueError(f"{value!r} is not 'auto', 'local', 'host:port' or 'ray://host:port'")
 
 
+class RefuteSection(_Section):
+    """Refute before proving (``fyan.refute``, docs/refutation.md): counterexample searches a review
+    proposes, and small-instance checks of frozen statements, run confined by Fyan."""
+
+    threshold: int = Field(
+        default=2, ge=1,
+        description="Executed refutations standing against one proof (plan) that force its revision; the reason "
+        "stage's check refuses a proof with this many.",
+    )
+    per_review: int = Field(default=3, ge=0, description="Counterexample searches run per review at most (0: none).")
+    timeout_s: float = Field(default=20.0, gt=0, le=600, description="Seconds per confined run of a search.")
+    memory_mb: int = Field(default=1024, ge=64, description="Address-space limit of a python search, MiB.")
+    max_cases: int = Field(default=200000, ge=1, description="Largest finite domain a python search may enumerate.")
+    frozen_check: bool = Field(
+        default=True, description="Before proving, try to refute each frozen statement on small instances (a Lean "
+        "`decide` check Fyan writes where the binders are Bool, Fin n or bounded natural numbers).",
+    )
+    frozen_bound: int = Field(
+        default=6, ge=1, le=64, description="Natural-number binders of a frozen statement are tried below this bound.",
+    )
+
+
 class DashboardSection(_Section):
     port: int = Field(default=8765, ge=0, le=65535, description="Port of the local dashboard (0: any free port).")
 
@@ -507,6 +529,7 @@ class FyanConfig(BaseSettings):
     stagnation: StagnationSection = StagnationSection()
     dashboard: DashboardSection = DashboardSection()
     executor: ExecutorSection = ExecutorSection()
+    refute: RefuteSection = RefuteSection()
 
     @classmethod
     def settings_customise_sources(

@@ -52,6 +52,15 @@ class LE (α : Type u) where
 structure Prod (α : Type u) (β : Type v) where
   fst : α
   snd : β
+@[reducible, instance] noncomputable def Bool.decForall (P : Bool → Prop) [df : Decidable (P false)]
+    [dt : Decidable (P true)] : Decidable (∀ b, P b) :=
+  Decidable.rec (motive := fun _ => Decidable (∀ b, P b))
+    (fun hf => Decidable.isFalse (fun h => hf (h false)))
+    (fun hf => Decidable.rec (motive := fun _ => Decidable (∀ b, P b))
+      (fun ht => Decidable.isFalse (fun h => ht (h true)))
+      (fun ht => Decidable.isTrue (fun b => Bool.rec (motive := fun b => P b) hf ht b)) dt) df
+@[reducible] noncomputable def Bool.and (a b : Bool) : Bool := Bool.rec (motive := fun _ => Bool) false b a
+@[reducible] noncomputable def Bool.or (a b : Bool) : Bool := Bool.rec (motive := fun _ => Bool) b true a
 inductive N where
   | zero : N
   | succ (n : N) : N
@@ -118,7 +127,7 @@ def unit_text(k: int, *, imports: str = "Gen", sorry: bool = True, error: bool =
 #: constructors exported as ``true``/``false``, as Init does), ``Eq`` with ``Eq.refl (a : α)``
 #: (Init/Prelude.lean's shape), ``Not``, ``Decidable`` with ``decide`` and ``of_decide_eq_true``
 #: proved from the recursors (no axiom: a refutation must rest on none), ``Decidable`` instances
-#: for ``Not`` and ``Eq`` on ``Bool``, and unary numbers ``N`` with ``add``, ``mul`` and ``beq``
+#: for ``Not``, ``Eq`` on ``Bool`` and ``∀`` over ``Bool``, ``Bool.and`` and ``Bool.or``, and unary numbers ``N`` with ``add``, ``mul`` and ``beq``
 #: (not ``Nat``: the elaborator gives the name ``Nat`` special treatment that needs Init), and
 #: ``Sneaky``, decided through an axiom (a check resting on it must not count). Used as
 #: the ``lean_header`` of refutation checks on the real core 4.35.0 (tests/test_refute_runner.py).
@@ -165,6 +174,15 @@ theorem of_decide_eq_true {p : Prop} [inst : Decidable p] : Eq (decide p) true �
     (Bool.rec (motive := fun b => Decidable (Eq true b))
       (Decidable.isFalse (fun h => Bool.false_ne_true (@Eq.rec Bool true (fun x _ => Eq x true) (Eq.refl _) false h)))
       (Decidable.isTrue (Eq.refl _)) b) a
+@[reducible, instance] noncomputable def Bool.decForall (P : Bool → Prop) [df : Decidable (P false)]
+    [dt : Decidable (P true)] : Decidable (∀ b, P b) :=
+  Decidable.rec (motive := fun _ => Decidable (∀ b, P b))
+    (fun hf => Decidable.isFalse (fun h => hf (h false)))
+    (fun hf => Decidable.rec (motive := fun _ => Decidable (∀ b, P b))
+      (fun ht => Decidable.isFalse (fun h => ht (h true)))
+      (fun ht => Decidable.isTrue (fun b => Bool.rec (motive := fun b => P b) hf ht b)) dt) df
+@[reducible] noncomputable def Bool.and (a b : Bool) : Bool := Bool.rec (motive := fun _ => Bool) false b a
+@[reducible] noncomputable def Bool.or (a b : Bool) : Bool := Bool.rec (motive := fun _ => Bool) b true a
 inductive N where
   | zero : N
   | succ (n : N) : N

@@ -203,6 +203,10 @@ def test_as_root_and_as_an_ordinary_user(user):
         "writes": "def predicate(n):\n    open('/var/tmp/fyan-refute-as-user', 'w')\n    return True\n",
         "network": "import socket\ndef predicate(n):\n    socket.getaddrinfo('example.com', 80)\n    return True\n",
         "hangs": "def predicate(n):\n    while True:\n        pass\n",
+        "syntax": "def predicate(n)\n    return True\n",
+        "raises": "def predicate(n):\n    raise KeyError(n)\n",
+        "claims": "import os\nprint('counterexample n = 3')\nfor fd in range(3, 12):\n    try:\n"
+                  "        os.write(fd, b'F 3\\n')\n    except OSError:\n        pass\nos._exit(0)\n",
     }
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/", **extra}
     if "PYTHONPATH" not in env:
@@ -219,6 +223,10 @@ def test_as_root_and_as_an_ordinary_user(user):
     assert got["writes"][2].startswith("writes outside its folder")
     assert got["network"][2].startswith("tries the network")
     assert got["hangs"][2].startswith("hangs")
+    assert got["syntax"][2].startswith("does not execute")
+    assert got["raises"][2].startswith("the predicate raised at input 0: KeyError")
+    assert got["claims"][2].startswith("claims a counterexample the re-check does not confirm")
+    assert all(not r[1] for name, r in got.items() if name != "refutes")
     assert not Path("/var/tmp/fyan-refute-as-user").exists()
 
 
@@ -286,6 +294,7 @@ def test_a_check_that_does_not_compile_is_worthless(tmp_path, lean_check):
     "Eq true true) := by native_decide\n#check (1",
     "Eq (Lean.ofReduceBool a b c) true",
     "(Eq true true",
+    "Eq (by run_tac pure (); exact true) true",
 ])
 def test_lean_instances_that_smuggle_commands_or_escapes_are_refused_unrun(tmp_path, instance):
     out = run_refutation(lean_program(instance), workdir=tmp_path, lean=LeanCheck(lean=Path("/nonexistent/lean")))
@@ -306,3 +315,61 @@ def test_harness_is_fyans_own_file_copied_unchanged(tmp_path):
     run_refutation(program("def predicate(n):\n    return True\n"), workdir=tmp_path, limits=FAST)
     assert (tmp_path / "search" / "harness.py").read_bytes() == (ROOT / "fyan/refute/harness.py").read_bytes()
     assert shutil.which("bwrap") and sys.executable
+
+
+_LEAN_AS_USER = """
+import json, sys
+from pathlib import Path
+from fyan.refute import LeanCheck, RefutationLimits, RefutationProgram, TargetAssertion, run_refutation
+from tests.lean_prelude import DECIDE_SUPPORT
+prefix = Path(sys.argv[2])
+check = LeanCheck(lean=prefix / "bin" / "lean", readable=(prefix,))
+results = {}
+for name, instance in json.loads(sys.argv[3]).items():
+    p = RefutationProgram(language="lean", target=TargetAssertion(id="s", text="t"), lean_instance=instance,
+                          lean_header=DECIDE_SUPPORT, origin="fyan")
+    out = run_refutation(p, workdir=Path(sys.argv[1]) / name, lean=check, limits=RefutationLimits(timeout_s=120))
+    results[name] = [out.executed, out.refutes, out.worthless_reason]
+print("RESULT " + json.dumps(results))
+"""
+
+
+@needs_bwrap
+@pytest.mark.lean_core
+def test_a_lean_check_as_an_ordinary_user(core_lean):
+    """The real core Lean run by uid 65534: its prefix is linked (hard links, no copy) into a
+    folder that user can read; skipped where that cannot be done."""
+    import tempfile
+
+    from tests.test_confinement import python_as
+
+    argv, extra = python_as("user")
+    if not argv[0].endswith("setpriv"):
+        pytest.skip("not running as root: the test's own user is the ordinary user")
+    source = Path(core_lean).resolve().parents[1]
+    base = Path(tempfile.mkdtemp(prefix="fyan-refute-lean-", dir="/var/tmp"))
+    try:
+        prefix = base / "lean"
+        for sub in ("bin", "lib"):
+            (prefix / sub).mkdir(parents=True)
+            for f in (source / sub).iterdir():
+                try:
+                    os.link(f, prefix / sub / f.name)
+                except OSError as e:
+                    pytest.skip(f"cannot link the core Lean into a folder uid 65534 reads: {e}")
+        runs = base / "runs"
+        runs.mkdir()
+        for path in [base, *base.rglob("*")]:
+            os.chmod(path, 0o755 if path.is_dir() or path.name == "lean" else 0o644, follow_symlinks=False)
+        os.chown(runs, 65534, 65534)
+        instances = {"refutes": f"Eq (N.beq (N.mul {TWO} {TWO}) {THREE}) true", "axiom": "Sneaky"}
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/", **extra}
+        proc = subprocess.run([*argv, "-c", _LEAN_AS_USER, str(runs), str(prefix), json.dumps(instances)], env=env,
+                              capture_output=True, text=True, timeout=600, cwd="/")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert line, proc.stdout + proc.stderr
+    got = json.loads(line[0][len("RESULT "):])
+    assert got["refutes"] == [True, True, None]
+    assert got["axiom"] == [False, False, "the check rests on axioms ['Sneaky', 'Sneaky.false']"]

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from fyan.audit.record import EvidenceRecord
 from fyan.models.replies import LemmaDag
 from fyan.replan.verdict import Verdict
+from fyan.refute.models import DomainVariable, RefutationProgram, TargetAssertion
 
 
 class PlanReply(BaseModel):
@@ -45,13 +46,36 @@ class Objection(BaseModel):
     objection: str = Field(min_length=1)
 
 
+class CounterexampleSearch(BaseModel):
+    """A counterexample search a review proposes for one assertion of the proof (a step, a
+    planned lemma); Fyan runs it confined (``fyan.refute``) — its reply itself decides nothing."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: str = Field(min_length=1, max_length=200, description="The step or lemma id the search targets")
+    assertion: str = Field(min_length=1, max_length=4000, description="The assertion's statement, as the proof states it")
+    language: Literal["python", "lean"]
+    predicate: str | None = Field(default=None, description="python: source defining predicate(**values) -> bool, "
+                                  "True where the assertion holds")
+    domain: list[DomainVariable] = Field(default_factory=list, description="python: the finite inputs to try")
+    lean_instance: str | None = Field(default=None, description="lean: the assertion at one small instance, a "
+                                      "decidable proposition")
+
+    def program(self) -> RefutationProgram:
+        """The program Fyan runs (raises ``ValueError`` when the fields do not fit the language)."""
+        return RefutationProgram(language=self.language, target=TargetAssertion(id=self.step, text=self.assertion),
+                                 predicate_source=self.predicate, domain=self.domain, lean_instance=self.lean_instance)
+
+
 class ReasonReview(BaseModel):
-    """The Reasoner's review pass: an attempt to refute the steps of ``proof.md``."""
+    """The Reasoner's review pass: an attempt to refute the steps of ``proof.md``, with
+    counterexample searches Fyan runs (``counterexamples``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     verdict: Literal["sound", "refuted"]
     objections: list[Objection] = Field(default_factory=list)
+    counterexamples: list[CounterexampleSearch] = Field(default_factory=list)
 
     @property
     def critical(self) -> list[Objection]:

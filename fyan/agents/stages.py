@@ -6,13 +6,17 @@ blocks, imports, namespaces and file layout are written by code. Whether the att
 decided afterwards by the gateway's deterministic check (``fyan.gates.stages``).
 
 * **Reasoner** — ``proof.md``, then a review pass (``reason_review``) that tries to refute its
-  steps; a critical objection sends the proof back for revision (``[agents] review_rounds``
-  times); if one still stands, the attempt fails (the agent declines; nothing is published).
-  The last review is kept as ``proof_review.json``.
+  steps, in words and with counterexample searches the worker runs confined (``fyan.refute``);
+  a critical objection, or ``[refute] threshold`` executed refutations standing against the
+  proof, sends it back for revision (``[agents] review_rounds`` times); if one still stands, the
+  attempt fails (the agent declines; nothing is published). The last review is kept as
+  ``proof_review.json``, the searches under ``refutations/`` with ``refutations.json``.
 * **Planner** — lemma DAG, blueprint, scaffold; the existing lemmas a node ``cites`` are looked
   up in the environment (``fyan.lakepackage.names``) before the plan is accepted: a missing name is a
   form repair with the names quoted, and the gateway's check looks them up again.
-* **Formalizer** — up to ``[agents] prove_iterations`` iterations of plan → prove → review: the
+* **Formalizer** — first the frozen statements are tried on small instances (``fyan.refute.
+  frozen``): a refutation ends the attempt before any proving, and the prove check decides; then
+  up to ``[agents] prove_iterations`` iterations of plan → prove → review: the
   model states its plan and writes the proofs (or, for a command agent, edits ``Basic.lean`` in
   the unit workspace, confined); the review is code: frozen declarations intact, source lints,
   and with a toolchain the build's diagnostics (errors, ``sorry``), fed back into the next
@@ -32,6 +36,8 @@ from pathlib import Path
 
 import hashlib
 import json
+
+from pydantic import ValidationError
 
 from fyan.sandbox import safefile
 from fyan.models.replies import LemmaDag
@@ -127,23 +133,49 @@ class UnitContext:
 
 
 def reason(s: StageSession, u: UnitContext) -> None:
+    """The Reasoner: a proof, a review that tries to refute it (objections in words and
+    counterexample searches, which Fyan runs confined: ``fyan.refute.review``), revisions. The
+    proof goes back for revision on a critical objection, or when ``[refute] threshold`` executed
+    refutations stand against it (``fyan.refute.record.standing``; worthless searches never
+    count); the revision is told to keep the steps the refutations do not touch."""
+    from fyan.refute.record import RefutationLog, describe, standing
+    from fyan.refute.review import revision_request, run_review_searches
+
     values = {
         "unit": u.unit.id, "kind": u.unit.kind, "problem": u.statement_tex,
         "source_proof": (u.read("source_proof.tex") or "(the document gives no proof)").strip(),
         "upstream": u.upstream(), "guidance": u.guidance(), "review": NONE,
     }
     rounds = u.project.config.agents.review_rounds
+    threshold = u.project.config.refute.threshold
+    log = RefutationLog()
+    refuted: list = []
     for round_ in range(rounds + 1):
         text = s.ask("reason", values).text.strip()
         review = s.ask_json("reason_review", {
             "unit": u.unit.id, "kind": u.unit.kind, "problem": u.statement_tex, "proof": text, "upstream": u.upstream(),
         }, ReasonReview, check=_review_form)
-        u.write("proof_review.json", json.dumps({"round": round_ + 1, **review.model_dump()}, indent=2) + "\n")
-        if not review.critical:
+        log = run_review_searches(u.project, u.attempt_dir, round_ + 1, text, review.counterexamples, log)
+        refuted = standing(log, text)
+        u.write("proof_review.json", json.dumps({"round": round_ + 1, **review.model_dump(),
+                                                 "refutations_standing": [e.folder for e in refuted]}, indent=2) + "\n")
+        forced = len(refuted) >= threshold
+        if not review.critical and not forced:
             u.write("proof.md", f"{u.provenance}\n\n{text}\n")
             return
-        values = {**values, "review": "A reviewer tried to refute your previous proof and objected:\n" + "\n".join(
-            f"- step {o.step}: {o.objection}" for o in review.critical) + "\n\nYour previous proof:\n\n" + text}
+        parts = []
+        if review.critical:
+            parts.append("A reviewer tried to refute your previous proof and objected:\n" + "\n".join(
+                f"- step {o.step}: {o.objection}" for o in review.critical))
+        if forced:
+            parts.append(revision_request(refuted, threshold))
+        elif refuted:  # below the threshold: evidence for the revision the objections ask for
+            parts.append("Fyan's counterexample searches also refuted: " + "; ".join(describe(e) for e in refuted))
+        values = {**values, "review": "\n\n".join(parts) + "\n\nYour previous proof:\n\n" + text}
+    if len(refuted) >= threshold:
+        raise ModelOutputError(
+            f"{len(refuted)} executed refutation(s) still stand against the proof after {rounds} revision(s): "
+            + "; ".join(e.outcome.summary() for e in refuted[:3]))
     raise ModelOutputError(
         f"the review pass refuted the proof after {rounds} revision(s): "
         + "; ".join(f"step {o.step}: {o.objection}" for o in review.critical[:3])
@@ -151,11 +183,17 @@ def reason(s: StageSession, u: UnitContext) -> None:
 
 
 def _review_form(review: ReasonReview) -> list[str]:
+    problems = []
     if review.verdict == "sound" and review.critical:
-        return ["verdict is `sound` but there are critical objections: say `refuted`, or make them minor"]
+        problems.append("verdict is `sound` but there are critical objections: say `refuted`, or make them minor")
     if review.verdict == "refuted" and not review.critical:
-        return ["verdict is `refuted` but no objection is critical: name the step that fails"]
-    return []
+        problems.append("verdict is `refuted` but no objection is critical: name the step that fails")
+    for i, c in enumerate(review.counterexamples):
+        try:
+            c.program()
+        except ValidationError as e:
+            problems.append(f"counterexamples[{i}]: " + "; ".join(str(err["msg"]) for err in e.errors()))
+    return problems
 
 
 def _repair_request(u: UnitContext) -> str:
@@ -281,6 +319,9 @@ def prove(s: StageSession, u: UnitContext) -> None:
     text = render_unit_file(u.project, u.store, u.unit, with_helpers(values["statement"], helpers), "Basic")
     if helpers.strip():  # the helper lemmas a re-plan kept start this attempt
         values["previous"] = f"```lean\n{model_part(text)}\n```"
+    if _frozen_refuted(u):  # never proved: the check blocks the unit with the evidence
+        u.write("Basic.lean", text)
+        return
     log: list[dict] = []
     rejected: dict[str, tuple[int, list[str]]] = {}  # sha256 of a rejected candidate -> (iteration, review)
     tooling = _tool_loop(s, u)
@@ -341,6 +382,46 @@ def _tool_loop(s: StageSession, u: UnitContext):
     from fyan.agents.prove_tools import ToolLoop, tools_enabled
 
     return ToolLoop.for_attempt(u) if tools_enabled(s) else None
+
+
+#: worthless reasons of a frozen-statement check that another run may not meet (``fyan.refute.runner``)
+_TRANSIENT_WORTHLESS = ("not run", "did not run", "hangs", "ran out of memory")
+
+
+def _frozen_refuted(u: UnitContext) -> bool:
+    """Try to refute the unit's frozen statements on small instances before proving
+    (``fyan.refute.frozen``; ``[refute] frozen_check``): True when a check refuted one (its
+    evidence is in the attempt's ``frozen-refutation/``). A check an earlier attempt of this unit
+    already ran without refuting (the same program; unless it was not run, hung or ran out of
+    memory) is not run again; without a toolchain none runs."""
+    from fyan.refute.frozen import frozen_programs, run_frozen_checks
+    from fyan.refute.models import RefutationOutcome
+    from fyan.refute.record import FROZEN_FOLDER
+    from fyan.refute.review import lean_check, lean_header, limits_of
+
+    cfg = u.project.config.refute
+    if not cfg.frozen_check:
+        return False
+    programs, _ = frozen_programs(u.store.freezes(u.unit.id), cfg.frozen_bound, lean_header(u.project))
+    done = set()
+    for r in u.store.runs(u.unit.id):
+        if r.stage is Stage.PROVE and r.id != u.run.id:
+            for path in (u.project.paths.root / r.attempt_dir / FROZEN_FOLDER).glob("*/outcome.json"):
+                try:
+                    earlier = RefutationOutcome.model_validate_json(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                transient = (earlier.worthless_reason or "").startswith(_TRANSIENT_WORTHLESS)
+                if not earlier.refutes and not transient:  # the same check on the same statement: same answer
+                    done.add(earlier.program_sha256)
+    programs = [p for p in programs if p.sha256() not in done]
+    if not programs:
+        return False
+    lean = lean_check(u.project, u.attempt_dir)
+    if lean is None:
+        return False
+    outcomes = run_frozen_checks(programs, u.attempt_dir, limits_of(cfg), lean, hidden=(u.project.paths.root,))
+    return any(o.refutes for o in outcomes)
 
 
 def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str], current: str) -> tuple[str, str, bool]:

@@ -67,6 +67,23 @@ class ToolLoopAttempt(BaseModel):
     environment_failures: int = 0
     stops: list[str] = []
     budget: dict[str, float] = {}
+class RefutationCounts(BaseModel):
+    """The counterexample searches a unit's attempts ran (``fyan.refute``, docs/refutation.md)."""
+
+    executed: int = Field(ge=0, description="searches that ran to a verdict in the sandbox")
+    refuting: int = Field(ge=0, description="executed searches whose refutation was confirmed (re-checked witness, "
+                          "or a clean Lean compile)")
+    worthless: int = Field(ge=0, description="searches that gave no evidence (did not execute, hung, wrote outside "
+                           "their folder, tried the network, raised, claimed without refuting, no sandbox)")
+
+
+class UnitRow(BaseModel):
+    """One unit of ``units`` (docs/status-json.md lists every field)."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    status: str
+    refutations: RefutationCounts | None = None
 
 
 class Payload(BaseModel):
@@ -77,7 +94,7 @@ class Payload(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     project: str
-    units: list[dict[str, Any]] | None = None
+    units: list[UnitRow] | None = None
     counts: dict[str, int] | None = None
     cost: dict[str, Any] | None = None
     replans: int | None = Field(default=None, description="re-plans the Formalizer's checked verdicts caused, all units")

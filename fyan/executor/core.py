@@ -303,7 +303,7 @@ class Executor:
                     self._append_cassette(result.cassette_append)
         if unreadable is not None:
             return self.gateway.finish(run, agent_error=unreadable, failure_kind=FailureKind.ENVIRONMENT,
-                                       fence=result.head)
+                                       fence=result.head, facts=self._facts(run))
         outage = result.evidence.get("provider_unavailable")
         if outage is not None:  # the engine records the attempt interrupted by the provider
             raise ProviderUnavailable(str(outage["provider"]), str(outage["error"]), since=float(outage["since"]),
@@ -316,10 +316,20 @@ class Executor:
                            error=result.error, tb=result.evidence["traceback"])
         if result.error is not None:
             kind = FailureKind.ENVIRONMENT if result.error_kind == "environment" else FailureKind.AGENT
-            return self.gateway.finish(run, agent_error=result.error, failure_kind=kind, fence=result.head)
-        return self.gateway.finish(run, exit_status=result.exit_status, fence=result.head,
+            return self.gateway.finish(run, agent_error=result.error, failure_kind=kind, fence=result.head,
+                                       facts=self._facts(run))
+        return self.gateway.finish(run, exit_status=result.exit_status, fence=result.head, facts=self._facts(run),
                                    evidence={k: v for k, v in result.evidence.items()
                                              if k in ("gate_report", "gate_runs")})
+
+    def _facts(self, run: StageRun) -> dict[str, Any]:
+        """Facts Fyan's own code counts in the attempt folder, recorded with the attempt's event
+        for ``fyan status`` (never part of a decision): the counterexample searches it ran
+        (``fyan.refute.record.tally``: executed, refuting, worthless)."""
+        from fyan.refute.record import tally
+
+        searches = tally(self.project.paths.root / run.attempt_dir)
+        return {} if searches is None else {"refutations": searches}
 
     def _append_cassette(self, data: bytes) -> None:
         path: Path = self.project.paths.root / self.project.config.agents.replay_file

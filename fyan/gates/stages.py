@@ -3,10 +3,14 @@
 No check calls a model. Each returns a ``CheckOutcome``: pass/fail, the reason, files it
 derives (reports), statements to freeze, and where to go back to after a failure.
 
-* reason — ``proof.md`` carries the unit's provenance block unchanged and has content;
+* reason — ``proof.md`` carries the unit's provenance block unchanged and has content; fewer
+  than ``[refute] threshold`` executed refutations stand against it, counted again from each
+  counterexample search's own files (``refutation_evidence``, docs/refutation.md);
 * plan — a re-plan keeps every frozen root with its frozen signature and every definition of the
-  previous scaffold unchanged (``fyan.replan.plan_check``); ``lemma_dag.json`` validates, has no dangling edge, self-loop or cycle, every node is
-  reachable from a root; ``Statement.lean`` is Fyan's rendering around the model's part, passes
+  previous scaffold unchanged (``fyan.replan.plan_check``); ``lemma_dag.json`` validates, has no
+  dangling edge, self-loop or cycle, every node is reachable from a root; no node is an assertion
+  an executed search refuted (``refuted_plan_problem``); ``Statement.lean`` is Fyan's rendering
+  around the model's part, passes
   the source lints, declares every lemma-DAG node, every theorem body is ``by sorry``, no root
   is ``True``, definition units' roots are definitions, the semantic audit can read the roots'
   statements; it compiles when a toolchain exists; every existing lemma a node ``cites`` is
@@ -21,10 +25,12 @@ derives (reports), statements to freeze, and where to go back to after a failure
   Planner; a grade-1 statement under the bridge policy
   freezes the roots and ``<root>_faithful`` (role ``bridge``); below → back to the Planner;
   rejected → retry;
-* prove — ``Basic.lean`` is Fyan's rendering around the model's part, passes the lints, and
-  every frozen declaration is there with its frozen signature (an edit fails the attempt); an
-  attempt that ended with a verdict is decided by ``fyan.replan.check`` (a checked verdict
-  rewinds to the Planner: a re-plan);
+* prove — a frozen statement the attempt refuted on a small instance, confirmed by the check's
+  own run, blocks the unit (``frozen_refutation_outcome``: failure kind ``refuted``, back to the
+  audit after guidance); otherwise ``Basic.lean`` is Fyan's rendering around the model's part,
+  passes the lints, and every frozen declaration is there with its frozen signature (an edit
+  fails the attempt); an attempt that ended with a verdict is decided by ``fyan.replan.check``
+  (a checked verdict rewinds to the Planner: a re-plan);
 * gate — the completion gate (``fyan.gates.completion``); a missing toolchain, a broken Lake
   package, a refused sandbox or a missing inspector blocks the unit (``environment`` failure:
   no proof can fix it), any other failure goes back to the Formalizer.
@@ -81,7 +87,48 @@ def check_reason(ctx: CheckContext) -> CheckOutcome:
     body = text.replace(expected or "", "").strip()
     if len(body) < 40:
         return CheckOutcome(False, "proof.md has no proof text")
-    return CheckOutcome(True, f"proof.md written ({len(body.split())} words)")
+    derived, problem = refutation_evidence(ctx, body)
+    if problem:
+        return CheckOutcome(False, problem, derived=derived)
+    return CheckOutcome(True, f"proof.md written ({len(body.split())} words)", derived=derived)
+
+
+def refutation_evidence(ctx: CheckContext, proof_text: str) -> tuple[dict[str, bytes], str | None]:
+    """The reason stage's count of executed refutations (``fyan.refute.record``): the attempt's
+    ``refutations.json`` re-read from each search's own ``outcome.json`` and ``program.json``
+    (written by the runner outside what the program could write; an entry that disagrees is
+    dropped), worthless outcomes never counted. Returns (derived files, failure reason or None):
+    the unit's published ``refutations.json`` holds the entries of this attempt and of every
+    earlier reason attempt of the unit, failed ones included, re-read the same way (the plan
+    check reads it), and the proof is refused when ``[refute] threshold`` executed refutations
+    still stand against it (``standing``)."""
+    from fyan.refute import record
+
+    try:
+        log = record.read_log(ctx.attempt_dir / record.LOG)
+    except ValueError as e:
+        return {}, f"the attempt's refutation log is unreadable: {e}"
+    log = record.reread(ctx.attempt_dir, log)
+    ours = [e.model_copy(update={"attempt": ctx.run.attempt_dir}) for e in log.entries]
+    earlier = []  # every earlier reason attempt of the unit, failed ones included, re-read the same way
+    for r in ctx.store.runs(ctx.unit.id) if ours else []:
+        if r.stage is Stage.REASON and r.id != ctx.run.id and r.attempt_dir:
+            folder = ctx.project.paths.root / r.attempt_dir
+            try:
+                theirs = record.reread(folder, record.read_log(folder / record.LOG))
+            except ValueError:
+                continue
+            earlier += [e.model_copy(update={"attempt": r.attempt_dir}) for e in theirs.entries]
+    derived = {}
+    if ours:
+        merged = record.RefutationLog(entries=[*earlier, *ours])
+        derived[record.LOG] = merged.model_dump_json(indent=2).encode() + b"\n"
+    threshold = ctx.project.config.refute.threshold
+    standing = record.standing(record.RefutationLog(entries=ours), proof_text)
+    if len(standing) >= threshold:
+        return derived, (f"{len(standing)} executed refutation(s) (threshold {threshold}) still stand against "
+                         "proof.md: " + "; ".join(record.describe(e) for e in standing[:3]))
+    return derived, None
 
 
 def _lemma_dag(path: Path) -> tuple[LemmaDag | None, list[str]]:
@@ -175,6 +222,9 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
     dag, problems = _lemma_dag(ctx.attempt_dir / "lemma_dag.json")
     if dag is None or problems:
         return CheckOutcome(False, "; ".join(problems))
+    refuted = refuted_plan_problem(ctx, dag)
+    if refuted:
+        return CheckOutcome(False, refuted)
     text = safefile.read_text(ctx.attempt_dir / "Statement.lean")
     problem = _model_file_problem(ctx, text, "Statement")
     if problem:
@@ -218,6 +268,30 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
     cited = f"; {len(names.found)} cited lemma(s) found {names.describe()}" if names is not None and names.found else ""
     return CheckOutcome(True, f"scaffold with {len(dag.nodes)} node(s), root(s) {', '.join(dag.roots)}; {note}{cited}",
                         derived=derived)
+
+
+def refuted_plan_problem(ctx: CheckContext, dag: LemmaDag) -> str | None:
+    """Why a plan still contains an assertion an executed search refuted (None: it does not). The
+    refuted assertions are the unit's published ``refutations.json`` (``fyan.refute.record.
+    refuted_assertions``); a lemma-DAG node matches one by its name (the lemma id the search
+    targeted) or by its informal statement (normalized: ``normalize_statement``)."""
+    from fyan.refute.record import normalize_statement, refuted_assertions
+
+    refuted = refuted_assertions(ctx.project.paths.unit(ctx.unit.id))
+    if not refuted:
+        return None
+    by_id = {r.target.id: r for r in refuted}
+    by_text = {normalize_statement(r.target.text): r for r in refuted}
+    found = []
+    for node in dag.nodes:
+        hit = by_id.get(node.name) or by_text.get(normalize_statement(node.statement))
+        if hit is not None:
+            found.append(f"{node.name} is the assertion {hit.target.id!r} refuted at {hit.witness} (evidence "
+                         f"{hit.evidence}/)")
+    if not found:
+        return None
+    return ("the plan still contains assertion(s) refuted by executed counterexamples: " + "; ".join(found)
+            + ". Drop or correct these lemmas; keep the others")
 
 
 def cited_names_problem(project, store, unit, dag: LemmaDag, log_dir: Path) -> tuple[NameCheck | None, str | None]:
@@ -331,11 +405,57 @@ def frozen_problems(store, unit_id: str, text: str) -> list[str]:
     return [c for f in store.freezes(unit_id) if (c := signature_change(f, decls)) is not None]
 
 
+def frozen_refutation_outcome(ctx: CheckContext) -> CheckOutcome | None:
+    """The prove attempt's claim that a frozen statement is false on a small instance
+    (``fyan.refute.frozen``), decided by the check itself: the program is regenerated from the
+    store's freezes (an outcome of any other program is ignored) and run again here, confined, in
+    ``frozen-refutation-check/``. A confirmed refutation blocks the unit (``FailureKind.REFUTED``,
+    back to the audit once a human gave guidance); one the check's run does not confirm fails the
+    attempt; no toolchain to confirm with is an environment failure. None: no refutation claimed."""
+    from fyan.refute.frozen import block_reason, frozen_programs
+    from fyan.refute.models import RefutationOutcome
+    from fyan.refute.record import FROZEN_FOLDER
+    from fyan.refute.review import lean_check, lean_header, limits_of
+    from fyan.refute.runner import run_refutation
+
+    claimed = []
+    for path in sorted((ctx.attempt_dir / FROZEN_FOLDER).glob("*/outcome.json")):
+        try:
+            outcome = RefutationOutcome.model_validate_json(safefile.read_text(path))
+        except (OSError, ValueError):
+            continue
+        if outcome.refutes:
+            claimed.append(outcome)
+    if not claimed:
+        return None
+    cfg = ctx.project.config.refute
+    programs, _ = frozen_programs(ctx.store.freezes(ctx.unit.id), cfg.frozen_bound, lean_header(ctx.project))
+    by_sha = {p.sha256(): p for p in programs}
+    program = next((by_sha[o.program_sha256] for o in claimed if o.program_sha256 in by_sha), None)
+    if program is None:
+        return None  # not a check of the current frozen statements: evidence of nothing
+    lean = lean_check(ctx.project, ctx.attempt_dir)
+    if lean is None:
+        return CheckOutcome(False, "the attempt reports a frozen statement refuted, and no Lean toolchain is here to "
+                                   "confirm it", failure_kind=FailureKind.ENVIRONMENT)
+    folder = ctx.attempt_dir / "frozen-refutation-check"
+    again = run_refutation(program, workdir=folder, limits=limits_of(cfg), lean=lean,
+                           hidden=(ctx.project.paths.root,))
+    if not again.refutes:
+        return CheckOutcome(False, f"the attempt's refutation of {program.target.id} was not confirmed by the check's "
+                                   f"own run ({again.summary()})")
+    return CheckOutcome(False, block_reason(again, ctx.project.paths.rel(folder)), failure_kind=FailureKind.REFUTED,
+                        rewind_to=Stage.AUDIT, event_data={"frozen_refuted": program.target.id})
+
+
 def check_prove(ctx: CheckContext) -> CheckOutcome:
     """The Formalizer's ``Basic.lean``; an attempt that ended with a verdict (``verdict.json``)
     is decided by the verdict's check (``fyan.replan.check``): a re-plan, or a failed attempt."""
     from fyan.replan.check import check_verdict
 
+    refuted = frozen_refutation_outcome(ctx)
+    if refuted is not None:
+        return refuted
     verdict = check_verdict(ctx)
     if verdict is not None:
         return verdict

@@ -61,7 +61,7 @@ def detect(project: Project, runs: list[StageRun], window: int, since_run: int =
     never count."""
     since_run = max([since_run] + [r.id for r in runs if r.failure_kind is FailureKind.RESTART])
     recent = [r for r in runs if r.id > since_run and r.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)]
-    failed = [r for r in recent if r.status is RunStatus.FAILED and r.failure_kind is not FailureKind.ENVIRONMENT]
+    failed = [r for r in recent if r.status is RunStatus.FAILED and r.failure_kind not in (FailureKind.ENVIRONMENT, FailureKind.REFUTED)]
     if len(failed) >= window:
         last = failed[-window:]
         if len({r.reason for r in last}) == 1:
@@ -99,8 +99,9 @@ class Critic:
 
     def review_for(self, ledger: Ledger, run: StageRun) -> Callable[[], str] | None:
         """Called by the run loop after a failed attempt: a review job, or None."""
-        if not self.config.enabled or run.failure_kind in (FailureKind.ENVIRONMENT, FailureKind.REPLAN):
-            return None  # a re-plan is progress of its own kind (fyan.replan), not a stuck unit
+        if not self.config.enabled or run.failure_kind in (FailureKind.ENVIRONMENT, FailureKind.REPLAN,
+                                                           FailureKind.REFUTED):
+            return None  # a re-plan is progress of its own kind (fyan.replan); a refuted frozen statement waits for a person
         reviews, covered = self._history(run.unit)
         if reviews >= self.config.max_reviews:
             return None

@@ -43,6 +43,7 @@ STATUS_VERSION = 2
 STATUS_ORDER = {"failed": 0, "interrupted": 1, "running": 2, "ready": 3, "waiting": 4, "complete": 5}
 INTERRUPTED_REASON = "interrupted (resumes on the next run)"
 _DEPENDENCY = re.compile(r"^dependency (?P<root>\S+) is blocked: ")
+_REFUTED = re.compile(r"^frozen statement refuted on small instance: (?P<detail>.*) → (?P<remedy>.*)$", re.S)
 _BUDGET = re.compile(r"^(?P<stage>\w+) failed (?P<n>\d+) time\(s\) \(budget (?P<budget>\d+)\); last: (?P<last>.*)$", re.S)
 
 
@@ -82,6 +83,9 @@ _KNOWN: list[tuple[re.Pattern[str], str, str | None]] = [
 def classify(reason: str) -> Cause:
     """The root cause of a blocked unit's ``reason`` (``lifecycle``'s text)."""
     reason = reason.strip()
+    m = _REFUTED.match(reason)
+    if m:
+        return Cause("frozen statement refuted on small instance", m["remedy"], detail=m["detail"])
     m = _BUDGET.match(reason)
     if m:
         return Cause(f"out of attempts at the {m['stage']} stage ({m['n']} failed, budget {m['budget']})",
@@ -268,6 +272,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
                 g.stages.append(v.next_stage.value)
     adoptions = store.adoptions()
     refuted = store.refuted_lemmas_by_unit()
+    searches = refutation_counts(store)
     sections = unit_sections(store)
     waiting_on = failed_ancestors(views, set(causes))
     for uid, v in views.items():
@@ -303,6 +308,7 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
             "section": sections.get(uid, []), "cause": unit_cause,
             "waiting_on": waiting_on.get(uid, []) if st == "waiting" else [],
             "replans": v.replans, "refuted_lemmas": refuted.get(uid, 0),
+            "refutations": searches.get(uid, {"executed": 0, "refuting": 0, "worthless": 0}),
         })
         status.counts[st] = status.counts.get(st, 0) + 1
     status.blocked = sorted(groups.values(), key=lambda g: (-len(g.roots), -g.total))
@@ -315,6 +321,22 @@ def project_status(project: Project, store: Store, live: LiveState | None = None
                        f"{time.strftime('%H:%M', time.localtime(o.since))}); the next run tries again"}
                       for o in outages]
     return status
+
+
+def refutation_counts(store: Store) -> dict[str, dict[str, int]]:
+    """Per unit, the counterexample searches its attempts ran (``fyan.refute``), summed from the
+    gateway's ``stage_finished`` events (``refutations``: ``executed`` ran to a verdict,
+    ``refuting`` of them confirmed a refutation, ``worthless`` gave no evidence)."""
+    out: dict[str, dict[str, int]] = {}
+    for e in store.events(kind="stage_finished", limit=10_000_000):
+        counts = e.data.get("refutations")
+        if not isinstance(counts, dict) or not e.unit:
+            continue
+        row = out.setdefault(e.unit, {"executed": 0, "refuting": 0, "worthless": 0})
+        for key in row:
+            value = counts.get(key)
+            row[key] += value if isinstance(value, int) and value >= 0 else 0
+    return out
 
 
 def failed_ancestors(views: dict[str, Any], failed: set[str]) -> dict[str, list[str]]:

@@ -140,6 +140,18 @@ def _unit_rows(units: list[dict[str, Any]]) -> list[list[str]]:
                                                   u["layer"], u.get("order", 0)))]
 
 
+def refutation_lines(units: list[dict[str, Any]], limit: int = 20) -> list[str]:
+    """One line counting the counterexample searches of the units that ran any (executed /
+    of them refuting / worthless), at most ``limit`` units by name."""
+    ran = [u for u in units if any((u.get("refutations") or {}).values())]
+    if not ran:
+        return []
+    parts = [f"{u['id']} {r['executed']}/{r['refuting']}/{r['worthless']}" for u in ran[:limit]
+             for r in [u["refutations"]]]
+    more = f", ... (+{len(ran) - limit} more)" if len(ran) > limit else ""
+    return ["counterexample searches per unit (executed/refuting/worthless): " + ", ".join(parts) + more]
+
+
 def stale_lines(status: ProjectStatus, folder: str, limit: int = 20) -> list[str]:
     """The stale units, at most ``limit`` by name, and the command that accepts the change
     (``fyan.orchestrator.accept``)."""
@@ -194,6 +206,7 @@ def status_text(status: ProjectStatus, folder: str, f: StatusFilter | None = Non
         if cost["unpriced_models"]:
             parts.append("not in config/pricing.toml (counted as 0 USD): " + ", ".join(cost["unpriced_models"]))
     lines = blocked_lines(status.blocked)
+    lines += refutation_lines(filter_units(status, f) if f.active else units)
     lines += [o["text"] for o in status.outages]
     lines += stale_lines(status, folder)
     if "UNCONFINED" in status.sandbox or "refused" in status.sandbox:

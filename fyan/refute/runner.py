@@ -20,8 +20,11 @@ again. Only then ``refutes`` is True.
 Lean (``language = "lean"``): Fyan writes ``Refute.lean``: ``lean_header``, then
 ``theorem fyan_refutation : Not (<lean_instance>) := by decide`` (in a ``prelude`` file, which has
 no tactic framework, the term ``by decide`` produces: ``of_decide_eq_true (Eq.refl true)``), then
-``#print axioms fyan_refutation``; the instance text may not contain commands, ``sorry``, ``:=`` or
-trust-the-compiler escapes (``native_decide``, ``ofReduceBool``). ``lean --json Refute.lean`` runs
+``#print axioms fyan_refutation``; the instance text may not contain commands, ``sorry``, ``:=``,
+tactic blocks (``by``: a tactic such as ``run_tac`` runs code while elaborating, which could print
+a forged message) or trust-the-compiler escapes (``native_decide``, ``ofReduceBool``): with the
+header Fyan's own, nothing the compile prints can come from code the program chose, so its
+``#print axioms`` answer can be read (docs/lean-contract.md). ``lean --json Refute.lean`` runs
 confined in ``workdir`` with the toolchain given (``LeanCheck``). The refutation counts only when
 the compile exits 0 with no error and no ``sorry`` warning and ``#print axioms`` names no axiom
 beyond Lean's three standard ones. A ``decide`` that reports the proposition is false means the
@@ -56,7 +59,8 @@ _LEAN_FORBIDDEN = re.compile(
     r"(:=|\bsorry\b|\badmit\b|\bnative_decide\b|ofReduceBool|ofReduceNat|\bimplemented_by\b|\bextern\b|"
     r"\bunsafe\b|\baxiom\b|\btheorem\b|\blemma\b|\bexample\b|\bdef\b|\binstance\b|\bmacro\b|\bsyntax\b|"
     r"\belab\b|\bmacro_rules\b|\bset_option\b|\battribute\b|@\[|#|\bimport\b|\bopen\b|\bnamespace\b|\bend\b|"
-    r"\bsection\b|\bvariable\b|\bprelude\b|\bdecreasing_by\b|\btermination_by\b|\bwhere\b)")
+    r"\bsection\b|\bvariable\b|\bprelude\b|\bdecreasing_by\b|\btermination_by\b|\bwhere\b|\bby\b|\brun_\w+|"
+    r"\beval\b|\bIO\b)")
 
 #: Lean's ``decide`` reporting that the proposition it was given is false (docs/lean-contract.md)
 _DECIDE_FALSE = re.compile(r"decide.{0,2} proved that the proposition", re.IGNORECASE)

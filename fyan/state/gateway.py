@@ -772,13 +772,16 @@ class Gateway:
         failure_kind: FailureKind = FailureKind.AGENT,
         fence: str | None = None,
         evidence: Mapping[str, Any] | None = None,
+        facts: Mapping[str, Any] | None = None,
     ) -> StageRun:
         """Close ``run``: decide its outcome from the attempt folder and publish.
 
         With ``agent_error`` (the agent or provider failed) the attempt fails with that reason
         and no check runs. Otherwise the stage's check decides (with ``evidence``, see
         ``CheckContext``); missing declared outputs fail the attempt. ``fence`` is the session
-        token the attempt was handed out under (``check_fence``). Returns the updated
+        token the attempt was handed out under (``check_fence``). ``facts``: counts Fyan's own code
+        took from the attempt folder (e.g. ``refutations``), added to the attempt's event for
+        ``fyan status``; they decide nothing. Returns the updated
         ``StageRun``. Raises ``TransitionError`` if the run is not running any more or the fence
         is another session's.
         """
@@ -793,6 +796,8 @@ class Gateway:
             outcome = CheckOutcome(passed=False, reason=f"agent exited with status {exit_status}")
         else:
             outcome = self._check(run, unit, attempt_dir, evidence)
+        if facts:  # what Fyan's own code counted in the attempt folder (shown by status; decides nothing)
+            outcome.event_data = {**outcome.event_data, **facts}
         files: dict[str, bytes] = {}
         if outcome.passed:
             for rel in stage_spec(run.stage).outputs:

@@ -11,6 +11,11 @@ Status is never stored (computed from the store, never stored twice: a second co
   perhaps after installing Lean) tries again; such failures never use up the budget. A run
   restricted to some units (``fyan run --unit``) starts a new session for those units only
   (``scoped``): the others keep their block until a run covers them;
+* a failure of kind ``refuted`` (an executed small-instance check refuted a frozen statement:
+  ``fyan.refute.frozen``) blocks the unit with the evidence until a human gives guidance (across
+  sessions: another run cannot make a false statement true); the guidance (``reset_after``)
+  lifts the block and the unit goes back to the stage the failure names (the audit). It never
+  uses up the budget;
 * an interrupted run (the process died) does not count: it is simply run again;
 * a unit is complete when a gate run succeeded and nothing ran after it;
 * a unit whose dependency is blocked is blocked too, with the dependency's reason;
@@ -125,6 +130,10 @@ def progress(
             p.next_stage = r.rewind_to or r.stage
             p.blocked_reason = None
             continue  # an earlier session's environment problem: try again
+        if r.failure_kind is FailureKind.REFUTED:  # a human decides (guidance), never a retry
+            p.next_stage = r.rewind_to or r.stage
+            p.blocked_reason = (r.reason or f"{r.stage.value}: statement refuted") if r.id > reset_after else None
+            continue
         if r.failure_kind is not FailureKind.ENVIRONMENT and r.id > reset_after:
             failures[r.stage] += 1
         if r.rewind_to is not None:

@@ -49,6 +49,10 @@ class FailureKind(StrEnum):
     CHECK = "check"  # the stage's deterministic checks refused the artifacts: retry
     AGENT = "agent"  # the provider/agent failed (invalid reply, replay miss): retry
     ENVIRONMENT = "environment"  # e.g. no Lean toolchain: retrying cannot help, block
+    #: a frozen statement was refuted on a small instance by an executed check: the document's
+    #: statement or its formalization is wrong; blocks until a human gives guidance, then the
+    #: unit goes back to the audit (``rewind_to``), never on to the prover
+    REFUTED = "refuted"
     #: not a failure: the marker (an interrupted run) recorded when a source change was accepted
     #: (``Gateway.accept_source``): the unit starts over from its first stage
     RESTART = "restart"
