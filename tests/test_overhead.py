@@ -217,7 +217,7 @@ def test_the_restart_path_does_not_import_networkx():
     from tests.conftest import ROOT
 
     code = ("import sys; from fyan.daemon import Daemon; from fyan.orchestrator.ledger import Ledger; "
-            "from fyan.state.gateway import Gateway; from fyan.lean import package; print('networkx' in sys.modules)")
+            "from fyan.state.gateway import Gateway; from fyan.lakepackage import package; print('networkx' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
