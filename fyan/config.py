@@ -13,7 +13,6 @@ known one.
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from pathlib import Path
@@ -32,8 +31,11 @@ STAGE_NAMES = ("specify", *(s.name for s in stage_specs() if s.agent), "critic",
 
 
 def toml_string(s: str) -> str:
-    """``s`` as a TOML basic string (JSON's string escapes are TOML's)."""
-    return json.dumps(s, ensure_ascii=False)
+    """``s`` as a TOML basic string, escaped by tomlkit (JSON's escapes are not all TOML's: JSON
+    leaves DEL raw, which TOML refuses). Files are written as data: ``fyan.configfile``."""
+    import tomlkit
+
+    return tomlkit.string(s).as_string()
 
 
 #: A Lean module or library name Fyan writes into Lean source: dot-separated identifiers

@@ -646,7 +646,7 @@ def test_universe_parameters_are_part_of_the_elaborated_statement():
 # -- mutation survivors: each test fails when the line it names is changed ------------
 
 def test_the_gate_rechecks_the_threshold_of_a_recorded_freeze(fake_lake, tmp_path):
-    """completion.py `_semantic`: `result.grade >= threshold` (a `freeze` routing with grade 1 is
+    """completion.py `check_semantic_certification`: `result.grade >= threshold` (a `freeze` routing with grade 1 is
     not trusted; `>= threshold - 1` would pass it). Grade 2 = the threshold passes."""
     low = h.setup(tmp_path / "a", h.HONEST, audited_grade=1)
     reason = failed(low.gate(scenario=None, fake=fake_lake), "semantic_certification")
@@ -656,22 +656,23 @@ def test_the_gate_rechecks_the_threshold_of_a_recorded_freeze(fake_lake, tmp_pat
 
 
 def test_outputs_changed_after_the_inspection_fail_the_decision(honest, fake_lake, monkeypatch):
-    """completion.py `_recheck` / trusted.py `GateWorkspace.recheck`: the `.olean` files the inspector
-    read are hashed again before the decision; one rewritten after the inspection (by anything that
-    runs later: a kernel checker, comparator, a racing process) fails the gate."""
-    import fyan.gates.completion as completion
+    """evidence.py `Collector.collect` / trusted.py `GateWorkspace.recheck`: the `.olean` files the
+    inspector read are hashed again at the end of the collection; one rewritten after the inspection
+    (by anything that runs later: a kernel checker, comparator, a racing process) fails the gate."""
+    import fyan.gates.evidence as evidence
 
-    original = completion._Gate._comparator
+    original = evidence.Collector._comparator
     touched = []
 
-    def tamper(self, freezes):
-        original(self, freezes)
+    def tamper(self, freezes, no_lean):
+        run = original(self, freezes, no_lean)
         olean = next(p for p in self.ws.recorded if p.name.endswith(".olean") and "ThmRoot" in p.as_posix())
         olean.chmod(0o644)
         olean.write_bytes(olean.read_bytes() + b"\0")
         touched.append(olean)
+        return run
 
-    monkeypatch.setattr(completion._Gate, "_comparator", tamper)
+    monkeypatch.setattr(evidence.Collector, "_comparator", tamper)
     report = honest.gate(scenario=None, fake=fake_lake)
     assert touched and not report.passed
     assert "files the decision rests on changed during the gate" in failed(report, "build")

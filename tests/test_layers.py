@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                      "fyan.command_result"]),
     ("shared types and registry", ["fyan.models", "fyan.stages"]),
     ("sandbox", ["fyan.sandbox"]),
-    ("configuration", ["fyan.config", "fyan.project"]),
+    ("configuration", ["fyan.config", "fyan.configfile", "fyan.project"]),
     ("Lean adapters", ["fyan.lean"]),
     ("state", ["fyan.state"]),
     ("Lake packages", ["fyan.lakepackage"]),

@@ -10,7 +10,7 @@ from fyan.adopt.package import read_package
 from fyan.adopt.render import adoption_text
 from fyan.adopt.run import AdoptionReport, adopt, project_marks
 from fyan.command_result import CommandResult
-from fyan.config import toml_string
+from fyan import configfile
 from fyan.errors import ExitCode, ProjectError
 from fyan.orchestrator.lock import ProjectLock
 from fyan.project import Project
@@ -57,8 +57,12 @@ def _adopt_config(project, folder: str | None):
         raise ProjectError(f"{path}: has an [adopt] section without a package",
                            hint="set package = \"<folder>\" in it, or remove the section")
     tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(text.rstrip("\n") + f"\n\n[adopt]\npackage = {toml_string(str(pkg.folder))}\n"
-                   f"package_name = {toml_string(pkg.name)}\n", encoding="utf-8")
+    try:
+        text = configfile.set_keys(text, "adopt", {"package": str(pkg.folder), "package_name": pkg.name})
+    except ValueError as e:
+        raise ProjectError(f"{path}: cannot add [adopt]: {e}", hint="correct fyan.toml, then run the same command "
+                           "again") from None
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return Project.open(project.paths.root)
 

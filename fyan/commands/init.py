@@ -14,19 +14,20 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from fyan.adopt.package import read_package
+from fyan import configfile
+from fyan.adopt.package import LakePackage, read_package
 from fyan.adopt.render import adoption_text
 from fyan.adopt.run import AdoptionUnavailable, adopt
 from fyan.agents.preflight import endpoint_refusal
 from fyan.agents.specify import model_specifier
 from fyan.command_result import CommandResult
-from fyan.config import toml_string
 from fyan.errors import ConfigError, ExitCode, FyanError, InputError, ProjectError, UsageError
 from fyan.intake import DEFAULT_MAX_FILE_MIB, read_source
 from fyan.intake.catalogue import format_warnings
-from fyan.lean.mathlib import choose_library, init_note
+from fyan.lean.mathlib import LibraryChoice, choose_library, init_note
 from fyan.progress import StartupProgress
 from fyan.project import Project
+from fyan.resources import data_dir
 from fyan.specifier.ingest import ingest
 from fyan.specifier.report import ingest_details, intake_report
 from fyan.state.gateway import Gateway
@@ -104,25 +105,28 @@ class Payload(BaseModel):
     library: dict[str, Any] | None = None
 
 
-FYAN_TOML = """# Fyan project configuration. Every key, its default and its meaning:
-# config/fyan.example.toml in the Fyan repository.
+def header() -> list[str]:
+    """The comment lines at the top of a new ``fyan.toml``: where every key is explained, as a file
+    of this installation (``config/fyan.example.toml`` of Fyan's repository, shipped in the wheel
+    under ``fyan/_data/config/``: ``fyan.resources``)."""
+    lines = ["Fyan project configuration. Every key, its default and its meaning:"]
+    try:
+        lines.append(f"{data_dir('config') / 'fyan.example.toml'} (this installation's copy of")
+        lines.append("config/fyan.example.toml in Fyan's repository).")
+    except FileNotFoundError:
+        lines.append("config/fyan.example.toml in Fyan's repository.")
+    return lines
 
-[project]
-name = {name}
-source = {source}
 
-{intake}{agents}"""
-
-
-NO_MODEL_TOML = """[agents.default]
-# No model is configured yet: `fyan run` stops before any attempt and says so. Choose one
-# (or re-create the project with `fyan init --provider ...`; see `fyan init --help`):
-#   provider = "anthropic"          model = "claude-opus-4-1"     (export ANTHROPIC_API_KEY=...)
-#   provider = "openai"             model = "gpt-5"               (export OPENAI_API_KEY=...)
-#   provider = "openai-compatible"  model = "..."  base_url = "http://localhost:8000/v1"
-#   provider = "command"            command = ["my-coding-agent", "--print"]
-provider = "none"
-"""
+#: the comment lines of ``[agents.default]`` when no model is chosen (its one key: provider = "none")
+NO_MODEL_COMMENT = [
+    "No model is configured yet: `fyan run` stops before any attempt and says so. Choose one",
+    "(or re-create the project with `fyan init --provider ...`; see `fyan init --help`):",
+    '  provider = "anthropic"          model = "claude-opus-4-1"     (export ANTHROPIC_API_KEY=...)',
+    '  provider = "openai"             model = "gpt-5"               (export OPENAI_API_KEY=...)',
+    '  provider = "openai-compatible"  model = "..."  base_url = "http://localhost:8000/v1"',
+    '  provider = "command"            command = ["my-coding-agent", "--print"]',
+]
 
 
 #: model names ``fyan init --help`` shows as examples (priced in config/pricing.toml)
@@ -132,20 +136,46 @@ EXAMPLE_MODELS = {"anthropic": "claude-opus-4-1", "openai": "gpt-5", "openai-com
 KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
-def _agents_toml(args: argparse.Namespace) -> str:
+def _agents_section(args: argparse.Namespace) -> configfile.Section:
     """The ``[agents.default]`` section ``fyan init`` writes (module docstring of preflight)."""
     if args.provider is None:
-        return NO_MODEL_TOML
-    lines = ["[agents.default]"]
+        return ("agents.default", NO_MODEL_COMMENT, {"provider": "none"})
+    comments = []
     if args.provider in KEY_VARS:
-        lines.append(f"# the API key comes from {KEY_VARS[args.provider]} in the environment, never from this file")
-    lines.append(f"provider = {toml_string(args.provider)}")
-    lines.append(f"model = {toml_string(args.model or args.provider)}")
+        comments.append(f"the API key comes from {KEY_VARS[args.provider]} in the environment, never from this file")
+    values: dict[str, Any] = {"provider": args.provider, "model": args.model or args.provider}
     if args.base_url:
-        lines.append(f"base_url = {toml_string(args.base_url)}")
+        values["base_url"] = args.base_url
     if args.agent_command:
-        lines.append("command = [" + ", ".join(toml_string(a) for a in shlex.split(args.agent_command)) + "]")
-    return "\n".join(lines) + "\n"
+        values["command"] = shlex.split(args.agent_command)
+    return ("agents.default", comments, values)
+
+
+def config_text(args: argparse.Namespace, name: str, source: str, library: LibraryChoice | None,
+                package: LakePackage | None) -> str:
+    """The ``fyan.toml`` of a new project (written as data: ``fyan.configfile``): ``[project]``,
+    ``[intake]`` from the intake options, ``[lean]`` (the library chosen, or the toolchain an
+    adopted package pins), ``[adopt]``, ``[agents.default]``."""
+    intake: dict[str, Any] = {}
+    unknown = args.unknown_references or ("error" if args.strict else None)
+    if unknown:
+        intake["unknown_references"] = unknown
+    cycles = args.cycles or ("error" if args.strict else None)
+    if cycles:
+        intake["cycles"] = cycles
+    if args.tolerant:
+        intake["tolerant"] = True
+    lean: dict[str, Any] = {}
+    adopt: dict[str, Any] = {}
+    if library is not None:
+        lean = library.values()
+    if package is not None:  # the package's own pin: the project's Lake package must build with it
+        lean = {"toolchain": package.pin}
+        adopt = {"package": str(package.folder), "package_name": package.name}
+    return configfile.document(header(), [
+        ("project", [], {"name": name, "source": source}), ("intake", [], intake), ("lean", [], lean),
+        ("adopt", [], adopt), _agents_section(args),
+    ])
 
 
 def _check_init_model_args(args: argparse.Namespace) -> None:
@@ -267,26 +297,8 @@ def run(args: argparse.Namespace) -> CommandResult:
                                      hint="give the main file at the root of the source tree")
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
-            keys = []
-            unknown = args.unknown_references or ("error" if args.strict else None)
-            if unknown:
-                keys.append(f"unknown_references = {toml_string(unknown)}")
-            cycles = args.cycles or ("error" if args.strict else None)
-            if cycles:
-                keys.append(f"cycles = {toml_string(cycles)}")
-            if args.tolerant:
-                keys.append("tolerant = true")
-            intake = "[intake]\n" + "\n".join(keys) + "\n\n" if keys else ""
-            if library is not None:
-                intake += library.toml()
-            if package is not None:
-                intake += (f"[adopt]\npackage = {toml_string(str(package.folder))}\n"
-                           f"package_name = {toml_string(package.name)}\n\n")
-            (tmp / "fyan.toml").write_text(
-                FYAN_TOML.format(name=toml_string(name), source=toml_string(f"source/{catalogue.main_file}"),
-                                 intake=intake, agents=_agents_toml(args)),
-                encoding="utf-8",
-            )
+            (tmp / "fyan.toml").write_text(config_text(args, name, f"source/{catalogue.main_file}", library, package),
+                                           encoding="utf-8")
             report = None
             if not args.no_ingest:
                 progress.phase(f"Finding theorem units and dependencies in {len(catalogue.statements)} statements")

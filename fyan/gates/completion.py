@@ -59,45 +59,114 @@ missing pin, a toolchain that times out, crashes, prints nothing or an unknown f
 inspector that cannot run) is a failed check with its reason, never an exception and never a
 pass. Gate runs of one unit are serialized by a lock (``GateLock``), so ``fyan gate`` and
 ``fyan verify`` never race a daemon's gate of the same unit.
+
+How the code is laid out: **collect, then check**. ``fyan.gates.evidence.Collector`` does
+everything that touches the world (recorded files, the store, the build, the inspector, the
+independent checkers) and returns one immutable ``GateEvidence``. Each check below is a pure
+function of that evidence that names the fields it reads (``Check.reads``) and returns a
+``Finding``; ``CHECKS`` lists them in the report's order, and ``decide`` folds them into the
+verdict, giving each check deep copies of only its declared fields (any other field reads as
+``UNDECLARED``, which raises on use). A check that raises fails with the error as its reason.
 """
 
 from __future__ import annotations
 
 import base64
+import copy
+import dataclasses
 import fcntl
 import hashlib
-import json
 import os
-import shutil
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import IO, Any
 
 from fyan.audit.record import AuditResult
+from fyan.gates.evidence import (
+    COMPARATOR_PREREQUISITES,
+    Collector,
+    GateEvidence,
+    find_comparator,
+    find_nanoda,
+    inspector_environment_problem,
+    missing_comparator_prerequisites,
+    sandbox_statement,
+    transient_process,
+)
 from fyan.models.gate_report import CheckResult, GateReport, report_json, report_text
 from fyan.lean import declarations
 from fyan.lakepackage import trusted
-from fyan.lean.inspector import InspectedDeclaration, InspectedLookup, InspectedModule, Inspection, MissingDeclaration, InspectorBuild, ensure_inspector, module_findings
-from fyan.lean.compile import CompileResult
+from fyan.lean.inspector import InspectedDeclaration, InspectedLookup, InspectedModule, MissingDeclaration, module_findings
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
-from fyan.lakepackage.package import model_part, render_unit_file, unit_imports, unit_module, upstream
+from fyan.lakepackage.package import model_part, upstream
 from fyan.lean.policy import classify_axioms, extension_admissions
-from fyan.sandbox.runner import SANDBOX_REMEDY, bwrap_status
-from fyan.lakepackage.signatures import compare_compiled, compare_source, unaudited_dependencies
-from fyan.lean.toolchain import Discovery, check_pin, discover, find_kernel_checker
+from fyan.lakepackage.signatures import compare_compiled
+from fyan.lean.toolchain import Discovery
 from fyan.project import Project
-from fyan.trust.record import toolchain_trust
 from fyan.shadow.gate import shadow_checks
 from fyan.state.models import FreezeRecord, UnitRecord
 from fyan.state.store import Store
 
-CHECK_ORDER = (
-    "sorry_free", "build", "frozen_statements", "bridge_obligations", "semantic_certification",
-    "axiom_audit", "environment_policy", "source_lints", "kernel_replay", "comparator",
-)
-#: Checks that must pass; the independent checkers are required only when installed.
-REQUIRED = frozenset(CHECK_ORDER) - {"kernel_replay", "comparator"}
+
+@dataclass(frozen=True)
+class Finding:
+    """What one check found: ``ok`` True (pass), False (fail) or None (unavailable: an independent
+    checker that is not installed), the reason, whether it is required (None: as ``REQUIRED``
+    says), the evidence shown in the report, and ``environment`` when the failure is the
+    machine's and no candidate can fix it (the report's ``environment_problem``)."""
+
+    ok: bool | None
+    reason: str
+    required: bool | None = None
+    evidence: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    environment: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.ok)
+
+
+def finding(ok: bool | None, reason: str, required: bool | None = None, environment: str | None = None,
+            **evidence: Any) -> Finding:
+    return Finding(ok, reason, required, MappingProxyType(evidence), environment)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of the completion gate: its name in the report, the ``GateEvidence`` fields it
+    reads (``reads``; the helpers it calls included) and the pure function deciding it."""
+
+    name: str
+    reads: frozenset[str]
+    decide: Callable[[GateEvidence], Finding]
+
+
+# -- helpers the checks share (each with the evidence fields it reads) -----------------------------
+
+_LEAN_MISSING = frozenset({"toolchain_found", "no_lean"})
+_MODULE = frozenset({"inspection", "module"})
+
+
+def _lean_missing_reason(ev: GateEvidence, prefix: str) -> str:
+    if not ev.toolchain_found:
+        return ev.no_lean or "Lean toolchain not found"
+    return f"{prefix}: {ev.no_lean}"
+
+
+def _module_report(ev: GateEvidence) -> InspectedModule | None:
+    if ev.inspection is None or not ev.inspection.ok or ev.inspection.report is None:
+        return None
+    return ev.inspection.report.module(ev.module)
+
+
+def _record(ev: GateEvidence, name: str) -> InspectedLookup | MissingDeclaration | None:
+    if ev.inspection is None or not ev.inspection.ok or ev.inspection.report is None:
+        return None
+    return ev.inspection.report.lookup(name)
 
 
 def _frozen_kind_ok(freeze: FreezeRecord, record: InspectedDeclaration) -> str | None:
@@ -109,6 +178,424 @@ def _frozen_kind_ok(freeze: FreezeRecord, record: InspectedDeclaration) -> str |
     if kind in ("structure", "class", "inductive") and record.kind != "inductive":
         return f"{freeze.decl}: frozen as a {kind}, compiled as a {record.kind}"
     return None
+
+
+_STALENESS = frozenset({"freezes", "source_problem", "source_comparisons", "no_lean", "inspection", "module",
+                        "reference", "reference_problem", "toolchain_version", "unaudited"})
+
+
+@dataclass(frozen=True)
+class _Staleness:
+    """The frozen declarations compared with the source and the compiled environment:
+    ``source`` the source comparisons' changes and ``compiled`` the compiled ones (each in
+    freeze order, None when not compared), ``compared`` what was compared per declaration,
+    ``hashes`` the compiled statement hashes, ``by_decl`` every change per declaration."""
+
+    source_changes: list[str]
+    compiled_changes: list[str] | None
+    compared: dict[str, list[str]]
+    hashes: dict[str, str | None]
+    by_decl: dict[str, list[str]]
+
+
+def _staleness(ev: GateEvidence) -> _Staleness:
+    """What makes the certification of each frozen declaration stale (``frozen_statements``)."""
+    changes: list[str] = []
+    compared: dict[str, list[str]] = {}
+    by_decl: dict[str, list[str]] = {}
+    for c in ev.source_comparisons or ():
+        changes += c.changes
+        compared[c.decl] = list(c.compared)
+        if c.changes:
+            by_decl.setdefault(c.decl, []).extend(c.changes)
+    if ev.source_problem is not None or ev.no_lean is not None or ev.inspection is None or not ev.inspection.ok:
+        return _Staleness(changes, None, compared, {}, by_decl)
+    compiled: list[str] = []
+    hashes: dict[str, str | None] = {}
+    reference = ev.reference.report if ev.reference is not None and ev.reference.ok else None
+    for i, f in enumerate(ev.freezes):
+        rec = _record(ev, f.decl)
+        ref = reference.lookup(f.decl) if reference is not None else None
+        c = compare_compiled(f, rec, ev.toolchain_version, ref)
+        if f.type_hash is None and ref is None and ev.reference_problem:
+            c.changes = [f"{f.decl}: no elaborated reference: frozen without a toolchain, and {ev.reference_problem}"]
+        if rec is not None and rec.found:
+            hashes[f.decl] = rec.statement_hash
+            wrong_kind = _frozen_kind_ok(f, rec)
+            if wrong_kind:
+                c.changes.append(wrong_kind)
+            if rec.module != ev.module:
+                c.changes.append(f"{f.decl}: declared in module {rec.module or '(unknown)'}, not in the unit's "
+                                 f"module {ev.module}")
+            c.changes += list(ev.unaudited[i]) if i < len(ev.unaudited) else []
+        compiled += c.changes
+        compared.setdefault(f.decl, []).extend(c.compared)
+        if c.changes:
+            by_decl.setdefault(f.decl, []).extend(c.changes)
+    return _Staleness(changes, compiled, compared, hashes, by_decl)
+
+
+_BRIDGES = frozenset({"freezes", "declarations", "axiom_allowlist", "module"}) | _LEAN_MISSING | _MODULE
+
+
+def _bridge_obligations(ev: GateEvidence) -> Finding:
+    """Every required bridge (role ``bridge``) is still declared, exists in the compiled
+    environment as a theorem of the unit's module, and is sorry-free and axiom-clean."""
+    bridges = [f for f in ev.freezes if f.role == "bridge"]
+    if not bridges:
+        return finding(True, "no bridge obligation required")
+    names = [b.decl for b in bridges]
+    decls = list(ev.declarations)
+    deleted = [b.decl for b in bridges if declarations.find(decls, b.decl) is None] if decls else []
+    if ev.no_lean is not None or ev.inspection is None or not ev.inspection.ok:
+        lead = f"bridge declaration(s) deleted from Basic.lean: {', '.join(deleted)}; " if deleted else ""
+        return finding(False, lead + _lean_missing_reason(ev, "bridge obligations not checked in the compiled "
+                                                              "environment"), bridges=names, deleted=deleted)
+    problems = [f"{d}: deleted from Basic.lean" for d in deleted]
+    axioms = {}
+    for b in bridges:
+        rec = _record(ev, b.decl)
+        if rec is None or not rec.found:
+            problems.append(f"{b.decl}: missing from the compiled environment")
+            continue
+        axioms[b.decl] = rec.axioms
+        if rec.kind != "theorem":
+            problems.append(f"{b.decl}: is a {rec.kind}, not a proved theorem")
+        if rec.module != ev.module:
+            problems.append(f"{b.decl}: declared in module {rec.module}, not in the unit's module {ev.module}")
+        rejected = classify_axioms(rec.axioms, list(ev.axiom_allowlist))
+        if rejected or rec.sorry_direct:
+            problems.append(f"{b.decl}: not discharged: {', '.join(rejected) or 'uses sorryAx'}")
+    return finding(not problems, "; ".join(problems) or "every bridge obligation discharged", bridges=names,
+                   axioms=axioms)
+
+
+# -- the checks --------------------------------------------------------------------------------------
+
+def check_sorry_free(ev: GateEvidence) -> Finding:
+    module = _module_report(ev)
+    if ev.no_lean is not None or ev.build is None or module is None:
+        return finding(False, _lean_missing_reason(ev, "sorry count unknown"))
+    rel = ev.module_file
+    warnings = ev.build.sorry_warnings
+    with_sorry = sorted(d.name for d in module.declarations if d.uses_sorry)
+    evidence = {"sorry_warnings": len(warnings), "warning_lines": [d.line for d in warnings],
+                "declarations_with_sorryAx": with_sorry, "declarations": len(module.declarations), "file": rel,
+                **ev.inspector_evidence}
+    absent = [r for r in ev.roots if (rec := _record(ev, r)) is None or not rec.found]
+    if absent:
+        return finding(False, f"sorry count unknown: {', '.join(absent)} not in the compiled environment", **evidence)
+    if with_sorry and not warnings:
+        return finding(False, f"sorryAx in the axioms of {', '.join(with_sorry)} although {rel} shows no "
+                              "sorry warning (silenced, or sorry reached without the token)", **evidence)
+    if with_sorry or warnings:
+        where = f"line(s) {', '.join(str(d.line) for d in warnings)}" if warnings else "no line"
+        return finding(False, f"sorry count {len(warnings) + len(with_sorry)}: {len(warnings)} sorry "
+                              f"warning(s) in {rel} ({where}); sorryAx in the axioms of "
+                              f"{', '.join(with_sorry) or 'no declaration'}", **evidence)
+    return finding(True, f"sorry count is 0: none of the module's {len(module.declarations)} "
+                         "declarations uses sorryAx, and the build shows no sorry warning", **evidence)
+
+
+def check_build(ev: GateEvidence) -> Finding:
+    if ev.build is None:
+        return finding(False, ev.no_lean or "not built", **ev.lean_failure)
+    evidence = dict(ev.build_evidence)
+    if ev.build.ok and ev.changed_during_gate:
+        return finding(False, "files the decision rests on changed during the gate: "
+                       + "; ".join(ev.changed_during_gate[:5]), **evidence)
+    return finding(ev.build.ok, ev.build.reason, **evidence)
+
+
+def check_frozen_statements(ev: GateEvidence) -> Finding:
+    if not ev.freezes:
+        return finding(False, ev.source_problem or "nothing frozen")
+    frozen = [f.decl for f in ev.freezes]
+    if ev.source_problem is not None:
+        return finding(False, ev.source_problem, frozen=frozen)
+    s = _staleness(ev)
+    if s.compiled_changes is None:
+        reason = "; ".join(s.source_changes) if s.source_changes else \
+            "frozen signatures and bound files unchanged in the source"
+        return finding(False, reason + "; not confirmed in the compiled environment ("
+                       + (ev.no_lean or "not inspected") + ")", frozen=frozen, compared=s.compared)
+    changes = s.source_changes + s.compiled_changes
+    ok = not changes
+    evidence: dict[str, Any] = {"frozen": frozen, "statement_hashes": s.hashes, "compared": s.compared}
+    if ev.reference is not None:
+        evidence["reference"] = "audited Statement.lean elaborated now"
+    return finding(ok, "frozen signatures, bound inputs and elaborated statements unchanged" if ok
+                   else "certification stale: " + "; ".join(changes), **evidence)
+
+
+def check_bridge_obligations(ev: GateEvidence) -> Finding:
+    return _bridge_obligations(ev)
+
+
+def _bridge_signature_matches(bridges: list[FreezeRecord], audited_lean: str) -> bool:
+    """Whether every frozen bridge obligation states exactly the S0 the audit graded: the same
+    normalized signature as the audited declaration of that name, not only the same name."""
+    audited = declarations.scan(audited_lean)
+    for b in bridges:
+        d = declarations.find(audited, b.decl) or next((x for x in audited if b.decl.endswith("." + x.name)), None)
+        if d is None or d.frozen_signature != b.normalized_signature:
+            return False
+    return True
+
+
+def check_semantic_certification(ev: GateEvidence) -> Finding:
+    if ev.audit_result is None:
+        return finding(False, ev.audit_problem or "no audit result for this unit")
+    try:
+        result = AuditResult.model_validate_json(ev.audit_result.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        return finding(False, f"unreadable audit result: {str(e).splitlines()[0]}")
+    roots = ev.roots
+    bridges = [f for f in ev.freezes if f.role == "bridge"]
+    threshold = ev.audit_threshold
+    problems: list[str] = []
+    if result.routing == "freeze" and result.grade is not None and result.grade >= threshold and roots:
+        how = f"audit grade {result.grade} >= threshold {threshold}"
+    elif bridges and result.routing == "bridge" and result.bridge is not None and result.bridge.result.valid \
+            and (result.bridge.result.grade or 0) >= threshold \
+            and {b.decl for b in bridges} == {result.bridge.name} \
+            and _bridge_signature_matches(bridges, result.bridge.lean):
+        how = (f"audit grade {result.grade}, certified through the bridge obligation {result.bridge.name} "
+               f"(S0 audited with grade {result.bridge.result.grade})")
+        if not _bridge_obligations(ev).passed:
+            problems.append("the bridge obligation is not discharged (see bridge_obligations)")
+    elif bridges:
+        how = ""
+        problems.append("the bridge obligation does not match an audited S0 (routing, S0 grade, name or signature)")
+    else:
+        how = ""
+        problems.append(f"audit grade {result.grade} below threshold {threshold}" if result.valid
+                        else "audit record was rejected")
+    decls = list(ev.declarations)
+    for r in roots:
+        d = declarations.find(decls, r)
+        rec = _record(ev, r)
+        vacuous_text = d is not None and d.kind == "theorem" and d.type_text in ("True", "⊤")
+        if vacuous_text or (rec is not None and rec.found and rec.conclusion_true):
+            problems.append(f"root {r} states `True`: a vacuous statement is never certified")
+    stale_by = _staleness(ev).by_decl
+    stale = [c for r in roots for c in stale_by.get(r, [])] + [c for b in bridges for c in stale_by.get(b.decl, [])]
+    if stale:
+        problems.append("certification is stale: " + "; ".join(stale))
+    return finding(not problems, "; ".join(problems) if problems else how,
+                   grade=result.grade, threshold=threshold, routing=result.routing)
+
+
+def check_axiom_audit(ev: GateEvidence) -> Finding:
+    module = _module_report(ev)
+    if ev.no_lean is not None or module is None:
+        return finding(False, _lean_missing_reason(ev, "axiom audit did not run"))
+    allow = list(ev.axiom_allowlist)
+    roots = ev.roots
+    bad: dict[str, list[str]] = {}
+    for r in roots:
+        rec = _record(ev, r)
+        if rec is None or not rec.found:
+            bad[r] = ["root not found in the compiled environment"]
+    for d in module.declarations:
+        rejected = classify_axioms(d.axioms, allow)
+        if rejected:
+            bad.setdefault(d.name, []).extend(rejected)
+    axioms = {r: rec.axioms for r in roots if (rec := _record(ev, r)) is not None and rec.found}
+    evidence = {"axioms": axioms, "allow_list": allow, "declarations": len(module.declarations),
+                **ev.inspector_evidence}
+    if bad:
+        order = roots + sorted(n for n in bad if n not in roots)
+        return finding(False, "; ".join(f"{r}: {', '.join(bad[r])}" for r in order if r in bad), **evidence)
+    return finding(True, f"transitive axioms of all {len(module.declarations)} declarations within "
+                         "the allow-list", **evidence)
+
+
+def check_environment_policy(ev: GateEvidence) -> Finding:
+    module = _module_report(ev)
+    if ev.no_lean is not None or module is None:
+        return finding(False, _lean_missing_reason(ev, "the compiled module was not inspected"))
+    declared = ev.declared_registrations
+    findings = module_findings(module, expected_imports=list(ev.expected_imports),
+                               extra_allow=ev.extension_allowlist, kernel_allow=ev.kernel_allow, declared=declared)
+    allowlisted = extension_admissions([(e.name, e.entries) for e in module.extensions], ev.extension_allowlist)
+    evidence = {"findings": findings, "extensions": {e.name: e.entries for e in module.extensions},
+                "admitted_by_allowlist": allowlisted, "declared_registrations": sorted(declared),
+                "imports": module.imports, **ev.inspector_evidence}
+    return finding(not findings, "; ".join(findings) or
+                   f"no axiom, unsafe, partial, opaque, implemented_by, extern or init declaration; "
+                   f"{len(module.extensions)} extension(s) with entries, all admitted by Fyan's policy by effect"
+                   + (f" ({'; '.join(allowlisted)})" if allowlisted else "") + "; imports as written by Fyan",
+                   **evidence)
+
+
+def check_source_lints(ev: GateEvidence) -> Finding:
+    if ev.source is None:
+        return finding(False, ev.source_problem or "no source")
+    # a kernel-evaluated constant the project admits ([lean] kernel_allow) is decided by the
+    # environment rule alone; the lint would otherwise refuse what the configuration allows
+    findings = lint(model_part(ev.source), allow=frozenset({"kernel-evaluated"}) if ev.kernel_allow else frozenset())
+    problems = [str(f) for f in lint_errors(findings)]
+    if ev.source != ev.rendered_source:
+        problems.insert(0, "Basic.lean was changed outside the model-written part (the imports, `open` "
+                           "and namespace are Fyan's)")
+    return finding(not problems, "; ".join(problems) or "no forbidden construct", findings=[str(f) for f in findings])
+
+
+def check_kernel_replay(ev: GateEvidence) -> Finding:
+    run = ev.kernel_replay
+    if not ev.toolchain_found:
+        return finding(None, "kernel replay unavailable: no Lean toolchain", required=False)
+    if run.checker is None:
+        return finding(None, "kernel replay unavailable: no leanchecker/lean4checker with this toolchain",
+                       required=False, looked_in=run.looked_in)
+    proc = run.process
+    if ev.no_lean is not None or proc is None:
+        return finding(False, f"kernel replay not run: {ev.no_lean or 'no workspace'}", required=True,
+                       checker=run.checker)
+    out = [line.strip() for line in proc.output.splitlines() if line.strip()]
+    tail = next((line for line in out if "error" in line or "exception" in line), out[0] if out else "no output")
+    name = Path(run.checker).name
+    return finding(proc.ok, f"kernel replay of {ev.module} passed ({name})" if proc.ok
+                   else f"kernel replay of {ev.module} failed ({proc.describe()}): {tail[:200]}",
+                   required=True, checker=run.checker, command=" ".join(proc.argv), exit_code=proc.exit_code,
+                   duration_s=proc.duration_s, log=run.log)
+
+
+def _comparator_run(ev: GateEvidence) -> Finding:
+    run = ev.comparator
+    if run.comparator is None:
+        where = ev.comparator_configured or "`comparator` on PATH"
+        return finding(None, f"comparator unavailable: not found ({where})", required=False)
+    if run.missing:  # honest absence, never a pass
+        return finding(None, f"comparator unavailable: {run.comparator} is installed but it needs "
+                             f"{', '.join(run.missing)}", required=False, comparator=run.comparator)
+    if ev.no_lean is not None:
+        return finding(False, f"comparator not run: {ev.no_lean}", required=True, comparator=run.comparator)
+    if run.package_problem is not None:
+        return finding(False, f"comparator not run: its Lake package cannot be prepared: {run.package_problem}",
+                       required=True, comparator=run.comparator)
+    proc = run.process
+    if proc is None:
+        return finding(False, "comparator not run: no workspace", required=True, comparator=run.comparator)
+    out = [line.strip() for line in proc.output.splitlines() if line.strip()]
+    return finding(proc.ok, f"comparator accepts {ev.module} against the audited statement" if proc.ok
+                   else f"comparator rejects {ev.module} ({proc.describe()}): {(out[-1] if out else 'no output')[:200]}",
+                   required=True, comparator=run.comparator, config=run.config, command=" ".join(proc.argv),
+                   exit_code=proc.exit_code, log=run.log, nanoda=run.nanoda)
+
+
+def check_comparator(ev: GateEvidence) -> Finding:
+    """Comparator's verdict; and on a toolchain with known kernel soundness bugs
+    (``fyan.lean.mathlib.KERNEL_BUGS``) the Lean kernel's acceptance is not enough: the unit
+    completes only when comparator accepted it with the nanoda kernel as well (its
+    ``enable_nanoda``). Otherwise ``comparator`` fails as an environment problem (no candidate
+    can fix it: the toolchain or the checkers must change), naming each bug and its fix."""
+    from fyan.lean.mathlib import affected_by, bug_text
+
+    found = _comparator_run(ev)
+    if not ev.toolchain_found or ev.no_lean is not None:
+        return found
+    bugs = affected_by(ev.lean_version)
+    if not bugs or (found.passed and found.evidence.get("nanoda")):
+        return found
+    reason = (f"Lean {ev.lean_version or ev.toolchain_version} has known kernel soundness bugs: {bug_text(bugs)}; "
+              "on it a unit completes only when an independent kernel re-checked it (comparator with nanoda: "
+              "install comparator, landrun, lean4export and nanoda_bin), and that did not happen "
+              f"({found.reason}); or move the project to a fixed toolchain (`fyan upgrade --mathlib TAG`)")
+    return finding(False, reason, required=True, environment=reason,
+                   **{"kernel_bugs": [b.issue for b in bugs], **found.evidence})
+
+
+_PROCESS = frozenset({"toolchain_found", "no_lean", "module"})
+
+#: The checks of the completion gate, in the report's order: each one's name, the evidence fields
+#: it reads (with the helpers it calls) and its function. ``CHECK_ORDER`` and ``REQUIRED`` follow.
+CHECKS: tuple[Check, ...] = (
+    Check("sorry_free", frozenset({"no_lean", "build", "module_file", "inspector_evidence", "freezes"})
+          | _LEAN_MISSING | _MODULE, check_sorry_free),
+    Check("build", frozenset({"build", "no_lean", "lean_failure", "build_evidence", "changed_during_gate"}),
+          check_build),
+    Check("frozen_statements", _STALENESS, check_frozen_statements),
+    Check("bridge_obligations", _BRIDGES, check_bridge_obligations),
+    Check("semantic_certification", frozenset({"audit_result", "audit_problem", "audit_threshold"})
+          | _BRIDGES | _STALENESS, check_semantic_certification),
+    Check("axiom_audit", frozenset({"axiom_allowlist", "freezes", "inspector_evidence"}) | _LEAN_MISSING | _MODULE,
+          check_axiom_audit),
+    Check("environment_policy", frozenset({"declared_registrations", "expected_imports", "extension_allowlist",
+                                           "kernel_allow", "inspector_evidence"}) | _LEAN_MISSING | _MODULE,
+          check_environment_policy),
+    Check("source_lints", frozenset({"source", "source_problem", "rendered_source", "kernel_allow"}),
+          check_source_lints),
+    Check("kernel_replay", frozenset({"kernel_replay"}) | _PROCESS, check_kernel_replay),
+    Check("comparator", frozenset({"comparator", "comparator_configured", "lean_version", "toolchain_version"})
+          | _PROCESS, check_comparator),
+)
+
+CHECK_ORDER = tuple(c.name for c in CHECKS)
+#: Checks that must pass; the independent checkers are required only when installed.
+REQUIRED = frozenset(CHECK_ORDER) - {"kernel_replay", "comparator"}
+
+
+class _Undeclared:
+    """What a check sees in a field it did not declare (``Check.reads``): any use raises."""
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "_name", name)
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"the check read the evidence field {object.__getattribute__(self, '_name')!r} "
+                        "without declaring it in Check.reads")
+
+    __getattr__ = __setattr__ = __bool__ = __iter__ = __len__ = __eq__ = __hash__ = __contains__ = _refuse
+    __getitem__ = __str__ = __format__ = __lt__ = __gt__ = __le__ = __ge__ = __call__ = _refuse
+
+
+FIELDS = frozenset(f.name for f in dataclasses.fields(GateEvidence))
+
+
+def view(ev: GateEvidence, reads: frozenset[str]) -> GateEvidence:
+    """``ev`` as a check declaring ``reads`` may see it: deep copies of those fields (so that no
+    check changes what another check or the verdict sees), every other field ``_Undeclared``."""
+    fields: dict[str, Any] = {name: copy.deepcopy(getattr(ev, name)) if name in reads else _Undeclared(name)
+                              for name in FIELDS}
+    return dataclasses.replace(ev, **fields)
+
+
+def run_check(check: Check, ev: GateEvidence) -> Finding:
+    """One check on its view of ``ev`` (``view``); a check that raises fails with the error as
+    its reason (never a pass)."""
+    try:
+        return check.decide(view(ev, check.reads))
+    except Exception as e:
+        return finding(False, f"internal error in the check {check.name}: {type(e).__name__}: {e}")
+
+
+def result_of(name: str, found: Finding) -> CheckResult:
+    """``found`` as the report's ``CheckResult`` of check ``name``."""
+    return CheckResult(name=name, status="pass" if found.ok else ("unavailable" if found.ok is None else "fail"),
+                       required=name in REQUIRED if found.required is None else found.required,
+                       reason=found.reason, evidence=dict(found.evidence))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The fold of ``CHECKS`` over one evidence: every check's result in ``CHECK_ORDER``, and the
+    environment problem (the collection's, else the first a check found)."""
+
+    checks: tuple[CheckResult, ...]
+    environment: str | None
+
+
+def decide(ev: GateEvidence, checks: tuple[Check, ...] = CHECKS) -> Verdict:
+    """Every check of ``checks`` on ``ev``; pure (``GateEvidence`` is never changed)."""
+    results = []
+    environment = ev.environment
+    for check in checks:
+        found = run_check(check, ev)
+        results.append(result_of(check.name, found))
+        environment = environment or found.environment
+    return Verdict(tuple(results), environment)
 
 
 class GateLock:
@@ -143,672 +630,42 @@ class GateLock:
             self._fh = None
 
 
-def sandbox_statement(project: Project) -> str:
-    """How model-written code is confined in this project, for reports and ``fyan status``."""
-    mode = project.config.lean.sandbox
-    if mode == "off":
-        return 'off ([lean] sandbox = "off"): model-written code runs UNCONFINED'
-    path, why = bwrap_status()
-    if path is None:
-        return f"{mode}: " + ("model-written code is refused: " if mode == "require" else
-                              "model-written code runs UNCONFINED: ") + why
-    return f"{mode}: bubblewrap (writes only in the gate workspace; project and home hidden; no network)"
+def _checked_output(collector: Collector) -> dict[str, Any]:
+    """The compiled module a passing gate hands over (``GateReport.module_outputs_b64``):
+    what ``trusted.module_outputs`` read right after the build, only when it is still what
+    the inspector and the kernel replay read (``checked/``)."""
+    ws, outputs = collector.ws, collector.outputs
+    if not outputs or ws is None or trusted.module_outputs(ws, collector.module) != outputs:
+        return {}
+    return {"module_outputs_b64": {k: base64.b64encode(v).decode("ascii") for k, v in outputs.items()},
+            "module_olean_sha256": hashlib.sha256(outputs["Basic.olean"]).hexdigest()}
 
 
-def find_comparator(project: Project) -> Path | None:
-    """``[lean] comparator`` when set (it must exist), else ``comparator`` on ``PATH``."""
-    configured = project.config.lean.comparator
-    if configured:
-        path = Path(configured).expanduser()
-        return path if path.is_file() and os.access(path, os.X_OK) else None
-    found = shutil.which("comparator")
-    return Path(found) if found else None
-
-
-#: what comparator runs besides itself, and the variable that may name each (its README)
-COMPARATOR_PREREQUISITES = (("landrun", "COMPARATOR_LANDRUN"), ("lean4export", "COMPARATOR_LEAN4EXPORT"))
-
-
-def missing_comparator_prerequisites(env: dict[str, str] | None = None) -> list[str]:
-    """The programs comparator needs that cannot be found (``COMPARATOR_PREREQUISITES``: each on
-    ``PATH`` or named by its variable); docs/lean-contract.md, "Kernel replay and comparator"."""
-    env = dict(os.environ) if env is None else env
-    missing = []
-    for program, variable in COMPARATOR_PREREQUISITES:
-        named = env.get(variable)
-        if named and Path(named).is_file() and os.access(named, os.X_OK):
-            continue
-        if shutil.which(program, path=env.get("PATH")) is None:
-            missing.append(f"{program} (on PATH or ${variable})")
-    return missing
-
-
-def find_nanoda(env: dict[str, str] | None = None) -> Path | None:
-    """The nanoda kernel comparator runs when its configuration says ``enable_nanoda``:
-    ``$COMPARATOR_NANODA`` when it names an executable, else ``nanoda_bin`` on ``PATH``
-    (comparator README, "Checking with Additional Kernels"); None when neither."""
-    env = dict(os.environ) if env is None else env
-    named = env.get("COMPARATOR_NANODA")
-    if named and Path(named).is_file() and os.access(named, os.X_OK):
-        return Path(named)
-    found = shutil.which("nanoda_bin", path=env.get("PATH"))
-    return Path(found) if found else None
-
-
-class _Gate:
-    def __init__(self, project: Project, store: Store, unit: UnitRecord, log_dir: Path, discovery: Discovery | None):
-        self.project = project
-        self.store = store
-        self.unit = unit
-        self.log_dir = log_dir
-        self.discovery = discovery or discover(project.config.lean, cwd=project.paths.lean)
-        self.results: dict[str, CheckResult] = {}
-        self.module = unit_module(project, unit)
-        self.ws: trusted.GateWorkspace | None = None
-        #: the candidate module's compiled output right after its build
-        self.outputs: dict[str, bytes] = {}
-        self.build: CompileResult | None = None
-        self.inspector: InspectorBuild | None = None
-        self.inspection: Inspection | None = None
-        self.reference: Inspection | None = None
-        self.reference_problem: str | None = None
-        self.no_lean: str | None = None
-        self.pin: str | None = None
-        self.environment: str | None = None  # why Lean could not run here (not the candidate's fault)
-        #: the environment problem is a process that crashed, was killed or did not start (another run
-        #: may not meet it: retried), not a configuration problem
-        self.environment_transient = False
-        self.trust: str | None = None  # whether the toolchain passed its selftest (fyan.trust.record)
-        #: the extensions Fyan's honest controls wrote, checked now when the toolchain is trusted
-        #: unproven (the controls must pass the policy there); None otherwise
-        self.learned: frozenset[str] | None = None
-        self.stale: dict[str, list[str]] = {}
-
-    def put(self, name: str, ok: bool | None, reason: str, required: bool | None = None, **evidence: Any) -> None:
-        status = "pass" if ok else ("unavailable" if ok is None else "fail")
-        self.results[name] = CheckResult(
-            name=name, status=status, required=name in REQUIRED if required is None else required,
-            reason=reason, evidence=evidence,
-        )
-
-    def rel(self, path: Path | str | None) -> str | None:
-        if path is None:
-            return None
-        try:
-            return self.project.paths.rel(Path(path))
-        except ValueError:
-            return str(path)
-
-    # -- inputs ----------------------------------------------------------------------------
-    def _recorded(self, name: str) -> tuple[bytes | None, str | None]:
-        """(bytes, problem) of ``units/<unit>/<name>``, which must match its recorded sha256."""
-        try:
-            return trusted.recorded_bytes(self.project, self.store, self.unit.id, name), None
-        except trusted.RecordedInputError as e:
-            return None, str(e)
-
-    @property
-    def module_report(self) -> InspectedModule | None:
-        if self.inspection is None or not self.inspection.ok:
-            return None
-        return self.inspection.report.module(self.module)
-
-    def record(self, name: str) -> InspectedLookup | MissingDeclaration | None:
-        if self.inspection is None or not self.inspection.ok:
-            return None
-        return self.inspection.report.lookup(name)
-
-    def run(self) -> GateReport:
-        freezes = self.store.freezes(self.unit.id)
-        roots = [f.decl for f in freezes if f.role == "root"]
-        bridges = [f for f in freezes if f.role == "bridge"]
-        data, problem = self._recorded("Basic.lean")
-        source = None
-        if data is not None:
-            try:
-                source = data.decode("utf-8")
-            except UnicodeDecodeError:
-                problem = f"units/{self.unit.id}/Basic.lean is not UTF-8 text"
-        if not roots:
-            problem = problem or "no frozen root declaration: the audit has not frozen a statement"
-        decls = declarations.scan(source) if source is not None else []
-
-        if source is not None:
-            # a kernel-evaluated constant the project admits ([lean] kernel_allow) is decided by the
-            # environment rule alone; the lint would otherwise refuse what the configuration allows
-            findings = lint(model_part(source), allow=frozenset({"kernel-evaluated"})
-                            if self.project.config.lean.kernel_allow else frozenset())
-            problems = [str(f) for f in lint_errors(findings)]
-            if source != render_unit_file(self.project, self.store, self.unit, model_part(source), "Basic"):
-                problems.insert(0, "Basic.lean was changed outside the model-written part (the imports, `open` "
-                                   "and namespace are Fyan's)")
-            self.put("source_lints", not problems, "; ".join(problems) or "no forbidden construct",
-                     findings=[str(f) for f in findings])
-        else:
-            self.put("source_lints", False, problem or "no source")
-
-        try:
-            self._lean(data if problem is None else None, problem, freezes)
-            self._sorry(roots)
-            self._axioms(roots)
-            self._policy()
-            self._frozen(freezes, decls, problem)
-            self._bridges(bridges, decls)
-            self._semantic(roots, bridges, decls)
-            self._kernel_replay()
-            self._comparator(freezes)
-            self._kernel_soundness()
-            self._recheck()
-            checks = [self.results[n] for n in CHECK_ORDER]
-            checks += shadow_checks(self.project, self.unit, source, roots, self.discovery, self.log_dir,
-                                    built=self.results["build"].passed,
-                                    workspace=self.ws, inspector=self.inspector)
-            passed = all(c.passed for c in checks if c.required)
-            olean = self._checked_output() if passed else {}
-        finally:
-            if self.ws is not None:
-                self.ws.remove()
-        tc = self.discovery.toolchain
-        return GateReport(
-            unit=self.unit.id, passed=passed, roots=roots, checks=checks, **olean,
-            toolchain=tc.version if tc else None, toolchain_pin=self.pin, toolchain_trust=self.trust,
-            sandbox=sandbox_statement(self.project),
-            inspector=(f"{self.inspector.executable} (sha256 {self.inspector.sha256[:16]}…; {self.inspector.note})"
-                       if self.inspector is not None else None),
-            workspace=self.rel(self.ws.root) if self.ws is not None else None,
-            log_dir=self.rel(self.log_dir), environment_problem=self.environment,
-            environment_transient=self.environment is not None and self.environment_transient, created_at=time.time(),
-        )
-
-    def _recheck(self) -> None:
-        """Every file the decision rests on, hashed again now: the recorded
-        inputs placed in the workspace and the checked outputs the inspector read."""
-        if self.ws is None or "build" not in self.results or not self.results["build"].passed:
-            return
-        changed = self.ws.recheck()
-        if changed:
-            old = self.results["build"]
-            self.put("build", False, "files the decision rests on changed during the gate: " + "; ".join(changed[:5]),
-                     **old.evidence)
-
-    def _checked_output(self) -> dict[str, Any]:
-        """The compiled module a passing gate hands over (``GateReport.module_outputs_b64``):
-        what ``trusted.module_outputs`` read right after the build, only when it is still what
-        the inspector and the kernel replay read (``checked/``)."""
-        if not self.outputs or self.ws is None or trusted.module_outputs(self.ws, self.module) != self.outputs:
-            return {}
-        return {"module_outputs_b64": {k: base64.b64encode(v).decode("ascii") for k, v in self.outputs.items()},
-                "module_olean_sha256": hashlib.sha256(self.outputs["Basic.olean"]).hexdigest()}
-
-    # -- Lean evidence -----------------------------------------------------------------------
-    def _fail_lean(self, reason: str, *, environment: bool, **evidence: Any) -> None:
-        self.no_lean = reason
-        if environment:
-            self.environment = reason
-        self.put("build", False, reason, **evidence)
-
-    def _lean(self, source: bytes | None, problem: str | None, freezes: list[FreezeRecord]) -> None:
-        cfg = self.project.config.lean
-        tc = self.discovery.toolchain
-        if problem is not None:
-            self._fail_lean(problem, environment=False)
-            return
-        if tc is None:
-            self._fail_lean(self.discovery.problem or "Lean toolchain not found", environment=True)
-            return
-        assert source is not None
-        statement, st_problem = self._recorded("Statement.lean")
-        files = {"Basic": source}
-        if statement is not None:
-            files["Statement"] = statement
-        try:
-            trusted.check_package(self.project)
-        except trusted.GateEnvironmentError as e:
-            self._fail_lean(str(e), environment=True)
-            return
-        pin = check_pin(tc, self.project.paths.lean)
-        self.pin = pin.pin
-        if not pin.ok:
-            self._fail_lean(pin.reason, environment=True, toolchain=tc.version, pin=pin.pin)
-            return
-        trust = toolchain_trust(tc, cfg)  # only a toolchain whose selftest passed completes units
-        self.trust = trust.statement
-        if not trust.trusted:
-            self._fail_lean(trust.problem or trust.statement, environment=True, toolchain=tc.version, pin=pin.pin)
-            return
-        if cfg.sandbox == "require":
-            bwrap, why = bwrap_status()
-            if bwrap is None:
-                self._fail_lean(f'model-written code is not built: [lean] sandbox = "require" but {why}; {SANDBOX_REMEDY}',
-                                environment=True, toolchain=tc.version, pin=pin.pin)
-                return
-        try:
-            self.ws = trusted.prepare(self.project, self.store, self.unit, files, purpose="gate", toolchain=tc,
-                                      log_dir=self.log_dir)
-        except trusted.RecordedInputError as e:
-            self._fail_lean(f"an upstream unit's recorded file cannot be used: {e}", environment=True)
-            return
-        except trusted.GateEnvironmentError as e:
-            self._fail_lean(str(e), environment=True, toolchain=tc.version, pin=pin.pin)
-            return
-        self.inspector, why = ensure_inspector(tc, pin.pin or "", cfg, self.log_dir)
-        if self.inspector is None:
-            self._fail_lean(f"no trusted inspector: {why}", environment=True, toolchain=tc.version, pin=pin.pin)
-            return
-        if not trust.proven:
-            # trusted unproven: Fyan's honest controls must compile and pass the policy on this
-            # toolchain first (an extension of it no row classifies is named then, not per unit)
-            from fyan.trust.learn import learned_now
-
-            self.learned, why = learned_now(tc, pin.pin or "", cfg, self.inspector, self.log_dir)
-            if self.learned is None:
-                self._fail_lean(f"the extensions honest modules write could not be learned: {why}",
-                                environment=True, toolchain=tc.version, pin=pin.pin)
-                return
-        st_module = unit_module(self.project, self.unit, "Statement")
-        need_reference = [f.decl for f in freezes if f.type_hash is None]
-        wants_statement = statement is not None and (need_reference or find_comparator(self.project) is not None)
-        # phase 1: what the gate trusts (upstream units without a reusable output), then the
-        # audited statement; each phase's outputs are read-only for the next
-        first, _ = trusted.build(self.ws, cfg, self.log_dir, trusted=self.ws.upstream_modules, candidate=[],
-                                 name="upstream")
-        if first is not None and not first.ok:
-            # the upstream units passed their own gates: failing to build them now is not this
-            # candidate's doing (a broken package, a refused sandbox, a toolchain change)
-            self.environment_transient = transient_process(first.process)
-            self._fail_lean(f"the upstream units do not build in the gate workspace: {first.reason}",
-                            environment=True, log=self.rel(first.log_file))
-            return
-        st_build = None
-        if wants_statement:
-            st_build, _ = trusted.build(self.ws, cfg, self.log_dir, trusted=[st_module], candidate=[], name="statement")
-        if need_reference:
-            if statement is None:
-                self.reference_problem = st_problem
-            elif st_build is None or not st_build.ok:
-                self.reference_problem = (f"the audited Statement.lean does not build now: "
-                                          f"{st_build.reason if st_build else 'not built'}")
-            else:
-                present = [d for d in need_reference if declarations.find(declarations.scan(statement.decode()), d)]
-                self.reference = trusted.inspect(self.ws, self.inspector, cfg, self.log_dir, name="reference-inspect",
-                                                 modules=[st_module], names=present,
-                                                 local_prefix=self.project.config.lean_lib)
-                if not self.reference.ok:
-                    self.reference_problem = f"the inspector could not read the audited Statement.lean: {self.reference.problem}"
-        # phase 2: the candidate, with every earlier output protected
-        _, self.build = trusted.build(self.ws, cfg, self.log_dir, trusted=[], candidate=[self.module], name="build")
-        assert self.build is not None
-        self.put("build", self.build.ok, self.build.reason, toolchain=tc.version, pin=pin.pin,
-                 workspace=self.rel(self.ws.root), **{**self.build.evidence(), "log": self.rel(self.build.log_file)},
-                 lean=self.ws.setup.evidence())
-        if not self.build.ok:
-            self.no_lean = f"the build failed ({self.build.reason})"
-            if self.build.environment_error is not None:
-                self.environment = f"{self.build.reason}; the environment, not the proof: {self.build.environment_error}"
-                self.environment_transient = transient_process(self.build.process)
-            return
-        self.outputs = trusted.module_outputs(self.ws, self.module)
-        names = list(dict.fromkeys(f.decl for f in freezes))
-        self.inspection = trusted.inspect(self.ws, self.inspector, cfg, self.log_dir, name="inspect",
-                                          modules=[self.module], names=names, local_prefix=self.project.config.lean_lib)
-        if not self.inspection.ok:
-            self.no_lean = f"the inspector gave no evidence: {self.inspection.problem}"
-            env = inspector_environment_problem(self.inspection)
-            if env is not None:
-                self.environment = f"{self.no_lean}; the environment, not the proof: {env}"
-                self.environment_transient = self.inspection.process is not None and \
-                    (transient_process(self.inspection.process) or self.inspection.process.memory_exceeded)
-
-    def _inspector_evidence(self) -> dict[str, Any]:
-        if self.inspection is None:
-            return {}
-        ev = self.inspection.evidence()
-        return {k: self.rel(v) if k == "inspector_report" else v for k, v in ev.items()}
-
-    def _lean_missing_reason(self, prefix: str) -> str:
-        if self.discovery.toolchain is None:
-            return self.no_lean or "Lean toolchain not found"
-        return f"{prefix}: {self.no_lean}"
-
-    # -- individual checks -----------------------------------------------------------------
-    def _sorry(self, roots: list[str]) -> None:
-        module = self.module_report
-        if self.no_lean is not None or self.build is None or module is None:
-            self.put("sorry_free", False, self._lean_missing_reason("sorry count unknown"))
-            return
-        assert self.ws is not None
-        rel = self.ws.module_file(self.module).relative_to(self.ws.src).as_posix()
-        warnings = self.build.sorry_warnings
-        with_sorry = sorted(d.name for d in module.declarations if d.uses_sorry)
-        evidence = {"sorry_warnings": len(warnings), "warning_lines": [d.line for d in warnings],
-                    "declarations_with_sorryAx": with_sorry, "declarations": len(module.declarations), "file": rel,
-                    **self._inspector_evidence()}
-        absent = [r for r in roots if (rec := self.record(r)) is None or not rec.found]
-        if absent:
-            self.put("sorry_free", False, f"sorry count unknown: {', '.join(absent)} not in the compiled environment",
-                     **evidence)
-        elif with_sorry and not warnings:
-            self.put("sorry_free", False, f"sorryAx in the axioms of {', '.join(with_sorry)} although {rel} shows no "
-                                          "sorry warning (silenced, or sorry reached without the token)", **evidence)
-        elif with_sorry or warnings:
-            where = f"line(s) {', '.join(str(d.line) for d in warnings)}" if warnings else "no line"
-            self.put("sorry_free", False, f"sorry count {len(warnings) + len(with_sorry)}: {len(warnings)} sorry "
-                                          f"warning(s) in {rel} ({where}); sorryAx in the axioms of "
-                                          f"{', '.join(with_sorry) or 'no declaration'}", **evidence)
-        else:
-            self.put("sorry_free", True, f"sorry count is 0: none of the module's {len(module.declarations)} "
-                                         "declarations uses sorryAx, and the build shows no sorry warning", **evidence)
-
-    def _axioms(self, roots: list[str]) -> None:
-        module = self.module_report
-        if self.no_lean is not None or module is None:
-            self.put("axiom_audit", False, self._lean_missing_reason("axiom audit did not run"))
-            return
-        allow = self.project.config.lean.axiom_allowlist
-        bad: dict[str, list[str]] = {}
-        for r in roots:
-            rec = self.record(r)
-            if rec is None or not rec.found:
-                bad[r] = ["root not found in the compiled environment"]
-        for d in module.declarations:
-            rejected = classify_axioms(d.axioms, allow)
-            if rejected:
-                bad.setdefault(d.name, []).extend(rejected)
-        axioms = {r: rec.axioms for r in roots if (rec := self.record(r)) is not None and rec.found}
-        evidence = {"axioms": axioms, "allow_list": allow, "declarations": len(module.declarations),
-                    **self._inspector_evidence()}
-        if bad:
-            order = roots + sorted(n for n in bad if n not in roots)
-            self.put("axiom_audit", False, "; ".join(f"{r}: {', '.join(bad[r])}" for r in order if r in bad), **evidence)
-        else:
-            self.put("axiom_audit", True, f"transitive axioms of all {len(module.declarations)} declarations within "
-                                          "the allow-list", **evidence)
-
-    def _policy(self) -> None:
-        module = self.module_report
-        if self.no_lean is not None or module is None:
-            self.put("environment_policy", False, self._lean_missing_reason("the compiled module was not inspected"))
-            return
-        declared = self._declared_registrations()
-        findings = module_findings(module, expected_imports=unit_imports(self.project, self.store, self.unit),
-                                   extra_allow=frozenset(self.project.config.lean.extension_allowlist),
-                                   kernel_allow=frozenset(self.project.config.lean.kernel_allow), declared=declared)
-        allowlisted = extension_admissions([(e.name, e.entries) for e in module.extensions],
-                                           frozenset(self.project.config.lean.extension_allowlist))
-        evidence = {"findings": findings, "extensions": {e.name: e.entries for e in module.extensions},
-                    "admitted_by_allowlist": allowlisted,
-                    "declared_registrations": sorted(declared),
-                    "imports": module.imports, **self._inspector_evidence()}
-        self.put("environment_policy", not findings, "; ".join(findings) or
-                 f"no axiom, unsafe, partial, opaque, implemented_by, extern or init declaration; "
-                 f"{len(module.extensions)} extension(s) with entries, all admitted by Fyan's policy by effect"
-                 + (f" ({'; '.join(allowlisted)})" if allowlisted else "") + "; imports as written by Fyan",
-                 **evidence)
-
-    def _declared_registrations(self) -> frozenset[str]:
-        """Full names of the instances the audited plan declares (``lemma_dag.json`` nodes of kind
-        ``instance``, recorded and hash-checked): the only registrations about types the unit does not
-        own that ``environment_policy`` admits. An unreadable plan declares nothing."""
-        from fyan.models.replies import LemmaDag
-        from fyan.lakepackage.package import unit_namespace
-
-        data, _ = self._recorded("lemma_dag.json")
-        if data is None:
-            return frozenset()
-        try:
-            dag = LemmaDag.model_validate_json(data)
-        except ValueError:
-            return frozenset()
-        ns = unit_namespace(self.project, self.unit)
-        return frozenset(f"{ns}.{n.name}" for n in dag.nodes if n.kind == "instance")
-
-    def _frozen(self, freezes: list[FreezeRecord], decls, problem: str | None) -> None:
-        if not freezes:
-            self.put("frozen_statements", False, problem or "nothing frozen")
-            return
-        changes: list[str] = []
-        compared: dict[str, list[str]] = {}
-        for f in freezes:
-            c = compare_source(f, decls, self.project.paths.root) if problem is None else None
-            if c is not None:
-                changes += c.changes
-                compared[f.decl] = c.compared
-                if c.changes:
-                    self.stale.setdefault(f.decl, []).extend(c.changes)
-        if problem is not None:
-            self.put("frozen_statements", False, problem, frozen=[f.decl for f in freezes])
-            return
-        if self.no_lean is not None or self.inspection is None or not self.inspection.ok:
-            reason = "; ".join(changes) if changes else "frozen signatures and bound files unchanged in the source"
-            self.put("frozen_statements", False,
-                     reason + "; not confirmed in the compiled environment (" + (self.no_lean or "not inspected") + ")",
-                     frozen=[f.decl for f in freezes], compared=compared)
-            return
-        tc = self.discovery.toolchain
-        hashes = {}
-        for f in freezes:
-            rec = self.record(f.decl)
-            ref = self.reference.report.lookup(f.decl) if self.reference is not None and self.reference.ok else None
-            c = compare_compiled(f, rec, tc.version if tc else None, ref)
-            if f.type_hash is None and ref is None and self.reference_problem:
-                c.changes = [f"{f.decl}: no elaborated reference: frozen without a toolchain, and {self.reference_problem}"]
-            if rec is not None and rec.found:
-                hashes[f.decl] = rec.statement_hash
-                wrong_kind = _frozen_kind_ok(f, rec)
-                if wrong_kind:
-                    c.changes.append(wrong_kind)
-                if rec.module != self.module:
-                    c.changes.append(f"{f.decl}: declared in module {rec.module or '(unknown)'}, not in the unit's "
-                                     f"module {self.module}")
-                c.changes += unaudited_dependencies(self.project, self.store, self.unit, rec, f.normalized_signature)
-            changes += c.changes
-            compared.setdefault(f.decl, []).extend(c.compared)
-            if c.changes:
-                self.stale.setdefault(f.decl, []).extend(c.changes)
-        ok = not changes
-        self.put("frozen_statements", ok,
-                 "frozen signatures, bound inputs and elaborated statements unchanged" if ok
-                 else "certification stale: " + "; ".join(changes),
-                 frozen=[f.decl for f in freezes], statement_hashes=hashes, compared=compared,
-                 **({"reference": "audited Statement.lean elaborated now"} if self.reference is not None else {}))  # type: ignore[arg-type]
-
-    def _bridges(self, bridges: list[FreezeRecord], decls) -> None:
-        if not bridges:
-            self.put("bridge_obligations", True, "no bridge obligation required")
-            return
-        names = [b.decl for b in bridges]
-        deleted = [b.decl for b in bridges if declarations.find(decls, b.decl) is None] if decls else []
-        if self.no_lean is not None or self.inspection is None or not self.inspection.ok:
-            lead = f"bridge declaration(s) deleted from Basic.lean: {', '.join(deleted)}; " if deleted else ""
-            self.put("bridge_obligations", False,
-                     lead + self._lean_missing_reason("bridge obligations not checked in the compiled environment"),
-                     bridges=names, deleted=deleted)
-            return
-        problems = [f"{d}: deleted from Basic.lean" for d in deleted]
-        axioms = {}
-        for b in bridges:
-            rec = self.record(b.decl)
-            if rec is None or not rec.found:
-                problems.append(f"{b.decl}: missing from the compiled environment")
-                continue
-            axioms[b.decl] = rec.axioms
-            if rec.kind != "theorem":
-                problems.append(f"{b.decl}: is a {rec.kind}, not a proved theorem")
-            if rec.module != self.module:
-                problems.append(f"{b.decl}: declared in module {rec.module}, not in the unit's module {self.module}")
-            rejected = classify_axioms(rec.axioms, self.project.config.lean.axiom_allowlist)
-            if rejected or rec.sorry_direct:
-                problems.append(f"{b.decl}: not discharged: {', '.join(rejected) or 'uses sorryAx'}")
-        self.put("bridge_obligations", not problems, "; ".join(problems) or "every bridge obligation discharged",
-                 bridges=names, axioms=axioms)
-
-    def _semantic(self, roots: list[str], bridges: list[FreezeRecord], decls) -> None:
-        data, problem = self._recorded("audit/result.json")
-        if data is None:
-            self.put("semantic_certification", False, problem or "no audit result for this unit")
-            return
-        try:
-            result = AuditResult.model_validate_json(data.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as e:
-            self.put("semantic_certification", False, f"unreadable audit result: {str(e).splitlines()[0]}")
-            return
-        threshold = self.project.config.audit.threshold
-        problems: list[str] = []
-        if result.routing == "freeze" and result.grade is not None and result.grade >= threshold and roots:
-            how = f"audit grade {result.grade} >= threshold {threshold}"
-        elif bridges and result.routing == "bridge" and result.bridge is not None and result.bridge.result.valid \
-                and (result.bridge.result.grade or 0) >= threshold \
-                and {b.decl for b in bridges} == {result.bridge.name} \
-                and self._bridge_signature_matches(bridges, result.bridge.lean):
-            how = (f"audit grade {result.grade}, certified through the bridge obligation {result.bridge.name} "
-                   f"(S0 audited with grade {result.bridge.result.grade})")
-            if not self.results["bridge_obligations"].passed:
-                problems.append("the bridge obligation is not discharged (see bridge_obligations)")
-        elif bridges:
-            how = ""
-            problems.append("the bridge obligation does not match an audited S0 (routing, S0 grade, name or signature)")
-        else:
-            how = ""
-            problems.append(f"audit grade {result.grade} below threshold {threshold}" if result.valid
-                            else "audit record was rejected")
-        for r in roots:
-            d = declarations.find(decls, r)
-            rec = self.record(r)
-            vacuous_text = d is not None and d.kind == "theorem" and d.type_text in ("True", "⊤")
-            if vacuous_text or (rec is not None and rec.found and rec.conclusion_true):
-                problems.append(f"root {r} states `True`: a vacuous statement is never certified")
-        stale = [c for r in roots for c in self.stale.get(r, [])] + [c for b in bridges for c in self.stale.get(b.decl, [])]
-        if stale:
-            problems.append("certification is stale: " + "; ".join(stale))
-        self.put("semantic_certification", not problems, "; ".join(problems) if problems else how,
-                 grade=result.grade, threshold=threshold, routing=result.routing)
-
-    @staticmethod
-    def _bridge_signature_matches(bridges: list[FreezeRecord], audited_lean: str) -> bool:
-        """Whether every frozen bridge obligation states exactly the S0 the audit graded: the same
-        normalized signature as the audited declaration of that name, not only the same name."""
-        audited = declarations.scan(audited_lean)
-        for b in bridges:
-            d = declarations.find(audited, b.decl) or next((x for x in audited if b.decl.endswith("." + x.name)), None)
-            if d is None or d.frozen_signature != b.normalized_signature:
-                return False
-        return True
-
-    def _kernel_replay(self) -> None:
-        tc = self.discovery.toolchain
-        if tc is None:
-            self.put("kernel_replay", None, "kernel replay unavailable: no Lean toolchain", required=False)
-            return
-        checker, looked = find_kernel_checker(tc, cwd=self.ws.root if self.ws is not None else None)
-        if checker is None:
-            self.put("kernel_replay", None, "kernel replay unavailable: no leanchecker/lean4checker with this toolchain",
-                     required=False, looked_in=looked)
-            return
-        if self.no_lean is not None or self.ws is None:
-            self.put("kernel_replay", False, f"kernel replay not run: {self.no_lean or 'no workspace'}",
-                     required=True, checker=str(checker))
-            return
-        proc = trusted.run_tool(self.ws, [str(checker), self.module], self.project.config.lean, self.log_dir,
-                                name="kernel-replay", kind="kernel_replay", readable=[checker.parent])
-        ok = proc.ok
-        out = [line.strip() for line in proc.output.splitlines() if line.strip()]
-        tail = [next((line for line in out if "error" in line or "exception" in line), out[0] if out else "no output")]
-        self.put("kernel_replay", ok, f"kernel replay of {self.module} passed ({checker.name})" if ok
-                 else f"kernel replay of {self.module} failed ({proc.describe()}): {tail[0][:200]}",
-                 required=True, checker=str(checker), command=" ".join(proc.argv), exit_code=proc.exit_code,
-                 duration_s=proc.duration_s, log=self.rel(self.log_dir / "kernel-replay.log"))
-
-    def _comparator(self, freezes: list[FreezeRecord]) -> None:
-        comparator = find_comparator(self.project)
-        tc = self.discovery.toolchain
-        if comparator is None or tc is None:
-            where = self.project.config.lean.comparator or "`comparator` on PATH"
-            self.put("comparator", None, f"comparator unavailable: not found ({where})", required=False)
-            return
-        missing = missing_comparator_prerequisites()
-        if missing:  # honest absence, never a pass
-            self.put("comparator", None, f"comparator unavailable: {comparator} is installed but it needs "
-                     f"{', '.join(missing)}", required=False, comparator=str(comparator))
-            return
-        if self.no_lean is not None or self.ws is None:
-            self.put("comparator", False, f"comparator not run: {self.no_lean or 'no workspace'}", required=True,
-                     comparator=str(comparator))
-            return
-        try:  # comparator builds both modules itself, with Lake, inside its own landrun sandbox
-            package = trusted.comparator_package(self.ws, self.project, self.store, self.unit)
-        except (OSError, trusted.GateEnvironmentError, trusted.RecordedInputError) as e:
-            self.put("comparator", False, f"comparator not run: its Lake package cannot be prepared: {e}",
-                     required=True, comparator=str(comparator))
-            return
-        theorems = [f.decl for f in freezes if f.normalized_signature.startswith("theorem ")]
-        definitions = [f.decl for f in freezes if not f.normalized_signature.startswith("theorem ")]
-        nanoda = find_nanoda()
-        config = {"challenge_module": unit_module(self.project, self.unit, "Statement"), "solution_module": self.module,
-                  "theorem_names": theorems, "definition_names": definitions,
-                  "permitted_axioms": list(self.project.config.lean.axiom_allowlist),
-                  "enable_nanoda": nanoda is not None}
-        path = self.log_dir / "comparator.json"
-        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        proc = trusted.run_tool(self.ws, [str(tc.lake), "env", str(comparator), str(path.resolve())],
-                                self.project.config.lean, self.log_dir, name="comparator", kind="comparator",
-                                readable=[comparator.parent], writable=[self.log_dir, package], cwd=package)
-        out = [line.strip() for line in proc.output.splitlines() if line.strip()]
-        self.put("comparator", proc.ok, f"comparator accepts {self.module} against the audited statement" if proc.ok
-                 else f"comparator rejects {self.module} ({proc.describe()}): {(out[-1] if out else 'no output')[:200]}",
-                 required=True, comparator=str(comparator), config=self.rel(path), command=" ".join(proc.argv),
-                 exit_code=proc.exit_code, log=self.rel(self.log_dir / "comparator.log"),
-                 nanoda=str(nanoda) if nanoda is not None else None)
-
-    def _kernel_soundness(self) -> None:
-        """On a toolchain with known kernel soundness bugs (``fyan.lean.mathlib.KERNEL_BUGS``) the
-        Lean kernel's acceptance is not enough: the unit completes only when comparator accepted
-        it with the nanoda kernel as well (its ``enable_nanoda``). Otherwise ``comparator`` fails
-        as an environment problem (no candidate can fix it: the toolchain or the checkers must
-        change), naming each bug and its fix."""
-        from fyan.lean.mathlib import affected_by, bug_text
-
-        tc = self.discovery.toolchain
-        if tc is None or self.no_lean is not None:
-            return
-        bugs = affected_by(tc.lean_version)
-        if not bugs:
-            return
-        comparator = self.results.get("comparator")
-        if comparator is not None and comparator.passed and comparator.evidence.get("nanoda"):
-            return
-        why = (comparator.reason if comparator is not None else "comparator not run")
-        reason = (f"Lean {tc.lean_version or tc.version} has known kernel soundness bugs: {bug_text(bugs)}; on it a "
-                  "unit completes only when an independent kernel re-checked it (comparator with nanoda: install "
-                  f"comparator, landrun, lean4export and nanoda_bin), and that did not happen ({why}); or move the "
-                  "project to a fixed toolchain (`fyan upgrade --mathlib TAG`)")
-        self.environment = self.environment or reason
-        self.put("comparator", False, reason, required=True, kernel_bugs=[b.issue for b in bugs],
-                 **(comparator.evidence if comparator is not None else {}))
-
-
-def transient_process(proc) -> bool:
-    """A process (``ProcessResult``) that failed as the machine can make any process fail, so that
-    another run may succeed: killed by a signal without a timeout (a crash; the kernel's
-    out-of-memory killer sends SIGKILL), or its executable not found (exit 127, or it never
-    started) — not a sandbox refusal or a timeout."""
-    if proc is None or proc.refused or proc.timed_out:
-        return False
-    return proc.exit_code is None or proc.exit_code < 0 or proc.exit_code == 127
-
-
-def inspector_environment_problem(inspection) -> str | None:
-    """Why an inspection failed for the environment's reasons, or None when
-    the failure may be the candidate's (a report that does not follow the schema, a lookup it
-    refused, a timeout): the inspector could not be started or read, was killed by a signal
-    (crashed), ran out of memory, or its executable or the program it runs is missing (exit 127)."""
-    proc = inspection.process
-    if proc is None:
-        return inspection.problem  # never started: the build of Fyan's own program is unreadable
-    if proc.timed_out:
-        return None
-    if proc.refused or proc.exit_code is None or proc.memory_exceeded or proc.exit_code == 127 or proc.exit_code < 0:
-        return proc.describe()
-    return None
+def _gate(project: Project, store: Store, unit: UnitRecord, log_dir: Path, discovery: Discovery | None) -> GateReport:
+    collector = Collector(project, store, unit, log_dir, discovery)
+    try:
+        ev = collector.collect()
+        verdict = decide(ev)
+        checks = list(verdict.checks)
+        build = next(c for c in checks if c.name == "build")
+        checks += shadow_checks(project, unit, ev.source, ev.roots, collector.discovery, log_dir,
+                                built=build.passed, workspace=collector.ws, inspector=collector.inspector)
+        passed = all(c.passed for c in checks if c.required)
+        olean = _checked_output(collector) if passed else {}
+    finally:
+        if collector.ws is not None:
+            collector.ws.remove()
+    inspector = collector.inspector
+    return GateReport(
+        unit=unit.id, passed=passed, roots=ev.roots, checks=checks, **olean,
+        toolchain=ev.toolchain_version, toolchain_pin=ev.pin, toolchain_trust=ev.trust,
+        sandbox=sandbox_statement(project),
+        inspector=(f"{inspector.executable} (sha256 {inspector.sha256[:16]}…; {inspector.note})"
+                   if inspector is not None else None),
+        workspace=collector.rel(collector.ws.root) if collector.ws is not None else None,
+        log_dir=collector.rel(log_dir), environment_problem=verdict.environment,
+        environment_transient=ev.environment is not None and ev.environment_transient, created_at=time.time(),
+    )
 
 
 def run_gate(project: Project, store: Store, unit: UnitRecord, log_dir: Path,
@@ -818,8 +675,10 @@ def run_gate(project: Project, store: Store, unit: UnitRecord, log_dir: Path,
     reports go to ``log_dir``. Never raises for bad Lean input."""
     log_dir.mkdir(parents=True, exist_ok=True)
     with GateLock(project, unit.id):
-        return _Gate(project, store, unit, log_dir, discovery).run()
+        return _gate(project, store, unit, log_dir, discovery)
 
 
-__all__ = ["CheckResult", "GateReport", "GateLock", "run_gate", "classify_axioms", "report_json", "report_text",
-           "upstream", "sandbox_statement"]
+__all__ = ["CHECKS", "CHECK_ORDER", "COMPARATOR_PREREQUISITES", "REQUIRED", "Check", "CheckResult", "Finding",
+           "GateEvidence", "GateLock", "GateReport", "Verdict", "classify_axioms", "decide", "find_comparator",
+           "find_nanoda", "inspector_environment_problem", "missing_comparator_prerequisites", "report_json",
+           "report_text", "run_gate", "sandbox_statement", "transient_process", "upstream"]

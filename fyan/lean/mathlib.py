@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from fyan.lean.toolchain import pin_version
 
@@ -179,13 +180,13 @@ class LibraryChoice:
         """The library a unit may use, in words (for the init report and the prompts)."""
         return f"Mathlib {self.mathlib}" if self.mathlib else "core Lean only (no Mathlib)"
 
-    def toml(self) -> str:
-        """The ``[lean]`` section (``extra_imports = ["Mathlib"]`` with Mathlib: every unit file
-        imports it, since models never write imports)."""
-        lines = ["[lean]", f'toolchain = "{self.toolchain}"', f'mathlib = "{self.mathlib}"']
+    def values(self) -> dict[str, Any]:
+        """The keys of the ``[lean]`` section (``extra_imports = ["Mathlib"]`` with Mathlib: every
+        unit file imports it, since models never write imports)."""
+        out: dict[str, Any] = {"toolchain": self.toolchain, "mathlib": self.mathlib}
         if self.mathlib:
-            lines.append(f'extra_imports = ["{MATHLIB_IMPORT}"]')
-        return "\n".join(lines) + "\n\n"
+            out["extra_imports"] = [MATHLIB_IMPORT]
+        return out
 
 
 def choose_library(mathlib: str | None = None, core: bool = False) -> LibraryChoice:

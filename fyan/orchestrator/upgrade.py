@@ -93,21 +93,12 @@ def set_require_rev(lakefile: str, tag: str) -> str:
 
 def set_lean_keys(toml: str, values: dict[str, str]) -> str:
     """``fyan.toml`` text with the ``[lean]`` keys of ``values`` set (strings), everything else
-    kept as written (comments included); a ``[lean]`` section is added when there is none."""
-    lines = toml.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if re.match(r"^\s*\[lean\]\s*(#.*)?$", line)), None)
-    if start is None:
-        body = "".join(f"{k} = \"{v}\"\n" for k, v in values.items())
-        return toml.rstrip("\n") + "\n\n[lean]\n" + body
-    end = next((i for i in range(start + 1, len(lines)) if re.match(r"^\s*\[", lines[i])), len(lines))
-    todo = dict(values)
-    for i in range(start + 1, end):
-        m = re.match(r"^(\s*)([A-Za-z_]+)(\s*=)", lines[i])
-        if m and m.group(2) in todo:
-            lines[i] = f'{m.group(1)}{m.group(2)} = "{todo.pop(m.group(2))}"\n'
-    insert = "".join(f'{k} = "{v}"\n' for k, v in todo.items())
-    lines.insert(start + 1, insert)
-    return "".join(lines)
+    kept as written (comments included); a ``[lean]`` section is added when there is none
+    (``fyan.configfile.set_keys``: written as data, so any value reads back as given). Raises
+    ``ValueError`` when the text is not TOML."""
+    from fyan.configfile import set_keys
+
+    return set_keys(toml, "lean", values)
 
 
 def _stage(project: Project, pair: Pair) -> Path:
