@@ -31,9 +31,11 @@ user's toolchain and of the project's dependencies that no row classifies (``unc
 
 Sources: the Lean rows (``LEAN_ROWS``) are the extensions the real ``lean`` 4.35.0 (commit
 ``eb6cafb7290e``) registers, each cited by the module of leanprover/lean4 that registers it; the
-Mathlib rows cite leanprover-community/mathlib4 (``_MATHLIB_ROWS``: only what was read there; the
-rest of Mathlib's extensions are listed by ``fyan selftest`` until a row or the allow-list covers
-them).
+library rows cite leanprover-community/mathlib4 (``_MATHLIB_ROWS``: the extensions Mathlib's
+``@[gcongr]``, ``@[fun_prop]``, ``@[to_additive]``, ``@[simps]``, ``norm_num`` and ``positivity``
+register, each with its file and ``initialize`` line; only what was read there). ``fyan selftest
+<project>`` lists the rest of a project's dependencies' extensions from its own Lake package, and
+compiles Mathlib controls there, until a row or the allow-list covers them.
 """
 
 from __future__ import annotations
