@@ -467,3 +467,21 @@ def test_a_mathlib_project_without_its_package_says_to_set_it_up(fake_lake, data
     result = run_selftest(PIN, work_dir=tmp_path / "w", lean=_mathlib_lean(), package=tmp_path / "lean", save=False,
                           only={"honest"})
     assert result.problem is not None and "fyan setup <project>" in result.problem and not result.cases
+
+
+def test_each_mathlib_control_imports_mathlib_as_lean_reads_a_header():
+    """A control Lean would not parse fails every user's selftest: its header (read as Lean reads
+    it, ``fyan.lean.header``; a ``/-!`` doc before ``import`` would end the header) imports Mathlib
+    and nothing else, and each attribute the manifest promises is written in it."""
+    from fyan.lean.header import read_header
+    from fyan.selftest import learn
+
+    library = learn.controls(section="learn_mathlib")
+    assert library
+    text = "\n".join(c.text for c in library)
+    for c in library:
+        header = read_header(c.text)
+        assert header.error is None and [i.module for i in header.imports] == ["Mathlib"], c.file
+    for attribute in ("@[ext]", "@[simp]", "@[simps]", "@[to_additive]", "@[fun_prop]", "@[gcongr]",
+                      "noncomputable def", "Finset.sum", "instance"):
+        assert attribute in text, attribute

@@ -1,9 +1,10 @@
+import Mathlib
+
 /-! Fyan's honest Mathlib control `Attributes`: what a formalization against Mathlib writes every
 day — an own structure with `@[ext]` and an instance, `@[simp]`, `@[simps]`, `@[to_additive]`,
 `@[fun_prop]` and `@[gcongr]` lemmas, a `noncomputable def` on `ℝ` and a `Finset` sum. Compiled by
 `fyan selftest` in the project's own Lake package when it requires Mathlib; each must pass the
 gate's policy by effect. -/
-import Mathlib
 
 namespace FyanControl.MathlibAttributes
 
