@@ -52,15 +52,6 @@ class LE (α : Type u) where
 structure Prod (α : Type u) (β : Type v) where
   fst : α
   snd : β
-@[reducible, instance] noncomputable def Bool.decForall (P : Bool → Prop) [df : Decidable (P false)]
-    [dt : Decidable (P true)] : Decidable (∀ b, P b) :=
-  Decidable.rec (motive := fun _ => Decidable (∀ b, P b))
-    (fun hf => Decidable.isFalse (fun h => hf (h false)))
-    (fun hf => Decidable.rec (motive := fun _ => Decidable (∀ b, P b))
-      (fun ht => Decidable.isFalse (fun h => ht (h true)))
-      (fun ht => Decidable.isTrue (fun b => Bool.rec (motive := fun b => P b) hf ht b)) dt) df
-@[reducible] noncomputable def Bool.and (a b : Bool) : Bool := Bool.rec (motive := fun _ => Bool) false b a
-@[reducible] noncomputable def Bool.or (a b : Bool) : Bool := Bool.rec (motive := fun _ => Bool) b true a
 inductive N where
   | zero : N
   | succ (n : N) : N

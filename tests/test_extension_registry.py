@@ -96,12 +96,30 @@ def test_the_selftest_lists_the_toolchains_extensions_confined(core_lean, tmp_pa
     assert missing == [] and "listed no extension" in why
 
 
-def test_the_mathlib_rows_admit_their_lemma_sets_and_no_danger_pattern_contradicts_them():
-    """Rows read in mathlib4 (`initialize gcongrExt … registerSimpleScopedEnvExtension`,
-    `functionTheoremsExt`, named by `decl_name%`): sets of kernel-checked lemmas, admitted; the
-    danger patterns see nothing in their names."""
-    mathlib = {n: r for n, r in extensions.ROWS.items() if n not in extensions.LEAN_ROWS}
-    assert set(mathlib) == {"Mathlib.Tactic.GCongr.gcongrExt", "Mathlib.Meta.FunProp.functionTheoremsExt"}
-    for name, row in mathlib.items():
-        assert row.effect.key == "lemmas" and "mathlib4" in row.source and policy.danger(name) is None
-        assert policy.extension_findings([(name, 1)]) == []
+def test_the_recorded_registry_the_lean_double_prints_is_the_real_one(registry):
+    """``tests/fixtures/lean-registry/lean-4.35.0.txt`` (what the Lean double's ``lean --stats``
+    prints) is the real 4.35.0 registry, in its order."""
+    from tests.fakes.fake_lean import RECORDED_REGISTRY
+
+    lines = RECORDED_REGISTRY.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("SOURCE: `lean --stats`") and lines[1:] == registry
+
+
+def test_the_library_rows_cite_mathlibs_source_and_their_effects_decide():
+    """Rows read in mathlib4 (each cites its file and the registering ``initialize``; the name is
+    the declaration's, ``decl_name%``): lemma sets and generator records are admitted, extensions
+    holding meta-code (norm_num, positivity) refused with what to do; no danger pattern contradicts
+    an admitted row."""
+    library = {n: r for n, r in extensions.ROWS.items() if n not in extensions.LEAN_ROWS}
+    assert {"Mathlib.Tactic.GCongr.gcongrExt", "Mathlib.Meta.FunProp.functionTheoremsExt",
+            "Mathlib.Tactic.ToAdditive.translations", "simpsAttr", "Simps.structureExt",
+            "Mathlib.Meta.NormNum.normNumExt"} <= set(library)
+    for name, row in library.items():
+        assert row.source.startswith("leanprover-community/mathlib4, Mathlib/") and "`initialize " in row.source
+        found = policy.extension_findings([(name, 1)])
+        if row.effect.key in ("lemmas", "generator"):
+            assert found == [] and policy.danger(name) is None, (name, found)
+        else:
+            assert row.effect.key == "meta" and "to do: prove with the existing tactics" in found[0], found
+    assert policy.extension_findings([("Mathlib.Tactic.Unread.someExt", 1)])[0].startswith(
+        "Mathlib.Tactic.Unread.someExt (1 entry): effect: unknown")

@@ -6,10 +6,20 @@ allow-list). Each module must also write the extension that makes it the feature
 module that stopped exercising its feature fails), and the inspector double must write at least
 what real Lean wrote (``tests/fakes/fake_inspector.py`` ``HONEST_EXTENSIONS``).
 
-What this tier cannot show (no ``Init``): ``@[ext]``, ``termination_by``, ``deriving DecidableEq``,
-tactic proofs, and a module declaring ``syntax`` (its parser descriptors live in ``Init``); the
-shipped controls ``tests/cheats/learn/*.lean`` carry them to ``fyan selftest`` on users' machines,
-and the policy refuses ``Lean.Parser.parserExtension`` by its row (tests/test_extension_registry.py)."""
+Covered here: ``noncomputable`` definitions, instances and sections, ``open Classical``, ``export``,
+enumeration and tree inductives with ``deriving Inhabited``, mutual inductives, instance-argument
+definitions, ``@[match_pattern]``, ``@[elab_as_elim]``, ``structure … extends``, ``where``,
+``variable``/``section``, structural recursion, an instance on an own alias of a product.
+
+What this tier cannot write (no ``Init``; each is compiled below and must fail as stated, so a
+core tier that grows one gets its control): ``@[ext]`` (its attribute syntax is declared in Init,
+``Invalid `[ext]` attribute syntax``), ``termination_by``/``decreasing_by`` (no tactic syntax is
+builtin: ``decreasing_by`` takes a tactic sequence, the default ``decreasing_tactic`` is an Init
+macro, and ``WellFounded.fix`` lives in Init), ``deriving DecidableEq`` (the handler targets Init's
+``DecidableEq``), and a module declaring ``syntax`` (the command elaborates to a ``Lean.ParserDescr``
+the compiled parser-compiler reads with Init's runtime layout). The shipped controls
+``tests/cheats/learn/*.lean`` carry them to ``fyan selftest`` on users' machines, and the policy
+refuses ``Lean.Parser.parserExtension`` by its row (tests/test_extension_registry.py)."""
 
 from __future__ import annotations
 
@@ -139,3 +149,24 @@ def test_a_foreign_reducibility_change_compiled_by_real_lean_is_refused(core_lea
     found = policy.extension_findings(sorted(extensions.items()))
     assert [f.split(" (")[0] for f in found] == ["reducibilityExtra"], found
     assert "effect: changes how later statements elaborate" in found[0] and "to do: " in found[0]
+
+
+#: features a prelude module cannot carry on this tier, with the error real 4.35.0 gives
+OUT_OF_REACH = {
+    "Ext": ("namespace Ctl\n@[ext] structure P where\n  x : N\n  y : N\nend Ctl\n", "Invalid `[ext]` attribute syntax"),
+    "Wf": ("namespace Ctl\ndef f : N → N\n  | N.zero => N.zero\n  | N.succ n => f n\ntermination_by n => n\n"
+           "decreasing_by exact lcProof\nend Ctl\n", "unknown tactic"),
+    "Deriving": ("inductive Color where\n  | red | green\n  deriving DecidableEq\n", "Unknown constant `DecidableEq`"),
+    "Syntax": ('syntax "fyanfoo" : term\n', "Unknown constant `Lean.ParserDescr`"),
+}
+
+
+@pytest.mark.parametrize("feature", sorted(OUT_OF_REACH))
+def test_what_a_prelude_module_cannot_carry_fails_for_the_stated_reason(core_lean, base, feature):
+    text, error = OUT_OF_REACH[feature]
+    path = base / f"Out{feature}.lean"
+    path.write_text("prelude\nimport Base\n" + text)
+    proc = subprocess.run([str(core_lean), "-R", str(base), "-o", str(base / f"Out{feature}.olean"), str(path)],
+                          capture_output=True, text=True, timeout=120, cwd=base,
+                          env={"LEAN_PATH": str(base), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode != 0 and error in proc.stdout + proc.stderr, proc.stdout + proc.stderr

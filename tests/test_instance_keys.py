@@ -37,6 +37,8 @@ CASES = {
     "dropLE": ("LE (Drop Tag.mk)", True),
     "ignoreLE": ("LE (Ignore N Tag)", True),
     "fnLE": ("LE (N → Tag)", True),
+    "fnIgnoreLE": ("LE (N → Ignore N Tag)", True),
+    "tagFnWrapLE": ("LE TagFn", False),
     "tagLE": ("LE Tag", False),
     "pairLE": ("LE Pair", False),
     "tagAddN": ("HAdd Tag N N", False),
@@ -56,6 +58,8 @@ abbrev Ignore (α : Type) (_ : Type) : Type := α
 structure S where
   x : N
 abbrev Pair := Prod S N
+structure TagFn where
+  f : N → Tag
 """ + "".join(f"instance {n} : {t} := ⟨fun _ _ => {'Tag.mk' if t.endswith('Tag') else 'N.zero'}⟩\n"
               if t.startswith("HAdd") else f"instance {n} : {t} := ⟨fun _ _ => Eq N.zero N.zero⟩\n"
               for n, (t, _) in CASES.items()) + "end Ctl\n"
@@ -104,10 +108,11 @@ def stored(core_lean, tmp_path_factory):
 
 def _double_scope():
     own = {"Tag": "Ctl.Tag", "Tag.mk": "Ctl.Tag.mk", "Tag.zero": "Ctl.Tag.zero", "Box": "Ctl.Box", "Box.mk": "Ctl.Box.mk",
-           "Box.val": "Ctl.Box.val", "Drop": "Ctl.Drop", "Ignore": "Ctl.Ignore", "S": "Ctl.S", "Pair": "Ctl.Pair"}
+           "Box.val": "Ctl.Box.val", "Drop": "Ctl.Drop", "Ignore": "Ctl.Ignore", "S": "Ctl.S", "Pair": "Ctl.Pair",
+           "TagFn": "Ctl.TagFn"}
     return instance_keys.Scope(reducible={"Ctl.Drop": (["_x"], "N"), "Ctl.Ignore": (["α", "_y"], "α"),
                                           "Ctl.Pair": ([], "Prod S N")},
-                               structures={"Ctl.Box": ["val"], "Ctl.S": ["x"]},
+                               structures={"Ctl.Box": ["val"], "Ctl.S": ["x"], "Ctl.TagFn": ["f"]},
                                constructors={"Ctl.Box.mk": "Ctl.Box", "Ctl.Tag.mk": "Ctl.Tag", "Ctl.S.mk": "Ctl.S"},
                                resolve=lambda n: own.get(n, n))
 
@@ -131,3 +136,20 @@ def test_ownership_is_decided_from_the_stored_keys(stored, instance):
     assert bool(found) == refused, found
     if refused:
         assert found[0].startswith(f"Ctl.{instance}: an instance about N, which Ctl does not own")
+
+
+def test_a_function_type_is_keyed_by_its_domain_so_an_own_codomain_cannot_be_told_from_a_foreign_one(stored):
+    """Real 4.35.0 stores ``LE (N → Tag)`` and ``LE (N → Ignore N Tag)`` (a foreign ``LE (N → N)``)
+    under the same keys — the class, ``arrow``, the domain — so ownership cannot be read from them
+    and both are refused, with the remedy an own wrapper structure (``LE TagFn``, admitted) gives."""
+    real, classes = stored
+    assert real["fnLE"] == real["fnIgnoreLE"]
+    assert [k["kind"] for k in real["fnLE"]] == ["const", "arrow", "const"]
+    reg = SimpleNamespace(kind="instance", declaration="Ctl.fnLE", scoped=False,
+                          keys=[SimpleNamespace(**k) for k in real["fnLE"]], out_params=[])
+    found = policy.foreign_meaning_findings(SimpleNamespace(registrations=[reg]), "Ctl")
+    assert "to do: state it on an own structure wrapping the function" in found[0]
+    tag = SimpleNamespace(kind="instance", declaration="Ctl.tagLE", scoped=False,
+                          keys=[SimpleNamespace(**k) for k in real["nAddTag"]], out_params=classes["HAdd"])
+    assert "to do: state it on an own type, or declare it" in policy.foreign_meaning_findings(
+        SimpleNamespace(registrations=[tag]), "Ctl")[0]

@@ -115,7 +115,14 @@ def test_no_answer_in_time_is_a_timeout(built, tmp_path):
 
 
 def spec_for(out: Path, scratch: Path, timeout_s: float = 120) -> ServerSpec:
-    return ServerSpec(scratch=scratch, extra_env={"LEAN_PATH": str(out)}, sandbox="off", timeout_s=timeout_s)
+    """The pool's servers confined as the product runs them: bubblewrap where it works here, reading
+    the compiled modules, the core lean's prefix and the library it links."""
+    from fyan.sandbox.runner import bwrap_status
+    from tests.lean_core import core_lean, library_dir
+
+    mode = "require" if bwrap_status()[0] is not None else "off"
+    return ServerSpec(scratch=scratch, extra_env={"LEAN_PATH": str(out)}, sandbox=mode, timeout_s=timeout_s,
+                      readable=(out, core_lean().parent.parent, library_dir()))
 
 
 def key_for(lean: Path, out: Path, text: str) -> ServerKey:
@@ -131,6 +138,7 @@ def test_the_pool_reuses_a_warm_server_and_restarts_a_killed_one_once(built, tmp
         a = pool.check(key, unit_text(1), spec, unit="u")
         b = pool.check(key, unit_text(2), spec, unit="u")
         assert not a.reused and b.reused and a.restarts == b.restarts == 0
+        assert all(w.sandboxed is (spec.sandbox == "require") for w in pool._servers)
         assert [e[0] for e in pool.events] == ["started", "checked", "reused"]
         assert adm.peaks[("u", "lean_server")] > 10  # the measured peak is recorded
         assert len(adm.running()) == 1 and adm.running()[0].kind == "lean_server"  # it holds its share
@@ -211,7 +219,12 @@ def test_the_benchs_iterations_give_the_same_diagnostics_cold_and_warm(core_lean
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
     import bench_iterations
 
-    r = bench_iterations.run(decls=200, iterations=6, sandbox="off", folder=tmp_path)
+    from fyan.sandbox.runner import bwrap_status
+
+    # confined as the product runs them (bubblewrap where it works here)
+    mode = "require" if bwrap_status()[0] is not None else "off"
+    r = bench_iterations.run(decls=200, iterations=6, sandbox=mode, folder=tmp_path)
+    assert r["cold_sandboxed"] is r["warm_sandboxed"] is (mode == "require"), r
     assert r["same_diagnostics"], r["differing_iterations"]
     cold = r["diagnostics"]["cold"]
     assert any(any(d[2] == "error" for d in it) for it in cold) and any(it == [] for it in cold)

@@ -164,7 +164,13 @@ def test_the_tools_lease_a_warm_server_of_the_pool(core_lean, tmp_path):
     out = build_library(Path(core_lean), tmp_path)
     pool = ServerPool(size=1, idle_s=600, adm=Admission(budget_mb=8000, limit_mb=4000, peaks={}))
     key = ServerKey(str(core_lean), "core", (str(out),), HEADER)
-    spec = ServerSpec(scratch=tmp_path / "servers", extra_env={"LEAN_PATH": str(out)}, sandbox="off", timeout_s=60)
+    from fyan.sandbox.runner import bwrap_status
+    from tests.lean_core import library_dir
+
+    # confined as the product runs the pool's servers (bubblewrap where it works here)
+    spec = ServerSpec(scratch=tmp_path / "servers", extra_env={"LEAN_PATH": str(out)}, timeout_s=60,
+                      sandbox="require" if bwrap_status()[0] is not None else "off",
+                      readable=(out, Path(core_lean).parent.parent, library_dir()))
     t = ProverTools(HEADER, lambda: pool.lease(key, spec, unit="u"))
     try:
         first = t.lean_check(CheckInput(text="theorem a (p : Prop) (h : p) : p := sorry\n"))

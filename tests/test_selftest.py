@@ -397,3 +397,91 @@ def test_the_unproven_toolchain_check_is_made_again_for_another_fyan(data_dir, m
     cache.write_text(json.dumps({**data, "identity": {**data["identity"], "corpus_sha256": "other"}}))
     learn.learned_now(tc, "v4.31.0", LeanSection(), None, tmp_path)
     assert len(calls) == 2
+
+
+# -- the project's dependencies: their extensions and the Mathlib controls ------------------------
+
+def _mathlib_package(fake_lake, folder: Path) -> Path:
+    """A project's Lake package requiring Mathlib, fetched by the Lake double (``lake update``,
+    ``lake exe cache get``: Mathlib's stand-in ``.olean`` in ``.lake/packages/mathlib``)."""
+    import subprocess
+
+    folder.mkdir(parents=True)
+    (folder / "lakefile.toml").write_text('name = "proj"\n\n[[require]]\nname = "mathlib"\n'
+                                          'scope = "leanprover-community"\nrev = "v4.34.1"\n')
+    (folder / "lean-toolchain").write_text(PIN + "\n")
+    for argv in (["update"], ["exe", "cache", "get"]):
+        subprocess.run([str(fake_lake.path), *argv], cwd=folder, check=True, capture_output=True, timeout=60)
+    return folder
+
+
+def _mathlib_lean():
+    from fyan.config import FyanConfig
+
+    return FyanConfig(project={"name": "selftest", "source": "-"}).lean.model_copy(
+        update={"extra_imports": ["Mathlib"], "toolchain": PIN})
+
+
+def test_a_mathlib_projects_selftest_compiles_the_mathlib_controls_and_lists_its_dependencies_extensions(
+        fake_lake, data_dir, tmp_path):
+    """``fyan selftest <project>`` of a package requiring Mathlib: the Mathlib controls
+    (``[[learn_mathlib]]``) are compiled with the package's dependency folders and pass the policy,
+    writing the extensions Mathlib's attributes register (the inspector double follows the rows
+    of ``_MATHLIB_ROWS``); the registry is listed in the package, so an extension only Mathlib
+    registers (the double's ``registry_imported``, following the ``lean --stats`` row) is listed,
+    and Lean's own recorded 197 are all classified."""
+    package = _mathlib_package(fake_lake, tmp_path / "lean")
+    fake_lake.scenario({"registry_imported": {"Mathlib": ["Mathlib.Tactic.GCongr.gcongrExt",
+                                                          "Mathlib.Tactic.Unread.someExt"]}})
+    result = run_selftest(PIN, work_dir=tmp_path / "w", lean=_mathlib_lean(), package=package, save=False,
+                          only={"honest"})
+    assert result.problem is None and result.registry_problem is None, (result.problem, result.registry_problem)
+    assert result.library_controls == ["FyanControls.Attributes"]
+    assert {"Mathlib.Tactic.ToAdditive.translations", "simpsAttr", "Mathlib.Meta.FunProp.functionTheoremsExt",
+            "Mathlib.Tactic.GCongr.gcongrExt", "Lean.Meta.Ext.extExtension", "Lean.Meta.simpExtension",
+            "Lean.noncomputableExt", "Lean.Meta.instanceExtension"} <= set(result.learned_extensions)
+    assert result.unclassified_extensions == ["Mathlib.Tactic.Unread.someExt"]
+    text = render(result)
+    assert "Mathlib controls compiled in the project's package and admitted by the policy: FyanControls.Attributes" \
+        in text and "Mathlib.Tactic.Unread.someExt (registered in the module declaring" in text
+    # in a scratch package (no Mathlib) the same probe finds no Mathlib: it fails, naming why
+    scratch = run_selftest(PIN, work_dir=tmp_path / "w2", lean=_mathlib_lean().model_copy(update={"extra_imports": []}),
+                           save=False, only={"honest"})
+    assert "Mathlib.Tactic.Unread.someExt" not in scratch.unclassified_extensions and not scratch.library_controls
+
+
+def test_a_mathlib_control_the_policy_refuses_fails_the_selftest(fake_lake, data_dir, tmp_path):
+    """The Mathlib controls face the policy: were a toolchain to write a refused extension for them
+    (a norm_num extension, meta-code), learning fails naming the control and the extension."""
+    package = _mathlib_package(fake_lake, tmp_path / "lean")
+    fake_lake.scenario({"inspect_module": {"FyanControls.Attributes": {"extensions": [
+        {"name": "Mathlib.Meta.NormNum.normNumExt", "entries": 1}]}}})
+    result = run_selftest(PIN, work_dir=tmp_path / "w", lean=_mathlib_lean(), package=package, save=False,
+                          only={"honest"})
+    assert result.problem is not None and not result.passed
+    assert "FyanControls.Attributes" in result.problem and "Mathlib.Meta.NormNum.normNumExt" in result.problem
+    assert "to do: prove with the existing tactics" in result.problem
+
+
+def test_a_mathlib_project_without_its_package_says_to_set_it_up(fake_lake, data_dir, tmp_path):
+    result = run_selftest(PIN, work_dir=tmp_path / "w", lean=_mathlib_lean(), package=tmp_path / "lean", save=False,
+                          only={"honest"})
+    assert result.problem is not None and "fyan setup <project>" in result.problem and not result.cases
+
+
+def test_each_mathlib_control_imports_mathlib_as_lean_reads_a_header():
+    """A control Lean would not parse fails every user's selftest: its header (read as Lean reads
+    it, ``fyan.lean.header``; a ``/-!`` doc before ``import`` would end the header) imports Mathlib
+    and nothing else, and each attribute the manifest promises is written in it."""
+    from fyan.lean.header import read_header
+    from fyan.trust import learn
+
+    library = learn.controls(section="learn_mathlib")
+    assert library
+    text = "\n".join(c.text for c in library)
+    for c in library:
+        header = read_header(c.text)
+        assert header.error is None and [i.module for i in header.imports] == ["Mathlib"], c.file
+    for attribute in ("@[ext]", "@[simp]", "@[simps]", "@[to_additive]", "@[fun_prop]", "@[gcongr]",
+                      "noncomputable def", "Finset.sum", "instance"):
+        assert attribute in text, attribute

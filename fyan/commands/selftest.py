@@ -50,10 +50,14 @@ def run(args: argparse.Namespace) -> CommandResult:
             print(f"{'ok   ' if case.ok else 'WRONG'} {case.id}", flush=True)
 
     lean = None
+    package = None
     if args.dir:
-
-        lean = Project.open(args.dir).config.lean
+        project = Project.open(args.dir)
+        lean = project.config.lean
+        # the project's Lake package: its dependencies' extensions are listed there, and Mathlib
+        # controls compiled there when it requires Mathlib (fyan.trust.learn)
+        package = project.paths.lean
     result = run_selftest(args.toolchain or (lean.toolchain if lean else None), record_dir=record, on_case=progress,
-                          lean=lean)
+                          lean=lean, package=package)
     return CommandResult(ExitCode.OK if result.passed else ExitCode.INCOMPLETE, result.payload(), render(result))
 

@@ -385,10 +385,16 @@ def compile_module(setup: LeanSetup, *, source_root: Path, module: str, out_root
                  "[lean] sandbox_readable" if proc.sandboxed else "exit code 127")
         return done(proc, False, f"{what} failed ({proc.describe()})",
                     f"{argv[0]} or a program it runs cannot be found ({where})", **more)
+    errors = [d for d in parsed.diagnostics if d.severity == "error"]
     if proc.exit_code < 0:
         return done(proc, False, f"{what} {proc.describe()}",
                     blamed or f"lean {proc.describe()}: a toolchain crash (or a corrupt .olean it read)", **more)
-    errors = [d for d in parsed.diagnostics if d.severity == "error"]
+    if proc.sandboxed and 128 < proc.exit_code <= 128 + 64 and not errors:
+        # bubblewrap reports a command its init saw die of signal N as exit 128 + N (observed:
+        # a segfaulting lean exits 139 inside it; tests/test_compile.py)
+        return done(proc, False, f"{what} failed ({proc.describe()})",
+                    blamed or (f"lean exited {proc.exit_code} inside the sandbox, as one killed by signal "
+                               f"{proc.exit_code - 128}: a toolchain crash (or a corrupt .olean it read)"), **more)
     first = errors[0] if errors else None
     first_text = (f"; first error: {first.file}:{first.line}:{first.column}: {first.text.splitlines()[0]}"
                   if first is not None and first.text else "")

@@ -31,9 +31,11 @@ user's toolchain and of the project's dependencies that no row classifies (``unc
 
 Sources: the Lean rows (``LEAN_ROWS``) are the extensions the real ``lean`` 4.35.0 (commit
 ``eb6cafb7290e``) registers, each cited by the module of leanprover/lean4 that registers it; the
-Mathlib rows cite leanprover-community/mathlib4 (``_MATHLIB_ROWS``: only what was read there; the
-rest of Mathlib's extensions are listed by ``fyan selftest`` until a row or the allow-list covers
-them).
+library rows cite leanprover-community/mathlib4 (``_MATHLIB_ROWS``: the extensions Mathlib's
+``@[gcongr]``, ``@[fun_prop]``, ``@[to_additive]``, ``@[simps]``, ``norm_num`` and ``positivity``
+register, each with its file and ``initialize`` line; only what was read there). ``fyan selftest
+<project>`` lists the rest of a project's dependencies' extensions from its own Lake package, and
+compiles Mathlib controls there, until a row or the allow-list covers them.
 """
 
 from __future__ import annotations
@@ -68,6 +70,10 @@ EFFECTS: dict[str, Effect] = {e.key: e for e in (
     Effect("lemmas", True, "a set of kernel-checked lemmas proof automation uses (simp, ext, grind, norm_cast, "
                            "...): it changes how tactics search, never what a statement means"),
     Effect("linter", True, "linter logs and linter configuration (they do not take part in a decision)"),
+    Effect("generator", True, "records of a declaration generator of a library (Mathlib's `to_additive` "
+                              "translations, the projections `simps` generated lemmas from): which declarations it "
+                              "made or how it names and shapes the next ones; what it generates is elaborated and "
+                              "kernel-checked like any declaration, so a record never changes what a statement means"),
     Effect("own", True, "an attribute Lean allows only on the module's own declarations, changing only how those "
                         "are elaborated or shown"),
     Effect("class", True, "a class the module declares (its own)"),
@@ -315,10 +321,25 @@ def _rows(text: str, origin: str) -> dict[str, Row]:
 #: rows of libraries a project's package may require, cited from their source (registered by
 #: `initialize` when imported: ``fyan selftest`` lists the ones no row covers)
 _MATHLIB_ROWS = """
-Mathlib.Tactic.GCongr.gcongrExt | lemmas | Mathlib.Tactic.GCongr.Core
-Mathlib.Meta.FunProp.functionTheoremsExt | lemmas | Mathlib.Tactic.FunProp.Theorems
+Mathlib.Tactic.GCongr.gcongrExt | lemmas | Mathlib/Tactic/GCongr/Core.lean @ 018d56f6: `initialize gcongrExt`
+Mathlib.Meta.FunProp.functionTheoremsExt | lemmas | Mathlib/Tactic/FunProp/Theorems.lean @ 00fae574: `initialize functionTheoremsExt`
+Mathlib.Meta.FunProp.lambdaTheoremsExt | lemmas | Mathlib/Tactic/FunProp/Theorems.lean @ 00fae574: `initialize lambdaTheoremsExt`
+Mathlib.Meta.FunProp.transitionTheoremsExt | lemmas | Mathlib/Tactic/FunProp/Theorems.lean @ 00fae574: `initialize transitionTheoremsExt`
+Mathlib.Meta.FunProp.morTheoremsExt | lemmas | Mathlib/Tactic/FunProp/Theorems.lean @ 00fae574: `initialize morTheoremsExt`
+Mathlib.Meta.FunProp.funPropDeclsExt | lemmas | Mathlib/Tactic/FunProp/Decl.lean: `initialize funPropDeclsExt` (the properties `fun_prop` proves)
+Mathlib.Tactic.ToAdditive.translations | generator | Mathlib/Tactic/Translate/ToAdditive.lean @ 00a92c5f: `initialize translations`
+Mathlib.Tactic.ToAdditive.ignoreArgsAttr | generator | Mathlib/Tactic/Translate/ToAdditive.lean @ 00a92c5f: `initialize ignoreArgsAttr`
+Mathlib.Tactic.ToAdditive.doTranslateAttr | generator | Mathlib/Tactic/Translate/ToAdditive.lean @ 00a92c5f: `initialize doTranslateAttr`
+simpsAttr | generator | Mathlib/Tactic/Simps/Basic.lean: `initialize simpsAttr` (top level; a parametric attribute, own declarations only)
+Simps.structureExt | generator | Mathlib/Tactic/Simps/Basic.lean: `namespace Simps` `initialize structureExt`
+Mathlib.Meta.NormNum.normNumExt | meta | Mathlib/Tactic/NormNum/Core.lean: `initialize normNumExt` (norm_num extensions: meta-code)
+Mathlib.Meta.Positivity.positivityExt | meta | Mathlib/Tactic/Positivity/Core.lean: `initialize positivityExt` (positivity extensions: meta-code)
 """
-MATHLIB_SOURCE = "leanprover-community/mathlib4 (stored versions; GCongr/Core.lean @ fe642f25)"
+#: where the library rows were read: each row names the file and its registering line; the
+#: extension's name is the ``initialize`` declaration's (``decl_name%``, also through Batteries'
+#: ``registerNameMapExtension (name := by exact decl_name%)`` and ``NameMapAttributeImpl.ref``,
+#: Batteries/Lean/NameMapAttribute.lean @ 15b78703, and Lean's ``ParametricAttributeImpl.ref``)
+MATHLIB_SOURCE = "leanprover-community/mathlib4"
 
 #: the rows of Lean itself (complete for ``LEAN_SOURCE``: tests/test_extension_registry.py)
 LEAN_ROWS: dict[str, Row] = _rows(_LEAN_ROWS, LEAN_SOURCE)

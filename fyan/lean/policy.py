@@ -296,7 +296,10 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
     constructors, reducible definitions, own aliases included), so an own constant that reduction
     erases (``LE ((fun _ => Int) Tag.mk)``, ``LE (Ignore Int Tag)``) is not there; and instance
     search replaces an ``outParam`` argument by a metavariable, so an own type only there (``HAdd
-    Int Int Tag``) does not keep the instance to the unit's terms. ``declared`` names
+    Int Int Tag``) does not keep the instance to the unit's terms. A function type is keyed by its
+    domain alone (``arrow`` then the domain's keys), so an own type only in a codomain (``LE (Int →
+    Tag)``) is not there either: its keys equal those of the foreign ``LE (Int → Ignore Int Tag)``
+    (``Int → Int`` after reduction), and it is refused with the remedy of an own wrapper structure. ``declared`` names
     registrations the plan declared (by declaration name), which are admitted. Returns one finding
     per refused registration, naming the declaration, the effect, the foreign constants of the
     stored keys and what to do."""
@@ -321,8 +324,15 @@ def foreign_meaning_findings(module_report: Any, own_prefix: str, declared: froz
             continue
         foreign = sorted({k.name for k in subjects} or {"(no constant)"})
         what = "a unification hint" if r.kind == "unification_hint" else "an instance"
+        # Lean keys a function type by its domain alone (DiscrTree `.forallE _ d _ _ => (.arrow, [d])`):
+        # an own codomain is not in the keys, which then cannot tell `Int → Tag` from the foreign
+        # `Int → Ignore Int Tag` (reducing to `Int → Int`)
+        arrow = any(k.kind == "arrow" for k in keys)
+        todo = ("state it on an own structure wrapping the function (`structure F where f : α → Tag`; Lean keys a "
+                "function type by its domain alone, so an own codomain does not make it the unit's)" if arrow else
+                "state it on an own type")
         found.append(f"{r.declaration}: {what}{' (scoped)' if r.scoped else ''} about {', '.join(foreign[:6])}, which "
                      f"{own_prefix} does not own: it would change how other units' statements elaborate (effect: "
                      "meaning for later statements; rule: the unit must own a constant Lean keeps in the stored keys "
-                     "outside outParams; to do: state it on an own type, or declare it in the plan if intended)")
+                     f"outside outParams; to do: {todo}, or declare it in the plan if intended)")
     return found

@@ -77,6 +77,8 @@ class SelftestResult:
     unclassified_extensions: list[str] = field(default_factory=list)
     #: why the toolchain's extensions could not be listed (None: listed)
     registry_problem: str | None = None
+    #: the Mathlib controls compiled in the project's package and admitted (empty: none asked)
+    library_controls: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -114,14 +116,17 @@ BeforeCase = Callable[[Case, Any], None]
 def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record_dir: Path | None = None,
                  before_case: BeforeCase | None = None, save: bool = True,
                  on_case: Callable[[CaseResult], None] | None = None,
-                 only: Collection[str] | None = None, lean: Any = None) -> SelftestResult:
+                 only: Collection[str] | None = None, lean: Any = None,
+                 package: Path | None = None) -> SelftestResult:
     """Run the selftest for ``pin`` (default: ``[lean] toolchain``) as the module docstring says.
 
     ``work_dir``: the scratch folder (default: a temporary one, removed afterwards); ``save``:
     keep the result in the data folder (only when the cases ran); ``only``: run just these case ids
     (for tests: such a partial run never passes, and is kept only when a case failed); ``lean``: the
     ``[lean]`` settings to use (a project's ``LeanSection``: its ``lake``, timeouts, sandbox; default
-    this machine's ``FYAN_LEAN__*``). Never raises for a toolchain
+    this machine's ``FYAN_LEAN__*``); ``package``: the project's Lake package (``lean/``), where the
+    toolchain's and the dependencies' extensions are listed and, when it requires Mathlib, the
+    Mathlib controls are compiled (``fyan.trust.learn``). Never raises for a toolchain
     problem or a case that crashes the gate (that case fails, named); ``OSError`` when the data
     folder or ``record_dir`` cannot be written."""
     from fyan.config import FyanConfig
@@ -165,11 +170,13 @@ def run_selftest(pin: str | None = None, *, work_dir: Path | None = None, record
         # first: Fyan's honest controls must pass the gate's policy on this toolchain
         from fyan.trust.learn import learn_extensions
 
-        learned = learn_extensions(tc, cfg.toolchain, cfg, inspector, scratch / "learn", scratch / "learn-logs")
+        learned = learn_extensions(tc, cfg.toolchain, cfg, inspector, scratch / "learn", scratch / "learn-logs",
+                                   package=package)
         if learned.problem is not None:
             result.problem = f"Fyan's honest controls do not pass on this toolchain: {learned.problem}"
             return result
         result.learned_extensions = learned.extensions
+        result.library_controls = learned.library_modules
         result.unclassified_extensions = learned.unclassified_registered
         result.registry_problem = learned.registry_problem
         if out is not None:
@@ -317,11 +324,16 @@ def extension_lines(result: SelftestResult) -> list[str]:
     not be listed."""
     from fyan.lean.extensions import registering_module
 
+    lines = []
+    if result.library_controls:
+        lines.append(f"  Mathlib controls compiled in the project's package and admitted by the policy: "
+                     f"{', '.join(result.library_controls)}")
     if result.registry_problem:
-        return [f"  extensions of this toolchain not listed: {result.registry_problem}"]
+        return [*lines, f"  extensions of this toolchain not listed: {result.registry_problem}"]
     if not result.unclassified_extensions:
-        return ["  every environment extension of this toolchain and its dependencies is classified by Fyan's policy"]
-    lines = [f"  {len(result.unclassified_extensions)} environment extension(s) no row of Fyan's policy classifies "
+        return [*lines, "  every environment extension of this toolchain and its dependencies is classified by Fyan's "
+                        "policy"]
+    lines += [f"  {len(result.unclassified_extensions)} environment extension(s) no row of Fyan's policy classifies "
              "(a unit writing one is refused; check what it does, then name it in [lean] extension_allowlist):"]
     lines += [f"    {n} (registered in {registering_module(n)})" for n in result.unclassified_extensions]
     return lines

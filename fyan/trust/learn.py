@@ -15,6 +15,15 @@ template), runs the trusted inspector on them, and applies the gate's policy to 
 The names of the extensions they write are recorded, and those no row of the policy classifies are
 listed (``Learned.unclassified``).
 
+For a project (``fyan selftest <project>``) the toolchain's registry is listed in the project's
+own Lake package (``package``: its dependencies' folders on the search path, their modules
+imported as a unit imports them, ``[lean] extra_imports``), so the extensions Mathlib, Batteries,
+Aesop, ... register are listed with Lean's; and when the package requires Mathlib (``[lean]
+extra_imports`` names it), the manifest's ``[[learn_mathlib]]`` controls (``@[simp]``,
+``@[to_additive]``, ``@[simps]``, ``@[ext]``, ``@[fun_prop]``, ``@[gcongr]``, a ``noncomputable
+def`` on ``ℝ``, a ``Finset`` sum, an instance on an own structure) are compiled in that package
+and held to the policy the same way.
+
 Notation, macros and ``module`` files are not controls: notation is refused for candidates, and
 Fyan never writes a ``module`` file. A control that does not compile, that the inspector cannot
 read, or that the policy refuses (an axiom, ``sorry``, an extension no row classifies, ...) makes
@@ -39,6 +48,8 @@ class Learned:
 
     extensions: list[str] = field(default_factory=list)
     by_module: dict[str, list[str]] = field(default_factory=dict)
+    #: the ``[[learn_mathlib]]`` controls compiled in the project's package (empty: not asked)
+    library_modules: list[str] = field(default_factory=list)
     #: extensions the controls wrote that no row of the policy classifies
     unclassified: list[str] = field(default_factory=list)
     #: every persistent extension the toolchain registers with the project's dependencies
@@ -67,22 +78,33 @@ class Control:
         return f"{LIBRARY}.{Path(self.file).stem}"
 
 
-def controls(folder: Path | None = None) -> list[Control]:
-    """The manifest's ``[[learn]]`` entries, in order."""
+def controls(folder: Path | None = None, section: str = "learn") -> list[Control]:
+    """The manifest's ``[[learn]]`` entries (``section="learn_mathlib"``: the controls compiled in a
+    package that requires Mathlib), in order."""
     folder = folder or corpus.cases_dir()
     return [Control(e["id"], e["file"], (folder / e["file"]).read_text(encoding="utf-8"))
-            for e in corpus.load_manifest(folder).get("learn", [])]
+            for e in corpus.load_manifest(folder).get(section, [])]
 
 
-def learn_extensions(toolchain, pin: str, config: LeanSection, inspector, work: Path, log_dir: Path) -> Learned:
+def requires_mathlib(config: LeanSection) -> bool:
+    """Whether the project's units import Mathlib (``[lean] extra_imports``, which ``fyan init``
+    fills for a Mathlib project): then its package must admit the Mathlib controls."""
+    from fyan.lean.mathlib import MATHLIB_IMPORT
+
+    return any(m == MATHLIB_IMPORT or m.startswith(MATHLIB_IMPORT + ".") for m in config.extra_imports)
+
+
+def learn_extensions(toolchain, pin: str, config: LeanSection, inspector, work: Path, log_dir: Path, *,
+                     package: Path | None = None) -> Learned:
     """Compile the controls in ``work`` (a scratch Lake package for ``pin``, with the Lake
     template's options), inspect them and collect the extensions they write (module docstring).
-    Never raises for a toolchain problem."""
+    ``package``: the project's Lake package (``lean/``), where the registry is listed and, when the
+    project requires Mathlib, the Mathlib controls are compiled. Never raises for a toolchain
+    problem."""
     from string import Template
 
-    from fyan.lean.compile import LeanSetupError, compile_module, module_path, resolve
+    from fyan.lean.compile import LeanSetupError, resolve
     from fyan.lean.extensions import unclassified
-    from fyan.lean.inspector import module_findings, run_inspector
     from fyan.resources import data_dir
 
     ctl = controls()
@@ -93,47 +115,85 @@ def learn_extensions(toolchain, pin: str, config: LeanSection, inspector, work: 
     template = (data_dir("lake-template") / "lakefile.toml").read_text(encoding="utf-8")
     (work / "lakefile.toml").write_text(Template(template).substitute(lib=LIBRARY), encoding="utf-8")
     (work / "lean-toolchain").write_text(pin.strip() + "\n", encoding="utf-8")
+    # the scratch package requires nothing: the project's imports (Mathlib) are not its to build
+    core = config.model_copy(update={"extra_imports": []})
+    try:
+        setup = resolve(toolchain, work, core, log_dir=log_dir)
+    except LeanSetupError as e:
+        return Learned(problem=f"cannot compile Fyan's honest control modules with this toolchain: {e}")
+    out = Learned()
+    problem = _learn_modules(toolchain, setup, core, inspector, work, log_dir, ctl, "", out)
+    if problem is not None:
+        return Learned(problem=problem)
+    # the registry (and the library controls) in the project's own package: the extensions its
+    # dependencies register are loaded as they are for a unit's compile, not in a scratch package
+    env_setup = setup
+    if package is not None and not any((package / n).is_file() for n in ("lakefile.toml", "lakefile.lean")):
+        if requires_mathlib(config):
+            return Learned(problem=f"the project requires Mathlib but has no Lake package in {package} yet, so the "
+                                   "Mathlib controls cannot be compiled there; set it up first (`fyan setup "
+                                   "<project>`), then run the selftest again")
+        package = None  # a core project not set up yet: its units see the toolchain alone
+    if package is not None:
+        try:
+            env_setup = resolve(toolchain, package, config, log_dir=log_dir)
+        except LeanSetupError as e:
+            return Learned(problem=f"the project's Lake package {package} cannot be used with this toolchain ({e}); "
+                                   f"set it up first (`fyan setup <project>`), then run the selftest again")
+        library = controls(section="learn_mathlib") if requires_mathlib(config) else []
+        if library:
+            problem = _learn_modules(toolchain, env_setup, config, inspector, work / "library", log_dir, library,
+                                     "library-", out)
+            if problem is not None:
+                return Learned(problem=problem)
+            out.library_modules = [c.module for c in library]
+    out.extensions = sorted({n for names in out.by_module.values() for n in names})
+    out.unclassified = unclassified(out.extensions)
+    out.registry, out.registry_problem = registered_extensions(env_setup, work, config, log_dir,
+                                                               imports=["Init", *config.extra_imports])
+    return out
+
+
+def _learn_modules(toolchain, setup, config: LeanSection, inspector, work: Path, log_dir: Path,
+                   ctl: list[Control], tag: str, out: Learned) -> str | None:
+    """Compile ``ctl`` with ``setup`` (sources and outputs under ``work``, the dependency folders of
+    ``setup`` searched after them), run the inspector on them and hold each to the gate's policy
+    (``module_findings``, the configured allow-list); record the extensions each wrote in
+    ``out.by_module``. Returns why learning fails (a control that does not compile, cannot be
+    read or is refused), else None."""
+    from fyan.lean.compile import compile_module, module_path
+    from fyan.lean.inspector import module_findings, run_inspector
+
+    lib = work / "lib"
+    modules = [c.module for c in ctl]
     for c in ctl:
         path = module_path(work / "src", c.module, ".lean")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(c.text, encoding="utf-8")
-    try:
-        setup = resolve(toolchain, work, config, log_dir=log_dir)
-    except LeanSetupError as e:
-        return Learned(problem=f"cannot compile Fyan's honest control modules with this toolchain: {e}")
-    lib = work / "lib"
-    modules = [c.module for c in ctl]
     for m in modules:
-        out = work / "build" / m
-        built = compile_module(setup, source_root=work / "src", module=m, out_root=out, search_path=[lib],
-                               config=config, log_dir=log_dir, name=f"learn-{m}")
+        build = work / "build" / m
+        built = compile_module(setup, source_root=work / "src", module=m, out_root=build, search_path=[lib],
+                               config=config, log_dir=log_dir, name=f"learn-{tag}{m}")
         if not built.ok:
-            return Learned(problem=f"Fyan's honest control {m} does not compile with this toolchain ({built.reason}; "
-                                   f"log {built.log_file})")
-        for produced in module_path(out, m, "").parent.iterdir():
+            return (f"Fyan's honest control {m} does not compile with this toolchain ({built.reason}; "
+                    f"log {built.log_file})")
+        for produced in module_path(build, m, "").parent.iterdir():
             dest = module_path(lib, m, "").parent / produced.name
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(produced.read_bytes())
-    seen = run_inspector(inspector, toolchain, work, config=config, out_dir=log_dir, name="learn-inspect",
+    seen = run_inspector(inspector, toolchain, work, config=config, out_dir=log_dir, name=f"learn-{tag}inspect",
                          modules=modules, lean_env=setup.environment([lib]))
     if not seen.ok or seen.report is None:
-        return Learned(problem=f"the inspector could not read Fyan's honest control modules: {seen.problem}")
-    out = Learned()
-    names: set[str] = set()
+        return f"the inspector could not read Fyan's honest control modules: {seen.problem}"
     for m in modules:
         report = seen.report.module(m)
         assert report is not None  # run_inspector refuses a report without every module
         bad = module_findings(report, extra_allow=frozenset(config.extension_allowlist))
         if bad:
-            return Learned(problem=f"the gate's policy refuses Fyan's honest control {m} on this toolchain "
-                                   f"({'; '.join(bad[:3])}): the gate would refuse honest work")
+            return (f"the gate's policy refuses Fyan's honest control {m} on this toolchain "
+                    f"({'; '.join(bad[:3])}): the gate would refuse honest work")
         out.by_module[m] = sorted(e.name for e in report.extensions)
-        names |= set(out.by_module[m])
-    out.extensions = sorted(names)
-    out.unclassified = unclassified(out.extensions)
-    out.registry, out.registry_problem = registered_extensions(setup, work, config, log_dir,
-                                                               imports=["Init", *config.extra_imports])
-    return out
+    return None
 
 
 def registered_extensions(setup, work: Path, config: LeanSection, log_dir: Path, *,

@@ -280,6 +280,17 @@ HONEST_EXTENSIONS = {
     "well_founded": ["Lean.Elab.WF.eqnInfoExt", "recExt"],
 }
 
+#: Extension names Mathlib's attributes write, as its source registers them (no Mathlib runs
+#: here: the rows of ``fyan.lean.extensions._MATHLIB_ROWS`` cite the file and line of each):
+#: ``@[to_additive]`` records the translation, ``@[simps]`` the lemmas it generated (and each is a
+#: ``@[simp]`` lemma), ``@[fun_prop]`` and ``@[gcongr]`` add a kernel-checked lemma to their sets.
+MATHLIB_EXTENSIONS = {
+    "to_additive": ["Mathlib.Tactic.ToAdditive.translations"],
+    "simps": ["simpsAttr", "Simps.structureExt", "Lean.Meta.simpExtension"],
+    "fun_prop": ["Mathlib.Meta.FunProp.functionTheoremsExt"],
+    "gcongr": ["Mathlib.Tactic.GCongr.gcongrExt"],
+}
+
 #: every extension ``extensions`` can report (the double's registry, printed by ``lean --stats``)
 TRICK_EXTENSIONS = ["Lean.Elab.macroAttribute", "Lean.Parser.parserExtension", "Lean.Elab.Command.commandElabAttribute",
                     "Lean.Elab.Tactic.tacticElabAttribute", "Lean.Compiler.CSimp.ext", "Lean.Compiler.implementedByAttr",
@@ -342,6 +353,10 @@ def extensions(source: str, decls: list[dict]) -> list[dict]:
     honest("enumeration", sum(k == "inductive" for k in kinds))
     honest("ext", len(re.findall(r"@\[[^\]]*\bext\b", exported)))
     honest("well_founded", len(re.findall(_WORD % "termination_by", exported)))
+    for attribute, names in MATHLIB_EXTENSIONS.items():
+        n = len(re.findall(r"@\[[^\]]*\b%s\b" % attribute, exported))
+        for name in names:
+            add(name, n)
     add("Lean.Elab.macroAttribute", len(re.findall(r"(?<![\w.'])(?:macro|macro_rules|notation|infix\w*)(?![\w'])|"
                                                     r"\[\s*macro\b", exported)))
     add("Lean.Parser.parserExtension", len(re.findall(r"(?<![\w.'])(?:macro|syntax|notation|infix\w*|elab)\s+\"",

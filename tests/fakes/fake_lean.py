@@ -5,9 +5,10 @@ following the rows of ``docs/lean-contract.md`` ("Compiling a module") that the 
 4.35.0 confirmed in ``tests/test_compile.py``:
 
 * ``lean --version`` / ``--githash`` / ``--print-prefix`` (the prefix is the folder above the
-  double's ``bin/``); ``lean --stats FILE``: one ``extension '<name>'`` line per extension the
-  inspector double can report (``fake_inspector.REGISTRY``; the scenario's ``registry_extra``
-  adds more), as real Lean lists its registered persistent extensions;
+  double's ``bin/``); ``lean --stats FILE``: its imports looked up on ``LEAN_PATH`` like a compile's, then one
+  ``extension '<name>'`` line per registered persistent extension (``stats``: the registry real
+  4.35.0 printed, ``tests/fixtures/lean-registry/``, what the inspector double reports, and what the
+  scenario says an imported library registers), as real Lean lists them;
 * ``lean -R <root> -o <olean> -i <ilean> --json [-D k=v …] <file>``: the module name is the
   file's path below ``-R``; each ``import`` is looked up in ``LEAN_PATH`` order (first folder
   holding it wins; ``Init``, ``Mathlib`` and the other toolchain/dependency libraries are not
@@ -337,6 +338,44 @@ def serve(args: list[str], sc: dict) -> int:
     return 0
 
 
+#: the registry real Lean 4.35.0 printed (``tests/fixtures/lean-registry/lean-4.35.0.txt``, recorded
+#: with ``lean --stats`` on the core tier; its first line names the source)
+RECORDED_REGISTRY = Path(__file__).resolve().parents[1] / "fixtures" / "lean-registry" / "lean-4.35.0.txt"
+#: the toolchain's own libraries: imported from its prefix, not looked up on ``LEAN_PATH``
+TOOLCHAIN_LIBRARIES = ("Init", "Std", "Lean", "Lake")
+
+
+def stats(args: list[str], sc: dict) -> int:
+    """``lean --stats FILE`` (docs/lean-contract.md, the row of ``lean --stats``): the file's
+    imports are looked up on ``LEAN_PATH`` as a compile's are (``find_import``; the toolchain's
+    own libraries are not), a missing one failing as Lean fails; then one ``extension '<name>'``
+    line per registered persistent extension: the recorded registry of real Lean 4.35.0, the
+    extensions the inspector double can report, and, per imported library, the names the
+    scenario's ``registry_imported`` (library → names) says its modules register when loaded
+    (what Mathlib's ``initialize`` declarations add), then ``registry_extra``."""
+    from fake_inspector import REGISTRY
+
+    file = next((a for a in args if not a.startswith("-")), None)
+    text = Path(file).read_text(encoding="utf-8") if file else ""
+    imports = re.findall(r"(?m)^import\s+([\w.]+)", strip_comments(text))
+    registered = [line for line in RECORDED_REGISTRY.read_text(encoding="utf-8").splitlines()[1:] if line]
+    registered += [n for n in REGISTRY if n not in registered]
+    by_library = sc.get("registry_imported", {})
+    for module in imports:
+        library = module.split(".")[0]
+        if library in TOOLCHAIN_LIBRARIES:
+            continue
+        error = find_import(module, file or "", sc)
+        if error is not None:
+            print(f"{file}:1:0: error: {error}")
+            return 1
+        registered += [n for n in by_library.get(library, []) if n not in registered]
+    for name in [*registered, *sc.get("registry_extra", [])]:
+        print(f"extension '{name}'")
+        print("  number of imported entries: 0")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     log(["lean", *argv])
     sc = scenario()
@@ -350,15 +389,7 @@ def main(argv: list[str]) -> int:
         print(githash(sc))
         return 0
     if argv[:1] == ["--stats"]:
-        # `lean --stats FILE` (real Lean prints `extension '<name>'` per registered persistent
-        # extension, tests/test_extension_registry.py): the double registers the extensions its
-        # inspector can report, plus the scenario's `registry_extra`
-        from fake_inspector import REGISTRY
-
-        for name in [*REGISTRY, *sc.get("registry_extra", [])]:
-            print(f"extension '{name}'")
-            print("  number of imported entries: 0")
-        return 0
+        return stats(argv[1:], sc)
     if argv[:1] == ["--print-prefix"]:
         print(Path(__file__).resolve().parent if os.environ.get("FAKE_LEAN_PREFIX") is None
               else os.environ["FAKE_LEAN_PREFIX"])
