@@ -22,8 +22,10 @@ from fyan.agents.specify import model_specifier
 from fyan.command_result import CommandResult
 from fyan.config import toml_string
 from fyan.errors import ConfigError, ExitCode, FyanError, InputError, ProjectError, UsageError
+from fyan.adopt.blueprint_facet import generate_blueprint
 from fyan.intake import DEFAULT_MAX_FILE_MIB, read_source
-from fyan.intake.catalogue import format_warnings
+from fyan.intake.catalogue import Catalogue, format_warnings
+from fyan.intake.leanarchitect import GeneratedFilesMissing
 from fyan.lean.mathlib import choose_library, init_note
 from fyan.progress import StartupProgress
 from fyan.project import Project
@@ -252,18 +254,17 @@ def run(args: argparse.Namespace) -> CommandResult:
     made: list[Path] = []
     try:
         progress.phase(f"Reading {source}")
-        catalogue = read_source(source, max_file_mib=limit, tolerant=args.tolerant)  # fails before anything is created
+        catalogue, copied_from = _read(source, limit, args, package, progress)  # fails before anything is created
         made = _make_parents(target)
         name = args.name or target.resolve().name
-        main_dir = source.resolve().parent
         _remove_abandoned_inits(target)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-{os.getpid()}-", dir=target.resolve().parent))
         try:
-            for rel in catalogue.files:
-                src = main_dir / rel
+            for rel in catalogue.files:  # each file read, at its place below the copied folder
+                src = copied_from / rel
                 dest = tmp / "source" / rel
                 if ".." in Path(rel).parts or Path(rel).is_absolute():
-                    raise InputError(f"{rel}: included from outside the main file's folder {main_dir}",
+                    raise InputError(f"{rel}: included from outside {copied_from}",
                                      hint="give the main file at the root of the source tree")
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
@@ -276,6 +277,8 @@ def run(args: argparse.Namespace) -> CommandResult:
                 keys.append(f"cycles = {toml_string(cycles)}")
             if args.tolerant:
                 keys.append("tolerant = true")
+            if copied_from != source.resolve().parent:  # includes reach above the main file's folder
+                keys.append(f"source_origin = {toml_string(str(copied_from))}")
             intake = "[intake]\n" + "\n".join(keys) + "\n\n" if keys else ""
             if library is not None:
                 intake += library.toml()
@@ -333,6 +336,36 @@ def run(args: argparse.Namespace) -> CommandResult:
         result.payload["adoption"] = payload
         result.text = result.text.rstrip("\n") + "\n" + text
     return result
+
+
+def _read(source: Path, limit: float, args: argparse.Namespace, package, progress: StartupProgress
+          ) -> tuple[Catalogue, Path]:
+    """Read the document at ``source`` as LaTeX reads it, and the folder its files are copied from:
+    the main file's folder, or, when its includes reach above it (a LeanArchitect blueprint's
+    ``../../.lake/build/blueprint/…``), the nearest folder holding every file read (the document is
+    then read again relative to it, so every provenance path is a path below the project's
+    ``source/``). A LeanArchitect blueprint whose generated files are missing stops here (exit 4,
+    naming the facets), unless ``--lean-project`` names the package they come from: Fyan then
+    runs the facets there (``fyan.adopt.blueprint_facet``) and reads the result."""
+    main_dir = source.resolve().parent
+    try:
+        catalogue = read_source(source, max_file_mib=limit, tolerant=args.tolerant)
+    except GeneratedFilesMissing as e:
+        wanted = e.package.resolve() if e.package is not None else None
+        if package is None or (wanted is not None and wanted != package.folder.resolve()):
+            if package is not None:
+                e.hint = (f"the generated files come from {wanted}, not from --lean-project {package.folder}; "
+                          + (e.hint or ""))
+            raise
+        progress.done()
+        generate_blueprint(package.folder)
+        progress.phase(f"Reading {source}")
+        catalogue = read_source(source, max_file_mib=limit, tolerant=args.tolerant)
+    outside = [rel for rel in catalogue.files if Path(rel).parts[:1] == ("..",)]
+    if not outside or catalogue.format != "tex":
+        return catalogue, main_dir
+    base = Path(os.path.commonpath([main_dir, *((main_dir / rel).resolve() for rel in catalogue.files)]))
+    return read_source(source, source_root=base, max_file_mib=limit, tolerant=args.tolerant), base
 
 
 def _init_adopt(target: Path) -> tuple[dict, str]:

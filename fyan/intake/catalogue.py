@@ -163,6 +163,23 @@ class Reference(BaseModel):
         return f"\\{self.macro}{{{self.label}}}"
 
 
+class LeanPosition(BaseModel):
+    """Where a Lean declaration of a LeanArchitect node is (``fyan.intake.leanarchitect``): its
+    ``name``, ``module``, source ``file`` as the generated files give it, and its line range
+    (1-based, inclusive); ``origin``: the generated file (``file:line``) this was read from."""
+
+    name: str
+    module: str | None = None
+    file: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    origin: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line_start}-{self.line_end}" if self.file and self.line_start else "no position"
+        return f"{self.name} ({where})"
+
+
 class ProofBlock(BaseModel):
     body: str = Field(description="Verbatim TeX of the proof environment.")
     provenance: Provenance
@@ -194,6 +211,12 @@ class Statement(BaseModel):
     proof: ProofBlock | None = None
     references: list[Reference] = Field(default_factory=list)
     lean_names: list[str] = Field(default_factory=list, description="Names given by \\lean{...}.")
+    lean_positions: list[LeanPosition] = Field(
+        default_factory=list,
+        description="A LeanArchitect node's Lean declarations with their positions, besides the TeX provenance "
+        "(from the generated TeX's `% at` comment, or from the JSON facet's output when present).")
+    lean_node: str | None = Field(default=None, description="The LeanArchitect node label it was expanded from "
+                                  "(\\inputleannode, \\inputleanmodule), if any.")
     leanok: bool = False
     mathlibok: bool = False
     section: list[str] = Field(

@@ -1,0 +1,194 @@
+"""LeanArchitect blueprints: the generated files read as LaTeX reads them (docs/lean-contract.md,
+"LeanArchitect"). The fixtures (tests/data/leanarchitect/, written for these tests) are Lake
+packages whose generated files the Lake double's facets write (tests/fakes/fake_architect.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fyan.cli import main
+from fyan.errors import InputError
+from fyan.intake import read_source
+from fyan.intake.leanarchitect import GeneratedFilesMissing
+from tests.conftest import FakeLake
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "leanarchitect"
+
+
+def package(tmp_path: Path, name: str = "arch", facets: tuple[str, ...] = (":blueprint",)) -> Path:
+    """A copy of a fixture package with the generated files of ``facets`` written by the double."""
+    pkg = tmp_path / name
+    shutil.copytree(DATA / name, pkg)
+    if facets:
+        done = subprocess.run([sys.executable, str(ROOT / "tests/fakes/fake_lake.py"), "build", *facets], cwd=pkg,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout
+    return pkg
+
+
+def shape(catalogue) -> list[tuple]:
+    return [(s.kind, s.label, s.lean_names, s.leanok, s.proof.leanok if s.proof else None,
+             sorted({(r.label, r.in_proof) for r in s.references if r.macro == "uses"}), s.lean_node)
+            for s in catalogue.statements]
+
+
+EXPECTED_NODES = [
+    ("definition", "def:double", ["Arch.double"], True, None, [], "def:double"),
+    ("theorem", "lem:double-even", ["Arch.double_even"], True, True, [("def:double", False), ("def:double", True)],
+     "lem:double-even"),
+    ("lemma", "lem:informal", [], False, False, [("def:double", False)], None),
+    ("theorem", "lem:double-pos", ["Arch.double_pos"], True, False, [("def:double", False)], "lem:double-pos"),
+    ("theorem", "thm:main", ["Arch.double_inj", "Arch.double_inj'"], True, False,
+     [("def:double", False), ("def:double", True), ("lem:double-even", True), ("lem:informal", False)], "thm:main"),
+]
+
+
+@pytest.mark.parametrize("facets", [(":blueprint",), (":blueprint", ":blueprintJson")])
+def test_nodes_one_by_one_with_an_informal_node_between(tmp_path, facets):
+    pkg = package(tmp_path, facets=facets)
+    cat = read_source(pkg / "blueprint/src/content.tex")
+    assert shape(cat) == EXPECTED_NODES
+    main_node = cat.by_label("thm:main")
+    lines = [(p.name, p.line_start, p.line_end) for p in main_node.lean_positions]
+    if ":blueprintJson" in facets:  # every name's position, from the JSON
+        assert lines == [("Arch.double_inj", 6, 12), ("Arch.double_inj'", 14, 16)]
+        assert "../../.lake/build/blueprint/module/Arch/Main.json" in cat.files
+    else:  # the artifact's `% at` comment: the position of the declaration it was written from
+        assert lines == [("Arch.double_inj", 14, 16), ("Arch.double_inj'", 14, 16)]
+        assert not any(f.endswith(".json") for f in cat.files)
+    assert main_node.provenance.file == "../../.lake/build/blueprint/module/Arch/Main.artifacts/thm:main.tex"
+    assert cat.by_label("lem:informal").provenance.file == "content.tex"
+    assert not [w for w in cat.warnings if w.code in ("duplicate-label", "leanarchitect", "leanarchitect-stale")]
+
+
+def test_whole_modules_expand_in_source_order_and_a_shared_label_is_one_node(tmp_path):
+    pkg = package(tmp_path, facets=(":blueprint", ":blueprintJson"))
+    cat = read_source(pkg / "blueprint/src/modules.tex")
+    got = shape(cat)
+    assert [g[1] for g in got] == ["def:double", "lem:double-even", "lem:double-pos", "lem:informal", "thm:main"]
+    assert got[-1] == EXPECTED_NODES[-1]
+    assert [s.section for s in cat.statements] == [["Basic"]] * 4 + [["Main"]]
+
+
+def test_one_module_with_title_and_environment(tmp_path):
+    pkg = package(tmp_path, "single")
+    cat = read_source(pkg / "blueprint/src/content.tex")
+    assert [(s.kind, s.label, s.title, s.lean_names) for s in cat.statements] == [
+        ("definition", "def:one", "One", ["one"]), ("lemma", "lem:one-pos", None, ["one_pos"])]
+    assert [(r.label, r.in_proof) for r in cat.by_label("lem:one-pos").references if r.macro == "uses"] == [
+        ("def:one", False)]
+
+
+def test_the_json_is_the_source_of_truth_and_stale_tex_is_reported(tmp_path):
+    pkg = package(tmp_path, facets=(":blueprint", ":blueprintJson"))
+    artifact = pkg / ".lake/build/blueprint/module/Arch/Basic.artifacts/lem:double-pos.tex"
+    artifact.write_text(artifact.read_text().replace("\\uses{def:double}\n", "").replace("\\leanok\n", ""))
+    cat = read_source(pkg / "blueprint/src/content.tex")
+    node = cat.by_label("lem:double-pos")
+    assert node.leanok is True and [r.label for r in node.references if r.macro == "uses"] == ["def:double"]
+    stale = [w for w in cat.warnings if w.code == "leanarchitect-stale"]
+    assert len(stale) == 1 and "lem:double-pos" in stale[0].message
+    # a control: without the JSON the TeX as written is what is read
+    for f in (pkg / ".lake/build/blueprint/module").rglob("*.json"):
+        f.unlink()
+    node = read_source(pkg / "blueprint/src/content.tex").by_label("lem:double-pos")
+    assert node.leanok is False and not [r for r in node.references if r.macro == "uses"]
+
+
+def test_the_json_schema_is_read_strictly(tmp_path):
+    pkg = package(tmp_path, facets=(":blueprint", ":blueprintJson"))
+    path = pkg / ".lake/build/blueprint/module/Arch/Basic.json"
+    items = json.loads(path.read_text())
+    items[0]["data"]["statement"]["leanOK"] = items[0]["data"]["statement"].pop("leanOk")
+    path.write_text(json.dumps(items))
+    with pytest.raises(InputError, match=r"Basic\.json: item 0: .*leanOk"):
+        read_source(pkg / "blueprint/src/content.tex")
+
+
+def test_an_undefined_node_is_a_warning_and_listed(tmp_path):
+    pkg = package(tmp_path)
+    content = pkg / "blueprint/src/content.tex"
+    content.write_text(content.read_text().replace("\\inputleannode{thm:main}", "\\inputleannode{thm:gone}"))
+    cat = read_source(content)
+    assert cat.by_label("thm:main") is None
+    assert [w.code for w in cat.warnings] == ["leanarchitect"]
+    assert any("thm:gone" in u for u in cat.unfollowed_includes)
+
+
+def test_missing_generated_files_name_the_facets_and_the_package(tmp_path, capsys):
+    pkg = package(tmp_path, facets=())
+    with pytest.raises(GeneratedFilesMissing) as e:
+        read_source(pkg / "blueprint/src/content.tex")
+    assert e.value.package == pkg.resolve()
+    assert "lake build :blueprint :blueprintJson" in e.value.hint and str(pkg.resolve()) in e.value.hint
+    code = main(["init", str(tmp_path / "proj"), "--source", str(pkg / "blueprint/src/content.tex"), "--json"])
+    assert code == 4 and not (tmp_path / "proj").exists()
+    assert "lake build :blueprint" in json.loads(capsys.readouterr().out)["hint"]
+
+
+def test_init_runs_the_facets_as_a_trusted_step_and_copies_what_it_read(tmp_path, monkeypatch, capsys):
+    (tmp_path / "toolchain").mkdir()
+    fake = FakeLake(tmp_path / "toolchain")
+    monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
+    monkeypatch.setenv("FYAN_FAKE_LOG", str(fake.log))
+    pkg = package(tmp_path, facets=())
+    proj = tmp_path / "proj"
+    code = main(["init", str(proj), "--source", str(pkg / "blueprint/src/content.tex"), "--no-ingest",
+                 "--lean-project", str(pkg), "--core"])
+    out = capsys.readouterr()
+    assert code == 0, out
+    assert [c["argv"] for c in fake.calls() if c["argv"][1:2] == ["build"]] == [
+        ["--keep-toolchain", "build", ":blueprint", ":blueprintJson"]]
+    assert "LeanArchitect blueprint" in out.err + out.out  # the progress line
+    # the files read, copied at their place below the package folder
+    assert (proj / "source/blueprint/src/content.tex").is_file()
+    assert (proj / "source/.lake/build/blueprint/module/Arch/Main.json").is_file()
+    toml = (proj / "fyan.toml").read_text()
+    assert 'source = "source/blueprint/src/content.tex"' in toml and str(pkg.resolve()) in toml
+    # the first run reads the copy: the generated files' absolute paths lead into source/, not the package
+    shutil.rmtree(pkg / ".lake/build/blueprint")
+    from fyan.project import Project
+    from fyan.specifier.ingest import plan_ingest
+
+    _, _, meta, report = plan_ingest(Project.open(proj))
+    assert report.statements == 5 and all(not f.startswith("..") for f in report.files)
+    assert "blueprint/src/content.tex" in report.files
+
+
+def test_init_refuses_a_facet_failure_with_what_lake_said(tmp_path, monkeypatch):
+    (tmp_path / "toolchain").mkdir()
+    fake = FakeLake(tmp_path / "toolchain")
+    monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
+    fake.scenario_file.write_text(json.dumps({"architect": {"exit": 1, "output": "error: unknown package facet 'blueprint'"}}))
+    monkeypatch.setenv("FYAN_FAKE_SCENARIO", str(fake.scenario_file))
+    pkg = package(tmp_path, facets=())
+    code = main(["init", str(tmp_path / "proj"), "--source", str(pkg / "blueprint/src/content.tex"),
+                 "--lean-project", str(pkg), "--core", "--no-ingest"])
+    assert code == 4 and not (tmp_path / "proj").exists()
+
+
+def test_an_include_outside_the_package_is_refused(tmp_path):
+    pkg = package(tmp_path)
+    (tmp_path / "elsewhere.tex").write_text("\\begin{lemma}x\\end{lemma}\n")
+    content = pkg / "blueprint/src/content.tex"
+    content.write_text(content.read_text().replace("\\end{document}", "\\input{../../../elsewhere}\n\\end{document}"))
+    with pytest.raises(InputError, match="outside"):
+        read_source(content)
+
+
+def test_relative_includes_above_the_main_folder_resolve_as_latex_resolves_them(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "blueprint/src").mkdir(parents=True)
+    (pkg / "lakefile.toml").write_text('name = "p"\n')
+    (pkg / "shared.tex").write_text("\\begin{lemma}\\label{lem:up}Up.\\end{lemma}\n")
+    (pkg / "blueprint/src/content.tex").write_text(
+        "\\documentclass{article}\\newtheorem{lemma}{Lemma}\\begin{document}\\input{../../shared}\\end{document}\n")
+    cat = read_source(pkg / "blueprint/src/content.tex")
+    assert cat.files == ["content.tex", "../../shared.tex"] and cat.statements[0].label == "lem:up"
