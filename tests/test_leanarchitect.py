@@ -17,6 +17,7 @@ from fyan.config import IntakeSection
 from fyan.errors import InputError
 from fyan.intake import read_source
 from fyan.intake.leanarchitect import GeneratedFilesMissing
+from fyan.state.store import Store
 from tests.conftest import FakeLake
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,3 +238,25 @@ def test_export_leanarchitect_applies_with_git_and_round_trips_through_intake(ex
         stmt = cat.statements[u.statements[0]]
         assert stmt.lean_node and stmt.lean_names == roots[u.id] and stmt.leanok
         assert stmt.proof.leanok if stmt.proof is not None else stmt.kind == "definition"
+
+
+def test_init_adopts_a_leanarchitect_package_and_drift_reads_its_nodes(fake_lake, tmp_path, capsys):
+    """``fyan init --lean-project`` on a LeanArchitect blueprint whose files were never generated:
+    the facets run, the nodes are read, and adoption looks every node's Lean names up with the
+    (double of the) trusted inspector, as it does for ``\\lean`` names."""
+    pkg = package(tmp_path, facets=())
+    code = main(["init", str(tmp_path / "p"), "--source", str(pkg / "blueprint/src/content.tex"),
+                 "--lean-project", str(pkg), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, out
+    decisions = {d["unit"]: d["outcome"] for d in out["adoption"]["decisions"]}
+    labels = {u.id: u.label for u in Store(tmp_path / "p/.fyan/state.db").units()}
+    assert {labels[u]: o for u, o in decisions.items()} == {
+        "def:double": "adopted", "lem:double-even": "adopted",  # proved
+        "lem:double-pos": "candidate", "thm:main": "candidate",  # sorry (in one of thm:main's two declarations)
+        "lem:informal": "pipeline",  # an informal node: no Lean
+    }
+    code = main(["drift", str(tmp_path / "p"), "--json"])
+    drift = json.loads(capsys.readouterr().out)
+    assert not [d for d in drift["drift"] if d["kind"] == "unknown-name"]  # every node's names are declared
+    assert code == (3 if drift["drift"] else 0) and drift["isolated"] == []

@@ -82,7 +82,8 @@ class IntakeWarning(BaseModel):
     would close a cycle), ``cycle`` (a cycle broken by ``cycles = "break"``), ``pdf-extent`` (a
     PDF statement whose end is uncertain), ``printed-reference`` (a printed reference matching
     no statement), ``printed-twice``, ``pdf``, ``read-as`` (a main file whose suffix names no
-    format, read as TeX: ``fyan.intake.read_as``)."""
+    format, read as TeX: ``fyan.intake.read_as``), ``leanarchitect`` (a LeanArchitect node or module
+the generated files do not define), ``leanarchitect-stale`` (generated TeX and JSON disagree)."""
 
     code: str
     where: str
@@ -113,6 +114,8 @@ WARNING_GROUPS: dict[str, str] = {
     "printed-reference": "printed references that match no statement",
     "printed-twice": "statement numbers printed twice",
     "pdf": "PDF reading",
+    "leanarchitect": "\\inputleannode/\\inputleanmodule of names the generated files do not define (LaTeX prints nothing)",
+    "leanarchitect-stale": "LeanArchitect nodes whose generated TeX disagrees with the JSON (the JSON is read)",
 }
 
 

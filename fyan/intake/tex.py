@@ -406,7 +406,7 @@ class TexStatementReader:
         #: statements under plain-text headings (``plain_headings``), into the same lists
         self.plain_reader = BlockReader(self.statements, self.labels, self.warnings, markdown=False, slugs=False) \
             if plain_headings else None
-        self.plain_options = {"origin": origin, "boundary": boundary}
+        self.origin_given, self.boundary_given = origin, boundary  # for the plain-heading reader it may start
 
     # -- declarations ----------------------------------------------------------------------
     def _learn(self, src: TexSource, defs: list[Definition]) -> None:
@@ -569,7 +569,8 @@ class TexStatementReader:
             if not re.search(r"\\[a-zA-Z]+", "\n".join(strip_comment(line) for line in text.split("\n"))):
                 # unless it is plain text with statement headings ("Theorem 2.1" ... "Proof.")
                 plain = TexStatementReader(path, self.root, tolerant=self.tolerant, max_file_mib=self.max_file_mib,
-                                           plain_headings=True, **self.plain_options)
+                                           plain_headings=True, origin=self.origin_given,
+                                           boundary=self.boundary_given)
                 plain.read_file(path)
                 if not plain.statements:
                     raise InputError(
@@ -1445,12 +1446,12 @@ def _read_tex(main: Path, source_root: Path | None, max_file_mib: float | None, 
               origin: Path | None = None, boundary: Path | None = None) -> Catalogue:
     main = main.resolve()
     root = (source_root or main.parent).resolve()
-    options = {"origin": origin, "boundary": boundary}
-    reader = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib, **options)
+    reader = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib, origin=origin,
+                                boundary=boundary)
     reader.read_file(main)
     if not reader.statements:  # no theorem-like environment: statements under plain-text headings
         plain = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib, plain_headings=True,
-                                   **options)
+                                   origin=origin, boundary=boundary)
         plain.read_file(main)
         plain.plain_reader.finish()
         if plain.statements:

@@ -147,7 +147,6 @@ def _export(project: Project, store: Store, out: Path | None) -> LeanArchitectRe
     catalogue = Catalogue.model_validate_json(raw)
     units = store.units()
     views = store.views(project.config.scheduler.attempts_per_stage)
-    adoptions = store.adoptions()
     labels = _labels(units, catalogue)
     nested = {u.statements[0]: labels[u.id] for u in units}
     defined = set(labels.values()) | {lab for u in units for i in u.statements for lab in catalogue.statements[i].labels}

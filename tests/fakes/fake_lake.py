@@ -51,6 +51,9 @@ are documented in ``fake_inspector.py``):
      "update": {"exit": 1, "output": "..."},         # `lake update` fails (offline)
      "cache_get": {"fail_after": 3, "kill_after": 3}}  # `lake exe cache get` (see cache_get)
 
+``lake build :blueprint`` / ``:blueprintJson`` model LeanArchitect's package facets
+(``architect_facets``, written by ``fake_architect.py``; docs/lean-contract.md, "LeanArchitect").
+
 ``lake update`` and ``lake exe cache get`` model fetching a Git dependency and Mathlib's prebuilt
 cache (see ``update`` and ``cache_get``; docs/lean-contract.md, "Fetching dependencies").
 
@@ -227,8 +230,8 @@ def compile_module(module: str, sc: dict, done: dict[str, str], roots: list[str]
         if owned(dep, roots, package) and (package / module_file(dep)).is_file():
             newest = max(newest, compile_module(dep, sc, done, roots, package))
             continue
-        if dep.split(".")[0] in ("Init", "Mathlib", "Std", "Lean", "Batteries", "Aesop", "Qq"):
-            continue  # the toolchain's and Mathlib's modules: not modelled
+        if dep.split(".")[0] in ("Init", "Mathlib", "Std", "Lean", "Batteries", "Aesop", "Qq", "Architect"):
+            continue  # the toolchain's, Mathlib's and LeanArchitect's modules: not modelled
         req = next((r for r in required_packages(package) if (r / module_file(dep)).is_file()), None)
         if req is not None:  # a path dependency: built in its own folder, by its own lakefile
             newest = max(newest, compile_module(dep, sc, done, lib_roots(req), req))
