@@ -21,7 +21,8 @@ folder) that a maintainer can review:
   declared (``pipeline``). Found at ``<package>/blueprint/src`` when the project's copy of the
   source matches the files there (paths in the patch are then package-relative), else the
   patch's blueprint paths are relative to the source folder given to ``fyan init`` (apply those
-  there, with ``-p1``).
+  there, with ``-p1``). A LeanArchitect node (``\\inputleannode``) is not edited: its
+  ``\\lean`` and ``\\leanok`` are generated from the Lean attribute.
 
 Decided from the store only (adoptions, completions, freezes), never from the blueprint text.
 """
@@ -107,12 +108,14 @@ def _locate(text: str, body: str, line_start: int) -> int:
 
 
 def _blueprint_base(project: Project, catalogue: Catalogue, package: Path) -> tuple[Path | None, str]:
-    src = package / "blueprint" / "src"
-    for rel in catalogue.files:
-        ours, theirs = project.paths.source / rel, src / rel
-        if not theirs.is_file() or theirs.read_bytes() != ours.read_bytes():
-            return None, ""
-    return src, "blueprint/src/"
+    """Where the project's copy of the source sits in ``package``: its ``blueprint/src`` folder,
+    or the package folder itself (a source copied from there: ``[intake] source_origin``, a
+    LeanArchitect blueprint's files below the package), when every file read matches; else None."""
+    for base, prefix in ((package / "blueprint" / "src", "blueprint/src/"), (package, "")):
+        if all((base / rel).is_file() and (base / rel).read_bytes() == (project.paths.source / rel).read_bytes()
+               for rel in catalogue.files):
+            return base, prefix
+    return None, ""
 
 
 def export_patch(project: Project, store: Store, out: Path | None = None) -> PatchReport:
@@ -164,6 +167,8 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
     for u in units:
         view, adoption = views[u.id], adoptions.get(u.id)
         stmt = catalogue.statements[u.statements[0]]
+        if stmt.lean_node is not None:  # a LeanArchitect node: its marks are generated from Lean, not edited
+            continue
         complete = view.status is UnitStatus.COMPLETE
         if complete:
             decls = list(dict.fromkeys(f.decl for f in store.freezes(u.id) if f.role in ("root", "bridge")))
