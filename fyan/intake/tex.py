@@ -18,7 +18,12 @@ no input size reaches a recursion limit. What it understands:
   ``\\ifnum0=1``, a ``\\newif`` switch left false; their ``\\else`` branch is read) are skipped;
 * ``\\input``, ``\\include``, ``\\include*`` and ``\\subfile`` (a subfile's own preamble read like
   the main one), resolved relative to the main file's folder like LaTeX does, with or without
-  the ``.tex`` suffix; the import package's ``\\import``, ``\\subimport``, ``\\inputfrom``,
+  the ``.tex`` suffix, reaching above it (``../../.lake/…``) when the document does but never
+  outside the Lake package holding the main file (``boundary``; refused by name), an absolute
+  path below ``[intake] source_origin`` read from the project's copy (``origin``);
+  LeanArchitect's generated files (``\\newleannode``, ``\\newleanmodule``) and their use,
+  ``\\inputleannode`` and ``\\inputleanmodule`` (``fyan.intake.leanarchitect``), a missing
+  generated file stopping intake with the Lake command that writes it; the import package's ``\\import``, ``\\subimport``, ``\\inputfrom``,
   ``\\includefrom``, ``\\subinputfrom``, ``\\subincludefrom`` (a file read through one resolves its
   own ``\\input`` from its folder first); the document's own package and class files
   (``\\usepackage{mymacros}`` with a ``mymacros.sty`` beside the main file: read like the
