@@ -210,6 +210,10 @@ def test_export_leanarchitect_applies_with_git_and_round_trips_through_intake(ex
     assert main(["export", "leanarchitect", str(example), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert len(report["nodes"]) == 11 and report["informal"] == [] and report["skipped"] == []
+    assert main(["export", "leanarchitect", str(example), "--out", str(tmp_path / "again.patch")]) == 0
+    text = capsys.readouterr().out
+    assert "11 complete unit(s)" in text and "git apply" in text
+    assert (tmp_path / "again.patch").read_text() == Path(report["out"]).read_text()  # the same patch each time
     copy = tmp_path / "arch"
     shutil.copytree(example / "lean", copy, ignore=shutil.ignore_patterns(".lake"))
     subprocess.run(["git", "init", "-q"], cwd=copy, check=True)
@@ -260,3 +264,19 @@ def test_init_adopts_a_leanarchitect_package_and_drift_reads_its_nodes(fake_lake
     drift = json.loads(capsys.readouterr().out)
     assert not [d for d in drift["drift"] if d["kind"] == "unknown-name"]  # every node's names are declared
     assert code == (3 if drift["drift"] else 0) and drift["isolated"] == []
+
+
+def test_the_attribute_joins_an_existing_attribute_list_and_escapes_text():
+    from fyan.lean import declarations
+    from fyan.specifier.leanarchitect import attribute, with_attribute
+
+    text = ("namespace N\n\n/-- doc -/\n@[simp]\ntheorem a : True := trivial\n\n@[simp] theorem b : True := trivial\n\n"
+            "theorem c : True := trivial\n\nend N\n")
+    attr = attribute("lem:a", "A $x$ with -/ and /- inside.", None, 'T "q"', "lemma", ["def:x"], [])
+    assert attr == ('blueprint "lem:a"\n  (statement := /-- A $x$ with - / and / - inside. -/)\n  (title := "T \\"q\\"")\n'
+                    '  (latexEnv := "lemma")\n  (uses := ["def:x"])')
+    for name in ("N.a", "N.b", "N.c"):
+        text = with_attribute(text, declarations.find(declarations.scan(text), name), f'blueprint "{name}"')
+    assert '/-- doc -/\n@[simp, blueprint "N.a"]\ntheorem a' in text  # the list above: one list
+    assert '@[simp, blueprint "N.b"] theorem b' in text  # the list on the line
+    assert '\n@[blueprint "N.c"]\ntheorem c' in text  # none: a new one
