@@ -38,28 +38,28 @@ def test_a_complete_answer_echoing_the_nonce_is_evidence(tmp_path):
 
 @pytest.mark.parametrize("lie, expected", [
     # an answer with only a name used to read as found, safe, without axioms
-    (lambda r: {**r, "lookups": [{"name": "M.t"}]}, "does not follow fyan-inspector/2"),
-    (lambda r: {**r, "lookups": [{"name": "M.t", "found": True}]}, "does not follow fyan-inspector/2"),
-    (lambda r: {**r, "lookups": [{"name": "M.t", "found": False, "axioms": []}]}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "lookups": [{"name": "M.t"}]}, "does not follow fyan-inspector/3"),
+    (lambda r: {**r, "lookups": [{"name": "M.t", "found": True}]}, "does not follow fyan-inspector/3"),
+    (lambda r: {**r, "lookups": [{"name": "M.t", "found": False, "axioms": []}]}, "does not follow fyan-inspector/3"),
     # unknown fields are refused, not ignored
-    (lambda r: {**r, "trusted": True}, "does not follow fyan-inspector/2"),
-    (lambda r: {**r, "modules": [{**r["modules"][0], "verdict": "clean"}]}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "trusted": True}, "does not follow fyan-inspector/3"),
+    (lambda r: {**r, "modules": [{**r["modules"][0], "verdict": "clean"}]}, "does not follow fyan-inspector/3"),
     # no field defaults to "safe": a declaration without its axioms is no evidence
     (lambda r: {**r, "modules": [{**r["modules"][0], "declarations": [
         {k: v for k, v in r["modules"][0]["declarations"][0].items() if k != "axioms"}]}]},
-     "does not follow fyan-inspector/2"),
+     "does not follow fyan-inspector/3"),
     (lambda r: {**r, "modules": [{**r["modules"][0], "declarations": [
         {k: v for k, v in r["modules"][0]["declarations"][0].items() if k != "kernel_evaluated"}]}]},
-     "does not follow fyan-inspector/2"),
+     "does not follow fyan-inspector/3"),
     # an unknown constant kind or safety fails closed
-    (lambda r: {**r, "lookups": [{**r["lookups"][0], "kind": "mutual_def"}]}, "does not follow fyan-inspector/2"),
-    (lambda r: {**r, "lookups": [{**r["lookups"][0], "safety": "trusted"}]}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "lookups": [{**r["lookups"][0], "kind": "mutual_def"}]}, "does not follow fyan-inspector/3"),
+    (lambda r: {**r, "lookups": [{**r["lookups"][0], "safety": "trusted"}]}, "does not follow fyan-inspector/3"),
     # a report of another run (replayed, or written by the candidate)
     (lambda r: {**r, "nonce": "f" * 32}, "does not echo this run's nonce"),
-    (lambda r: {k: v for k, v in r.items() if k != "nonce"}, "does not follow fyan-inspector/2"),
+    (lambda r: {k: v for k, v in r.items() if k != "nonce"}, "does not follow fyan-inspector/3"),
     # the previous format, or another level than the one that shows every body
     (lambda r: {**r, "format": "fyan-inspector/1"}, "has format 'fyan-inspector/1'"),
-    (lambda r: {**r, "import_level": "exported"}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "import_level": "exported"}, "does not follow fyan-inspector/3"),
     # a module the environment lacks, an import that could not be loaded
     (lambda r: {**r, "modules": [{"name": "M", "found": False}]}, "module(s) M not in the inspected environment"),
     (lambda r: {**r, "modules": [], "error": "object file ./M.olean of module M does not exist"},

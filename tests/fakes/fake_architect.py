@@ -131,7 +131,11 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
 
 def read_module(path: Path, module: str) -> tuple[list[Node], list[tuple[str, object]]]:
     """The nodes of one Lean file and its contents in order (``("node", Node)``, ``("doc", text)``)."""
-    text = path.read_text(encoding="utf-8")
+    return read_text(path.read_text(encoding="utf-8"), path, module)
+
+
+def read_text(text: str, path: Path, module: str) -> tuple[list[Node], list[tuple[str, object]]]:
+    """``read_module`` on the text of ``path``."""
     nodes: list[Node] = []
     contents: list[tuple[str, object]] = []
     events = sorted([(m.start(), "attr") for m in re.finditer(r"@\[", text)]
@@ -287,3 +291,19 @@ def facet(package: Path, which: set[str]) -> list[str]:
             (library / f"{lib}.json").write_text(json.dumps(
                 {"modules": [str(Path("module", *m.split(".")).with_suffix(".json")) for m in read]}, indent=2))
     return written
+
+
+def extension_entries(sources: dict[str, tuple[str, Path]]) -> list[dict]:
+    """The entries of ``Architect.blueprintExt`` in an environment of ``sources`` (module ->
+    (Lean text, file)), as the trusted inspector reports them (docs/lean-contract.md, "LeanArchitect",
+    the row on ``blueprintExt`` entries: ``BlueprintEntry`` of ``fyan.lean.inspector``): per
+    ``@[blueprint]`` declaration its module, label, the labels its statement and proof use
+    (inferred as the facets above infer them, so the generated files and the compiled environment
+    agree unless a test makes them differ), ``proof_uses`` None without a proof part, and
+    ``notReady``; modules in the order given."""
+    read = {m: read_text(text, path, m) for m, (text, path) in sources.items()}
+    nodes = [n for ns, _ in read.values() for n in ns]
+    _infer_uses(nodes)
+    return [{"name": n.name, "module": n.module, "label": n.label, "statement_uses": list(n.statement.uses),
+             "proof_uses": list(n.proof.uses) if n.proof is not None else None, "not_ready": n.not_ready}
+            for n in nodes]
