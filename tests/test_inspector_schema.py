@@ -297,3 +297,41 @@ def test_missing_and_extra_imports_are_both_refused():
         "L.U.Basic imports L.Evil, which Fyan did not write"]
     exact = _module(imports=["Init", "L.Up.Basic"])
     assert module_findings(exact, expected_imports=["L.Up.Basic"]) == []
+
+
+def _entry(**fields):
+    """A ``blueprint`` entry as the inspector writes it (``FyanInspector.lean`` ``blueprintJson``)."""
+    return {"name": "M.t", "module": "M", "label": "thm:t", "statement_uses": ["def:d"], "proof_uses": None,
+            "not_ready": False, **fields}
+
+
+def _present(*entries, problem=None):
+    return {"present": True, "extension": "Architect.blueprintExt", "layout_problem": problem, "entries": list(entries)}
+
+
+def test_blueprint_entries_absent_present_empty_and_present_are_told_apart(tmp_path):
+    absent = _read(tmp_path, _good()).report.blueprint
+    assert absent.present is False and not hasattr(absent, "entries")
+    empty = _read(tmp_path, {**_good(), "blueprint": _present()}).report.blueprint
+    assert empty.present is True and empty.entries == [] and empty.layout_problem is None
+    got = _read(tmp_path, {**_good(), "blueprint": _present(_entry(proof_uses=["lem:l"]))}).report.blueprint
+    assert [(e.name, e.label, e.uses) for e in got.entries] == [("M.t", "thm:t", {"def:d", "lem:l"})]
+
+
+@pytest.mark.parametrize("blueprint", [
+    {"present": True},  # present but without its fields
+    {"present": False, "entries": []},  # absent with entries
+    _present(_entry(verdict="ok")),  # an unknown field of an entry
+    _present({k: v for k, v in _entry().items() if k != "label"}),  # a missing one
+    _present(_entry(statement_uses="def:d")),  # uses not a list
+    {**_present(_entry()), "extension": "Mine.blueprintExt"},  # another extension
+    _present(_entry(), problem="Architect.Node.mk has other fields"),  # entries read despite a refused layout
+])
+def test_malformed_blueprint_entries_are_no_evidence(tmp_path, blueprint):
+    got = _read(tmp_path, {**_good(), "blueprint": blueprint})
+    assert not got.ok and "does not follow fyan-inspector/3" in got.problem
+
+
+def test_a_report_without_the_blueprint_field_is_no_evidence(tmp_path):
+    got = _read(tmp_path, {k: v for k, v in _good().items() if k != "blueprint"})
+    assert not got.ok and "does not follow fyan-inspector/3" in got.problem

@@ -264,6 +264,88 @@ def test_init_adopts_a_leanarchitect_package_and_drift_reads_its_nodes(fake_lake
     drift = json.loads(capsys.readouterr().out)
     assert not [d for d in drift["drift"] if d["kind"] == "unknown-name"]  # every node's names are declared
     assert code == (3 if drift["drift"] else 0) and drift["isolated"] == []
+    # the compiled @[blueprint] attributes agree with the generated files they were written from
+    assert not [d for d in drift["drift"] if d["kind"].startswith("blueprint-")]
+    assert set(drift["counts"]) >= {"blueprint-label", "blueprint-uses", "blueprint-unlisted", "blueprint-unread"}
+
+
+def test_drift_reports_compiled_attributes_that_disagree_with_the_generated_files(fake_lake, tmp_path, capsys):
+    """The generated files were written before the Lean changed: the compiled environment (the
+    inspector double's ``blueprint_edit``: one attribute's label, another's uses) wins, and drift
+    names both sides."""
+    pkg = package(tmp_path, facets=())
+    assert main(["init", str(tmp_path / "p"), "--source", str(pkg / "blueprint/src/content.tex"),
+                 "--lean-project", str(pkg), "--json"]) == 0
+    capsys.readouterr()
+    fake_lake.scenario({"blueprint_edit": {"Arch.double_pos": {"label": "lem:double-positive"},
+                                           "Arch.double_even": {"proof_uses": ["lem:informal"]}}})
+    code = main(["drift", str(tmp_path / "p"), "--json"])
+    drift = json.loads(capsys.readouterr().out)
+    found = {(d["label"], d["kind"]): d["detail"] for d in drift["drift"] if d["kind"].startswith("blueprint-")}
+    assert code == 3 and set(found) == {("lem:double-pos", "blueprint-label"), ("lem:double-even", "blueprint-uses")}
+    assert "'lem:double-positive'" in found["lem:double-pos", "blueprint-label"]
+    assert "compiled environment wins" in found["lem:double-pos", "blueprint-label"]
+    uses = found["lem:double-even", "blueprint-uses"]
+    assert "use lem:informal but the node has no \\uses" in uses and "the node \\uses def:double" not in uses
+
+
+def _marks():
+    from fyan.adopt.marks import UnitMarks
+
+    return {"u1": UnitMarks(unit="u1", label="def:d", lean_names=["M.d"]),
+            "u2": UnitMarks(unit="u2", label="thm:t", lean_names=["M.t", "M.t'"], uses={"u1": False, "u3": True}),
+            "u3": UnitMarks(unit="u3", label="lem:i")}  # an informal node
+
+
+def _entries(**edits):
+    """Entries as the inspector reports them (``BlueprintEntry``), agreeing with ``_marks`` unless edited."""
+    base = {"M.d": {"label": "def:d", "statement_uses": [], "proof_uses": None},
+            "M.t": {"label": "thm:t", "statement_uses": ["def:d"], "proof_uses": ["lem:i"]},
+            "M.t'": {"label": "thm:t", "statement_uses": [], "proof_uses": []}}
+    return [{"name": n, "module": "M", "not_ready": False, **e, **edits.get(n, {})} for n, e in base.items()]
+
+
+def _blueprint(entries, problem=None):
+    from fyan.lean.inspector import BlueprintPresent
+
+    return BlueprintPresent.model_validate({"present": True, "extension": "Architect.blueprintExt",
+                                            "layout_problem": problem, "entries": entries})
+
+
+def test_blueprint_drift_agreement_and_a_package_without_leanarchitect():
+    from fyan.adopt.drift import blueprint_drift
+    from fyan.lean.inspector import BlueprintAbsent
+
+    assert blueprint_drift(_marks(), _blueprint(_entries())) == []
+    assert blueprint_drift(_marks(), BlueprintAbsent(present=False)) == []
+    assert blueprint_drift(_marks(), None) == []
+
+
+def test_blueprint_drift_label_mismatch():
+    from fyan.adopt.drift import blueprint_drift
+
+    got = blueprint_drift(_marks(), _blueprint(_entries(**{"M.t'": {"label": "thm:t2"}})))
+    assert [(d.unit, d.kind) for d in got] == [("u2", "blueprint-label")]
+    assert "M.t'" in got[0].detail and "'thm:t'" in got[0].detail and "'thm:t2'" in got[0].detail
+
+
+def test_blueprint_drift_uses_mismatch_both_ways():
+    from fyan.adopt.drift import blueprint_drift
+
+    got = blueprint_drift(_marks(), _blueprint(_entries(**{"M.t": {"proof_uses": ["lem:other"]}})))
+    assert [(d.unit, d.kind) for d in got] == [("u2", "blueprint-uses")]
+    assert "use lem:other but the node has no" in got[0].detail and "the node \\uses lem:i but" in got[0].detail
+
+
+def test_blueprint_drift_unlisted_unread_and_other_modules():
+    from fyan.adopt.drift import blueprint_drift
+
+    extra = {"name": "M.x", "module": "M", "label": "lem:x", "statement_uses": [], "proof_uses": [], "not_ready": True}
+    foreign = {**extra, "name": "Dep.y", "module": "Dep", "label": "lem:y"}
+    got = blueprint_drift(_marks(), _blueprint([*_entries(), extra, foreign]), modules=["M"])
+    assert [(d.label, d.kind) for d in got] == [("lem:x", "blueprint-unlisted")]  # Dep is not the package's
+    got = blueprint_drift(_marks(), _blueprint([], problem="Architect.Node.mk has the fields #[...]"))
+    assert [d.kind for d in got] == ["blueprint-unread"] and "Architect.Node.mk" in got[0].detail
 
 
 def test_the_attribute_joins_an_existing_attribute_list_and_escapes_text():
