@@ -373,7 +373,9 @@ class InspectorReport(_Strict):
     """The inspector's JSON output (``FyanInspector.lean`` documents every field). ``nonce`` echoes
     the one Fyan passed; ``import_level`` is the ``OLeanLevel`` the modules were loaded at
     (``private``: every body and private declaration, src/Lean/Environment.lean ``importModules``);
-    ``error`` says why nothing could be loaded (then no evidence)."""
+    ``blueprint``: LeanArchitect's compiled ``@[blueprint]`` entries (``BlueprintAbsent`` without
+    LeanArchitect, ``BlueprintPresent`` with it, possibly with no entries); ``error`` says why
+    nothing could be loaded (then no evidence)."""
 
     format: Literal["fyan-inspector/3"]
     nonce: str
