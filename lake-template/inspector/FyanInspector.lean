@@ -550,7 +550,9 @@ is sound only when LeanArchitect's `Node` and `NodePart` have exactly the fields
 of the mirrors below (the runtime layout of a structure follows from its field types and order).
 `blueprintLayoutProblem` checks that on the declarations in the environment first — the
 extension's type, each constructor's parameters and field types — and any difference (another
-LeanArchitect version) is reported as `layout_problem` with no entry read.
+LeanArchitect version) is reported as `layout_problem` with no entry read. The check trusts Lean's
+typing of the extension: a package whose own `unsafe` code pushed entries of another type under that
+name could still crash this process, which Fyan reads as no evidence (fail closed).
 -/
 
 /-- The extension's name (the `initialize` declaration's, see above). -/
@@ -592,7 +594,7 @@ partial def domainShapes (e : Expr) (acc : Array String := #[]) : Array String :
 /-- Whether inductive `ind` is a structure-like type of `env` with the single constructor
 `ind.mk`, no parameters and exactly the field types `fields`: none when so, else why not. -/
 def structureProblem (env : Environment) (ind : Name) (fields : Array String) : Option String :=
-  let ctor := ind ++ `mk
+  let ctor := Name.mkStr ind "mk"
   match env.find? ind, env.find? ctor with
   | some (.inductInfo iv), some (.ctorInfo cv) =>
     if iv.ctors != [ctor] || iv.numParams != 0 || iv.numIndices != 0 then
