@@ -117,7 +117,8 @@ def drift(project: str | Path, *, lean_project: str | Path | None = None) -> Com
 
 
 def export(project: str | Path, format: str, *, out: str | Path | None = None) -> CommandResult:
-    """``fyan export``: ``format`` "blueprint" (leanblueprint source) or "patch"."""
+    """``fyan export``: ``format`` "blueprint" (leanblueprint source), "patch" (write-back to the adopted
+    package) or "leanarchitect" (a patch making the project's Lake package a LeanArchitect project)."""
     return call("export", project=project, format=format, out=str(out) if out else None)
 
 

@@ -125,6 +125,12 @@ class IntakeSection(_Section):
     max_file_mib: float = Field(
         default=32.0, gt=0, description="Largest source file intake reads, MiB (each file of a TeX tree)."
     )
+    source_origin: str = Field(
+        default="",
+        description="The folder source/ was copied from (absolute; \"\" = the main file's folder), written by "
+        "`fyan init` when the document's includes reach above its main file (a LeanArchitect blueprint's "
+        "../../.lake/build/blueprint/...): an absolute \\input path below it is read from source/, never from there.",
+    )
     specifier: Literal["deterministic", "model"] = Field(
         default="deterministic",
         description="deterministic: one unit per statement, edges from references; model: the "

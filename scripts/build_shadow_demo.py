@@ -87,7 +87,7 @@ class AuthoringCompiler(Compiler):
 
         by_name = {d.full_name: record(d) for d in decls}
         inspection = InspectorReport.model_validate({
-            "format": "fyan-inspector/2", "nonce": nonce, "lean_version": "4.31.0 (authored)", "import_level": "private",
+            "format": "fyan-inspector/3", "nonce": nonce, "lean_version": "4.31.0 (authored)", "import_level": "private",
             "modules": [{"name": module, "found": True, "is_module": False, "imports": ["Init", "Mathlib", "Aesop"],
                          "declarations": list(by_name.values()),
                          # extension entries are not authored: which ones a toolchain writes is learned by
@@ -97,7 +97,7 @@ class AuthoringCompiler(Compiler):
             "lookups": [{**by_name[n], "constants": [], "local_constants": [], "binder_domains": [],
                           "references": []}
                         if n in by_name else {"name": n, "found": False} for n in lookups],
-            "problems": [], "error": None,
+            "problems": [], "blueprint": {"present": False}, "error": None,
         })
         output = "\n".join(messages) + ("\n" if messages else "")
         return _outcome(label, output, 0, ORIGIN, module=module, inspection=inspection)

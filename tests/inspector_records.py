@@ -1,4 +1,4 @@
-"""Complete records of the trusted inspector's report (format ``fyan-inspector/2``) for tests that
+"""Complete records of the trusted inspector's report (format ``fyan-inspector/3``) for tests that
 build reports by hand. The schema has no defaults (``fyan.lean.inspector``: every field required),
 so a test states every field; these helpers state the ordinary values and let a test override
 what it is about."""
@@ -30,5 +30,6 @@ def module(name: str, **fields: Any) -> dict[str, Any]:
 
 def report(nonce: str = "n0", **fields: Any) -> dict[str, Any]:
     """A whole report (``InspectorReport``)."""
-    return {"format": "fyan-inspector/2", "nonce": nonce, "lean_version": "4.34.1", "import_level": "private",
-            "modules": [], "lookups": [], "problems": [], "error": None, **fields}
+    return {"format": "fyan-inspector/3", "nonce": nonce, "lean_version": "4.34.1", "import_level": "private",
+            "modules": [], "lookups": [], "problems": [], "blueprint": {"present": False}, "error": None,
+            **fields}

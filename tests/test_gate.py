@@ -400,7 +400,7 @@ def test_fyan_gate_prints_the_full_report_and_keeps_its_logs(honest, fake_lake, 
     folder = honest.project.paths.root / log_dir
     assert {"build.log", "build.log.json", "inspect.log", "inspect.json", "report.json"} <= {p.name for p in folder.iterdir()}
     inspected = json.loads((folder / "inspect.json").read_text())
-    assert inspected["format"] == "fyan-inspector/2" and inspected["modules"][0]["name"] == "Cheats.ThmRoot.Basic"
+    assert inspected["format"] == "fyan-inspector/3" and inspected["modules"][0]["name"] == "Cheats.ThmRoot.Basic"
     assert json.loads((folder / "build.log.json").read_text())["exit_code"] == 0
     assert main(["gate", root, "thm-root", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -38,28 +38,28 @@ def test_a_complete_answer_echoing_the_nonce_is_evidence(tmp_path):
 
 @pytest.mark.parametrize("lie, expected", [
     # an answer with only a name used to read as found, safe, without axioms
-    (lambda r: {**r, "lookups": [{"name": "M.t"}]}, "does not follow fyan-inspector/2"),
-    (lambda r: {**r, "lookups": [{"name": "M.t", "found": True}]}, "does not follow fyan-inspector/2"),
-    (lambda r: {**r, "lookups": [{"name": "M.t", "found": False, "axioms": []}]}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "lookups": [{"name": "M.t"}]}, "does not follow fyan-inspector/3"),
+    (lambda r: {**r, "lookups": [{"name": "M.t", "found": True}]}, "does not follow fyan-inspector/3"),
+    (lambda r: {**r, "lookups": [{"name": "M.t", "found": False, "axioms": []}]}, "does not follow fyan-inspector/3"),
     # unknown fields are refused, not ignored
-    (lambda r: {**r, "trusted": True}, "does not follow fyan-inspector/2"),
-    (lambda r: {**r, "modules": [{**r["modules"][0], "verdict": "clean"}]}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "trusted": True}, "does not follow fyan-inspector/3"),
+    (lambda r: {**r, "modules": [{**r["modules"][0], "verdict": "clean"}]}, "does not follow fyan-inspector/3"),
     # no field defaults to "safe": a declaration without its axioms is no evidence
     (lambda r: {**r, "modules": [{**r["modules"][0], "declarations": [
         {k: v for k, v in r["modules"][0]["declarations"][0].items() if k != "axioms"}]}]},
-     "does not follow fyan-inspector/2"),
+     "does not follow fyan-inspector/3"),
     (lambda r: {**r, "modules": [{**r["modules"][0], "declarations": [
         {k: v for k, v in r["modules"][0]["declarations"][0].items() if k != "kernel_evaluated"}]}]},
-     "does not follow fyan-inspector/2"),
+     "does not follow fyan-inspector/3"),
     # an unknown constant kind or safety fails closed
-    (lambda r: {**r, "lookups": [{**r["lookups"][0], "kind": "mutual_def"}]}, "does not follow fyan-inspector/2"),
-    (lambda r: {**r, "lookups": [{**r["lookups"][0], "safety": "trusted"}]}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "lookups": [{**r["lookups"][0], "kind": "mutual_def"}]}, "does not follow fyan-inspector/3"),
+    (lambda r: {**r, "lookups": [{**r["lookups"][0], "safety": "trusted"}]}, "does not follow fyan-inspector/3"),
     # a report of another run (replayed, or written by the candidate)
     (lambda r: {**r, "nonce": "f" * 32}, "does not echo this run's nonce"),
-    (lambda r: {k: v for k, v in r.items() if k != "nonce"}, "does not follow fyan-inspector/2"),
+    (lambda r: {k: v for k, v in r.items() if k != "nonce"}, "does not follow fyan-inspector/3"),
     # the previous format, or another level than the one that shows every body
     (lambda r: {**r, "format": "fyan-inspector/1"}, "has format 'fyan-inspector/1'"),
-    (lambda r: {**r, "import_level": "exported"}, "does not follow fyan-inspector/2"),
+    (lambda r: {**r, "import_level": "exported"}, "does not follow fyan-inspector/3"),
     # a module the environment lacks, an import that could not be loaded
     (lambda r: {**r, "modules": [{"name": "M", "found": False}]}, "module(s) M not in the inspected environment"),
     (lambda r: {**r, "modules": [], "error": "object file ./M.olean of module M does not exist"},
@@ -297,3 +297,41 @@ def test_missing_and_extra_imports_are_both_refused():
         "L.U.Basic imports L.Evil, which Fyan did not write"]
     exact = _module(imports=["Init", "L.Up.Basic"])
     assert module_findings(exact, expected_imports=["L.Up.Basic"]) == []
+
+
+def _entry(**fields):
+    """A ``blueprint`` entry as the inspector writes it (``FyanInspector.lean`` ``blueprintJson``)."""
+    return {"name": "M.t", "module": "M", "label": "thm:t", "statement_uses": ["def:d"], "proof_uses": None,
+            "not_ready": False, **fields}
+
+
+def _present(*entries, problem=None):
+    return {"present": True, "extension": "Architect.blueprintExt", "layout_problem": problem, "entries": list(entries)}
+
+
+def test_blueprint_entries_absent_present_empty_and_present_are_told_apart(tmp_path):
+    absent = _read(tmp_path, _good()).report.blueprint
+    assert absent.present is False and not hasattr(absent, "entries")
+    empty = _read(tmp_path, {**_good(), "blueprint": _present()}).report.blueprint
+    assert empty.present is True and empty.entries == [] and empty.layout_problem is None
+    got = _read(tmp_path, {**_good(), "blueprint": _present(_entry(proof_uses=["lem:l"]))}).report.blueprint
+    assert [(e.name, e.label, e.uses) for e in got.entries] == [("M.t", "thm:t", {"def:d", "lem:l"})]
+
+
+@pytest.mark.parametrize("blueprint", [
+    {"present": True},  # present but without its fields
+    {"present": False, "entries": []},  # absent with entries
+    _present(_entry(verdict="ok")),  # an unknown field of an entry
+    _present({k: v for k, v in _entry().items() if k != "label"}),  # a missing one
+    _present(_entry(statement_uses="def:d")),  # uses not a list
+    {**_present(_entry()), "extension": "Mine.blueprintExt"},  # another extension
+    _present(_entry(), problem="Architect.Node.mk has other fields"),  # entries read despite a refused layout
+])
+def test_malformed_blueprint_entries_are_no_evidence(tmp_path, blueprint):
+    got = _read(tmp_path, {**_good(), "blueprint": blueprint})
+    assert not got.ok and "does not follow fyan-inspector/3" in got.problem
+
+
+def test_a_report_without_the_blueprint_field_is_no_evidence(tmp_path):
+    got = _read(tmp_path, {k: v for k, v in _good().items() if k != "blueprint"})
+    assert not got.ok and "does not follow fyan-inspector/3" in got.problem

@@ -18,18 +18,38 @@ each unit's ``UnitMarks`` with the trusted inspector's evidence (``DeclEvidence`
   declaration of the adopted package a ``\\lean`` declaration reaches, with what each refers
   to); the walk stops at declarations a node names (their own uses are their node's) and the
   finding gives the path, shortest first.
+
+Where the package uses LeanArchitect, the trusted inspector also reports the ``@[blueprint]``
+attributes as the compiled environment stores them (``BlueprintPresent``: each declaration's
+label and the labels its statement and proof use, read from ``Architect.blueprintExt``), and
+``blueprint_drift`` compares them with the nodes intake read from the generated files (text a
+build wrote, possibly stale or edited). The compiled environment wins; each finding names what
+it says:
+
+* ``blueprint-label`` — a ``\\lean`` name sits in a node whose label differs from the label its
+  compiled ``@[blueprint]`` has;
+* ``blueprint-uses`` — the labels a node ``\\uses`` differ from those its declarations' compiled
+  attributes use (statement and proof together, the node's own label left out);
+* ``blueprint-unlisted`` — a declaration of the package has ``@[blueprint]`` but no node names it;
+* ``blueprint-unread`` — the environment's LeanArchitect declares ``Node`` with another layout
+  than the inspector reads: nothing was compared.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from pydantic import BaseModel
 
 from fyan.adopt.decide import DeclEvidence
 from fyan.adopt.marks import UnitMarks
+from fyan.lean.inspector import BlueprintAbsent, BlueprintPresent
 
-KINDS = ("leanok-missing", "leanok-sorry", "unknown-name", "proved-unmarked", "uses-missing")
+BLUEPRINT_KINDS = ("blueprint-label", "blueprint-uses", "blueprint-unlisted", "blueprint-unread")
+KINDS = ("leanok-missing", "leanok-sorry", "unknown-name", "proved-unmarked", "uses-missing", *BLUEPRINT_KINDS)
+
+#: how to bring the generated files back to what the compiled environment says
+REGENERATE = "the compiled environment wins: run `lake build :blueprint` in the package and ingest again"
 
 
 class Drift(BaseModel):
@@ -118,6 +138,55 @@ def drift(marks: Mapping[str, UnitMarks], evidence: Mapping[str, DeclEvidence],
                     f"({marks[target].label or target})" + (f" through {', '.join(via)}, which no blueprint node "
                                                              "names," if via else "")
                     + " but the blueprint has no \\uses for it")
+    return out
+
+
+def blueprint_drift(marks: Mapping[str, UnitMarks], blueprint: BlueprintAbsent | BlueprintPresent | None,
+                    modules: Collection[str] | None = None) -> list[Drift]:
+    """Every disagreement between ``marks`` (unit id -> marks, read from the generated files) and
+    the compiled ``@[blueprint]`` attributes the inspector reported (``blueprint``; None or
+    absent: the package has no LeanArchitect, nothing to compare), limited to the entries of
+    ``modules`` (the package's inspected modules; None: every entry). Kinds in the module
+    docstring; in unit order, then the unlisted declarations in report order. Pure."""
+    if not isinstance(blueprint, BlueprintPresent):
+        return []
+    if blueprint.layout_problem is not None:
+        return [Drift(unit="", label=None, kind="blueprint-unread",
+                      detail=f"the package's LeanArchitect stores @[blueprint] in a layout the inspector does not read "
+                      f"({blueprint.layout_problem}); labels and \\uses were not compared with the compiled environment")]
+    entries = [e for e in blueprint.entries if modules is None or e.module in modules]
+    owner = {n: uid for uid, m in marks.items() for n in m.lean_names}
+    by_unit: dict[str, list] = {}
+    for e in entries:
+        if e.name in owner:
+            by_unit.setdefault(owner[e.name], []).append(e)
+    out: list[Drift] = []
+    for uid, m in marks.items():
+        mine = by_unit.get(uid)
+        if not mine:
+            continue
+        for e in mine:
+            if e.label != m.label:
+                out.append(Drift(unit=uid, label=m.label, kind="blueprint-label",
+                                 detail=f"\\lean{{{e.name}}} is in the node labelled {m.label!r}, but its compiled "
+                                 f"@[blueprint] has the label {e.label!r} ({REGENERATE})"))
+        own = {e.label for e in mine} | ({m.label} if m.label else set())
+        compiled = set().union(*(e.uses for e in mine)) - own
+        written = {marks[t].label or t for t in m.uses if t in marks} - own
+        if compiled != written:
+            parts = []
+            if compiled - written:
+                parts.append("the compiled attributes use " + ", ".join(sorted(compiled - written))
+                             + " but the node has no \\uses for it")
+            if written - compiled:
+                parts.append("the node \\uses " + ", ".join(sorted(written - compiled))
+                             + " but no compiled attribute of " + ", ".join(e.name for e in mine) + " does")
+            out.append(Drift(unit=uid, label=m.label, kind="blueprint-uses", detail="; ".join(parts) + f" ({REGENERATE})"))
+    for e in entries:
+        if e.name not in owner:
+            out.append(Drift(unit="", label=e.label, kind="blueprint-unlisted",
+                             detail=f"{e.name} ({e.module}) has @[blueprint {e.label!r}] in the compiled environment, "
+                             f"but no node of the blueprint names it ({REGENERATE})"))
     return out
 
 

@@ -21,7 +21,8 @@ folder) that a maintainer can review:
   declared (``pipeline``). Found at ``<package>/blueprint/src`` when the project's copy of the
   source matches the files there (paths in the patch are then package-relative), else the
   patch's blueprint paths are relative to the source folder given to ``fyan init`` (apply those
-  there, with ``-p1``).
+  there, with ``-p1``). A LeanArchitect node (``\\inputleannode``) is not edited: its
+  ``\\lean`` and ``\\leanok`` are generated from the Lean attribute.
 
 Decided from the store only (adoptions, completions, freezes), never from the blueprint text.
 """
@@ -59,7 +60,9 @@ class PatchReport(BaseModel):
     not_proved_in_place: list[str] = []
 
 
-def _diff(rel: str, old: str | None, new: str) -> str:
+def git_diff(rel: str, old: str | None, new: str) -> str:
+    """One file's unified diff as ``git apply`` takes it (``a/<rel>``, ``b/<rel>``; ``/dev/null``
+    for a new file); empty when nothing changes."""
     a = old.splitlines(keepends=True) if old is not None else []
     b = new.splitlines(keepends=True)
     lines = list(difflib.unified_diff(a, b, "/dev/null" if old is None else f"a/{rel}", f"b/{rel}", n=3))
@@ -107,12 +110,14 @@ def _locate(text: str, body: str, line_start: int) -> int:
 
 
 def _blueprint_base(project: Project, catalogue: Catalogue, package: Path) -> tuple[Path | None, str]:
-    src = package / "blueprint" / "src"
-    for rel in catalogue.files:
-        ours, theirs = project.paths.source / rel, src / rel
-        if not theirs.is_file() or theirs.read_bytes() != ours.read_bytes():
-            return None, ""
-    return src, "blueprint/src/"
+    """Where the project's copy of the source sits in ``package``: its ``blueprint/src`` folder,
+    or the package folder itself (a source copied from there: ``[intake] source_origin``, a
+    LeanArchitect blueprint's files below the package), when every file read matches; else None."""
+    for base, prefix in ((package / "blueprint" / "src", "blueprint/src/"), (package, "")):
+        if all((base / rel).is_file() and (base / rel).read_bytes() == (project.paths.source / rel).read_bytes()
+               for rel in catalogue.files):
+            return base, prefix
+    return None, ""
 
 
 def export_patch(project: Project, store: Store, out: Path | None = None) -> PatchReport:
@@ -144,7 +149,7 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
         if (pkg.folder / rel).exists():
             raise ProjectError(f"{pkg.folder / rel} exists already: the patch would overwrite it",
                                hint="rename or remove that file in the package, then export again")
-        parts.append(_diff(rel, None, text))
+        parts.append(git_diff(rel, None, text))
         new_modules.append(module)
     texts = {renamed[f"{fyan_lib}.{u.module}.Basic"]: rename_imports(
         (project.paths.unit(u.id) / "Basic.lean").read_text(encoding="utf-8"), renamed) for u in closed}
@@ -155,7 +160,7 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
         new = old
         for m in new_modules:
             new = add_import(new, m)
-        parts.append(_diff(f"{lib}.lean", old, new))
+        parts.append(git_diff(f"{lib}.lean", old, new))
 
     # -- blueprint: \lean and \leanok as the gate verified them
     base_dir, prefix = _blueprint_base(project, catalogue, pkg.folder)
@@ -164,6 +169,8 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
     for u in units:
         view, adoption = views[u.id], adoptions.get(u.id)
         stmt = catalogue.statements[u.statements[0]]
+        if stmt.lean_node is not None:  # a LeanArchitect node: its marks are generated from Lean, not edited
+            continue
         complete = view.status is UnitStatus.COMPLETE
         if complete:
             decls = list(dict.fromkeys(f.decl for f in store.freezes(u.id) if f.role in ("root", "bridge")))
@@ -191,7 +198,7 @@ def export_patch(project: Project, store: Store, out: Path | None = None) -> Pat
             if at >= 0:
                 text = text[:at] + new + text[at + len(body):]
         if text != old:
-            parts.append(_diff(prefix + rel, old, text))
+            parts.append(git_diff(prefix + rel, old, text))
             files.append(prefix + rel)
     out = out or project.paths.root / "export" / "adoption.patch"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -295,5 +302,5 @@ def _wire_candidates(project: Project, store: Store, package: Path, closed, adop
         wired[u.id] = [name]
     for path, text in edits.items():
         rel = path.relative_to(package).as_posix()
-        parts.append(_diff(rel, path.read_text(encoding="utf-8"), text))
+        parts.append(git_diff(rel, path.read_text(encoding="utf-8"), text))
     return wired, skipped

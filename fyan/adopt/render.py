@@ -44,7 +44,7 @@ def drift_text(found, tally) -> str:
     if not found:
         return "Drift: none (the blueprint's \\lean and \\leanok match the compiled environment)"
     lines = ["Drift: " + ", ".join(f"{n} {k}" for k, n in tally.items() if n)]
-    lines += [f"  {d.label or d.unit}: {d.kind}: {d.detail}" for d in found[:40]]
+    lines += [f"  {d.label or d.unit or 'package'}: {d.kind}: {d.detail}" for d in found[:40]]
     if len(found) > 40:
         lines.append(f"  ... {len(found) - 40} more (--json lists them all)")
     return "\n".join(lines)

@@ -24,12 +24,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from fyan.adopt.decide import DeclEvidence, Decision, Outcome, decide_all, evidence
-from fyan.adopt.drift import Drift, counts, drift
+from fyan.adopt.drift import Drift, blueprint_drift, counts, drift
 from fyan.adopt.marks import UnitMarks, unit_marks
 from fyan.adopt.package import LakePackage, read_package
 from fyan.errors import ExitCode, FyanError, ProjectError
 from fyan.intake.catalogue import Catalogue
-from fyan.lean.inspector import LookupRecord, ensure_inspector, run_inspector
+from fyan.lean.inspector import BlueprintAbsent, BlueprintPresent, LookupRecord, ensure_inspector, run_inspector
 from fyan.trust.record import toolchain_trust
 from fyan.lean.lake import lake_build
 from fyan.sandbox.runner import Confinement
@@ -55,6 +55,10 @@ class PackageEvidence(BaseModel):
     facts: dict[str, Any] = Field(default_factory=dict)
     unbuilt: dict[str, str] = Field(default_factory=dict)
     outside: list[str] = Field(default_factory=list)
+    #: LeanArchitect's compiled ``@[blueprint]`` attributes (None: not reported)
+    blueprint: BlueprintAbsent | BlueprintPresent | None = None
+    #: the package modules that were inspected (the ``@[blueprint]`` entries compared are theirs)
+    modules: list[str] = Field(default_factory=list)
 
     @property
     def references(self) -> dict[str, list[str]]:
@@ -168,7 +172,8 @@ def inspect_package(project: Project, pkg: LakePackage, names: list[str], out_di
              "toolchain_trust": trust.statement,
              "modules": len(built), "build": build.evidence(), **result.evidence(),
              "unbuilt": unbuilt, "outside": pkg.outside, "inspected_at": time.time()}
-    return PackageEvidence(lookups=result.report.records, facts=facts, unbuilt=unbuilt, outside=pkg.outside)
+    return PackageEvidence(lookups=result.report.records, facts=facts, unbuilt=unbuilt, outside=pkg.outside,
+                           blueprint=result.report.blueprint, modules=built)
 
 
 def _freezes(d: Decision, toolchain: str) -> list[FreezeSpec]:
@@ -211,6 +216,7 @@ def adopt(project: Project, gateway: Gateway, package: Path | str | None = None)
     if project.config.adopt.package:
         require_adopted(project)
     found = drift(marks, {n: evidence(n, ev.lookups.get(n), allow) for n in names}, ev.references)
+    found += blueprint_drift(marks, ev.blueprint, ev.modules)
     return AdoptionReport(package=str(pkg.folder), decisions=list(decisions.values()),
                           counts={o.value: sum(d.outcome is o for d in decisions.values()) for o in Outcome},
                           drift=found, drift_counts=counts(found), unbuilt=ev.unbuilt, outside=ev.outside)
@@ -229,7 +235,7 @@ def drift_report(project: Project, store: Store, package: Path | str | None = No
     ev = inspect_package(project, pkg, names, project.paths.state / "drift" / time.strftime("%Y%m%d-%H%M%S"))
     allow = list(project.config.lean.axiom_allowlist)
     evidence_by_name: dict[str, DeclEvidence] = {n: evidence(n, ev.lookups.get(n), allow) for n in names}
-    found = drift(marks, evidence_by_name, ev.references)
+    found = drift(marks, evidence_by_name, ev.references) + blueprint_drift(marks, ev.blueprint, ev.modules)
     isolated, components = blueprint_connectivity(store)
     return DriftReport(package=str(pkg.folder), drift=found, counts=counts(found), unbuilt=ev.unbuilt,
                        outside=ev.outside, isolated=isolated, components=components)

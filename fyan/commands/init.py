@@ -22,8 +22,10 @@ from fyan.agents.preflight import endpoint_refusal
 from fyan.agents.specify import model_specifier
 from fyan.command_result import CommandResult
 from fyan.errors import ConfigError, ExitCode, FyanError, InputError, ProjectError, UsageError
+from fyan.adopt.blueprint_facet import generate_blueprint
 from fyan.intake import DEFAULT_MAX_FILE_MIB, read_source
-from fyan.intake.catalogue import format_warnings
+from fyan.intake.catalogue import Catalogue, format_warnings
+from fyan.intake.leanarchitect import GeneratedFilesMissing
 from fyan.lean.mathlib import LibraryChoice, choose_library, init_note
 from fyan.progress import StartupProgress
 from fyan.project import Project
@@ -152,9 +154,10 @@ def _agents_section(args: argparse.Namespace) -> configfile.Section:
 
 
 def config_text(args: argparse.Namespace, name: str, source: str, library: LibraryChoice | None,
-                package: LakePackage | None) -> str:
+                package: LakePackage | None, *, source_origin: Path | None = None) -> str:
     """The ``fyan.toml`` of a new project (written as data: ``fyan.configfile``): ``[project]``,
-    ``[intake]`` from the intake options, ``[lean]`` (the library chosen, or the toolchain an
+    ``[intake]`` from the intake options (and ``source_origin``: the folder the source was copied
+    from, when its includes reach above the main file's folder), ``[lean]`` (the library chosen, or the toolchain an
     adopted package pins), ``[adopt]``, ``[agents.default]``."""
     intake: dict[str, Any] = {}
     unknown = args.unknown_references or ("error" if args.strict else None)
@@ -165,6 +168,8 @@ def config_text(args: argparse.Namespace, name: str, source: str, library: Libra
         intake["cycles"] = cycles
     if args.tolerant:
         intake["tolerant"] = True
+    if source_origin is not None:
+        intake["source_origin"] = str(source_origin)
     lean: dict[str, Any] = {}
     adopt: dict[str, Any] = {}
     if library is not None:
@@ -282,23 +287,23 @@ def run(args: argparse.Namespace) -> CommandResult:
     made: list[Path] = []
     try:
         progress.phase(f"Reading {source}")
-        catalogue = read_source(source, max_file_mib=limit, tolerant=args.tolerant)  # fails before anything is created
+        catalogue, copied_from = _read(source, limit, args, package, progress)  # fails before anything is created
         made = _make_parents(target)
         name = args.name or target.resolve().name
-        main_dir = source.resolve().parent
         _remove_abandoned_inits(target)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-{os.getpid()}-", dir=target.resolve().parent))
         try:
-            for rel in catalogue.files:
-                src = main_dir / rel
+            for rel in catalogue.files:  # each file read, at its place below the copied folder
+                src = copied_from / rel
                 dest = tmp / "source" / rel
                 if ".." in Path(rel).parts or Path(rel).is_absolute():
-                    raise InputError(f"{rel}: included from outside the main file's folder {main_dir}",
+                    raise InputError(f"{rel}: included from outside {copied_from}",
                                      hint="give the main file at the root of the source tree")
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
-            (tmp / "fyan.toml").write_text(config_text(args, name, f"source/{catalogue.main_file}", library, package),
-                                           encoding="utf-8")
+            origin = copied_from if copied_from != source.resolve().parent else None  # includes reach above the main file's folder
+            (tmp / "fyan.toml").write_text(config_text(args, name, f"source/{catalogue.main_file}", library, package,
+                                                       source_origin=origin), encoding="utf-8")
             report = None
             if not args.no_ingest:
                 progress.phase(f"Finding theorem units and dependencies in {len(catalogue.statements)} statements")
@@ -345,6 +350,36 @@ def run(args: argparse.Namespace) -> CommandResult:
         result.payload["adoption"] = payload
         result.text = result.text.rstrip("\n") + "\n" + text
     return result
+
+
+def _read(source: Path, limit: float, args: argparse.Namespace, package, progress: StartupProgress
+          ) -> tuple[Catalogue, Path]:
+    """Read the document at ``source`` as LaTeX reads it, and the folder its files are copied from:
+    the main file's folder, or, when its includes reach above it (a LeanArchitect blueprint's
+    ``../../.lake/build/blueprint/…``), the nearest folder holding every file read (the document is
+    then read again relative to it, so every provenance path is a path below the project's
+    ``source/``). A LeanArchitect blueprint whose generated files are missing stops here (exit 4,
+    naming the facets), unless ``--lean-project`` names the package they come from: Fyan then
+    runs the facets there (``fyan.adopt.blueprint_facet``) and reads the result."""
+    main_dir = source.resolve().parent
+    try:
+        catalogue = read_source(source, max_file_mib=limit, tolerant=args.tolerant)
+    except GeneratedFilesMissing as e:
+        wanted = e.package.resolve() if e.package is not None else None
+        if package is None or (wanted is not None and wanted != package.folder.resolve()):
+            if package is not None:
+                e.hint = (f"the generated files come from {wanted}, not from --lean-project {package.folder}; "
+                          + (e.hint or ""))
+            raise
+        progress.done()
+        generate_blueprint(package.folder)
+        progress.phase(f"Reading {source}")
+        catalogue = read_source(source, max_file_mib=limit, tolerant=args.tolerant)
+    outside = [rel for rel in catalogue.files if Path(rel).parts[:1] == ("..",)]
+    if not outside or catalogue.format != "tex":
+        return catalogue, main_dir
+    base = Path(os.path.commonpath([main_dir, *((main_dir / rel).resolve() for rel in catalogue.files)]))
+    return read_source(source, source_root=base, max_file_mib=limit, tolerant=args.tolerant), base
 
 
 def _init_adopt(target: Path) -> tuple[dict, str]:

@@ -90,13 +90,16 @@ def main_file_hint(folder: Path) -> str:
 
 
 def read_source(path: Path, *, source_root: Path | None = None,
-                max_file_mib: float = DEFAULT_MAX_FILE_MIB, tolerant: bool = False) -> Catalogue:
+                max_file_mib: float = DEFAULT_MAX_FILE_MIB, tolerant: bool = False,
+                origin: Path | None = None) -> Catalogue:
     """Read the document at ``path`` (TeX, PDF or Markdown) into a ``Catalogue``.
 
     ``source_root`` is the folder provenance paths are relative to (default: the file's
     folder); ``max_file_mib`` bounds every file read (MiB); ``tolerant`` (``[intake]
     tolerant``) makes malformed math and malformed LaTeX environments (TeX, and Markdown with
-    LaTeX in it) a warning each instead of an error. Raises ``InputError`` for a
+    LaTeX in it) a warning each instead of an error; ``origin``: the folder ``source_root`` was
+    copied from (``[intake] source_origin``: a TeX include's absolute path below it is read from the
+    copy). Raises ``InputError`` for a
     missing, unreadable, empty, oversized or malformed file.
     """
     if not path.exists():
@@ -120,7 +123,8 @@ def read_source(path: Path, *, source_root: Path | None = None,
 
     how = read_as(path)
     try:
-        catalogue = read_tex(path, source_root=source_root, max_file_mib=max_file_mib, tolerant=tolerant)
+        catalogue = read_tex(path, source_root=source_root, max_file_mib=max_file_mib, tolerant=tolerant,
+                             origin=origin, boundary=source_root if origin is not None else None)
     except InputError as e:
         if how:
             e.hint = how + (f"; {e.hint}" if e.hint else "")

@@ -82,7 +82,8 @@ class IntakeWarning(BaseModel):
     would close a cycle), ``cycle`` (a cycle broken by ``cycles = "break"``), ``pdf-extent`` (a
     PDF statement whose end is uncertain), ``printed-reference`` (a printed reference matching
     no statement), ``printed-twice``, ``pdf``, ``read-as`` (a main file whose suffix names no
-    format, read as TeX: ``fyan.intake.read_as``)."""
+    format, read as TeX: ``fyan.intake.read_as``), ``leanarchitect`` (a LeanArchitect node or module
+the generated files do not define), ``leanarchitect-stale`` (generated TeX and JSON disagree)."""
 
     code: str
     where: str
@@ -113,6 +114,8 @@ WARNING_GROUPS: dict[str, str] = {
     "printed-reference": "printed references that match no statement",
     "printed-twice": "statement numbers printed twice",
     "pdf": "PDF reading",
+    "leanarchitect": "\\inputleannode/\\inputleanmodule of names the generated files do not define (LaTeX prints nothing)",
+    "leanarchitect-stale": "LeanArchitect nodes whose generated TeX disagrees with the JSON (the JSON is read)",
 }
 
 
@@ -163,6 +166,23 @@ class Reference(BaseModel):
         return f"\\{self.macro}{{{self.label}}}"
 
 
+class LeanPosition(BaseModel):
+    """Where a Lean declaration of a LeanArchitect node is (``fyan.intake.leanarchitect``): its
+    ``name``, ``module``, source ``file`` as the generated files give it, and its line range
+    (1-based, inclusive); ``origin``: the generated file (``file:line``) this was read from."""
+
+    name: str
+    module: str | None = None
+    file: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    origin: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line_start}-{self.line_end}" if self.file and self.line_start else "no position"
+        return f"{self.name} ({where})"
+
+
 class ProofBlock(BaseModel):
     body: str = Field(description="Verbatim TeX of the proof environment.")
     provenance: Provenance
@@ -194,6 +214,12 @@ class Statement(BaseModel):
     proof: ProofBlock | None = None
     references: list[Reference] = Field(default_factory=list)
     lean_names: list[str] = Field(default_factory=list, description="Names given by \\lean{...}.")
+    lean_positions: list[LeanPosition] = Field(
+        default_factory=list,
+        description="A LeanArchitect node's Lean declarations with their positions, besides the TeX provenance "
+        "(from the generated TeX's `% at` comment, or from the JSON facet's output when present).")
+    lean_node: str | None = Field(default=None, description="The LeanArchitect node label it was expanded from "
+                                  "(\\inputleannode, \\inputleanmodule), if any.")
     leanok: bool = False
     mathlibok: bool = False
     section: list[str] = Field(

@@ -18,7 +18,12 @@ no input size reaches a recursion limit. What it understands:
   ``\\ifnum0=1``, a ``\\newif`` switch left false; their ``\\else`` branch is read) are skipped;
 * ``\\input``, ``\\include``, ``\\include*`` and ``\\subfile`` (a subfile's own preamble read like
   the main one), resolved relative to the main file's folder like LaTeX does, with or without
-  the ``.tex`` suffix; the import package's ``\\import``, ``\\subimport``, ``\\inputfrom``,
+  the ``.tex`` suffix, reaching above it (``../../.lake/…``) when the document does but never
+  outside the Lake package holding the main file (``boundary``; refused by name), an absolute
+  path below ``[intake] source_origin`` read from the project's copy (``origin``);
+  LeanArchitect's generated files (``\\newleannode``, ``\\newleanmodule``) and their use,
+  ``\\inputleannode`` and ``\\inputleanmodule`` (``fyan.intake.leanarchitect``), a missing
+  generated file stopping intake with the Lake command that writes it; the import package's ``\\import``, ``\\subimport``, ``\\inputfrom``,
   ``\\includefrom``, ``\\subinputfrom``, ``\\subincludefrom`` (a file read through one resolves its
   own ``\\input`` from its folder first); the document's own package and class files
   (``\\usepackage{mymacros}`` with a ``mymacros.sty`` beside the main file: read like the
@@ -92,6 +97,7 @@ them) or ``read_within`` (a statement the other reader delimited: its labels and
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
@@ -106,11 +112,22 @@ from fyan.intake.catalogue import (
     Display,
     IntakeWarning,
     LabelSite,
+    LeanPosition,
     ProofBlock,
     Provenance,
     Reference,
     Statement,
     section_title,
+)
+from fyan.intake.leanarchitect import (
+    GeneratedFilesMissing,
+    JsonNode,
+    ModuleJson,
+    apply_json,
+    generated_package,
+    lake_package_of,
+    read_module_json,
+    tex_position,
 )
 from fyan.intake.plaintext import Block, BlockReader, paragraph_blocks
 from fyan.intake.texscan import (
@@ -210,6 +227,8 @@ EXPAND_DEPTH = 8
 EXPAND_CHARS = 200_000
 
 _MACRO = re.compile(r"\\([A-Za-z@]+)")
+#: a call of LeanArchitect's ``\\newleannode`` or ``\\newleanmodule`` (not its definition)
+_LEAN_DEFINITION = re.compile(r"\\newlean(node|module)(?![A-Za-z@])")
 _REFLIKE_ARG = re.compile(r"\*?[ \t]*\{([^{}\\$#%\n]{1,120})\}")
 _DECLARER = re.compile(r"\\(?:" + "|".join(THEOREM_DECLARERS) + r")(?![A-Za-z@])")
 _NEWTHEOREM = re.compile(
@@ -332,9 +351,21 @@ class TexStatementReader:
 
     def __init__(self, main: Path, source_root: Path, *, tolerant: bool = False,
                  max_file_mib: float | None = None, follow_includes: bool = True,
-                 plain_headings: bool = False) -> None:
+                 plain_headings: bool = False, origin: Path | None = None, boundary: Path | None = None) -> None:
         self.main = main
         self.root = source_root
+        #: the folder the source was copied from (``[intake] source_origin``): an absolute include
+        #: path below it is read from the same place below ``source_root``
+        self.origin = origin
+        #: includes may reach outside the main file's folder (``../../.lake/…``), never outside this
+        #: one (default: the Lake package holding the main file, else the source root)
+        self.boundary = (boundary or lake_package_of(main) or source_root).resolve()
+        #: LeanArchitect's generated macros: label -> (\input path, defining file, line), module ->
+        #: (defining file, body start, body end); module JSON files read (None: absent)
+        self.lean_nodes: dict[str, tuple[str, TexSource, int]] = {}
+        self.lean_modules: dict[str, tuple[TexSource, int, int]] = {}
+        self._lean_json: dict[str, ModuleJson | None] = {}
+        self._module_nodes: list[set[str]] = []  # the node labels each \\inputleanmodule being read expanded
         self.tolerant = tolerant
         self.max_file_mib = max_file_mib
         self.follow_includes = follow_includes
@@ -380,6 +411,7 @@ class TexStatementReader:
         #: statements under plain-text headings (``plain_headings``), into the same lists
         self.plain_reader = BlockReader(self.statements, self.labels, self.warnings, markdown=False, slugs=False) \
             if plain_headings else None
+        self.origin_given, self.boundary_given = origin, boundary  # for the plain-heading reader it may start
 
     # -- declarations ----------------------------------------------------------------------
     def _learn(self, src: TexSource, defs: list[Definition]) -> None:
@@ -523,10 +555,9 @@ class TexStatementReader:
 
     # -- files -----------------------------------------------------------------------------
     def _rel(self, path: Path) -> str:
-        try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return path.as_posix()
+        """``path`` relative to the source root, with ``..`` when it lies outside (an include that
+        reaches above the main file's folder, as LaTeX lets it)."""
+        return Path(os.path.relpath(path.resolve(), self.root.resolve())).as_posix()
 
     def _load(self, path: Path) -> TexSource:
         rel = self._rel(path)
@@ -543,7 +574,8 @@ class TexStatementReader:
             if not re.search(r"\\[a-zA-Z]+", "\n".join(strip_comment(line) for line in text.split("\n"))):
                 # unless it is plain text with statement headings ("Theorem 2.1" ... "Proof.")
                 plain = TexStatementReader(path, self.root, tolerant=self.tolerant, max_file_mib=self.max_file_mib,
-                                           plain_headings=True)
+                                           plain_headings=True, origin=self.origin_given,
+                                           boundary=self.boundary_given)
                 plain.read_file(path)
                 if not plain.statements:
                     raise InputError(
@@ -561,6 +593,11 @@ class TexStatementReader:
         it is to LaTeX; a missing ``\\input``/``\\subfile``/``\\import`` raises naming it (or,
         ``quiet``, returns None)."""
         name = name.strip()
+        if self.origin is not None and Path(name).is_absolute():  # a path into the folder the source was copied from
+            try:
+                name = (self.root / Path(name).relative_to(self.origin)).as_posix()
+            except ValueError:
+                pass
         base = self.main.parent
         if folders is None:
             # LaTeX resolves against the folder it runs in (the main file's), and inside a file
@@ -570,10 +607,15 @@ class TexStatementReader:
         for folder in dict.fromkeys(folders):
             for cand in (folder / name, folder / f"{name}.tex"):
                 if cand.is_file():
-                    return cand
+                    return self._inside_boundary(cand, src, line, shown or f"\\{macro}{{{name}}}")
         if quiet:
             return None
         shown = shown or f"\\{macro}{{{name}}}"
+        package = generated_package(name, self.main)
+        if package is not None:
+            raise GeneratedFilesMissing(
+                f"{src.rel}:{line}: {shown} names a file LeanArchitect generates, and it is not there (looked in "
+                f"{', '.join(self._rel(f) + '/' for f in dict.fromkeys(folders))})", lake_package_of(package) or package)
         if Path(name).suffix.lower() in GENERATED_SUFFIXES:
             self.warnings.append(IntakeWarning(
                 code="generated-input", where=f"{src.rel}:{line}",
@@ -595,6 +637,19 @@ class TexStatementReader:
         raise InputError(
             f"{src.rel}:{line}: included file {name!r} not found ({shown}; looked in {looked})", hint=hint
         )
+
+    def _inside_boundary(self, path: Path, src: TexSource, line: int, shown: str) -> Path:
+        """``path`` when it lies inside ``self.boundary``; raises ``InputError`` otherwise (Fyan
+        copies every file it reads into the project, and reads nothing outside the package the
+        document belongs to without being told)."""
+        resolved = path.resolve()
+        if resolved == self.boundary or self.boundary in resolved.parents:
+            return path
+        raise InputError(
+            f"{src.rel}:{line}: {shown} reaches {resolved}, outside {self.boundary} (the Lake package or folder the "
+            "document belongs to); Fyan copies what it reads into the project and does not read outside it",
+            hint="give the main file of a document whose files all lie in one folder (or Lake package), or copy the "
+            "included file into it")
 
     def read_file(self, path: Path, outer: _Frame | None = None) -> None:
         """Read one file of the document (and, where it includes them, the files it names)."""
@@ -628,7 +683,30 @@ class TexStatementReader:
         defs = definitions(src.content)
         self._learn(src, defs)
         src.content = blank_code(src.content, [(d.start, d.end) for d in defs])
+        if "\\newlean" in src.content:
+            self._lean_definitions(src)
         return defs
+
+    def _lean_definitions(self, src: TexSource) -> None:
+        """Record what a LeanArchitect header defines: ``\\newleannode{label}{\\input{path}}`` and
+        ``\\newleanmodule{Module}{body}`` (``Architect/Output.lean``, ``moduleToLatexOutputAux``); a
+        later definition replaces an earlier one, as ``\\gdef`` does."""
+        bodies = TexSource(src.path, src.rel, src.text)  # a module's body, read where it is used
+        bodies.content = src.content
+        calls: list[tuple[int, int]] = []
+        for m in _LEAN_DEFINITION.finditer(src.content):
+            args, end = read_args(src.content, m.end(), "{{")
+            if args[0] is None or args[1] is None:
+                continue
+            calls.append((m.start(), end))  # a definition: nothing in it is read here
+            key = tex_text(args[0]).strip()
+            if m.group(1) == "node":
+                target = re.search(r"\\input\s*\{([^{}]*)\}", args[1])
+                if target:
+                    self.lean_nodes[key] = (target.group(1), src, src.line(m.start()))
+            else:
+                self.lean_modules[key] = (bodies, end - 1 - len(args[1]), end - 1)  # the body, without its braces
+        src.content = blank_code(src.content, calls)
 
     def starts_statement(self, env: str) -> bool:
         """Is ``env`` a theorem-like or proof environment of this document?"""
@@ -882,6 +960,11 @@ class TexStatementReader:
                     or name in self.label_wrappers:
                 self._include(name, src, m, stop, frame, stack)
                 continue
+            if name in ("inputleannode", "inputleanmodule"):
+                args, _ = read_args(src.content, m.end(), "{", stop)
+                if args[0] is not None:
+                    self._lean_input(name, tex_text(args[0]).strip(), src, src.line(pos), frame)
+                continue
             if name in SECTION_MACROS:
                 args, last_section_end = read_args(src.content, m.end(), "*[{", stop)
                 if frame is None and args[2] is not None:  # a heading of the document, not one quoted in a statement
@@ -919,6 +1002,83 @@ class TexStatementReader:
                         end = group_end(src.content, before, stop)
                         self._term(src.content[m.end() : end - 1], src, before, b.stmt)
         advance(stop + 1)
+
+    def _lean_input(self, name: str, key: str, src: TexSource, line: int, frame: _Frame | None) -> None:
+        """Expand ``\\inputleannode{key}`` (read the node's generated artifact, then set it from the
+        module's JSON when present) or ``\\inputleanmodule{key}`` (read the module's body: its nodes
+        and comments in source order). A name the generated files do not define expands to nothing
+        in LaTeX (``\\csname`` of an undefined name is ``\\relax``): here a warning, and listed."""
+        table = self.lean_nodes if name == "inputleannode" else self.lean_modules
+        if key not in table:
+            known = "no LeanArchitect header was read" if not self.lean_nodes else \
+                f"the generated files define {len(self.lean_nodes)} node(s) and {len(self.lean_modules)} module(s)"
+            self.unfollowed.append(f"{src.rel}:{line} \\{name}{{{key}}}: not defined by the generated files")
+            self.warnings.append(IntakeWarning(
+                code="leanarchitect", where=f"{src.rel}:{line}",
+                message=f"\\{name}{{{key}}}: not defined ({known}); LaTeX prints nothing here. Run `lake build "
+                ":blueprint` in the package again, or correct the name"))
+            return
+        if name == "inputleanmodule":
+            msrc, start, stop = self.lean_modules[key]
+            marker = f"leanmodule:{key}"
+            if marker in self._stack:
+                raise InputError(f"{src.rel}:{line}: \\inputleanmodule{{{key}}} includes itself",
+                                 hint="remove the circular \\inputleanmodule")
+            self._stack.append(marker)
+            self._module_nodes.append(set())
+            try:
+                self.read_region(msrc, start, stop, frame)
+            finally:
+                self._stack.pop()
+                self._module_nodes.pop()
+            return
+        if self._module_nodes:  # a label two declarations of a module share is listed twice: one node
+            if key in self._module_nodes[-1]:
+                return
+            self._module_nodes[-1].add(key)
+        target, hsrc, hline = self.lean_nodes[key]
+        before = len(self.statements)
+        path = self._resolve_include(target, hsrc, hline, "input", shown=f"\\inputleannode{{{key}}}")
+        if path is None:
+            return
+        self.read_file(path, frame)
+        for stmt in self.statements[before:]:
+            if stmt.parent is not None and stmt.parent >= before:
+                continue
+            stmt.lean_node = key
+            at = tex_position(stmt.body)
+            if at is not None:
+                stmt.lean_positions = [LeanPosition(name=n, file=at[0], line_start=at[1], line_end=at[3],
+                                                    origin=f"{stmt.provenance.file}:{stmt.provenance.line_start}")
+                                       for n in stmt.lean_names]
+            nodes = self._json_nodes(key)
+            if nodes:
+                apply_json(stmt, key, nodes, self.warnings)
+
+    def _json_nodes(self, label: str) -> list[tuple[JsonNode, str, int]]:
+        """The JSON nodes with LaTeX label ``label`` in every module header read so far whose
+        ``:blueprintJson`` output sits beside it (``module/<A>/<B>.json``), in reading order."""
+        headers = {str(s.path): s for s, _, _ in self.lean_modules.values()}
+        headers.update({str(s.path): s for _, s, _ in self.lean_nodes.values()})
+        found: list[tuple[JsonNode, str, int]] = []
+        for header in headers.values():
+            path = header.path.with_suffix(".json")
+            key = str(path)
+            if key not in self._lean_json:
+                self._lean_json[key] = None
+                if path.is_file():
+                    self._inside_boundary(path, header, 1, path.name)
+                    rel = self._rel(path)
+                    if self.max_file_mib is not None:
+                        from fyan.intake import check_size
+
+                        check_size(path, rel, self.max_file_mib)
+                    self._lean_json[key] = read_module_json(path, rel, path.read_bytes())
+                    self.files.append(rel)
+            module = self._lean_json[key]
+            if module is not None:
+                found += [(n, module.file, ln) for n, ln in zip(module.nodes, module.lines) if n.latexLabel == label]
+        return found
 
     def read_within(self, src: TexSource, start: int, stop: int, stmt: Statement, *, in_proof: bool = False,
                     spans: list[EnvSpan] | None = None, label_first: bool = False) -> None:
@@ -1271,26 +1431,32 @@ class SegmentWalk:
 
 
 def read_tex(main: Path, *, source_root: Path | None = None, max_file_mib: float | None = None,
-             tolerant: bool = False) -> Catalogue:
+             tolerant: bool = False, origin: Path | None = None, boundary: Path | None = None) -> Catalogue:
     """Read the TeX document whose main file is ``main`` (following its ``\\input`` tree).
 
     Provenance paths are relative to ``source_root`` (default: ``main``'s folder); files are
     held to ``max_file_mib`` MiB each. ``tolerant``: malformed math and malformed environments are
     a warning each, not an error. A document without theorem-like environments is read again for
     statements under plain-text headings (``plain_headings``).
+    ``origin``: the folder ``source_root`` was copied from (absolute include paths below it are
+    read below ``source_root``); ``boundary``: the folder no include may leave (default: the Lake
+    package holding ``main``, else ``source_root``).
     Returns a ``Catalogue``; raises ``InputError`` as described in the module docstring.
     """
     with paused_gc():
-        return _read_tex(main, source_root, max_file_mib, tolerant)
+        return _read_tex(main, source_root, max_file_mib, tolerant, origin, boundary)
 
 
-def _read_tex(main: Path, source_root: Path | None, max_file_mib: float | None, tolerant: bool) -> Catalogue:
+def _read_tex(main: Path, source_root: Path | None, max_file_mib: float | None, tolerant: bool,
+              origin: Path | None = None, boundary: Path | None = None) -> Catalogue:
     main = main.resolve()
     root = (source_root or main.parent).resolve()
-    reader = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib)
+    reader = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib, origin=origin,
+                                boundary=boundary)
     reader.read_file(main)
     if not reader.statements:  # no theorem-like environment: statements under plain-text headings
-        plain = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib, plain_headings=True)
+        plain = TexStatementReader(main, root, tolerant=tolerant, max_file_mib=max_file_mib, plain_headings=True,
+                                   origin=origin, boundary=boundary)
         plain.read_file(main)
         plain.plain_reader.finish()
         if plain.statements:

@@ -8,7 +8,7 @@ of reach of confined processes, and checks the executable's SHA-256 against the 
 manifest before each use). At gate time it loads a unit's compiled modules as an environment
 the way lean4checker and comparator do — ``importModules`` without loading extension states
 and without running initializers, so nothing of the candidate is elaborated or executed — and
-writes one JSON report (``InspectorReport``, format ``fyan-inspector/2``, read strictly and
+writes one JSON report (``InspectorReport``, format ``fyan-inspector/3``, read strictly and
 echoing a nonce Fyan passes) with, for **every**
 declaration of the modules: kind, module, the elaborated type (hashed here: ``type_hash``;
 ``statement_hash`` adds a definition's value or an inductive type's constructors), a printed
@@ -54,7 +54,7 @@ from fyan.sandbox.runner import Confinement, ProcessResult, run_process, tool_en
 from fyan.lean.toolchain import Toolchain
 from fyan.resources import data_dir
 
-FORMAT = "fyan-inspector/2"
+FORMAT = "fyan-inspector/3"
 EXECUTABLE = "fyan-inspector"
 MANIFEST = "manifest.json"
 
@@ -64,7 +64,7 @@ def digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# -- the report (format fyan-inspector/2) ----------------------------------------------------
+# -- the report (format fyan-inspector/3) ----------------------------------------------------
 #
 # Read strictly: every field is required (nothing defaults to "safe"), unknown fields are refused
 # (``extra="forbid"``), kinds and safety are closed sets, and the report must echo the nonce Fyan
@@ -321,19 +321,71 @@ class MissingModule(_Strict):
 ModuleRecord = Annotated[InspectedModule | MissingModule, Field(discriminator="found")]
 
 
+class BlueprintEntry(_Strict):
+    """One entry of LeanArchitect's ``Architect.blueprintExt`` (a ``NameMapExtension Node``: the
+    pair ``(declaration, Node)`` that ``@[blueprint]`` stored, hanwenzhu/LeanArchitect
+    ``Architect/Attribute.lean``). ``module``: the module whose ``.olean`` holds the entry;
+    ``label``: ``Node.latexLabel``; ``statement_uses``/``proof_uses``: the LaTeX **labels** the
+    attribute stored (``NodePart.uses``: inferred constants mapped to their labels plus ``uses :=``
+    / ``proofUses :=``), ``proof_uses`` None without a proof part; ``not_ready``: ``Node.notReady``."""
+
+    name: str
+    module: str
+    label: str
+    statement_uses: list[str]
+    proof_uses: list[str] | None
+    not_ready: bool
+
+    @property
+    def uses(self) -> set[str]:
+        """Every label the node uses (statement and proof)."""
+        return set(self.statement_uses) | set(self.proof_uses or [])
+
+
+class BlueprintAbsent(_Strict):
+    """The environment has no ``Architect.blueprintExt``: the package does not use LeanArchitect."""
+
+    present: Literal[False]
+
+
+class BlueprintPresent(_Strict):
+    """The environment declares ``Architect.blueprintExt``: its entries from every module, or, when
+    the declared ``Node``/``NodePart`` do not have the fields and types the inspector reads
+    (another LeanArchitect version), ``layout_problem`` says which and ``entries`` is empty (the
+    entries are not read at all: reading them with another layout is not safe)."""
+
+    present: Literal[True]
+    extension: Literal["Architect.blueprintExt"]
+    layout_problem: str | None
+    entries: list[BlueprintEntry]
+
+    @model_validator(mode="after")
+    def _no_entries_with_a_problem(self) -> "BlueprintPresent":
+        if self.layout_problem is not None and self.entries:
+            raise ValueError("entries read although the layout was refused")
+        return self
+
+
+BlueprintRecord = Annotated[BlueprintAbsent | BlueprintPresent, Field(discriminator="present")]
+
+
 class InspectorReport(_Strict):
     """The inspector's JSON output (``FyanInspector.lean`` documents every field). ``nonce`` echoes
     the one Fyan passed; ``import_level`` is the ``OLeanLevel`` the modules were loaded at
     (``private``: every body and private declaration, src/Lean/Environment.lean ``importModules``);
-    ``error`` says why nothing could be loaded (then no evidence)."""
+    ``blueprint``: LeanArchitect's compiled ``@[blueprint]`` entries (``BlueprintAbsent`` without
+    LeanArchitect, ``BlueprintPresent`` with it, possibly with no entries); ``error`` says why
+    nothing could be loaded (then no evidence)."""
 
-    format: Literal["fyan-inspector/2"]
+    format: Literal["fyan-inspector/3"]
     nonce: str
     lean_version: str
     import_level: Literal["private"]
     modules: list[ModuleRecord]
     lookups: list[Lookup]
     problems: list[str]
+    #: LeanArchitect's ``@[blueprint]`` entries in the environment (``BlueprintRecord``)
+    blueprint: BlueprintRecord
     error: str | None
 
     @model_validator(mode="after")

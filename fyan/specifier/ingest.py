@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel
@@ -120,7 +121,7 @@ def _plan_ingest(project: Project, specifier: Specifier | None, catalogue: Catal
     cfg = project.config.intake
     if catalogue is None:
         catalogue = read_source(project.source_main, source_root=project.paths.source, max_file_mib=cfg.max_file_mib,
-                                tolerant=cfg.tolerant)
+                                tolerant=cfg.tolerant, origin=Path(cfg.source_origin) if cfg.source_origin else None)
     else:
         catalogue = catalogue.model_copy(update={"source_root": str(project.paths.source)})
     units = build_units(catalogue, cfg.unit_kinds)

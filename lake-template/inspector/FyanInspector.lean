@@ -26,7 +26,7 @@ Usage (run through `lake env`, which sets `LEAN_PATH` and `LEAN_SYSROOT`):
     fyan-inspector --out FILE --nonce HEX [--module M]... [--name N]... [--import M]...
                    [--black-box N]... [--search-path DIR]... [--local-prefix P] [--follow-references]
 
-It writes one JSON object to FILE (format `fyan-inspector/2`; the schema, every field required,
+It writes one JSON object to FILE (format `fyan-inspector/3`; the schema, every field required,
 is `fyan/lean/inspector.py`), echoing `--nonce`:
 
 * `modules`: for each `--module`: `is_module` (a file of Lean's module system), its imports, its
@@ -51,7 +51,10 @@ is `fyan/lean/inspector.py`), echoing `--nonce`:
   (statement and proof, as `collectAxioms` follows constants), itself first, each with the
   declarations of those modules it refers to directly (what drift follows through helpers no
   blueprint node names);
-* `problems`: modules that are not in the environment.
+* `problems`: modules that are not in the environment;
+* `blueprint`: LeanArchitect's `@[blueprint]` entries, read from every module of the environment
+  by the extension's name (`blueprintJson`): `{present: false}` without LeanArchitect, else each
+  entry's declaration, module, label, `uses` labels of statement and proof, and `notReady`.
 
 A module that cannot be loaded, an unknown argument, anything thrown: `error` (exit 0, the
 report says why); Fyan fails closed on it.
@@ -65,7 +68,7 @@ open Lean
 
 namespace FyanInspector
 
-def format : String := "fyan-inspector/2"
+def format : String := "fyan-inspector/3"
 
 /-- The constants the kernel evaluates with compiled code (src/kernel/type_checker.cpp,
 `reduce_native`, Lean ≤ 4.34): reaching one is refused like `Lean.ofReduceBool`. -/
@@ -523,6 +526,138 @@ def moduleJson (ctx : Ctx) (reach : Std.HashMap Name Reach) (m : Name) : Json :=
       ("registrations", Json.arr (registrations ctx i data)),
       ("extra_constants", toJson (data.extraConstNames.map Name.toString))]
 
+/-! ### LeanArchitect's `@[blueprint]` entries
+
+LeanArchitect (hanwenzhu/LeanArchitect, `Architect/Basic.lean`) keeps each `@[blueprint]` node in
+`initialize blueprintExt : NameMapExtension Node ← registerNameMapExtension Node`: a
+`SimplePersistentEnvExtension (Name × Node) _` (Batteries `Batteries/Lean/NameMapAttribute.lean`)
+whose name is the declaration's, `Architect.blueprintExt` (`registerNameMapExtension (name := by
+exact decl_name%)`). Every module's `.olean` stores the entries it added under that name in
+`ModuleData.entries` (`mkModuleData`, src/Lean/Environment.lean; `exportEntriesFn := fun s =>
+descr.toArrayFn s.1.reverse`, the default `toArrayFn` being `List.toArray`): an array of the pairs
+`(declaration, Node)`.
+
+The inspector does **not** find the extension in `persistentEnvExtensionsRef`: extensions are
+registered only by initializers ("Environment extensions can only be registered during
+initialization", `registerEnvExtension`), and this program runs none of the package's
+(`enableInitializersExecution` unset), so `Architect.blueprintExt` is never registered here and
+`setImportedEntries` leaves its entries where they were loaded, in `header.moduleData`. They are
+read from there by the extension's name, with no `import Architect`: the program builds for every
+package.
+
+An entry is an `EnvExtensionEntry` (opaque); it is read as `Name × ArchNode` by `unsafeCast`, which
+is sound only when LeanArchitect's `Node` and `NodePart` have exactly the fields, types and order
+of the mirrors below (the runtime layout of a structure follows from its field types and order).
+`blueprintLayoutProblem` checks that on the declarations in the environment first — the
+extension's type, each constructor's parameters and field types — and any difference (another
+LeanArchitect version) is reported as `layout_problem` with no entry read. The check trusts Lean's
+typing of the extension: a package whose own `unsafe` code pushed entries of another type under that
+name could still crash this process, which Fyan reads as no evidence (fail closed).
+-/
+
+/-- The extension's name (the `initialize` declaration's, see above). -/
+def blueprintExtName : Name := `Architect.blueprintExt
+
+/-- Mirror of LeanArchitect's `Architect.NodePart` (`Architect/Basic.lean` @ 5eb73342, line 13):
+same fields, same types, same order. -/
+structure ArchNodePart where
+  leanOk : Bool
+  text : String
+  uses : Array String
+  latexEnv : String
+
+/-- Mirror of LeanArchitect's `Architect.Node` (`Architect/Basic.lean` @ 5eb73342, line 25). -/
+structure ArchNode where
+  name : Name
+  latexLabel : String
+  statement : ArchNodePart
+  proof : Option ArchNodePart
+  notReady : Bool
+  discussion : Option Nat
+  title : Option String
+
+/-- The shape of a type built from constants and applications (`(Option String)`); `?` for
+anything else, which never matches an expected shape. -/
+partial def shapeOf : Expr → String
+  | .const n _ => n.toString
+  | .app f a => s!"({shapeOf f} {shapeOf a})"
+  | .mdata _ e => shapeOf e
+  | _ => "?"
+
+/-- The shapes of the leading `∀` binder domains of `e`. -/
+partial def domainShapes (e : Expr) (acc : Array String := #[]) : Array String :=
+  match e with
+  | .forallE _ t b _ => domainShapes b (acc.push (shapeOf t))
+  | .mdata _ b => domainShapes b acc
+  | _ => acc
+
+/-- Whether inductive `ind` is a structure-like type of `env` with the single constructor
+`ind.mk`, no parameters and exactly the field types `fields`: none when so, else why not. -/
+def structureProblem (env : Environment) (ind : Name) (fields : Array String) : Option String :=
+  let ctor := Name.mkStr ind "mk"
+  match env.find? ind, env.find? ctor with
+  | some (.inductInfo iv), some (.ctorInfo cv) =>
+    if iv.ctors != [ctor] || iv.numParams != 0 || iv.numIndices != 0 then
+      some s!"{ind} is not a structure with the constructor {ctor} and no parameters"
+    else if cv.numFields != fields.size || domainShapes cv.type != fields then
+      some s!"{ctor} has the fields {domainShapes cv.type}, the inspector reads {fields}"
+    else
+      none
+  | _, _ => some s!"{ind} or {ctor} is not declared as an inductive type and its constructor"
+
+/-- None when the environment's LeanArchitect declares `blueprintExt`, `Node` and `NodePart` as
+the mirrors read them, else what differs. -/
+def blueprintLayoutProblem (env : Environment) : Option String :=
+  let extType := match env.find? blueprintExtName with
+    | some ci => shapeOf ci.type
+    | none => "?"
+  if extType != "(Lean.NameMapExtension Architect.Node)" then
+    some s!"{blueprintExtName} has the type {extType}, the inspector reads (Lean.NameMapExtension Architect.Node)"
+  else
+    match structureProblem env `Architect.NodePart #["Bool", "String", "(Array String)", "String"] with
+    | some p => some p
+    | none => structureProblem env `Architect.Node
+        #["Lean.Name", "String", "Architect.NodePart", "(Option Architect.NodePart)", "Bool", "(Option Nat)",
+          "(Option String)"]
+
+/-- The entries of `Architect.blueprintExt` as the pairs LeanArchitect stored (see above: called
+only after `blueprintLayoutProblem` found the layout the mirrors have). -/
+unsafe def castBlueprintEntriesUnsafe (es : Array EnvExtensionEntry) : Array (Name × ArchNode) :=
+  es.map fun e => unsafeCast e
+
+@[implemented_by castBlueprintEntriesUnsafe]
+opaque castBlueprintEntries (es : Array EnvExtensionEntry) : Array (Name × ArchNode)
+
+/-- The `blueprint` field of the report: `{present: false}` when the environment does not declare
+`Architect.blueprintExt` (the package does not use LeanArchitect); else `{present: true,
+extension, layout_problem, entries}`, each entry the declaration, its module, `latexLabel`, the
+labels of `statement.uses` and `proof.uses` (null without a proof part) and `notReady`, from every
+module of the environment, in module order. -/
+def blueprintJson (ctx : Ctx) : Json := Id.run do
+  let env := ctx.env
+  unless env.contains blueprintExtName do
+    return Json.mkObj [("present", toJson false)]
+  let problem := blueprintLayoutProblem env
+  let mut out : Array Json := #[]
+  if problem.isNone then
+    for i in [0:ctx.moduleNames.size] do
+      let data := env.header.moduleData[i]!
+      for (extName, es) in data.entries do
+        if extName == blueprintExtName then
+          for (n, node) in castBlueprintEntries es do
+            out := out.push (Json.mkObj [
+              ("name", toJson n.toString),
+              ("module", toJson ctx.moduleNames[i]!.toString),
+              ("label", toJson node.latexLabel),
+              ("statement_uses", toJson node.statement.uses),
+              ("proof_uses", toJson (node.proof.map (·.uses))),
+              ("not_ready", toJson node.notReady)])
+  return Json.mkObj [
+    ("present", toJson true),
+    ("extension", toJson blueprintExtName.toString),
+    ("layout_problem", toJson problem),
+    ("entries", Json.arr out)]
+
 def header (nonce : String) : List (String × Json) :=
   [("format", toJson format), ("nonce", toJson nonce), ("lean_version", toJson Lean.versionString),
    ("import_level", toJson "private")]
@@ -550,6 +685,7 @@ def run (a : Args) : IO Json := do
     ("modules", Json.arr (a.modules.map (moduleJson ctx reach))),
     ("lookups", Json.arr (a.names.map (lookupJson ctx reach a.localPrefix home))),
     ("problems", toJson problems),
+    ("blueprint", blueprintJson ctx),
     ("error", Json.null)])
 
 end FyanInspector
@@ -571,6 +707,7 @@ def main (args : List String) : IO UInt32 := do
       catch e =>
         report := Json.mkObj (FyanInspector.header a.nonce ++ [
           ("modules", Json.arr #[]), ("lookups", Json.arr #[]), ("problems", toJson ([] : List String)),
+          ("blueprint", Json.mkObj [("present", toJson false)]),
           ("error", toJson (toString e))])
       IO.FS.writeFile out (report.compress ++ "\n")
       return 0

@@ -6,7 +6,7 @@ writes a shim that runs it) and "compiles" a module by copying its source into a
 ``.olean`` (JSON) under ``.lake/build/lib/lean``. This double stands in for the inspector at its
 process boundary: same arguments (``--out``, ``--nonce``, ``--module``, ``--name``, ``--import``,
 ``--black-box``, ``--search-path``, ``--local-prefix``), same JSON report (format
-``fyan-inspector/2``, every field of the strict schema, the nonce echoed), read from the *built* stand-ins — never from the current sources — so a
+``fyan-inspector/3``, every field of the strict schema, the nonce echoed), read from the *built* stand-ins — never from the current sources — so a
 stale or planted output is what it reports, as the real one would.
 
 What it emulates from the built source (``fyan.lean.declarations.scan``; everything after an
@@ -70,7 +70,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_lake import LEAN_VERSION  # noqa: E402  (the double's one toolchain version)
 from fyan.lean.header import read_header  # noqa: E402
 
-from tests.fakes import instance_keys  # noqa: E402
+from tests.fakes import fake_architect, instance_keys  # noqa: E402
 from tests.fakes.fake_lake import limited  # noqa: E402  (the same run counter as the lean double)
 
 KIND = {"theorem": "theorem", "def": "def", "abbrev": "def", "instance": "def", "opaque": "opaque",
@@ -503,10 +503,32 @@ def package_references(env: "Env", home: set[str], name: str, limit: int = 20000
     return out
 
 
+def blueprint(env: Env, sc: dict) -> dict:
+    """The report's ``blueprint`` field (docs/lean-contract.md, "LeanArchitect", the row on
+    ``blueprintExt`` entries). The real inspector finds ``Architect.blueprintExt`` declared when a
+    module of the environment imports LeanArchitect (``Architect.Basic`` declares it); this double
+    says so when a loaded module imports a module under ``Architect`` (the Lake double does not
+    model LeanArchitect's own modules), and reads the entries from the loaded modules' sources
+    (``fake_architect.extension_entries``). The scenario's ``blueprint`` replaces the whole field,
+    ``blueprint_edit`` (declaration -> fields) changes entries: what a test needs to make the
+    compiled attributes differ from the generated files."""
+    if "blueprint" in sc:
+        return sc["blueprint"]
+    sources = {m: d["source"] for m, d in env.modules.items() if "source" in d}
+    if not any(i.split(".")[0] == "Architect" for text in sources.values() for i in read_header(text).modules):
+        return {"present": False}
+    entries = fake_architect.extension_entries({m: (text, Path(*m.split(".")).with_suffix(".lean"))
+                                                for m, text in sources.items()})
+    edits = sc.get("blueprint_edit", {})
+    entries = [{**e, **edits.get(e["name"], {})} for e in entries]
+    return {"present": True, "extension": "Architect.blueprintExt", "layout_problem": None, "entries": entries}
+
+
 def report(opts: dict, sc: dict) -> dict:
     env = Env(opts["modules"] + opts["imports"], opts["search_path"])
-    out = {"format": "fyan-inspector/2", "nonce": sc.get("inspector_nonce", opts["nonce"]), "lean_version": sc.get("lean_version", LEAN_VERSION),
-           "import_level": "private", "modules": [], "lookups": [], "problems": [], "error": None}
+    out = {"format": "fyan-inspector/3", "nonce": sc.get("inspector_nonce", opts["nonce"]), "lean_version": sc.get("lean_version", LEAN_VERSION),
+           "import_level": "private", "modules": [], "lookups": [], "problems": [], "blueprint": {"present": False},
+           "error": None}
     missing = [m for m in opts["modules"] + opts["imports"] if m in env.missing]
     if missing:
         rel = Path(*missing[0].split(".")).with_suffix(".olean")
@@ -534,6 +556,7 @@ def report(opts: dict, sc: dict) -> dict:
                "registrations": registrations(env, module, data["source"]), "extra_constants": []}
         mod.update(sc.get("inspect_module", {}).get(module, {}))
         out["modules"].append(mod)
+    out["blueprint"] = blueprint(env, sc)
     if any("inspection" in env.modules[m] for m in opts["modules"]):
         return out
     prefix = opts["local_prefix"]

@@ -51,6 +51,9 @@ are documented in ``fake_inspector.py``):
      "update": {"exit": 1, "output": "..."},         # `lake update` fails (offline)
      "cache_get": {"fail_after": 3, "kill_after": 3}}  # `lake exe cache get` (see cache_get)
 
+``lake build :blueprint`` / ``:blueprintJson`` model LeanArchitect's package facets
+(``architect_facets``, written by ``fake_architect.py``; docs/lean-contract.md, "LeanArchitect").
+
 ``lake update`` and ``lake exe cache get`` model fetching a Git dependency and Mathlib's prebuilt
 cache (see ``update`` and ``cache_get``; docs/lean-contract.md, "Fetching dependencies").
 
@@ -227,8 +230,8 @@ def compile_module(module: str, sc: dict, done: dict[str, str], roots: list[str]
         if owned(dep, roots, package) and (package / module_file(dep)).is_file():
             newest = max(newest, compile_module(dep, sc, done, roots, package))
             continue
-        if dep.split(".")[0] in ("Init", "Mathlib", "Std", "Lean", "Batteries", "Aesop", "Qq"):
-            continue  # the toolchain's and Mathlib's modules: not modelled
+        if dep.split(".")[0] in ("Init", "Mathlib", "Std", "Lean", "Batteries", "Aesop", "Qq", "Architect"):
+            continue  # the toolchain's, Mathlib's and LeanArchitect's modules: not modelled
         req = next((r for r in required_packages(package) if (r / module_file(dep)).is_file()), None)
         if req is not None:  # a path dependency: built in its own folder, by its own lakefile
             newest = max(newest, compile_module(dep, sc, done, lib_roots(req), req))
@@ -481,6 +484,33 @@ def cache_get(sc: dict) -> int:
     return 0
 
 
+def architect_facets(facets: list[str], sc: dict) -> int:
+    """``lake build :blueprint`` / ``:blueprintJson``: LeanArchitect's package facets (``:f`` is the
+    root package's facet ``f``, Lake ``lake help build``), written by ``fake_architect`` in the
+    format of LeanArchitect's ``Architect/Output.lean`` (docs/lean-contract.md, "LeanArchitect").
+    A package that does not require LeanArchitect has no such facet (Lake: ``unknown package
+    facet``); the scenario's ``architect`` section replaces the run (``{"exit": 1, "output": …}``)."""
+    spec = sc.get("architect", {})
+    behave(spec)
+    if "output" in spec or spec.get("exit"):
+        print(spec.get("output", "error: build failed"))
+        return int(spec.get("exit", 1))
+    names = {str(r.get("name", "")).lower() for r in (_lakefile(Path(".")) or {}).get("require", []) if isinstance(r, dict)}
+    unknown = [f for f in facets if f not in ("blueprint", "blueprintJson") or "leanarchitect" not in names]
+    if unknown:
+        print(f"error: unknown package facet '{unknown[0]}'")
+        return 1
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fake_architect import facet
+
+    modules = facet(Path("."), set(facets))
+    for i, module in enumerate(modules, start=1):
+        print(f"✔ [{i}/{len(modules) + 1}] Built {module}:{facets[0]} (0.2s)")
+    print(f"✔ [{len(modules) + 1}/{len(modules) + 1}] Blueprint indexing\nBuild completed successfully "
+          f"({len(modules) + 1} jobs).")
+    return 0
+
+
 def build_dependency_quiet(module: str) -> None:
     folder = Path(".lake/packages") / module.split(".")[0].lower() / BUILD_LIB
     olean = folder / Path(*module.split(".")).with_suffix(".olean")
@@ -515,6 +545,8 @@ def main(argv: list[str]) -> int:
             print("error: ./lakefile.toml: package configuration has errors")
             return 1
         write_manifest()
+    if argv[:1] == ["build"] and len(argv) >= 2 and all(t.startswith(":") for t in argv[1:]):
+        return architect_facets([t[1:] for t in argv[1:]], sc)
     if argv[:1] == ["build"] and len(argv) >= 2:
         targets = [t[1:] if t.startswith("+") else t for t in argv[1:]]  # `+M`: the module M (lake help build)
         if all(t.split(".")[0] in DEPENDENCY_LIBRARIES for t in targets):

@@ -1,0 +1,2 @@
+import Arch.Basic
+import Arch.Main
