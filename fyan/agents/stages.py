@@ -307,13 +307,37 @@ def prove(s: StageSession, u: UnitContext) -> None:
 def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str], current: str) -> tuple[str, str, bool]:
     """One command-agent iteration: the agent edits Basic.lean in the unit workspace; its
     change is the candidate (the model-written part, re-rendered by Fyan)."""
+    from fyan.prover import agent_mcp
+
     ws = prepare_workspace(u.project, u.unit, {"Basic": current}, store=u.store)
     rel = ws.module_file(unit_module(u.project, u.unit, "Basic")).relative_to(ws.root).as_posix()
+    tools = agent_mcp.prepare(u.project, u.store, u.unit, ws.root)  # the prover tools over MCP, if a toolchain
     response = s.ask("prove_agent", {**values, "file": rel}, workspace=ws.root)
+    _keep_tool_log(u, ws.root / agent_mcp.CONFIG_DIR / "tools.jsonl", tools)
     changed = response.files.get(rel)
     if changed is None:
         return current, response.text.strip(), False
     return render_unit_file(u.project, u.store, u.unit, model_part(changed), "Basic"), response.text.strip(), False
+
+
+def _keep_tool_log(u: UnitContext, log: Path, tools) -> None:
+    """Move the prover server's call log of one command-agent iteration (written inside the
+    agent's sandbox, so the agent could have changed it: a record for people, never evidence)
+    into the attempt folder's ``tools.jsonl``; note in it why there were no tools, if so."""
+    lines = ""
+    if log.is_file() and not log.is_symlink():
+        try:
+            lines = safefile.read_text(log, limit=4 * 1024 * 1024, errors="replace")
+        except OSError:
+            lines = ""
+        log.unlink(missing_ok=True)
+    if not tools.files and tools.note:
+        lines += json.dumps({"tool": None, "status": "unavailable", "note": tools.note}) + "\n"
+    if lines:
+        path = u.attempt_dir / "tools.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(lines if lines.endswith("\n") else lines + "\n")
 
 
 def review_candidate(u: UnitContext, text: str, toolchain: Toolchain | None, iteration: int,

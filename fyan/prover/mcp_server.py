@@ -136,22 +136,32 @@ def build_server(prover: Prover):
 
 
 def config_for_unit(project_dir: Path, unit_id: str) -> ProverConfig:
-    """The config of ``unit_id`` in the project at ``project_dir``: its toolchain (``discover``,
-    ``resolve_setup``), the warm-server search path and confinement of ``fyan.lean.pool.unit_spec``,
-    the unit file's header and the text around its model part. Raises ``ValueError`` with the
-    reason."""
-    from fyan.lean.package import MODEL_BEGIN, MODEL_END, render_unit_file
-    from fyan.lean.pool import header_of, unit_spec
-    from fyan.lean.toolchain import discover
-    from fyan.lean.trusted import GateEnvironmentError, resolve_setup
+    """The config of ``unit_id`` in the project at ``project_dir`` (``unit_config``). Raises
+    ``ValueError`` with the reason."""
     from fyan.project import Project
     from fyan.state.store import Store
 
     project = Project.open(project_dir)
     store = Store(project.paths.db)
-    unit = store.unit(unit_id)
-    if unit is None:
-        raise ValueError(f"no unit {unit_id!r} in {project_dir}")
+    try:
+        unit = store.unit(unit_id)
+        if unit is None:
+            raise ValueError(f"no unit {unit_id!r} in {project_dir}")
+        return unit_config(project, store, unit)
+    finally:
+        store.close()
+
+
+def unit_config(project, store, unit) -> ProverConfig:
+    """The config of ``unit`` (a ``UnitRecord``) of an opened project: its toolchain
+    (``discover``, ``resolve_setup``), the warm-server search path and confinement of
+    ``fyan.lean.pool.unit_spec``, the unit file's header and the text around its model part.
+    Raises ``ValueError`` with the reason."""
+    from fyan.lean.package import MODEL_BEGIN, MODEL_END, render_unit_file
+    from fyan.lean.pool import header_of, unit_spec
+    from fyan.lean.toolchain import discover
+    from fyan.lean.trusted import GateEnvironmentError, resolve_setup
+
     found = discover(project.config.lean)
     if found.toolchain is None:
         raise ValueError(f"no Lean toolchain: {found.problem}")
@@ -166,13 +176,13 @@ def config_for_unit(project_dir: Path, unit_id: str) -> ProverConfig:
     header = header_of(before)
     preamble = before[before.index(header.split("\n")[-1]) + len(header.split("\n")[-1]):] if header else before
     index = project.paths.state / "declarations.sqlite"
-    return ProverConfig(unit=unit_id, lean=str(setup.lean), githash=setup.githash, search_path=list(search),
+    return ProverConfig(unit=unit.id, lean=str(setup.lean), githash=setup.githash, search_path=list(search),
                         options=list(setup.options), header=header,
                         preamble=preamble.rstrip("\n").removesuffix(MODEL_BEGIN).strip("\n"),
                         postamble=after.removeprefix("\n").removeprefix(MODEL_END).strip("\n"),
                         scratch=spec.scratch, extra_env=spec.extra_env, readable=list(spec.readable),
                         hidden=list(spec.hidden), sandbox=spec.sandbox,
-                        log=project.paths.attempts / unit_id / "tools.jsonl",
+                        log=project.paths.attempts / unit.id / "tools.jsonl",
                         index=index if index.is_file() else None)
 
 
