@@ -36,7 +36,7 @@ from fyan.agents.session import StageSession
 from fyan.errors import ModelOutputError
 from fyan.audit.record import AuditResult
 from fyan.gates.report import GateReport
-from fyan.gates.stages import cited_names_problem, frozen_problems, provenance_block
+from fyan.gates.stages import frozen_problems, provenance_block
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lean.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
@@ -165,33 +165,61 @@ def _repair_request(u: UnitContext) -> str:
 
 def _library(u: UnitContext) -> str:
     """The "Library in scope" section (``fyan.lean.mathlib.library_prompt``), with the library
-    definitions the unit's plan maps its definition nodes to — only names the plan's check found
-    in the compiled environment (``lemma_names.json``), never a name as a model wrote it."""
+    definitions the unit's plan maps its definition nodes to and the existing lemmas it cites —
+    only names the plan's check found (``lemma_names.json``, ``fyan.gates.citations``), never a
+    name as a model wrote it: a dropped name is in no prompt."""
+    from fyan.gates import citations
     from fyan.lean.mathlib import library_prompt
 
     text = library_prompt(u.project.config.lean, u.project.config.adopt.package_name)
     try:
         dag = LemmaDag.model_validate_json(u.read("lemma_dag.json") or "")
-        found = json.loads(u.read("lemma_names.json") or "{}").get("found", {})
     except (ValueError, OSError):
         return text
+    check = citations.read(u.project.paths.unit(u.unit.id))
+    found = check.found if check is not None else {}
     mapped = [f"- `{n.name}` is the library's `{found[n.library]}`" for n in dag.nodes
               if n.library and n.library in found]
     if mapped:
         text += "\n\nThe plan's definitions that are library definitions (found in the compiled environment):\n" \
                 + "\n".join(mapped)
+    lemmas = citations.prompt_lines(dag, check)
+    if lemmas:
+        text += "\n\nExisting lemmas the plan cites (looked up " + (check.describe() if check else "") + "):\n" \
+                + "\n".join(lemmas)
     return text
 
 
+def _blueprint(u: UnitContext) -> str:
+    """``blueprint.md`` for a prompt: without its provenance block, and with every name the plan
+    check dropped replaced by a note (``fyan.gates.citations.scrub``)."""
+    from fyan.gates import citations
+
+    text = (u.read("blueprint.md") or "").replace(u.provenance, "").strip()
+    return citations.scrub(text, citations.read(u.project.paths.unit(u.unit.id)))
+
+
 def plan(s: StageSession, u: UnitContext) -> None:
+    from fyan.gates import citations
+
+    asked_once: set[str] = set()
+
     def names(reply: PlanReply) -> list[str]:
-        check, problem = cited_names_problem(u.project, u.store, u.unit, reply.lemma_dag, u.attempt_dir)
-        if check is not None:
-            u.write("lemma_names.json", check.model_dump_json(indent=2) + "\n")
-        if problem is None:
+        """Form errors of the citations, and once per name, the names that do not exist (looked
+        up as the check does): the model may fix them; what it keeps is dropped by the check."""
+        problem = citations.form_problem(reply.lemma_dag)
+        if problem is not None:
+            return [f"lemma_dag.nodes: {problem}"]
+        fresh = [n for n in citations.cited(reply.lemma_dag) if n not in asked_once]
+        if not fresh:
             return []
-        return [f"lemma_dag.nodes: {problem}. Cite only declarations that exist (upstream units' names as listed, "
-                "Lean core, imported libraries), or add the lemma as a node of the DAG and prove it"]
+        asked_once.update(fresh)
+        check = citations.look_up(u.project, u.store, u.unit, fresh, log_dir=u.attempt_dir)
+        if not check.dropped:
+            return []
+        return [f"lemma_dag.nodes: not found {check.describe()}: {', '.join(check.dropped)}. Cite only declarations "
+                "that exist (upstream units' names as listed, Lean core, imported libraries), or add the lemma as a "
+                "node of the DAG and prove it; names that do not exist are dropped from the plan"]
 
     problem = u.statement_tex
     adoption = u.store.adoptions().get(u.unit.id)
@@ -262,7 +290,7 @@ def prove(s: StageSession, u: UnitContext) -> None:
     values = {
         "unit": u.unit.id, "kind": u.unit.kind, "namespace": u.namespace, "problem": u.statement_tex,
         "proof": (u.read("proof.md") or "").replace(u.provenance, "").strip(),
-        "blueprint": (u.read("blueprint.md") or "").replace(u.provenance, "").strip(),
+        "blueprint": _blueprint(u),
         "statement": model_part(u.read("Statement.lean") or ""), "frozen": _frozen(u),
         "library": _library(u), "upstream": u.upstream(), "feedback": _gate_feedback(u), "guidance": u.guidance(),
         "previous": NONE,
