@@ -258,13 +258,39 @@ def server_diagnostics(text: str, sc: dict) -> tuple[list[dict], bool, str]:
     return out, False, module
 
 
+def _imported_declarations(modules: list[str]) -> set[str]:
+    """Full names declared by the modules the header imports and what they import, read from
+    the double's ``.olean`` files on ``LEAN_PATH`` (their recorded source, scanned as the fake
+    inspector scans it)."""
+    from fyan.lean.declarations import scan
+
+    seen: set[str] = set()
+    names: set[str] = set()
+    todo = list(modules)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        rel = Path(*module.split(".")).with_suffix(".olean")
+        hit = next((d / rel for d in lean_path() if (d / rel).is_file()), None)
+        try:
+            source = json.loads(hit.read_text()).get("source", "") if hit is not None else ""
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        names |= {d.full_name for d in scan(source) if d.full_name}
+        todo += imports_of(source)
+    return names
+
+
 def _check_lines(text: str, sc: dict, diag) -> list[dict]:
     """``#check NAME`` lines (the prover's ``lean_lookup`` probe), answered as the real core Lean
     4.35.0 answers them (docs/lean-contract.md, "The language server": ``#check`` of a constant):
     an information message at the line, the signature beginning with the *full* name, the name
     resolved through the ``open`` lines and the ``namespace`` above it; else the error ``Unknown
-    identifier `NAME` ``. The environment's constants are the scenario's ``constants``."""
-    constants = set(sc.get("constants", []))
+    identifier `NAME` ``. The environment's constants are the scenario's ``constants`` and the
+    declarations of the imported modules (``_imported_declarations``)."""
+    constants = set(sc.get("constants", [])) | _imported_declarations(imports_of(text))
     opened: list[str] = []
     out = []
     for n, line in enumerate(text.split("\n"), start=1):
