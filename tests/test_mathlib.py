@@ -465,7 +465,7 @@ def test_a_redefinition_routes_an_otherwise_freezing_audit_back_to_the_planner()
 
 
 def test_library_names_are_checked_against_a_recorded_environment_before_any_prompt(fake_lake, tmp_path):
-    from fyan.gates.stages import cited_names_problem
+    from fyan.gates.citations import plan_citations
     from tests import gate_harness as h
 
     s = h.setup(tmp_path / "p", h.HONEST)
@@ -473,18 +473,19 @@ def test_library_names_are_checked_against_a_recorded_environment_before_any_pro
     unit = s.store.unit("thm-root")
     good = _dag({"name": "IsGroupLike", "kind": "def", "statement": "a group", "library": "Group"},
                 {"name": "p_prime", "kind": "theorem", "statement": "p is prime", "cites": ["Nat.irreducible_iff_nat_prime"]})
-    names, problem = cited_names_problem(s.project, s.store, unit, good, tmp_path / "logs")
-    assert problem is None and names.method == "lean"
+    names, problem = plan_citations(s.project, s.store, unit, good, tmp_path / "logs")
+    assert problem is None and names.method == "warm" and not names.dropped, names  # lean_lookup on the double
     assert names.found == {"Group": "Group", "Nat.irreducible_iff_nat_prime": "Nat.irreducible_iff_nat_prime"}
-    # a library name the model made up, and one that is a lemma's cite: each named, nothing accepted
+    # a library name the model made up, and a lemma's cite: each dropped with the reason, nothing accepted
     bad = _dag({"name": "IsGroupLike", "kind": "def", "statement": "a group", "library": "Grp.IsGroupish"},
                {"name": "q", "kind": "theorem", "statement": "q", "cites": ["Nat.prime_of_everything"]})
-    names, problem = cited_names_problem(s.project, s.store, unit, bad, tmp_path / "logs")
-    assert "library definition(s) named in `library` not found in the compiled environment (Lean): Grp.IsGroupish" \
-        in problem and "cited lemma(s) not found in the compiled environment (Lean): Nat.prime_of_everything" in problem
+    names, problem = plan_citations(s.project, s.store, unit, bad, tmp_path / "logs")
+    assert problem is None and not names.found
+    assert set(names.dropped) == {"Grp.IsGroupish", "Nat.prime_of_everything"}
+    assert "not found in the unit's environment (Unknown identifier `Grp.IsGroupish`)" == names.dropped["Grp.IsGroupish"]
     theorem = _dag({"name": "t", "kind": "theorem", "statement": "t", "library": "Group"})
-    assert "gives `library` for theorem node(s) ['t']" in cited_names_problem(s.project, s.store, unit, theorem,
-                                                                                tmp_path / "logs")[1]
+    assert "gives `library` for theorem node(s) ['t']" in plan_citations(s.project, s.store, unit, theorem,
+                                                                         tmp_path / "logs")[1]
 
 
 def test_an_adopted_package_keeps_its_own_mathlib_and_the_project_reads_it_in_place(fake_lake, tmp_path):

@@ -205,8 +205,8 @@ def test_review_verdict_must_agree_with_its_objections(tmp_path, no_lake):
 
 # -- Planner -------------------------------------------------------------------------------------
 
-def planned(tmp_path, plan: list[str]):
-    project, gateway = project_with(tmp_path)
+def planned(tmp_path, plan: list[str], toml: str = ""):
+    project, gateway = project_with(tmp_path, toml)
     ingest(project, gateway)
     model = Scripted(reason=PROOF, reason_review=SOUND, plan=plan)
     engine = Engine(project, gateway, providers=lambda stage: model)
@@ -218,16 +218,63 @@ def test_planner_cited_lemma_missing_without_toolchain_gets_a_repair(tmp_path, n
     project, gateway, model, run = planned(tmp_path, [plan_reply(cites=["Int.emod_two_eq"]), plan_reply()])
     assert run.status is RunStatus.SUCCEEDED
     repair = model.sent("plan")[1].messages[-1].content
-    assert "cited lemma(s) not found among the upstream units' declarations (no Lean toolchain): Int.emod_two_eq" in repair
+    assert "not found among the upstream units' declarations (no Lean toolchain" in repair and "Int.emod_two_eq" in repair
+    gateway.close()
+
+
+def test_a_cited_name_that_does_not_exist_is_dropped_and_reaches_no_later_prompt(tmp_path, no_lake):
+    """The model keeps a made-up name after its one repair turn: the plan check accepts the plan,
+    drops the name (``lemma_names.json`` and the reason say which and why), and the prove prompt
+    shows neither the name in the blueprint nor in the library section."""
+    made_up = "Int.emod_two_eq_made_up"
+    reply = json.loads(plan_reply(cites=[made_up]))
+    reply["blueprint"] = f"## plan\nUse `{made_up}` and then {made_up} again."
+    project, gateway = project_with(tmp_path)
+    ingest(project, gateway)
+    gateway.checks[Stage.AUDIT] = freeze_root
+    model = Scripted(reason=PROOF, reason_review=SOUND, plan=json.dumps(reply),
+                     prove=json.dumps({"plan": "p", "lean": DEF_SCAFFOLD, "done": True}))
+    engine = Engine(project, gateway, providers=lambda stage: model)
+    engine.step("def-a", Stage.REASON)
+    run = engine.step("def-a", Stage.PLAN)
+    assert run.status is RunStatus.SUCCEEDED, run.reason
+    assert len(model.sent("plan")) == 2  # one repair turn naming it, then the check decides
+    assert f"dropped 1 name(s) that do not exist (never shown to a later prompt): {made_up} (not found" in run.reason
+    names = json.loads((project.paths.unit("def-a") / "lemma_names.json").read_text())
+    assert names["method"] == "upstream" and list(names["dropped"]) == [made_up] and names["found"] == {}
+    assert made_up in (project.paths.unit("def-a") / "blueprint.md").read_text()  # the plan as written is kept
+    audit = gateway.begin("def-a", Stage.AUDIT, 3)
+    (project.paths.root / audit.attempt_dir / "audit").mkdir(parents=True)
+    (project.paths.root / audit.attempt_dir / "audit" / "record.json").write_text("{}")
+    assert gateway.finish(audit).status is RunStatus.SUCCEEDED
+    engine.step("def-a", Stage.PROVE)
+    prompt = "\n".join(m.content for m in model.sent("prove")[0].messages)
+    assert made_up not in prompt and "(a name that does not exist, removed by Fyan)" in prompt
     gateway.close()
 
 
 def test_planner_cited_lemma_checked_in_the_environment_with_a_toolchain(tmp_path, fake_lake):
+    """With a toolchain: ``lean_lookup`` on a warm server of the unit (the double answers
+    ``#check`` from its constants), resolving a short name through the namespaces the unit opens."""
     fake_lake.scenario({"constants": ["Int.emod_two_eq"]})
     project, gateway, model, run = planned(tmp_path, [plan_reply(cites=["Int.emod_two_eq"])])
     assert run.status is RunStatus.SUCCEEDED, run.reason
     names = json.loads((project.paths.unit("def-a") / "lemma_names.json").read_text())
+    assert names["method"] == "warm" and names["found"] == {"Int.emod_two_eq": "Int.emod_two_eq"}
+    assert "found in the unit's environment (Lean, warm language server)" in run.reason
+    probes = [json.loads(x) for x in (project.paths.root / run.attempt_dir / "names-lookup.jsonl").read_text().splitlines()]
+    assert {(p["tool"], p["input"]["name"], p["status"]) for p in probes} == {("lean_lookup", "Int.emod_two_eq", "ok")}
+    gateway.close()
+
+
+def test_without_a_warm_server_the_trusted_inspector_looks_cited_names_up(tmp_path, fake_lake):
+    fake_lake.scenario({"constants": ["Int.emod_two_eq"]})
+    project, gateway, model, run = planned(tmp_path, [plan_reply(cites=["Int.emod_two_eq"])],
+                                           "[lean]\nwarm_servers = 0\n")
+    assert run.status is RunStatus.SUCCEEDED, run.reason
+    names = json.loads((project.paths.unit("def-a") / "lemma_names.json").read_text())
     assert names["method"] == "lean" and names["found"] == {"Int.emod_two_eq": "Int.emod_two_eq"}
+    assert "no warm language server ([lean] warm_servers = 0)" in names["problem"]
     # looked up by the trusted inspector (`<inspector> … --name …`) in a gate workspace
     lookups = [c for c in fake_lake.calls() if c["argv"][:1] == ["fyan-inspector"] and "--name" in c["argv"]]
     assert lookups and "Int.emod_two_eq" in lookups[0]["argv"] and "/.fyan/gate/def-a/names" in lookups[0]["cwd"]

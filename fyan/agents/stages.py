@@ -46,7 +46,7 @@ from fyan.agents.session import StageSession
 from fyan.errors import ModelOutputError
 from fyan.audit.record import AuditResult
 from fyan.models.gate_report import GateReport
-from fyan.gates.stages import cited_names_problem, frozen_problems, provenance_block
+from fyan.gates.stages import frozen_problems, provenance_block
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
 from fyan.lakepackage.package import model_part, render_unit_file, unit_module, unit_namespace, upstream
@@ -210,33 +210,62 @@ def _repair_request(u: UnitContext) -> str:
 
 def _library(u: UnitContext) -> str:
     """The "Library in scope" section (``fyan.lean.mathlib.library_prompt``), with the library
-    definitions the unit's plan maps its definition nodes to — only names the plan's check found
-    in the compiled environment (``lemma_names.json``), never a name as a model wrote it."""
+    definitions the unit's plan maps its definition nodes to and the existing lemmas it cites —
+    only names the plan's check found (``lemma_names.json``, ``fyan.audit.citations``), never a
+    name as a model wrote it: a dropped name is in no prompt."""
+    from fyan.audit import citations
     from fyan.lean.mathlib import library_prompt
 
     text = library_prompt(u.project.config.lean, u.project.config.adopt.package_name)
     try:
         dag = LemmaDag.model_validate_json(u.read("lemma_dag.json") or "")
-        found = json.loads(u.read("lemma_names.json") or "{}").get("found", {})
     except (ValueError, OSError):
         return text
+    check = citations.read(u.project.paths.unit(u.unit.id))
+    found = check.found if check is not None else {}
     mapped = [f"- `{n.name}` is the library's `{found[n.library]}`" for n in dag.nodes
               if n.library and n.library in found]
     if mapped:
         text += "\n\nThe plan's definitions that are library definitions (found in the compiled environment):\n" \
                 + "\n".join(mapped)
+    lemmas = citations.prompt_lines(dag, check)
+    if lemmas:
+        text += "\n\nExisting lemmas the plan cites (looked up " + (check.describe() if check else "") + "):\n" \
+                + "\n".join(lemmas)
     return text
 
 
+def _blueprint(u: UnitContext) -> str:
+    """``blueprint.md`` for a prompt: without its provenance block, and with every name the plan
+    check dropped replaced by a note (``fyan.audit.citations.scrub``)."""
+    from fyan.audit import citations
+
+    text = (u.read("blueprint.md") or "").replace(u.provenance, "").strip()
+    return citations.scrub(text, citations.read(u.project.paths.unit(u.unit.id)))
+
+
 def plan(s: StageSession, u: UnitContext) -> None:
+    from fyan.audit.citations import cited
+    from fyan.gates import citations
+
+    asked_once: set[str] = set()
+
     def names(reply: PlanReply) -> list[str]:
-        check, problem = cited_names_problem(u.project, u.store, u.unit, reply.lemma_dag, u.attempt_dir)
-        if check is not None:
-            u.write("lemma_names.json", check.model_dump_json(indent=2) + "\n")
-        if problem is None:
+        """Form errors of the citations, and once per name, the names that do not exist (looked
+        up as the check does): the model may fix them; what it keeps is dropped by the check."""
+        problem = citations.form_problem(reply.lemma_dag)
+        if problem is not None:
+            return [f"lemma_dag.nodes: {problem}"]
+        fresh = [n for n in cited(reply.lemma_dag) if n not in asked_once]
+        if not fresh:
             return []
-        return [f"lemma_dag.nodes: {problem}. Cite only declarations that exist (upstream units' names as listed, "
-                "Lean core, imported libraries), or add the lemma as a node of the DAG and prove it"]
+        asked_once.update(fresh)
+        check = citations.look_up(u.project, u.store, u.unit, fresh, log_dir=u.attempt_dir)
+        if not check.dropped:
+            return []
+        return [f"lemma_dag.nodes: not found {check.describe()}: {', '.join(check.dropped)}. Cite only declarations "
+                "that exist (upstream units' names as listed, Lean core, imported libraries), or add the lemma as a "
+                "node of the DAG and prove it; names that do not exist are dropped from the plan"]
 
     problem = u.statement_tex
     adoption = u.store.adoptions().get(u.unit.id)
@@ -308,7 +337,7 @@ def prove(s: StageSession, u: UnitContext) -> None:
     values = {
         "unit": u.unit.id, "kind": u.unit.kind, "namespace": u.namespace, "problem": u.statement_tex,
         "proof": (u.read("proof.md") or "").replace(u.provenance, "").strip(),
-        "blueprint": (u.read("blueprint.md") or "").replace(u.provenance, "").strip(),
+        "blueprint": _blueprint(u),
         "statement": model_part(u.read("Statement.lean") or ""), "frozen": _frozen(u),
         "library": _library(u), "upstream": u.upstream(), "feedback": _gate_feedback(u), "guidance": u.guidance(),
         "previous": NONE,
@@ -427,15 +456,39 @@ def _frozen_refuted(u: UnitContext) -> bool:
 def _prove_in_workspace(s: StageSession, u: UnitContext, values: dict[str, str], current: str) -> tuple[str, str, bool]:
     """One command-agent iteration: the agent edits Basic.lean in the unit workspace; its
     change is the candidate (the model-written part, re-rendered by Fyan)."""
+    from fyan.prover import agent_mcp
+
     ws = prepare_workspace(u.project, u.unit, {"Basic": current}, store=u.store)
     rel = ws.module_file(unit_module(u.project, u.unit, "Basic")).relative_to(ws.root).as_posix()
     (ws.root / VERDICT_FILE).unlink(missing_ok=True)  # an earlier attempt's verdict is not this one's
+    tools = agent_mcp.prepare(u.project, u.store, u.unit, ws.root)  # the prover tools over MCP, if a toolchain
     response = s.ask("prove_agent", {**values, "file": rel}, workspace=ws.root)
+    _keep_tool_log(u, ws.root / agent_mcp.CONFIG_DIR / "tools.jsonl", tools)
     record_workspace_verdict(u, response.files)
     changed = response.files.get(rel)
     if changed is None:
         return current, response.text.strip(), False
     return render_unit_file(u.project, u.store, u.unit, model_part(changed), "Basic"), response.text.strip(), False
+
+
+def _keep_tool_log(u: UnitContext, log: Path, tools) -> None:
+    """Move the prover server's call log of one command-agent iteration (written inside the
+    agent's sandbox, so the agent could have changed it: a record for people, never evidence)
+    into the attempt folder's ``tools.jsonl``; note in it why there were no tools, if so."""
+    lines = ""
+    if log.is_file() and not log.is_symlink():
+        try:
+            lines = safefile.read_text(log, limit=4 * 1024 * 1024, errors="replace")
+        except OSError:
+            lines = ""
+        log.unlink(missing_ok=True)
+    if not tools.files and tools.note:
+        lines += json.dumps({"tool": None, "status": "unavailable", "note": tools.note}) + "\n"
+    if lines:
+        path = u.attempt_dir / "tools.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(lines if lines.endswith("\n") else lines + "\n")
 
 
 def review_candidate(u: UnitContext, text: str, toolchain: Toolchain | None, iteration: int,

@@ -47,6 +47,9 @@ def unit_inputs(project: Project, store: Store, unit: UnitRecord, *, statement: 
         lean = "".join(f"\n  Lean (frozen): {f.normalized_signature}" for f in frozen)
         parts.append(f"- `{dep.id}` ({dep.kind}): " + " ".join(text.split()) + lean)
     from fyan.audit.library import redefinitions
+    from fyan.audit.citations import checked_dag, read
+
+    dag = checked_dag(dag, read(folder))  # a library name the plan check dropped is no redefinition
 
     blueprint_path = folder / "blueprint.md"
     blueprint = blueprint_path.read_text(encoding="utf-8") if blueprint_path.is_file() else ""

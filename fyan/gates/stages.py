@@ -13,9 +13,11 @@ derives (reports), statements to freeze, and where to go back to after a failure
   around the model's part, passes
   the source lints, declares every lemma-DAG node, every theorem body is ``by sorry``, no root
   is ``True``, definition units' roots are definitions, the semantic audit can read the roots'
-  statements; it compiles when a toolchain exists; every existing lemma a node ``cites`` is
-  found in the environment (``fyan.lakepackage.names``: via Lean with a toolchain, else among the
-  upstream units' declarations), reported in the derived ``lemma_names.json``;
+  statements; it compiles when a toolchain exists; every existing declaration a node ``cites``
+  or names as its ``library`` is looked up (``fyan.gates.citations``: a warm server's
+  ``lean_lookup`` with a toolchain, else the trusted inspector; without one the upstream units'
+  declarations and the declaration index): what does not exist is dropped and named in the
+  reason, and the derived ``lemma_names.json`` says which source answered;
 * audit — ``fyan.audit.decide`` re-derives the verdict from the attempt's files (source
   extraction and its check, the evidence record, S0 for a bridge); grade ≥ threshold freezes
   the roots with ``fyan.lakepackage.signatures.freeze_specs`` (normalized signature, bound files
@@ -56,7 +58,6 @@ from fyan.sandbox import safefile
 from fyan.lakepackage import trusted
 from fyan.lean.lints import errors as lint_errors
 from fyan.lean.lints import lint
-from fyan.lakepackage.names import NameCheck, check_names
 from fyan.lakepackage.package import model_part, render_unit_file, unit_module, unit_namespace
 from fyan.lakepackage.signatures import freeze_specs, signature_change
 from fyan.lean.toolchain import TOOLCHAIN_MISSING, check_pin, discover
@@ -261,11 +262,9 @@ def check_plan(ctx: CheckContext) -> CheckOutcome:
     if ok is False:
         return CheckOutcome(False, reason)
     note = reason if ok else f"not compiled ({reason})"
-    names, problem = cited_names_problem(ctx.project, ctx.store, ctx.unit, dag, ctx.attempt_dir)
-    derived = {"lemma_names.json": names.model_dump_json(indent=2).encode()} if names is not None else {}
+    derived, problem, cited = check_plan_citations(ctx, dag)
     if problem:
         return CheckOutcome(False, problem, derived=derived)
-    cited = f"; {len(names.found)} cited lemma(s) found {names.describe()}" if names is not None and names.found else ""
     return CheckOutcome(True, f"scaffold with {len(dag.nodes)} node(s), root(s) {', '.join(dag.roots)}; {note}{cited}",
                         derived=derived)
 
@@ -294,32 +293,19 @@ def refuted_plan_problem(ctx: CheckContext, dag: LemmaDag) -> str | None:
             + ". Drop or correct these lemmas; keep the others")
 
 
-def cited_names_problem(project, store, unit, dag: LemmaDag, log_dir: Path) -> tuple[NameCheck | None, str | None]:
-    """Check the lemma names the lemma DAG ``cites`` (``fyan.lakepackage.names``): (the check or None
-    when nothing is cited, a failure reason or None). A cited name must not be a node of the
-    DAG itself (that is ``uses``)."""
-    nodes = {n.name for n in dag.nodes}
-    cites = list(dict.fromkeys(c for n in dag.nodes for c in n.cites))
-    library = list(dict.fromkeys(n.library for n in dag.nodes if n.library))
-    theorems = [n.name for n in dag.nodes if n.library and n.kind == "theorem"]
-    if theorems:
-        return None, f"lemma DAG gives `library` for theorem node(s) {theorems}: it names the library definition a " \
-                     "definition node is; a theorem's existing lemmas go in `cites`"
-    if not cites and not library:
-        return None, None
-    clash = [c for c in cites + library if c in nodes]
-    if clash:
-        return None, f"lemma DAG cites its own node(s) {clash}: list them in `uses`"
-    names = check_names(project, store, unit, list(dict.fromkeys(cites + library)), log_dir=log_dir)
-    missing_lib = [n for n in names.missing if n in library]
-    missing_cites = [n for n in names.missing if n not in library]
-    problems = []
-    if missing_cites:
-        problems.append(f"cited lemma(s) not found {names.describe()}: {', '.join(missing_cites)}")
-    if missing_lib:
-        problems.append(f"library definition(s) named in `library` not found {names.describe()}: "
-                        f"{', '.join(missing_lib)}")
-    return names, "; ".join(problems) or None
+def check_plan_citations(ctx: CheckContext, dag: LemmaDag) -> tuple[dict[str, bytes], str | None, str]:
+    """The plan check's citations (``fyan.gates.citations``): every name a node ``cites`` or maps
+    to the ``library`` is looked up in the unit's environment; what does not exist is dropped
+    (never reaches a later prompt) and named in the reason. Returns (derived files: the lookup as
+    ``lemma_names.json``; a form problem that refuses the plan, or None; a clause for the reason,
+    "" when nothing is cited)."""
+    from fyan.audit.citations import FILE, dumps
+    from fyan.gates import citations
+
+    check, problem = citations.plan_citations(ctx.project, ctx.store, ctx.unit, dag, ctx.attempt_dir)
+    if problem is not None or check is None:
+        return {}, problem, ""
+    return {FILE: dumps(check)}, None, "; " + check.summary() if check.summary() else ""
 
 
 def _audit_readable(ctx: CheckContext, text: str, roots: list[str]) -> str | None:

@@ -677,7 +677,7 @@ def run_inspector(
     name: str = "inspect", modules: Sequence[str] = (), names: Sequence[str] = (), imports: Sequence[str] = (),
     black_box: Sequence[str] = (), search_path: Sequence[Path] = (), local_prefix: str = "",
     confinement: Confinement | None = None, lean_env: dict[str, str] | None = None,
-    follow_references: bool = False,
+    follow_references: bool = False, declarations: Path | None = None,
 ) -> Inspection:
     """Run the inspector in ``workspace`` — with ``lean_env`` (``LEAN_PATH`` and ``LEAN_SYSROOT``
     of ``fyan.lean.compile.LeanSetup.environment``) when given, else under ``lake env`` (a Lake
@@ -689,7 +689,9 @@ def run_inspector(
     Never raises: a changed executable, a crash, a timeout, no report, a report in another
     format or from another Lean version, or a module the environment lacks is ``problem``.
     ``follow_references``: each found lookup reports the reference graph of the ``imports``
-    modules reachable from it (``InspectedLookup.references``)."""
+    modules reachable from it (``InspectedLookup.references``). ``declarations``: also write
+    every non-internal constant of the environment to that file (inside ``out_dir``, which the
+    confinement lets it write), read by ``fyan.prover.environment.read_inspector_list``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     out = (out_dir / f"{name}.json").resolve()
     out.unlink(missing_ok=True)
@@ -712,6 +714,8 @@ def run_inspector(
         argv += ["--local-prefix", local_prefix]
     if follow_references:
         argv.append("--follow-references")
+    if declarations is not None:
+        argv += ["--declarations", str(declarations)]
     if confinement is None:
         confinement = inspector_confinement(build, toolchain, workspace, config=config, out_dir=out_dir,
                                             search_path=search_path, lean_env=lean_env)

@@ -145,9 +145,11 @@ class Critic:
                     diagnostics += "\n\nLast gate report:\n" + "\n".join(f"- {c['name']}: {c['reason']}" for c in bad)
             except (ValueError, KeyError):
                 pass
+        from fyan.audit import citations  # a name the plan check dropped is in no prompt
+
         frozen = "\n".join(f"- `{f.decl}`: `{f.normalized_signature}`" for f in self.gateway.store.freezes(unit)) or NONE
         return {"unit": unit, "kind": record.kind, "trigger": trigger, "problem": read("problem.tex") or NONE,
-                "blueprint": read("blueprint.md") or NONE, "frozen": frozen, "proof": proof,
+                "blueprint": citations.scrub(read("blueprint.md") or NONE, citations.read(udir)), "frozen": frozen, "proof": proof,
                 "diagnostics": diagnostics}
 
     def review(self, unit: str, trigger: str, runs: list[StageRun], number: int) -> str:

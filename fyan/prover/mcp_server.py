@@ -136,30 +136,34 @@ def build_server(prover: Prover):
 
 
 def config_for_unit(project_dir: Path, unit_id: str) -> ProverConfig:
-    """The config of ``unit_id`` in the project at ``project_dir``: its toolchain (``discover``,
-    ``resolve_setup``), the warm-server search path and confinement of ``fyan.lakepackage.pool.unit_spec``,
-    the unit file's header and the text around its model part. Raises ``ValueError`` with the
-    reason."""
+    """The config of ``unit_id`` in the project at ``project_dir`` (``unit_config``). Raises
+    ``ValueError`` with the reason."""
     from fyan.project import Project
     from fyan.state.store import Store
 
     project = Project.open(project_dir)
     store = Store(project.paths.db)
-    unit = store.unit(unit_id)
-    if unit is None:
-        raise ValueError(f"no unit {unit_id!r} in {project_dir}")
-    index = project.paths.state / "declarations.sqlite"
-    return unit_config(project, store, unit, log=project.paths.attempts / unit_id / "tools.jsonl",
-                       index=index if index.is_file() else None)
+    try:
+        unit = store.unit(unit_id)
+        if unit is None:
+            raise ValueError(f"no unit {unit_id!r} in {project_dir}")
+        return unit_config(project, store, unit)
+    finally:
+        store.close()
 
 
-def unit_config(project, store, unit, *, log: Path | None, index: Path | None) -> ProverConfig:
-    """``config_for_unit`` on an opened project, store and unit record (the Formalizer's tool
-    loop builds its tools from it: ``fyan.agents.prove_tools``). Raises ``ValueError``."""
+def unit_config(project, store, unit, *, log: Path | None = None, index: Path | None = None) -> ProverConfig:
+    """The config of ``unit`` (a ``UnitRecord``) of an opened project: its toolchain
+    (``discover``, ``resolve_setup``), the warm-server search path and confinement of
+    ``fyan.lakepackage.pool.unit_spec``, the unit file's header and the text around its model part;
+    ``log``: the call log (default the unit's ``attempts/<unit>/tools.jsonl``), ``index``: the
+    declaration index (default ``.fyan/declarations.sqlite`` when it exists). The Formalizer's
+    tool loop (``fyan.agents.prove_tools``) and the command agent's MCP set-up build their tools
+    from it. Raises ``ValueError`` with the reason."""
     from fyan.lakepackage.package import MODEL_BEGIN, MODEL_END, render_unit_file
     from fyan.lakepackage.pool import header_of, unit_spec
-    from fyan.lean.toolchain import discover
     from fyan.lakepackage.trusted import GateEnvironmentError, resolve_setup
+    from fyan.lean.toolchain import discover
 
     found = discover(project.config.lean)
     if found.toolchain is None:
@@ -174,6 +178,11 @@ def unit_config(project, store, unit, *, log: Path | None, index: Path | None) -
     before, after = text.split(marker, 1)
     header = header_of(before)
     preamble = before[before.index(header.split("\n")[-1]) + len(header.split("\n")[-1]):] if header else before
+    if log is None:
+        log = project.paths.attempts / unit.id / "tools.jsonl"
+    if index is None:
+        default = project.paths.state / "declarations.sqlite"
+        index = default if default.is_file() else None
     return ProverConfig(unit=unit.id, lean=str(setup.lean), githash=setup.githash, search_path=list(search),
                         options=list(setup.options), header=header,
                         preamble=preamble.rstrip("\n").removesuffix(MODEL_BEGIN).strip("\n"),

@@ -277,6 +277,14 @@ class DeclarationIndex:
                               (_quote(name), name)).fetchone()
         return row[0] if row else None
 
+    def lookup(self, name: str) -> Hit | None:
+        """The declaration named exactly ``name`` (its record, rank 0), or None."""
+        row = self.db.execute("SELECT name, kind, module, shown, doc FROM decls WHERE name MATCH ? AND name = ? LIMIT 1",
+                              (_quote(name), name)).fetchone()
+        if row is None:
+            return None
+        return Hit(name=row[0], kind=row[1], module=row[2], signature=row[3], docstring=row[4], rank=0.0)
+
     def search(self, query: str, *, limit: int = 10) -> SearchResult:
         """Ranked declarations for words or a type pattern (module docstring)."""
         limit = max(1, min(limit, 100))

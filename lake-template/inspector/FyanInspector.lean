@@ -25,6 +25,7 @@ Usage (run through `lake env`, which sets `LEAN_PATH` and `LEAN_SYSROOT`):
 
     fyan-inspector --out FILE --nonce HEX [--module M]... [--name N]... [--import M]...
                    [--black-box N]... [--search-path DIR]... [--local-prefix P] [--follow-references]
+                   [--declarations FILE]
 
 It writes one JSON object to FILE (format `fyan-inspector/3`; the schema, every field required,
 is `fyan/lean/inspector.py`), echoing `--nonce`:
@@ -62,6 +63,9 @@ report says why); Fyan fails closed on it.
 `--black-box N`: the axioms of `N` are reported for `N` itself but not passed on to the
 declarations that use `N` (SA-Pass judges a checker without the candidate's own proof).
 `--search-path DIR`: extra folders searched for `.olean` files before `LEAN_PATH`.
+`--declarations FILE`: also write every non-internal constant of the environment (the `--import`
+modules and what they import) to FILE, one JSON line each (`declarationLines`): the list the
+declaration search's index is built from, once per toolchain and dependency set.
 -/
 
 open Lean
@@ -85,6 +89,7 @@ structure Args where
   followReferences : Bool := false
   out : Option System.FilePath := none
   nonce : String := ""
+  declarations : Option System.FilePath := none
 
 /-- A declaration name written on the command line: components separated by `.`, a component
 written in `«»` taken verbatim. -/
@@ -119,6 +124,7 @@ def parseArgs (a : Args) : List String → Except String Args
   | "--follow-references" :: rest => parseArgs { a with followReferences := true } rest
   | "--out" :: v :: rest => parseArgs { a with out := some ⟨v⟩ } rest
   | "--nonce" :: v :: rest => parseArgs { a with nonce := v } rest
+  | "--declarations" :: v :: rest => parseArgs { a with declarations := some ⟨v⟩ } rest
   | arg :: _ => .error s!"unknown or incomplete argument '{arg}'"
 
 /-- The kind of a constant, as Fyan names it. The match is exhaustive: a constructor added to
@@ -657,6 +663,33 @@ def blueprintJson (ctx : Ctx) : Json := Id.run do
     ("extension", toJson blueprintExtName.toString),
     ("layout_problem", toJson problem),
     ("entries", Json.arr out)]
+/-- `--declarations FILE`: one JSON line per constant of the environment whose name is not
+internal (`Name.isInternal`: no component starting with `_`, so no `_private` names and no
+`_proof_N`/`_auxLemma` auxiliaries; matchers such as `f.match_1` are kept), module by module in the order of `moduleNames`: its `name`, `kind`,
+`module` and `signature` (the name, ` : `, and the type as `type_pp` prints it: Lean's plain
+expression printer, no notation and no delaborator of the environment, which would be code of
+the imports). The first line is `{format, nonce, count}`. Fyan adds the toolchain and
+dependency key and reads it strictly (`fyan/prover/environment.py`). -/
+def declarationLines (ctx : Ctx) : Array String := Id.run do
+  let mut out : Array String := #[]
+  for i in [0:ctx.env.header.moduleData.size] do
+    let data := ctx.env.header.moduleData[i]!
+    for ci in data.constants do
+      unless ci.name.isInternal do
+        out := out.push (Json.mkObj [
+          ("name", toJson ci.name.toString),
+          ("kind", toJson (kindName ci)),
+          ("module", toJson (ctx.moduleText ci.name)),
+          ("signature", toJson (ci.name.toString ++ " : " ++ truncate (toString ci.type) 2000))]).compress
+  return out
+
+def writeDeclarations (ctx : Ctx) (nonce : String) (path : System.FilePath) : IO Unit := do
+  let lines := declarationLines ctx
+  IO.FS.withFile path .write fun h => do
+    h.putStrLn (Json.mkObj [("format", toJson "fyan-inspector-declarations/1"), ("nonce", toJson nonce),
+                            ("count", toJson lines.size)]).compress
+    for line in lines do
+      h.putStrLn line
 
 def header (nonce : String) : List (String × Json) :=
   [("format", toJson format), ("nonce", toJson nonce), ("lean_version", toJson Lean.versionString),
@@ -679,6 +712,8 @@ def run (a : Args) : IO Json := do
       interest := interest.push n
   let black := a.blackBox.foldl (fun s n => s.insert n) ({} : NameSet)
   let reach := transitiveMarks env interest black
+  if let some path := a.declarations then
+    writeDeclarations ctx a.nonce path
   let home : Option NameSet :=
     if a.followReferences then some (a.imports.foldl (fun s m => s.insert m) ({} : NameSet)) else none
   return Json.mkObj (header a.nonce ++ [

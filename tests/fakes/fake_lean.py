@@ -31,7 +31,9 @@ one processing range, ``$/lean/fileProgress`` with none (kind 2 ``fatalError`` w
 missing), then ``textDocument/publishDiagnostics`` of that version (the reporter's order when it
 never blocked), ``textDocument/waitForDiagnostics`` answered after them, ``$/lean/plainGoal``
 (null: the double has no tactic state) and ``$/lean/plainTermGoal`` at a ``sorry`` token (the
-goal is a stand-in: ``⊢`` and the declaration's stated type), ``shutdown``/``exit``. The header is
+goal is a stand-in: ``⊢`` and the declaration's stated type), ``textDocument/hover`` (null),
+``#check NAME`` lines answered from the scenario's ``constants`` (``_check_lines``),
+``shutdown``/``exit``. The header is
 "imported" (looked up on ``LEAN_PATH`` as a compile does) once per header, sleeping
 ``server.import_s``; diagnostics are the compile's (sorry warnings, missing imports) plus, for a
 failing ``build`` scenario, its ``output`` lines ``error: <file>:<line>:<col>: <text>`` (the
@@ -248,12 +250,65 @@ def server_diagnostics(text: str, sc: dict) -> tuple[list[dict], bool, str]:
                 found = True
         if not found:
             out.append(diag(1, 0, 1, (str(spec.get("output", "")).strip().splitlines() or ["error"])[0]))
+    out += _check_lines(text, sc, diag)
     if sc.get("sorry_warnings", True) and "set_option warn.sorry false" not in text:
         for n, line in enumerate(strip_comments(text).splitlines(), start=1):
             m = re.search(r"\bsorry\b", line)
             if m:
                 out.append(diag(n, m.start(), 2, "declaration uses `sorry`", m.end()))
     return out, False, module
+
+
+def _imported_declarations(modules: list[str]) -> set[str]:
+    """Full names declared by the modules the header imports and what they import, read from
+    the double's ``.olean`` files on ``LEAN_PATH`` (their recorded source, scanned as the fake
+    inspector scans it)."""
+    from fyan.lean.declarations import scan
+
+    seen: set[str] = set()
+    names: set[str] = set()
+    todo = list(modules)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        rel = Path(*module.split(".")).with_suffix(".olean")
+        hit = next((d / rel for d in lean_path() if (d / rel).is_file()), None)
+        try:
+            source = json.loads(hit.read_text()).get("source", "") if hit is not None else ""
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        names |= {d.full_name for d in scan(source) if d.full_name}
+        todo += imports_of(source)
+    return names
+
+
+def _check_lines(text: str, sc: dict, diag) -> list[dict]:
+    """``#check NAME`` lines (the prover's ``lean_lookup`` probe), answered as the real core Lean
+    4.35.0 answers them (docs/lean-contract.md, "The language server": ``#check`` of a constant):
+    an information message at the line, the signature beginning with the *full* name, the name
+    resolved through the ``open`` lines and the ``namespace`` above it; else the error ``Unknown
+    identifier `NAME` ``. The environment's constants are the scenario's ``constants`` and the
+    declarations of the imported modules (``_imported_declarations``)."""
+    constants = set(sc.get("constants", [])) | _imported_declarations(imports_of(text))
+    opened: list[str] = []
+    out = []
+    for n, line in enumerate(text.split("\n"), start=1):
+        if m := re.match(r"^\s*(?:open|namespace)\s+(.+)$", line):
+            opened += m.group(1).split()
+            continue
+        m = re.match(r"^#check\s+(\S+)\s*$", line)
+        if not m:
+            continue
+        name = m.group(1)
+        tried = [name[len("_root_."):]] if name.startswith("_root_.") else [name] + [f"{o}.{name}" for o in opened]
+        full = next((c for c in tried if c in constants), None)
+        if full is None:
+            out.append(diag(n, 0, 1, f"Unknown identifier `{name}`", len(line)))
+        else:
+            out.append(diag(n, 0, 3, f"{full} : Prop", len("#check")))
+    return out
 
 
 def serve(args: list[str], sc: dict) -> int:
@@ -326,6 +381,8 @@ def serve(args: list[str], sc: dict) -> int:
             answer(msg_id, None)
         elif method == "$/lean/plainTermGoal":
             answer(msg_id, term_goal(params["textDocument"]["uri"], params["position"]))
+        elif method == "textDocument/hover":
+            answer(msg_id, None)  # no hover text: a lookup's module then comes from the declaration index
         elif method == "shutdown":
             answer(msg_id, None)
         elif method == "exit":

@@ -58,8 +58,11 @@ from fyan.errors import ConfigError, ProviderError
 from fyan.sandbox import safefile
 from fyan.sandbox.runner import (Confinement, ProcessGroup, confine, confined_environment, home_dir, sandbox_tmpdir,
                               strip_set_id_bits, toolchain_paths)
+from fyan.prover.agent_mcp import CONFIG_DIR, read_only_paths
 
-SKIP_DIRS = {".lake", ".git", ".sandbox-tmp"}
+#: folders of a workspace whose files are never response files: Lake's outputs, git, the sandbox's
+#: temporary folder and the prover server's configuration, scratch and log (``fyan.prover.agent_mcp``)
+SKIP_DIRS = {".lake", ".git", ".sandbox-tmp", ".fyan-prover"}
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
@@ -157,6 +160,8 @@ class CommandAgentProvider(Provider):
         if self.project_root is not None:
             readable.append(self.project_root / "lean")
         readable += toolchain_paths(self.lake, hidden=hidden) + self.readable
+        # what the prover tools' MCP server (started by the agent, inside this sandbox) reads
+        readable += read_only_paths(self.project_root, hidden)
         return Confinement(writable=(cwd, *self.writable), read_only=tuple(readable), hidden=tuple(hidden),
                            network=self.network)
 
@@ -179,6 +184,9 @@ class CommandAgentProvider(Provider):
         env = confined_environment(pass_env=self.pass_env, extra={
             "FYAN_STAGE": request.stage, "FYAN_UNIT": request.unit or "", "FYAN_PROMPT": request.prompt,
             "FYAN_WORKSPACE": str(cwd.resolve())})
+        mcp_config = cwd / CONFIG_DIR / "mcp.json"
+        if mcp_config.is_file() and not mcp_config.is_symlink():  # written by Fyan for the prove stage
+            env["FYAN_MCP_CONFIG"] = str(mcp_config.resolve())
         if request.json_schema is not None:
             env["FYAN_REPLY_SCHEMA"] = json.dumps(request.json_schema)
         confinement = self.confinement(cwd)
