@@ -148,7 +148,7 @@ def _check_negation(ctx: CheckContext, statement: str, decl: declarations.Declar
                     verdict: Verdict) -> tuple[bool, str]:
     from fyan.lean.toolchain import discover
     from fyan.lean.trusted import GateEnvironmentError, resolve_setup
-    from fyan.lean.workspace import compile_candidate, prepare_workspace
+    from fyan.lean.workspace import clear_build, compile_candidate, prepare_workspace
 
     expected = negation(decl)
     stated = declarations.normalize(verdict.negation_statement)
@@ -166,9 +166,10 @@ def _check_negation(ctx: CheckContext, statement: str, decl: declarations.Declar
     ws = prepare_workspace(ctx.project, ctx.unit, {REFUTATION_PART: text}, store=ctx.store)
     module = unit_module(ctx.project, ctx.unit, REFUTATION_PART)
     try:
+        clear_build(ws)  # nothing an agent left in its workspace's build folder is on the search path
         setup = resolve_setup(ctx.project, disc.toolchain, ctx.attempt_dir)
         result = compile_candidate(ctx.project, ws, setup, module, ctx.attempt_dir, "refutation-build")
-    except GateEnvironmentError as e:
+    except (GateEnvironmentError, OSError) as e:
         return False, f"the refutation could not be compiled (not checked): {e}"
     finally:
         ws.module_file(module).unlink(missing_ok=True)  # never part of the unit's module set
