@@ -181,3 +181,35 @@ def test_the_lints_refuse_sorry_ax_however_it_is_qualified():
         assert "sorry" in {f.rule for f in findings}, text
     for honest in ("theorem t : True := Foo.sorry_lemma", "theorem t : True := h.admit_x"):
         assert not [f for f in lint(honest) if f.rule == "sorry"] and lint_errors(lint(honest)) == [], honest
+
+
+# -- the verdict file and the lemma it names ---------------------------------------------------
+
+def test_a_verdict_on_a_frozen_root_is_refused_even_when_the_plan_no_longer_lists_it_as_a_root(tmp_path, fake_lake):
+    """The freeze, not the Planner's lemma DAG, says what is a root (control: the planned lemma)."""
+    project, _, ctx = planned(tmp_path)
+    dag_file = project.paths.unit("def-a") / "lemma_dag.json"
+    dag = json.loads(dag_file.read_text())
+    dag_file.write_text(json.dumps({**dag, "roots": ["twice"]}))
+    give(ctx, {**REFUTE, "lemma": "root_thm", "negation_proof": "fun h => absurd (h 0) (by decide)"})
+    out = check_verdict(ctx)
+    assert out is not None and out.failure_kind is FailureKind.CHECK and "root_thm is a frozen root" in out.reason
+    give(ctx, REFUTE)
+    assert check_verdict(ctx).failure_kind is FailureKind.REPLAN
+
+
+@pytest.mark.parametrize("lemma", ["../../Statement", "false_lemma/../root_thm", "T.DefA.false_lemma", "false_lemma "])
+def test_a_lemma_name_that_is_not_a_node_of_the_plan_is_refused(tmp_path, fake_lake, lemma):
+    _, _, ctx = planned(tmp_path)
+    give(ctx, {**REFUTE, "lemma": lemma})
+    out = check_verdict(ctx)
+    assert out is not None and out.failure_kind is FailureKind.CHECK and "is not a lemma of the plan" in out.reason
+
+
+def test_a_verdict_file_that_is_a_link_is_never_read(tmp_path, fake_lake):
+    _, _, ctx = planned(tmp_path)
+    real = tmp_path / "elsewhere.json"
+    real.write_text(json.dumps(REFUTE))
+    (ctx.attempt_dir / "verdict.json").symlink_to(real)
+    out = check_verdict(ctx)
+    assert out is not None and out.failure_kind is FailureKind.CHECK and "not a regular file" in out.reason

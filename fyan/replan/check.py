@@ -84,7 +84,8 @@ def check_verdict(ctx: CheckContext) -> CheckOutcome | None:
     if verdict.lemma not in {n.name for n in dag.nodes}:
         return _refused(ctx, verdict, f"{verdict.lemma!r} is not a lemma of the plan (nodes: "
                                       f"{', '.join(n.name for n in dag.nodes)})")
-    if verdict.kind == "lemma_false" and verdict.lemma in dag.roots:
+    frozen_roots = {f.decl.split(".")[-1] for f in ctx.store.freezes(ctx.unit.id) if f.role == "root"}
+    if verdict.kind == "lemma_false" and (verdict.lemma in dag.roots or verdict.lemma in frozen_roots):
         return _refused(ctx, verdict, f"{verdict.lemma} is a frozen root, the audited statement of the document: "
                                       "a re-plan never changes it")
     ns = unit_namespace(ctx.project, ctx.unit)
