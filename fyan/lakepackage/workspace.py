@@ -111,6 +111,19 @@ def prepare_workspace(project: Project, unit: UnitRecord, files: dict[str, str],
     return ws
 
 
+def clear_build(ws: Workspace) -> None:
+    """Remove the workspace's build folder (``.fyan-build``; a link or file of that name is
+    unlinked, never followed). A compile whose result Fyan decides on (a re-plan's refutation)
+    clears it first: its ``upstream/`` folder is the first on the compile's search path, and an
+    agent working here can leave an ``.olean`` there (an ``Init.olean`` declaring an axiom, read
+    in place of the toolchain's: docs/lean-contract.md)."""
+    build = ws.root / ".fyan-build"
+    if build.is_symlink() or build.is_file():
+        build.unlink()
+    elif build.is_dir():
+        shutil.rmtree(build)
+
+
 def shared_packages_dir(package: Path, root: Path) -> str | None:
     """The project package's dependency folder (``fyan.lakepackage.package.packages_dir``) as a path
     relative to the Lake package in ``root`` (Lake joins ``packagesDir`` to the package folder),

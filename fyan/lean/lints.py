@@ -79,7 +79,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?<![\w.'])(?:Lean\.Parser\.Tactic\.)?DecideConfig(?![\w'])",
      "trusts the compiler (Lean.ofReduceBool, *._native.* axioms)"),
     ("warn-sorry-off", "error", r"(?<![\w'])warn\.sorry(?![\w'])", "silences sorry warnings"),
-    ("sorry", "warning", r"(?<![\w.'])(?:sorry|admit|sorryAx)(?![\w'])", "an unfinished proof"),
+    ("sorry", "warning", r"(?<![\w.'])(?:_root_\.)?(?:sorry|admit|sorryAx)(?![\w'])", "an unfinished proof"),
 )
 
 #: Attributes that run or replace code, or change how later code elaborates.

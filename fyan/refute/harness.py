@@ -5,8 +5,10 @@ written for the standard library only (``-S``: no site packages). What it does:
 
 1. reads ``spec.json`` (written by Fyan: the variables and their value lists, in order);
 2. forks. The *child* closes its stdin, installs an audit hook (``sys.addaudithook``: it cannot be
-   removed) that ends the child (exit 70) at any attempt to write outside the run folder, to open a
-   socket, to start a process or to load native code, then compiles and runs ``predicate.py`` and
+   removed) that ends the child (exit 70) at any attempt to write outside the run folder, to open
+   anything under ``/proc`` (however the path is spelled), to open a socket, to start a process or to
+   load native code (including an import of a module that does either without an event of its own,
+   ``NO_EVENT_MODULES``), then compiles and runs ``predicate.py`` and
    calls ``predicate(**values)`` on each input of the product of the value lists, in order, writing
    one frame per outcome to a pipe (``F i``: returned ``False`` at input ``i``; ``D n``: all ``n``
    held; ``R i msg``: raised; ``N i type``: returned something not a ``bool``; ``S msg``: does not
@@ -33,6 +35,12 @@ PATH_EVENTS = ("os.mkdir", "os.remove", "os.rmdir", "os.rename", "os.replace", "
 PROCESS_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                   "os.forkpty", "pty.spawn", "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function",
                   "os.kill", "os.killpg", "os.startfile", "webbrowser.open", "_posixsubprocess")
+#: modules that start processes or load native code *without* an audit event of their own
+#: (``_posixsubprocess.fork_exec`` raises none, and ``multiprocessing`` spawns through it; ``_ctypes``
+#: and the test extensions call C directly): importing one is the attempt (the ``import`` event)
+NO_EVENT_MODULES = ("_posixsubprocess", "multiprocessing", "_multiprocessing", "concurrent.futures.process",
+                    "_ctypes", "ctypes", "_testcapi", "_testinternalcapi", "_testmultiphase", "_testsinglephase",
+                    "_xxsubinterpreters", "_interpreters", "_xxinterpchannels", "_interpchannels", "_interpqueues")
 
 
 def leave(code=0):
@@ -63,12 +71,21 @@ def child(folder, names, lists, out):
         send("V %s %s" % (kind, detail))
         leave(70)
 
+    def in_proc(path):
+        """Whether ``path`` (as the program gave it: ``//proc``, ``/./proc``, ``../../proc``) is
+        ``/proc`` or below, resolved from the run folder."""
+        try:
+            real = os.path.realpath(os.path.join(folder, os.fsdecode(path)))
+        except (TypeError, ValueError):
+            return True
+        return real == "/proc" or real.startswith("/proc/")
+
     def hook(event, args):
         if event == "open":
             path, mode, flags = (list(args) + [None, None, None])[:3]
             if path is None or isinstance(path, int):
                 return
-            if os.fsdecode(path).startswith("/proc/"):  # another process's fds or memory (the parent's nonce)
+            if in_proc(path):  # another process's fds or memory (the parent's nonce)
                 stop("process", "opened %s" % os.fsdecode(path))
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
                 isinstance(flags, int) and flags & WRITE_FLAGS)
@@ -78,6 +95,9 @@ def child(folder, names, lists, out):
             for arg in args:
                 if isinstance(arg, (str, bytes)) and not inside(arg):
                     stop("write", "%s on %s" % (event, os.fsdecode(arg)))
+        elif event == "import" and args and isinstance(args[0], str) and (
+                args[0] in NO_EVENT_MODULES or args[0].split(".")[0] in NO_EVENT_MODULES):
+            stop("process", "imported %s" % args[0])
         elif event.startswith("socket."):
             stop("network", event)
         elif event in PROCESS_EVENTS or event.startswith("os.exec") or event.startswith("os.spawn"):

@@ -85,7 +85,8 @@ def check_verdict(ctx: CheckContext) -> CheckOutcome | None:
     if verdict.lemma not in {n.name for n in dag.nodes}:
         return _refused(ctx, verdict, f"{verdict.lemma!r} is not a lemma of the plan (nodes: "
                                       f"{', '.join(n.name for n in dag.nodes)})")
-    if verdict.kind == "lemma_false" and verdict.lemma in dag.roots:
+    frozen_roots = {f.decl.split(".")[-1] for f in ctx.store.freezes(ctx.unit.id) if f.role == "root"}
+    if verdict.kind == "lemma_false" and (verdict.lemma in dag.roots or verdict.lemma in frozen_roots):
         return _refused(ctx, verdict, f"{verdict.lemma} is a frozen root, the audited statement of the document: "
                                       "a re-plan never changes it")
     ns = unit_namespace(ctx.project, ctx.unit)
@@ -149,7 +150,7 @@ def _check_negation(ctx: CheckContext, statement: str, decl: declarations.Declar
                     verdict: Verdict) -> tuple[bool, str]:
     from fyan.lean.toolchain import discover
     from fyan.lakepackage.trusted import GateEnvironmentError, resolve_setup
-    from fyan.lakepackage.workspace import compile_candidate, prepare_workspace
+    from fyan.lakepackage.workspace import clear_build, compile_candidate, prepare_workspace
 
     expected = negation(decl)
     stated = declarations.normalize(verdict.negation_statement)
@@ -167,9 +168,10 @@ def _check_negation(ctx: CheckContext, statement: str, decl: declarations.Declar
     ws = prepare_workspace(ctx.project, ctx.unit, {REFUTATION_PART: text}, store=ctx.store)
     module = unit_module(ctx.project, ctx.unit, REFUTATION_PART)
     try:
+        clear_build(ws)  # nothing an agent left in its workspace's build folder is on the search path
         setup = resolve_setup(ctx.project, disc.toolchain, ctx.attempt_dir)
         result = compile_candidate(ctx.project, ws, setup, module, ctx.attempt_dir, "refutation-build")
-    except GateEnvironmentError as e:
+    except (GateEnvironmentError, OSError) as e:
         return False, f"the refutation could not be compiled (not checked): {e}"
     finally:
         ws.module_file(module).unlink(missing_ok=True)  # never part of the unit's module set
