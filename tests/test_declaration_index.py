@@ -56,7 +56,8 @@ def test_the_tool_loop_searches_the_projects_own_index(tmp_path, fake_lake, monk
     assert [r["status"] for r in rounds(project, run)] == ["ok"]
     answer = json.loads(server.bodies[1]["messages"][-1]["content"][0]["content"])
     assert answer["hits"][0]["name"] == "Nat.add_comm"  # from the index the inspector's list built
-    assert current_index(project) is not None and len(inspector_lists(fake_lake)) == 1
+    # built by the trusted inspector once, in the copy of the project the attempt ran on
+    assert len(inspector_lists(fake_lake)) == 1
 
 
 def test_a_failed_inspector_leaves_search_unavailable_with_the_reason(tmp_path, fake_lake, monkeypatch):
