@@ -13,9 +13,13 @@ calls (``fyan.agents.tool_loop``), one loop per Formalizer iteration, within bud
   request, hence of the replay key); where there is no Lean toolchain the ``lean_*`` tools
   answer ``status = "unavailable"`` with ``NO_TOOLCHAIN`` (the environment, not the proof), and
   without a declaration list ``search_declarations`` answers ``unavailable`` with the reason.
-* **The declaration index** is built from ``[prover] declarations`` (a ``fyan-declarations/1``
+* **The declaration index** is the project's own (``.fyan/declarations.sqlite``) when it holds
+  the current toolchain and dependency set (``fyan.prover.environment.current_index``; ``fyan
+  setup`` builds it). Else it is built from ``[prover] declarations`` (a ``fyan-declarations/1``
   list in the project; a task on another node gets it like the cassette, ``use_declarations``)
-  into a cache beside it keyed by the list's SHA-256, once.
+  into a cache beside it keyed by the list's SHA-256, once; and when no list is configured, the
+  project's own is built now by the trusted inspector (``project_index``). A failure never fails
+  the attempt: ``search_declarations`` answers ``unavailable`` with the reason.
 * **Budgets** (``[prover]``: tool calls, tokens, wall time, environment failures) hold for the
   whole attempt: each iteration's loop gets what the earlier ones left. The tool-call budget
   running out gets the model one last turn without tools (``final_turn``).
@@ -53,6 +57,7 @@ from fyan.errors import FyanError, ModelOutputError
 from fyan.agents.tool_loop import Budget, LoopResult, ToolSpec, run, tool_defs
 from fyan.prover.models import (AxiomsInput, AxiomsResult, CheckInput, CheckResult, GoalsInput, GoalsResult,
                                 LookupInput, LookupResult, ToolResult, TryInput, TryResult)
+from fyan.prover.environment import current_index, declaration_key, project_index
 from fyan.prover.search import SCHEMA, DeclarationIndex, IndexError_, SearchResult, build_index
 
 #: what a ``lean_*`` tool answers where no Lean toolchain was found (fixed words: the same
@@ -138,7 +143,15 @@ class UnitTools:
         self.index: DeclarationIndex | None = None
         self.index_problem = "no declaration list is configured ([prover] declarations)"
         listed = declarations_list(u.project)
-        if listed is not None:
+        own = current_index(u.project) if _DECLARATIONS.get() is None else None
+        if own is None and listed is None:
+            own = self._build_own(u.project)
+        if own is not None:
+            try:
+                self.index = DeclarationIndex(own, expect=declaration_key(u.project))
+            except (IndexError_, ValueError, OSError) as e:
+                self.index_problem = f"the project's declaration index cannot be read: {type(e).__name__}"
+        elif listed is not None:
             try:
                 self.index = DeclarationIndex(cached_index(listed))
             except (IndexError_, OSError) as e:  # named by its file name: the same words on every node
@@ -153,6 +166,19 @@ class UnitTools:
             self.prover = Prover(config)
             if self.index is not None:
                 self.prover.tools.module_of = self.index.module_of
+
+    def _build_own(self, project) -> Path | None:
+        """The project's index of its current key, built now by the trusted inspector
+        (``fyan.prover.environment.project_index``), or None with ``index_problem`` saying why.
+        Without a toolchain the problem keeps its words (the same answer on every such machine)."""
+        from fyan.lean.toolchain import TOOLCHAIN_MISSING
+
+        state, reason, _ = project_index(project, project.paths.logs / "declarations")
+        if state != "skipped":
+            return current_index(project)
+        if reason != TOOLCHAIN_MISSING:
+            self.index_problem = f"the project's declaration index could not be built: {reason}"
+        return None
 
     def search(self, args: SearchInput) -> SearchResult:
         if self.index is None:

@@ -677,7 +677,7 @@ def run_inspector(
     name: str = "inspect", modules: Sequence[str] = (), names: Sequence[str] = (), imports: Sequence[str] = (),
     black_box: Sequence[str] = (), search_path: Sequence[Path] = (), local_prefix: str = "",
     confinement: Confinement | None = None, lean_env: dict[str, str] | None = None,
-    follow_references: bool = False, declarations: Path | None = None,
+    follow_references: bool = False, declarations: Path | None = None, nonce: str | None = None,
 ) -> Inspection:
     """Run the inspector in ``workspace`` — with ``lean_env`` (``LEAN_PATH`` and ``LEAN_SYSROOT``
     of ``fyan.lean.compile.LeanSetup.environment``) when given, else under ``lake env`` (a Lake
@@ -691,7 +691,9 @@ def run_inspector(
     ``follow_references``: each found lookup reports the reference graph of the ``imports``
     modules reachable from it (``InspectedLookup.references``). ``declarations``: also write
     every non-internal constant of the environment to that file (inside ``out_dir``, which the
-    confinement lets it write), read by ``fyan.prover.environment.read_inspector_list``."""
+    confinement lets it write), read by ``fyan.prover.environment.read_inspector_list``.
+    ``nonce``: the nonce the run echoes (default a fresh one), given by a caller that checks the
+    declaration list's header against its own."""
     out_dir.mkdir(parents=True, exist_ok=True)
     out = (out_dir / f"{name}.json").resolve()
     out.unlink(missing_ok=True)
@@ -703,7 +705,7 @@ def run_inspector(
         return Inspection(problem=f"the trusted inspector {build.executable} does not match its recorded SHA-256 "
                                   "(changed after it was built): evidence refused; it is rebuilt on the next run",
                           executable_sha256=sha)
-    nonce = secrets.token_hex(16)
+    nonce = nonce or secrets.token_hex(16)
     argv = ([] if lean_env is not None else [str(toolchain.lake), "env"]) + [str(build.executable), "--out", str(out),
                                                                               "--nonce", nonce]
     for flag, values in (("--module", modules), ("--name", names), ("--import", imports), ("--black-box", black_box),

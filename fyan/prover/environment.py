@@ -142,3 +142,82 @@ def ensure_index(project, cache: Path, produce: Callable[[Path, str], None]) -> 
     except IndexError_:
         pass
     return build_index(listed, index), ran
+
+
+def library_imports(project) -> list[str]:
+    """The modules of the project's library environment, which the index lists: Lean core
+    (``Init``) and ``[lean] extra_imports`` (e.g. ``Mathlib``), the library modules every unit
+    imports (as the name check and the gate import them: ``fyan.lakepackage.names``)."""
+    return list(dict.fromkeys(["Init", *project.config.lean.extra_imports]))
+
+
+def inspector_producer(project, toolchain, log_dir: Path) -> Callable[[Path, str], None]:
+    """A ``produce`` for ``ensure_index``: the trusted inspector of the project's pin
+    (``fyan.lean.inspector.ensure_inspector``), run confined under ``lake env`` in the project's
+    Lake package (its fetched dependencies on the search path) on ``library_imports``, with
+    ``--declarations`` inside its out folder (``log_dir/declarations``). Raises ``IndexError_``
+    with the reason: a pin that does not match ``toolchain``, no inspector, a failed run."""
+    from fyan.lean.inspector import ensure_inspector, inspector_confinement, run_inspector
+    from fyan.lean.toolchain import check_pin
+    from fyan.sandbox.runner import Confinement
+
+    cfg = project.config.lean
+    package = project.paths.lean
+
+    def produce(path: Path, nonce: str) -> None:
+        pin = check_pin(toolchain, package)
+        if not pin.ok:
+            raise IndexError_(f"the declaration index needs the project's pinned toolchain: {pin.reason}")
+        build, why = ensure_inspector(toolchain, pin.pin or "", cfg, log_dir)
+        if build is None:
+            raise IndexError_(f"no trusted inspector: {why}")
+        out_dir = log_dir / "declarations"
+        listed = out_dir / "declarations.jsonl"
+        base = inspector_confinement(build, toolchain, package, config=cfg, out_dir=out_dir)
+        confinement = Confinement(writable=(out_dir, package / ".lake"),
+                                  read_only=tuple(dict.fromkeys((*base.read_only, package.resolve()))))
+        try:
+            result = run_inspector(build, toolchain, package, config=cfg, out_dir=out_dir, name="declarations",
+                                   imports=library_imports(project), declarations=listed, nonce=nonce,
+                                   confinement=confinement)
+            if not result.ok:
+                raise IndexError_(f"the trusted inspector could not list the declarations: {result.problem} "
+                                  f"(log {out_dir / 'declarations.log'})")
+            os.replace(listed, path)
+        finally:
+            listed.unlink(missing_ok=True)
+
+    return produce
+
+
+def project_index(project, log_dir: Path, *, toolchain=None) -> tuple[str, str, DeclarationList | None]:
+    """Ensure the project's declaration index of its current key (``ensure_index`` with
+    ``inspector_producer``): (``built`` | ``reused`` | ``skipped``, why, the header or None).
+    ``skipped`` names the reason (no toolchain, no pin, the inspector failed). ``toolchain``:
+    the discovered one (default: ``fyan.lean.toolchain.discover``). Never raises."""
+    from fyan.lean.inspector import cache_root
+    from fyan.lean.toolchain import TOOLCHAIN_MISSING, discover
+
+    if toolchain is None:
+        toolchain = discover(project.config.lean).toolchain
+    if toolchain is None:
+        return "skipped", TOOLCHAIN_MISSING, None
+    try:
+        header, ran = ensure_index(project, cache_root(project.config.lean),
+                                   inspector_producer(project, toolchain, log_dir))
+    except (ValueError, IndexError_, OSError) as e:
+        return "skipped", str(e), None
+    return ("built" if ran else "reused"), f"{header.count} declarations of {header.toolchain}", header
+
+
+def current_index(project) -> Path | None:
+    """``.fyan/declarations.sqlite`` when it holds the index of the project's current key, else
+    None (absent, another key, unreadable)."""
+    path = project.paths.state / "declarations.sqlite"
+    if not path.is_file():
+        return None
+    try:
+        DeclarationIndex(path, expect=declaration_key(project)).close()
+    except (ValueError, IndexError_, OSError):
+        return None
+    return path

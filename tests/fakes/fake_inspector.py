@@ -5,7 +5,7 @@ No Lean toolchain runs in CI, so the real inspector cannot be built here. The La
 writes a shim that runs it) and "compiles" a module by copying its source into a stand-in
 ``.olean`` (JSON) under ``.lake/build/lib/lean``. This double stands in for the inspector at its
 process boundary: same arguments (``--out``, ``--nonce``, ``--module``, ``--name``, ``--import``,
-``--black-box``, ``--search-path``, ``--local-prefix``), same JSON report (format
+``--black-box``, ``--search-path``, ``--local-prefix``, ``--declarations``: ``write_declarations``), same JSON report (format
 ``fyan-inspector/3``, every field of the strict schema, the nonce echoed), read from the *built* stand-ins — never from the current sources — so a
 stale or planted output is what it reports, as the real one would.
 
@@ -91,7 +91,7 @@ def scenario() -> dict:
 
 def parse(argv: list[str]) -> dict:
     opts: dict = {"modules": [], "names": [], "imports": [], "black_box": [], "search_path": [], "local_prefix": "",
-                  "out": None, "nonce": "", "follow_references": False}
+                  "out": None, "nonce": "", "follow_references": False, "declarations": None}
     keys = {"--module": "modules", "--name": "names", "--import": "imports", "--black-box": "black_box",
             "--search-path": "search_path"}
     i = 0
@@ -111,6 +111,8 @@ def parse(argv: list[str]) -> dict:
             opts["out"] = value
         elif flag == "--nonce":
             opts["nonce"] = value
+        elif flag == "--declarations":
+            opts["declarations"] = value
         else:
             raise SystemExit(f"fake inspector: unknown argument {flag}")
         i += 2
@@ -616,7 +618,26 @@ def main(argv: list[str]) -> int:
         Path(opts["out"]).write_text(sc["inspector_output"].replace("@NONCE@", opts["nonce"]), encoding="utf-8")
     else:
         Path(opts["out"]).write_text(json.dumps(report(opts, sc)) + "\n", encoding="utf-8")
+    if opts["declarations"]:
+        write_declarations(Path(opts["declarations"]), opts["nonce"])
     return int(spec.get("exit", 0))
+
+
+#: Lean core's declarations as ``--declarations`` lists them (written by hand in that format;
+#: tests/test_declaration_list.py reads the same file)
+CORE_DECLARATIONS = Path(__file__).resolve().parents[1] / "data" / "inspector-declarations.jsonl"
+
+
+def write_declarations(path: Path, nonce: str) -> None:
+    """``--declarations FILE`` (docs/lean-contract.md, "The trusted inspector", the
+    ``--declarations FILE`` row): a ``{format: fyan-inspector-declarations/1, nonce, count}``
+    line, then one ``{name, kind, module, signature}`` line per constant. Every environment
+    imports Lean core (``Init``), so the double lists the recorded core declarations
+    (``CORE_DECLARATIONS``) with this run's nonce echoed."""
+    lines = [line for line in CORE_DECLARATIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    head = json.loads(lines[0].replace("NONCE", nonce))
+    head["count"] = len(lines) - 1
+    path.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
