@@ -65,6 +65,10 @@ from fyan.prover.search import SCHEMA, DeclarationIndex, IndexError_, SearchResu
 NO_TOOLCHAIN = ("no Lean toolchain on this machine (the environment, not the proof): the lean_* tools need one; "
                 "search_declarations works without it")
 
+#: seconds before a failed build of the project's declaration index is tried again in this process
+INDEX_RETRY_S = 1800.0
+#: (project folder, declaration key) -> (monotonic time, reason) of the last failed build in this process
+_INDEX_FAILURES: dict[tuple[str, ...], tuple[float, str]] = {}
 _DECLARATIONS: ContextVar[Path | None] = ContextVar("fyan_declarations_list", default=None)
 
 
@@ -173,11 +177,21 @@ class UnitTools:
         Without a toolchain the problem keeps its words (the same answer on every such machine)."""
         from fyan.lean.toolchain import TOOLCHAIN_MISSING
 
+        try:
+            key: tuple[str, ...] | None = (str(project.paths.root), *declaration_key(project))
+        except (OSError, ValueError):
+            key = None
+        failed = _INDEX_FAILURES.get(key) if key is not None else None
+        if failed is not None and time.monotonic() - failed[0] < INDEX_RETRY_S:
+            self.index_problem = f"the project's declaration index could not be built: {failed[1]}"
+            return None  # a failed build is not run again in every iteration (it may take minutes)
         state, reason, _ = project_index(project, project.paths.logs / "declarations")
         if state != "skipped":
             return current_index(project)
         if reason != TOOLCHAIN_MISSING:
             self.index_problem = f"the project's declaration index could not be built: {reason}"
+            if key is not None:
+                _INDEX_FAILURES[key] = (time.monotonic(), reason)
         return None
 
     def search(self, args: SearchInput) -> SearchResult:
