@@ -61,9 +61,14 @@ class FakeLake:
         (tmp / "bin").mkdir(exist_ok=True)
         self.path = tmp / "bin" / "lake"
         self.lean = tmp / "bin" / "lean"
-        self.log = tmp / "calls.jsonl"
-        self.scenario_file = tmp / "scenario.json"
-        self.compiles_file = tmp / "compiles.jsonl"
+        # the test's instruments (call log, compilations, scenario and its counters): the only
+        # folder the double writes outside a workspace, bound writable into every confinement
+        # (``instrument_confinements``); the prefix around it stays read-only like a toolchain's
+        self.instruments = tmp / "instruments"
+        self.instruments.mkdir(exist_ok=True)
+        self.log = self.instruments / "calls.jsonl"
+        self.scenario_file = self.instruments / "scenario.json"
+        self.compiles_file = self.instruments / "compiles.jsonl"
         self.path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests/fakes/fake_lake.py"}" "$@"\n')
         self.path.chmod(0o755)
         self.lean.write_text(f'#!/bin/sh\nFAKE_LEAN_PREFIX="{tmp}" exec "{sys.executable}" '
@@ -100,6 +105,15 @@ class FakeLake:
         return [json.loads(line) for line in self.log.read_text().splitlines()]
 
 
+def instrument_confinements(mp: pytest.MonkeyPatch, folder: Path) -> None:
+    """Bind the double's instrument folder read-write into every bubblewrap confinement Fyan
+    builds in this process (``tests/instruments.py``), so the product's confinement stays on for
+    every path the product runs confined (the default ``[lean] sandbox`` where bubblewrap works)."""
+    from tests.instruments import bind_instruments
+
+    bind_instruments(folder, mp.setattr)
+
+
 @pytest.fixture(scope="session")
 def double_selftest(tmp_path_factory):
     """A real ``fyan selftest`` (``fyan.selftest.run.run_selftest``) run once against the Lake
@@ -115,6 +129,7 @@ def double_selftest(tmp_path_factory):
         mp.setenv("FYAN_LEAN__LAKE", str(fake.path))
         mp.setenv("FYAN_LEAN__SANDBOX_READABLE", json.dumps(DOUBLE_READABLE))
         mp.setenv("FYAN_FAKE_LOG", str(fake.log))
+        instrument_confinements(mp, fake.instruments)
         # confined where bubblewrap works, as on a user's machine (the default is `require`): the
         # learning step and the cases compile in scratch folders the sandbox hides unless the
         # compile's confinement binds them back (fyan.lean.compile.compile_confinement)
@@ -144,14 +159,17 @@ def fake_lake(tmp_path_factory, monkeypatch, double_selftest) -> Iterator[FakeLa
     monkeypatch.setenv("FYAN_LEAN__SANDBOX_READABLE", json.dumps(DOUBLE_READABLE))
     monkeypatch.setenv("FYAN_FAKE_LOG", str(fake.log))
     monkeypatch.setenv("FYAN_FAKE_COMPILES", str(fake.compiles_file))
-    # the double is not untrusted code, and it writes its call log outside the workspace, which
-    # the bubblewrap sandbox makes read-only: run it unsandboxed (as
-    # scripts/build_example_cassette.py does; tests/test_sandbox.py exercises the sandbox itself)
-    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
+    # confined as on a user's machine (bubblewrap where it works, as `require` does; unconfined
+    # and reported where it does not); the double reports its calls through its instrument folder
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "auto")
+    instrument_confinements(monkeypatch, fake.instruments)
     # the inspector double is "built" here, never in the user's ~/.cache
     monkeypatch.setenv("FYAN_LEAN__INSPECTOR_DIR", str(tmp_path_factory.mktemp("inspector")))
     monkeypatch.delenv("FYAN_FAKE_SCENARIO", raising=False)
     yield fake
+    # `scenario` names its file in the environment itself: the next test must not read a scenario
+    # (of a folder its confinement does not bind) it never set
+    os.environ.pop("FYAN_FAKE_SCENARIO", None)
     from fyan.lakepackage import pool  # warm language servers started for this test end with it
 
     pool.shutdown()

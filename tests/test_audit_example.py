@@ -9,7 +9,6 @@ from fyan.state.store import Store
 
 
 def test_fyan_audit_shows_a_real_record_for_every_example_unit(example, fake_lake, monkeypatch, capsys):
-    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")  # the toolchain double logs outside the workspace
     assert main(["run", str(example), "--json"]) == 0
     capsys.readouterr()
     store = Store(example / ".fyan" / "state.db")

@@ -130,8 +130,6 @@ def replies(**over: list[Reply]) -> dict[str, list[Reply]]:
 
 @pytest.fixture
 def setup(tmp_path, fake_lake, monkeypatch):
-    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
-
     def make(policy: str = "repair", attempts: int = 3, **over: list[Reply]):
         toml = f'[audit]\ngrade1_policy = "{policy}"\n[scheduler]\nattempts_per_stage = {attempts}\n'
         project, gateway = ingested(tmp_path / "p", TEX, extra_toml=toml)

@@ -48,10 +48,6 @@ def round_trip(project):
 
 
 def test_export_of_the_completed_example_round_trips(example, fake_lake, capsys, monkeypatch):
-    # The toolchain double stands in for `lake`; it writes its call log outside the unit's
-    # workspace, which the bubblewrap sandbox forbids where bwrap is installed. The sandbox is
-    # not what this test is about.
-    monkeypatch.setenv("FYAN_LEAN__SANDBOX", "off")
     code, summary = run(capsys, "run", str(example))
     assert code == 0, (summary.get("blocked"), summary.get("notes"))
     code, report = run(capsys, "export", "blueprint", str(example))

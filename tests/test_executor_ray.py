@@ -48,7 +48,7 @@ def child(tmp_path_factory):
     out = tmp_path_factory.mktemp("ray-child")
     junit = out / "junit.xml"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FYAN_", "FAKE_LAKE_", "RAY_"))}
-    env.update(RAY_USAGE_STATS_ENABLED="0", PYTHONPATH=str(ROOT))
+    env.update(RAY_USAGE_STATS_ENABLED="0", PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests" / "instruments_site")]))
     inner = (f"ip link set lo up && exec {sys.executable} -m pytest -q -p no:cacheprovider "
              f"--junitxml={junit} --basetemp={out / 'tmp'} {INNER}")
     proc = subprocess.run(["unshare", "-n", "sh", "-c", inner], cwd=ROOT, env=env, capture_output=True, text=True,

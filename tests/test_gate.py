@@ -16,6 +16,7 @@ from tests import inspector_records as records
 from fyan.cli import main
 from fyan.gates.completion import CHECK_ORDER
 from fyan.lean.toolchain import TOOLCHAIN_MISSING
+from fyan.sandbox.runner import bwrap_status
 from tests import gate_harness as h
 
 LEAN_DEPENDENT = ("sorry_free", "build", "axiom_audit", "environment_policy")
@@ -48,7 +49,8 @@ def test_build_that_times_out(honest, fake_lake):
     honest.project.config.lean.build_timeout = 1
     report = honest.gate({"build": {"sleep": 10}, "build_only": CANDIDATE}, fake=fake_lake)
     assert not report.passed
-    assert failed(report, "build") == "lean Cheats.ThmRoot.Basic was killed at the timeout of 1 s"
+    # confined, the note goes on to say how (the sandbox's description)
+    assert failed(report, "build").startswith("lean Cheats.ThmRoot.Basic was killed at the timeout of 1 s")
     assert failed(report, "sorry_free").startswith("sorry count unknown: the build failed (lean Cheats.ThmRoot.Basic")
     assert failed(report, "axiom_audit").startswith("axiom audit did not run: the build failed")
     assert report.check("build").evidence["timed_out"] is True
@@ -59,7 +61,8 @@ def test_build_that_crashes_is_the_environments(honest, fake_lake):
     """A crashing ``lean`` (Lean 4.35.0 segfaults on a truncated .olean: tests/test_compile.py) is
     not charged to the proof."""
     report = honest.gate({"build": {"signal": 11}, "build_only": CANDIDATE}, fake=fake_lake)
-    assert failed(report, "build") == "lean Cheats.ThmRoot.Basic killed by SIGSEGV (crashed)"
+    # unconfined, Python sees the signal; confined, bubblewrap reports it as exit code 139
+    assert failed(report, "build").startswith("lean Cheats.ThmRoot.Basic killed by SIGSEGV (crashed")
     assert "a toolchain crash" in report.environment_problem
 
 
@@ -124,7 +127,7 @@ def test_a_package_lake_cannot_load_is_an_environment_problem(honest, fake_lake)
 # -- the inspector misbehaves -------------------------------------------------------------------
 
 @pytest.mark.parametrize("spec, expected", [
-    ({"inspector_process": {"signal": 6}}, "the inspector gave no evidence: the inspector failed (killed by SIGABRT (crashed))"),
+    ({"inspector_process": {"signal": 6}}, "the inspector gave no evidence: the inspector failed (killed by SIGABRT (crashed"),
     ({"inspector_output": ""}, "the inspector gave no evidence: the inspector's report is not JSON"),
     ({"inspector_output": "<html>not lean</html>"}, "the inspector gave no evidence: the inspector's report is not JSON"),
     ({"inspector_output": json.dumps(records.report(
@@ -149,8 +152,8 @@ def test_inspector_that_crashes_prints_nothing_or_garbage(honest, fake_lake, spe
 def test_inspector_that_times_out(honest, fake_lake):
     honest.project.config.lean.build_timeout = 2
     report = honest.gate({"inspector_process": {"sleep": 10}}, fake=fake_lake)
-    assert failed(report, "axiom_audit") == ("axiom audit did not run: the inspector gave no evidence: the inspector "
-                                             "did not finish: killed at the timeout of 2 s")
+    assert failed(report, "axiom_audit").startswith("axiom audit did not run: the inspector gave no evidence: the "
+                                                    "inspector did not finish: killed at the timeout of 2 s")
 
 
 def test_inspector_that_cannot_be_built_blocks_as_an_environment_problem(honest, fake_lake):
@@ -392,7 +395,9 @@ def test_fyan_gate_prints_the_full_report_and_keeps_its_logs(honest, fake_lake, 
     out = capsys.readouterr().out
     assert out.startswith("Completion gate for thm-root: PASSED\n  roots: Cheats.ThmRoot.double_even\n")
     assert "  toolchain: Lake version 5.0.0-fake (Lean version 4.34.1) [Fyan test double]; lean-toolchain: leanprover/lean4:v4.34.1" in out
-    assert '  sandbox: off ([lean] sandbox = "off"): model-written code runs UNCONFINED' in out
+    sandbox_line = next(line for line in out.splitlines() if line.startswith("  sandbox: "))
+    # confined where bubblewrap works (the fixture's `auto`), and said so either way
+    assert ("UNCONFINED" in sandbox_line) == (bwrap_status()[0] is None), sandbox_line
     for name in CHECK_ORDER:
         assert f"] {name}" in out
     assert "$ " in out and "Cheats.ThmRoot.double_even: []" in out
@@ -603,16 +608,28 @@ def test_an_instance_of_the_unit_itself_cannot_change_what_its_statement_means(h
     ("echo x > ../lib/Cheats/DefDouble/Basic.olean", "lib/Cheats/DefDouble/Basic.olean was changed or removed"),
     ("rm ../lib/Cheats/DefDouble/Basic.olean", "lib/Cheats/DefDouble/Basic.olean was changed or removed"),
 ])
-def test_compile_time_code_that_tampers_with_the_gate_workspace_fails_the_build(honest, fake_lake, plant, fragment):
+@pytest.mark.parametrize("sandbox", ["off", "require"])
+def test_compile_time_code_that_tampers_with_the_gate_workspace_fails_the_build(honest, fake_lake, monkeypatch,
+                                                                               plant, fragment, sandbox):
     """Attack review: code that runs while the candidate compiles (a lint evasion) could plant an
-    `Init` `.olean` the inspector would load, or change the workspace's configuration; files
-    already there are read-only in the sandbox, and any such change fails the build."""
+    `Init` `.olean` the inspector would load, or change the workspace's configuration. Unconfined
+    (``[lean] sandbox = "off"``), the workspace's comparison after the build finds any such change;
+    confined, the files already there are read-only (the write fails and the compile is refused)
+    and what lands in the writable output folders is found by the same comparison."""
+    if sandbox == "require" and bwrap_status()[0] is None:
+        pytest.skip("bubblewrap is not usable here")
+    from fyan.project import Project
+
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX", sandbox)
+    honest.project = Project.open(honest.project.paths.root)
     tamper = fake_lake.dir / "tamper.sh"
     tamper.write_text(f"#!/bin/sh\n{plant}\n")
     tamper.chmod(0o755)
     report = honest.gate({"build_hook": str(tamper), "build_only": CANDIDATE}, fake=fake_lake)
     reason = failed(report, "build")
-    assert "changed the gate workspace beyond its own outputs (compile-time code?)" in reason and fragment in reason
+    found = "changed the gate workspace beyond its own outputs (compile-time code?)" in reason and fragment in reason
+    refused = "that are not Lean messages" in reason and "cannot confirm the compile" in reason  # the shell's error
+    assert found or (sandbox == "require" and refused), reason
     assert report.environment_problem is None  # the candidate's doing, not the machine's
     assert honest.gate(None, fake=fake_lake).passed  # control: the same unit without the tampering
 

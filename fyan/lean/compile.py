@@ -389,12 +389,11 @@ def compile_module(setup: LeanSetup, *, source_root: Path, module: str, out_root
     if proc.exit_code < 0:
         return done(proc, False, f"{what} {proc.describe()}",
                     blamed or f"lean {proc.describe()}: a toolchain crash (or a corrupt .olean it read)", **more)
-    if proc.sandboxed and 128 < proc.exit_code <= 128 + 64 and not errors:
+    if proc.crashed_in_sandbox and not errors:
         # bubblewrap reports a command its init saw die of signal N as exit 128 + N (observed:
         # a segfaulting lean exits 139 inside it; tests/test_compile.py)
-        return done(proc, False, f"{what} failed ({proc.describe()})",
-                    blamed or (f"lean exited {proc.exit_code} inside the sandbox, as one killed by signal "
-                               f"{proc.exit_code - 128}: a toolchain crash (or a corrupt .olean it read)"), **more)
+        return done(proc, False, f"{what} {proc.describe()}",
+                    blamed or f"lean {proc.describe()}: a toolchain crash (or a corrupt .olean it read)", **more)
     first = errors[0] if errors else None
     first_text = (f"; first error: {first.file}:{first.line}:{first.column}: {first.text.splitlines()[0]}"
                   if first is not None and first.text else "")

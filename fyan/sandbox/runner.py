@@ -111,12 +111,27 @@ class ProcessResult(BaseModel):
         if self.memory_exceeded:
             return self.note or "ran out of memory"
         if self.exit_code < 0:
-            try:
-                name = signal.Signals(-self.exit_code).name
-            except ValueError:
-                name = f"signal {-self.exit_code}"
-            return f"killed by {name} (crashed)"
+            return f"killed by {_signal_name(-self.exit_code)} (crashed)"
+        if self.sandboxed and self.crashed_in_sandbox:
+            return (f"killed by {_signal_name(self.exit_code - 128)} (crashed; bubblewrap reports it as exit "
+                    f"code {self.exit_code})")
         return f"exit code {self.exit_code}"
+
+    @property
+    def crashed_in_sandbox(self) -> bool:
+        """Whether a sandboxed command ended as one killed by a signal: bubblewrap, the command's
+        parent inside the sandbox, reports a child that died of signal N as its own exit code
+        128 + N, as a shell does (bubblewrap.c ``propagate_exit_status``; a segfaulting ``lean``
+        exits 139 there). A program that exits 128 + N by itself reads the same."""
+        return self.sandboxed and self.exit_code is not None and 128 < self.exit_code <= 128 + 64
+
+
+def _signal_name(number: int) -> str:
+    """``SIGSEGV`` for 11; ``signal 77`` for a number Python has no name for."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 #: What to do when bubblewrap is missing or refused (every refusal names it).

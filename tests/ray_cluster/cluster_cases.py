@@ -34,7 +34,8 @@ from fyan.stages import stage_spec  # noqa: E402
 from fyan.state.gateway import CheckOutcome, Gateway, sha256_file  # noqa: E402
 from fyan.state.models import RunStatus, Stage  # noqa: E402
 from fyan.state.store import Store  # noqa: E402
-from tests.conftest import EXAMPLE, FakeLake  # noqa: E402
+from tests.conftest import DOUBLE_READABLE, EXAMPLE, FakeLake  # noqa: E402
+from tests.instruments import bind_instruments  # noqa: E402
 from tests.helpers import make_project  # noqa: E402
 from fyan.specifier.ingest import ingest  # noqa: E402
 
@@ -47,10 +48,15 @@ def cluster(tmp_path_factory, double_selftest):
     tmp = tmp_path_factory.mktemp("ray-cluster")
     (tmp / "fake-lake").mkdir()
     fake = FakeLake(tmp / "fake-lake")
+    # confined as on a user's machine; the double reports through its instrument folder, bound
+    # into confinements here and in every worker (tests/instruments_site/sitecustomize.py)
     os.environ.update({"FYAN_LEAN__LAKE": str(fake.path), "FYAN_FAKE_LOG": str(fake.log),
-                       "FYAN_LEAN__SANDBOX": "off", "RAY_USAGE_STATS_ENABLED": "0",
+                       "FYAN_LEAN__SANDBOX": "auto", "RAY_USAGE_STATS_ENABLED": "0",
+                       "FYAN_TEST_INSTRUMENTS": str(fake.instruments),
+                       "FYAN_LEAN__SANDBOX_READABLE": json.dumps(DOUBLE_READABLE),
                        "FYAN_TEST_MARKS": str(tmp / "marks")})
     os.environ.pop("FYAN_FAKE_SCENARIO", None)
+    bind_instruments(fake.instruments)
     (tmp / "marks").mkdir()
     global MARKS
     MARKS = tmp / "marks"
