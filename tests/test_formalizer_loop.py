@@ -104,7 +104,7 @@ def test_warm_servers_0_compiles_every_iteration_cold(tmp_path, fake_lake):
 
 
 def test_a_server_crash_restarts_it_and_retries_once_never_charged_to_the_proof(tmp_path, fake_lake):
-    crash = tmp_path / "crash-once"
+    crash = fake_lake.instruments / "crash-once"  # the confined double removes it: its instrument folder
     crash.write_text("1")
     fake_lake.scenario({"server": {"crash_file": str(crash)}})
     model = Scripted(prove=json.dumps({"plan": "p", "lean": HONEST, "done": True}))

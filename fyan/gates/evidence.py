@@ -221,11 +221,11 @@ def find_nanoda(env: dict[str, str] | None = None) -> Path | None:
 def transient_process(proc) -> bool:
     """A process (``ProcessResult``) that failed as the machine can make any process fail, so that
     another run may succeed: killed by a signal without a timeout (a crash; the kernel's
-    out-of-memory killer sends SIGKILL), or its executable not found (exit 127, or it never
+    out-of-memory killer sends SIGKILL; inside bubblewrap, exit code 128 + N), or its executable not found (exit 127, or it never
     started) — not a sandbox refusal or a timeout."""
     if proc is None or proc.refused or proc.timed_out:
         return False
-    return proc.exit_code is None or proc.exit_code < 0 or proc.exit_code == 127
+    return proc.exit_code is None or proc.crashed or proc.exit_code == 127
 
 
 def inspector_environment_problem(inspection) -> str | None:
@@ -238,7 +238,7 @@ def inspector_environment_problem(inspection) -> str | None:
         return inspection.problem  # never started: the build of Fyan's own program is unreadable
     if proc.timed_out:
         return None
-    if proc.refused or proc.exit_code is None or proc.memory_exceeded or proc.exit_code == 127 or proc.exit_code < 0:
+    if proc.refused or proc.exit_code is None or proc.memory_exceeded or proc.exit_code == 127 or proc.crashed:
         return proc.describe()
     return None
 

@@ -334,7 +334,13 @@ def compile_module(setup: LeanSetup, *, source_root: Path, module: str, out_root
     compile see and write (default: write only ``out_root``; the source root and the search path
     are always readable, ``compile_confinement``). ``env``: the process's base
     environment (default: ``fyan.sandbox.runner.tool_environment`` of this process); ``LEAN_PATH`` and
-    ``LEAN_SYSROOT`` are set here. Never raises for a failing compile."""
+    ``LEAN_SYSROOT`` are set here. Never raises for a failing compile.
+
+    The folders are used by their real paths (links resolved): the sandbox binds a folder at its
+    real path, so a path through a link inside a hidden folder (an executor's project copy links
+    its ``workspaces/`` to the project's) would name nothing inside it."""
+    source_root, out_root = source_root.resolve(), out_root.resolve()
+    search_path = [p.resolve() for p in search_path]
     file = module_path(source_root, module, ".lean")
     olean = module_path(out_root, module, ".olean")
     ilean = module_path(out_root, module, ".ilean")

@@ -118,6 +118,12 @@ class ProcessResult(BaseModel):
         return f"exit code {self.exit_code}"
 
     @property
+    def crashed(self) -> bool:
+        """Whether a signal ended the command (a crash; the out-of-memory killer's SIGKILL):
+        a negative exit code unconfined, 128 + N as bubblewrap reports it (``crashed_in_sandbox``)."""
+        return self.exit_code is not None and (self.exit_code < 0 or self.crashed_in_sandbox)
+
+    @property
     def crashed_in_sandbox(self) -> bool:
         """Whether a sandboxed command ended as one killed by a signal: bubblewrap, the command's
         parent inside the sandbox, reports a child that died of signal N as its own exit code
