@@ -29,10 +29,11 @@ from fyan.adopt.marks import UnitMarks, unit_marks
 from fyan.adopt.package import LakePackage, read_package
 from fyan.errors import ExitCode, FyanError, ProjectError
 from fyan.intake.catalogue import Catalogue
-from fyan.lean.inspector import BlueprintAbsent, BlueprintPresent, LookupRecord, ensure_inspector, run_inspector
+from fyan.lean.inspector import (BlueprintAbsent, BlueprintPresent, LookupRecord, ensure_inspector,
+                                 inspector_confinement, run_inspector)
 from fyan.trust.record import toolchain_trust
 from fyan.lean.lake import lake_build
-from fyan.sandbox.runner import Confinement
+from fyan.sandbox.runner import Confinement, toolchain_paths
 from fyan.lean.toolchain import discover
 from fyan.project import Project
 from fyan.state.gateway import AdoptionSpec, FreezeSpec, Gateway
@@ -146,8 +147,19 @@ def inspect_package(project: Project, pkg: LakePackage, names: list[str], out_di
                                   hint=f"run `fyan selftest --toolchain {pkg.pin}`, then `fyan adopt "
                                   f"{project.paths.root} --lean-project {pkg.folder}`")
     (pkg.folder / ".lake").mkdir(exist_ok=True)  # the build outputs: the only place adoption writes in the package
+    # the package, the toolchain and [lean] sandbox_readable readable (the sandbox hides /tmp and the
+    # home folder, where a package and a toolchain often lie); writes only its outputs and the log
+    # Lake writes lake-manifest.json at the top of a package that has none whenever it loads it
+    # (docs/lean-contract.md): such a package's folder is writable for this build, else only .lake;
+    # the log folder comes first (the sandbox's temporary files go there, never into the package)
+    manifest = (pkg.folder / "lake-manifest.json").exists()
+    writes = (out_dir, pkg.folder / ".lake") if manifest else (out_dir, pkg.folder)
+    readable = [*((pkg.folder.resolve(),) if manifest else ()), *toolchain_paths(tc.lake), *tc.readable]
+    if not manifest:  # [adopt] package is also in [lean] sandbox_readable: a read-only bind would win
+        readable = [r for r in readable if Path(r).resolve() != pkg.folder.resolve()]
     build = lake_build(tc, pkg.folder, list(pkg.modules), cfg, out_dir, name="build",
-                       confinement=Confinement(writable=(pkg.folder / ".lake", out_dir)))
+                       confinement=Confinement(writable=writes,
+                                               read_only=tuple(dict.fromkeys(readable))))
     unbuilt: dict[str, str] = {}
     if not build.ok:
         # Lake keeps building the other targets after a failure and names the failed ones
@@ -162,9 +174,12 @@ def inspect_package(project: Project, pkg: LakePackage, names: list[str], out_di
     inspector, why = ensure_inspector(tc, pkg.pin, cfg, log_dir=out_dir)
     if inspector is None:
         raise AdoptionUnavailable(f"no trusted inspector for {pkg.pin}: {why}")
+    base = inspector_confinement(inspector, tc, pkg.folder, config=cfg, out_dir=out_dir)
     result = run_inspector(inspector, tc, pkg.folder, config=cfg, out_dir=out_dir, name="inspect",
                            names=names, imports=built, follow_references=True,
-                           confinement=Confinement(writable=(out_dir, pkg.folder / ".lake")))
+                           confinement=Confinement(writable=(out_dir, pkg.folder / ".lake"),
+                                                   read_only=tuple(dict.fromkeys((*base.read_only,
+                                                                                  pkg.folder.resolve())))))
     if not result.ok or result.report is None:
         raise AdoptionUnavailable(f"the trusted inspector gave no evidence on {pkg.folder}: {result.problem}",
                                   hint=f"see {out_dir}/inspect.log")
