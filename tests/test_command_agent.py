@@ -13,6 +13,9 @@ using it.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
+import shutil
 import sys
 
 from fyan.cli import main
@@ -23,7 +26,7 @@ from tests.conftest import ROOT
 AGENT = ROOT / "examples" / "command-agent" / "agent.py"
 
 
-def _use_the_agent(example, monkeypatch) -> None:
+def _use_the_agent(example, monkeypatch, fake_lake=None) -> None:
     toml = example / "fyan.toml"
     text = toml.read_text()
     text = text.replace('provider = "replay"\nmodel = "example-authored"',
@@ -31,11 +34,15 @@ def _use_the_agent(example, monkeypatch) -> None:
     assert 'provider = "command"' in text
     toml.write_text(text)
     (example / "replay" / "cassette.jsonl").unlink()  # nothing is replayed
-    monkeypatch.setenv("FYAN_AGENT_ANSWERS", str(example / "replay" / "authored"))  # FYAN_* reaches the agent
+    answers = example / "replay" / "authored"
+    if fake_lake is not None:  # the agent runs confined, where the project folder is hidden: the
+        # answers go where the test's instruments are (bound into every confinement)
+        answers = Path(shutil.copytree(answers, fake_lake.instruments / "authored"))
+    monkeypatch.setenv("FYAN_AGENT_ANSWERS", str(answers))  # FYAN_* reaches the agent
 
 
 def test_the_documented_minimal_agent_runs_every_stage(example, fake_lake, monkeypatch, capsys):
-    _use_the_agent(example, monkeypatch)
+    _use_the_agent(example, monkeypatch, fake_lake)
     code = main(["run", str(example), "--json"])
     summary = json.loads(capsys.readouterr().out)
     assert code == 0 and summary["counts"] == {"complete": 11}, summary.get("blocked")
@@ -56,8 +63,8 @@ def test_the_documented_minimal_agent_runs_every_stage(example, fake_lake, monke
 
 def test_a_structured_reply_that_is_not_json_fails_the_call_with_the_reason(example, fake_lake, monkeypatch, capsys):
     """What the page warns about: when FYAN_REPLY_SCHEMA is set, stdout must be one JSON object."""
-    _use_the_agent(example, monkeypatch)
-    plan = example / "replay" / "authored" / "definition-1" / "plan.json"
+    _use_the_agent(example, monkeypatch, fake_lake)
+    plan = Path(os.environ["FYAN_AGENT_ANSWERS"]) / "definition-1" / "plan.json"  # what the agent reads
     plan.write_text("Here is my plan: " + plan.read_text())
     assert main(["run", str(example), "--unit", "definition-1", "--json"]) == 3
     summary = json.loads(capsys.readouterr().out)

@@ -542,10 +542,10 @@ def test_shadow_eval_refuses_to_clobber_a_foreign_folder_and_reports_stale_repla
 def fake_lean_env(fake_lake, monkeypatch):
     """The toolchain double (``fake_lake``: ``lake`` and ``lean``) with the demo's recorded SA-Pass
     outcomes (``tests/fakes/fake_lean_env.py``: what a ``lean`` with Mathlib prints for each
-    assembled file). The sandbox is off: the double writes logs outside the workspace. Returns the
-    double's folder (``calls.jsonl``)."""
+    assembled file). Returns the double's instrument folder (``calls.jsonl``), which the double
+    writes from inside the sandbox (``tests/instruments.py``)."""
     monkeypatch.setenv("FYAN_FAKE_LEAN_OUTCOMES", str(REPLAY))
-    return fake_lake.dir
+    return fake_lake.instruments
 
 
 def test_real_adapter_through_the_fake_toolchain_gives_the_same_scores(fake_lean_env, tmp_path, capsys):
@@ -553,7 +553,7 @@ def test_real_adapter_through_the_fake_toolchain_gives_the_same_scores(fake_lean
     write(ws / "lakefile.toml", 'name = "shadowws"\n')
     write(ws / "lean-toolchain", "leanprover/lean4:v4.34.1\n")
     code = main(["shadow", "eval", "--shadows", str(DEMO / "shadows"), "--submissions", str(DEMO / "submissions"),
-                 "--workspace", str(ws), "--sandbox", "off", "--out", str(tmp_path / "o"), "--jobs", "3",
+                 "--workspace", str(ws), "--out", str(tmp_path / "o"), "--jobs", "3",
                  "--record", str(tmp_path / "rec.jsonl"), "--json"])
     payload = json.loads(capsys.readouterr().out)
     assert code == 0, payload
@@ -822,10 +822,11 @@ def test_shadow_gate_check_in_a_project(example, fake_lean_env, tmp_path, capsys
     from fyan.state.store import Store
 
     project, store = Project.open(example), Store(example / ".fyan" / "state.db")
-    monkeypatch.setenv("FYAN_FAKE_LEAN_OUTCOMES", str(tmp_path / "ok.jsonl"))
+    # the outcomes live in the instrument folder: the confined double reads them
+    monkeypatch.setenv("FYAN_FAKE_LEAN_OUTCOMES", str(fake_lean_env / "ok.jsonl"))
     for _ in range(2):  # the checker files exist only once the candidate file compiles
         run_gate(project, store, store.unit(unit), example / ".fyan" / "gate-log")
-        _all_pass_outcomes(sorted((example / ".fyan" / "gate-log").rglob("shadow/*.lean")), tmp_path / "ok.jsonl")
+        _all_pass_outcomes(sorted((example / ".fyan" / "gate-log").rglob("shadow/*.lean")), fake_lean_env / "ok.jsonl")
     names = {f.name for f in (example / ".fyan" / "gate-log").rglob("shadow/*.lean")}
     assert names == {"compile.lean", "forward-sum.lean", "backward.lean"}
     # (run_gate, not `fyan gate`: that command crashes with a toolchain present, because its log

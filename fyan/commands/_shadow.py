@@ -57,6 +57,10 @@ def _compile_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--memory-mb", type=arguments.at_least(1, "--memory-mb"), default=LeanSection().memory_limit_mb, help="MiB per compile (default %(default)s)")
     g.add_argument("--sandbox", choices=("require", "auto", "off"), default="require",
                    help="bubblewrap sandbox for the submissions' Lean (default %(default)s; off runs them unconfined)")
+    g.add_argument("--sandbox-readable", action="append", default=[], metavar="DIR",
+                   help="a folder the confined Lean may read although the sandbox hides it (your home and /tmp "
+                   "are hidden), e.g. a toolchain installed there; repeatable (default: $FYAN_LEAN__SANDBOX_READABLE, "
+                   "a JSON list, as [lean] sandbox_readable)")
 
 
 def _model_args(p: argparse.ArgumentParser, purpose: str) -> None:
@@ -71,6 +75,21 @@ def _model_args(p: argparse.ArgumentParser, purpose: str) -> None:
     g.add_argument("--form-repairs", type=arguments.at_least(0, "--form-repairs"), default=2, help="repair turns for a reply that does not validate")
 
 
+def _env_list(name: str) -> list[str]:
+    """A list setting given in the environment as a JSON list (as Fyan's configuration reads
+    ``FYAN_<SECTION>__<KEY>``). Raises ``InputError`` when it is not one."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return []
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{name} must be a JSON list of folders, e.g. '[\"/opt/lean\"]' (got {raw!r})")
+    return value
+
+
 def _compiler(args: argparse.Namespace) -> tuple[Compiler | None, str]:
     """The compiler the options ask for, or (None, why) when there is no toolchain."""
     if args.replay:
@@ -79,7 +98,8 @@ def _compiler(args: argparse.Namespace) -> tuple[Compiler | None, str]:
         return RecordedCompiler(Path(args.replay)), ""
     lean = LeanSection(lake=args.lake or os.environ.get("FYAN_LEAN__LAKE", ""), sandbox=args.sandbox,
                        memory_limit_mb=args.memory_mb, build_timeout=max(args.timeout, 60.0),
-                       inspector_dir=os.environ.get("FYAN_LEAN__INSPECTOR_DIR", ""))
+                       inspector_dir=os.environ.get("FYAN_LEAN__INSPECTOR_DIR", ""),
+                       sandbox_readable=args.sandbox_readable or _env_list("FYAN_LEAN__SANDBOX_READABLE"))
     found = discover(lean)
     if found.toolchain is None:
         return None, found.problem or "Lean toolchain not found"

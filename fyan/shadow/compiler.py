@@ -58,7 +58,7 @@ from fyan.lean.diagnostics import Diagnostic, parse_lean_json
 from fyan.sandbox import safefile
 from fyan.lean.inspector import InspectorBuild, InspectorReport, run_inspector
 from fyan.lean.compile import LeanSetup, compile_module
-from fyan.sandbox.runner import Confinement, project_confinement
+from fyan.sandbox.runner import Confinement, project_confinement, toolchain_paths
 from fyan.lean.toolchain import Toolchain
 
 NONCE_PLACEHOLDER = "<FYAN-SHADOW-NONCE>"
@@ -177,7 +177,11 @@ class LeanCompiler(Compiler):
             return project_confinement(self.project_root, [tmp, *writable], toolchain=self.toolchain,
                                        read_only=[self.scratch], extra_readable=[*self.search, *self.setup.readable(),
                                                                                  *readable])
-        return Confinement(writable=(tmp, *writable), read_only=(self.scratch, *self.setup.readable()))
+        # no project: the toolchain's folders and [lean] sandbox_readable, as a project's confinement has
+        return Confinement(writable=(tmp, *writable),
+                           read_only=tuple(dict.fromkeys((self.scratch, *self.search, *self.setup.readable(),
+                                                          *toolchain_paths(getattr(self.toolchain, "lake", None)),
+                                                          *getattr(self.toolchain, "readable", ()), *readable))))
 
     def compile(self, text: str, *, label: str, nonce: str, lookups: Sequence[str] = (),
                 black_box: Sequence[str] = ()) -> CompileOutcome:
