@@ -110,7 +110,8 @@ def test_the_library_rows_cite_mathlibs_source_and_their_effects_decide():
     the declaration's, ``decl_name%``): lemma sets and generator records are admitted, extensions
     holding meta-code (norm_num, positivity) refused with what to do; no danger pattern contradicts
     an admitted row."""
-    library = {n: r for n, r in extensions.ROWS.items() if n not in extensions.LEAN_ROWS}
+    library = {n: r for n, r in extensions.LIBRARY_ROWS.items() if r.source.startswith(extensions.MATHLIB_SOURCE)}
+    assert set(extensions.ROWS) == set(extensions.LEAN_ROWS) | set(extensions.LIBRARY_ROWS)
     assert {"Mathlib.Tactic.GCongr.gcongrExt", "Mathlib.Meta.FunProp.functionTheoremsExt",
             "Mathlib.Tactic.ToAdditive.translations", "simpsAttr", "Simps.structureExt",
             "Mathlib.Meta.NormNum.normNumExt"} <= set(library)
@@ -123,3 +124,40 @@ def test_the_library_rows_cite_mathlibs_source_and_their_effects_decide():
             assert row.effect.key == "meta" and "to do: prove with the existing tactics" in found[0], found
     assert policy.extension_findings([("Mathlib.Tactic.Unread.someExt", 1)])[0].startswith(
         "Mathlib.Tactic.Unread.someExt (1 entry): effect: unknown")
+
+
+def test_the_aesop_and_batteries_rows_cite_their_source_and_their_effects_decide():
+    """Rows read in leanprover-community/aesop and leanprover-community/batteries (each cites its file
+    @ commit and the registering ``initialize``): an Aesop rule set and its simp set are lemma sets
+    (admitted, as ``simpExtension``), its simproc set meta-code (refused, as ``simprocExtension``);
+    Batteries' ``alias``, ``library_note``, ``@[nolint]`` and ``@[trans]`` are admitted, its linters
+    and code actions refused. The name pattern ``builtin`` of ``danger`` matches Aesop's rule set
+    named ``builtin``: the row, not the name, decides."""
+    rows = extensions.LIBRARY_ROWS
+    aesop = {n for n, r in rows.items() if r.source.startswith(extensions.AESOP_SOURCE + ", Aesop/")}
+    batteries = {n for n, r in rows.items() if r.source.startswith(extensions.BATTERIES_SOURCE + ", Batteries/")}
+    assert {"default", "builtin", "aesop_default", "aesop_builtin", "aesop_default_proc",
+            "Aesop.statsExtension"} <= aesop
+    assert {"Batteries.Tactic.Alias.aliasExt", "Batteries.Util.LibraryNote.libraryNoteExt",
+            "Batteries.Tactic.Lint.nolintAttr", "Batteries.Tactic.transExt",
+            "Batteries.Tactic.Lint.batteriesLinterExt"} <= batteries
+    for name in aesop | batteries:
+        assert "`initialize " in rows[name].source or "`private initialize " in rows[name].source, name
+        assert " @ b5b9e2bb: " in rows[name].source or " @ 45f65c8b: " in rows[name].source, name
+    # a module writing Aesop rule-set entries (`@[aesop safe]` on its own lemma) and Batteries bookkeeping passes
+    admitted = [("default", 3), ("aesop_default", 1), ("builtin", 1), ("Batteries.Tactic.Alias.aliasExt", 2),
+                ("Batteries.Util.LibraryNote.libraryNoteExt", 1), ("Batteries.Tactic.Lint.nolintAttr", 1),
+                ("_private.Batteries.Util.ProofWanted.0.wantedArityExt", 1)]
+    assert policy.extension_findings(admitted) == []
+    assert policy.danger("builtin") == "a builtin registration"
+    # the dangerous ones are still refused, naming the row that refuses them
+    refused = policy.extension_findings([("aesop_default_proc", 1), ("Batteries.Tactic.Lint.batteriesLinterExt", 1),
+                                         ("Batteries.CodeAction.tacticCodeActionExt", 1), ("Lean.regularInitAttr", 1),
+                                         ("Aesop.someNewExt", 1)])
+    assert [f.split(" ", 1)[0] for f in refused] == ["aesop_default_proc", "Batteries.Tactic.Lint.batteriesLinterExt",
+                                                     "Batteries.CodeAction.tacticCodeActionExt", "Lean.regularInitAttr",
+                                                     "Aesop.someNewExt"]
+    assert "leanprover-community/aesop, Aesop/Frontend/Extension.lean" in refused[0]
+    assert "effect: unknown" in refused[4]
+    # a project's selftest no longer lists them as unclassified
+    assert extensions.unclassified([*aesop, *batteries, "Aesop.someNewExt"]) == ["Aesop.someNewExt"]

@@ -33,7 +33,10 @@ Sources: the Lean rows (``LEAN_ROWS``) are the extensions the real ``lean`` 4.35
 ``eb6cafb7290e``) registers, each cited by the module of leanprover/lean4 that registers it; the
 library rows cite leanprover-community/mathlib4 (``_MATHLIB_ROWS``: the extensions Mathlib's
 ``@[gcongr]``, ``@[fun_prop]``, ``@[to_additive]``, ``@[simps]``, ``norm_num`` and ``positivity``
-register, each with its file and ``initialize`` line; only what was read there). ``fyan selftest
+register, each with its file and ``initialize`` line), leanprover-community/aesop (``_AESOP_ROWS``:
+the rule sets ``default`` and ``builtin`` and the statistics log) and leanprover-community/batteries
+(``_BATTERIES_ROWS``: ``alias``, ``library_note``, ``@[nolint]``, ``@[trans]``, linters and code
+actions); only what was read there, not run (no Mathlib in Fyan's tests). ``fyan selftest
 <project>`` lists the rest of a project's dependencies' extensions from its own Lake package, and
 compiles Mathlib controls there, until a row or the allow-list covers them.
 """
@@ -335,6 +338,43 @@ Simps.structureExt | generator | Mathlib/Tactic/Simps/Basic.lean: `namespace Sim
 Mathlib.Meta.NormNum.normNumExt | meta | Mathlib/Tactic/NormNum/Core.lean: `initialize normNumExt` (norm_num extensions: meta-code)
 Mathlib.Meta.Positivity.positivityExt | meta | Mathlib/Tactic/Positivity/Core.lean: `initialize positivityExt` (positivity extensions: meta-code)
 """
+#: rows of Aesop (leanprover-community/aesop @ b5b9e2bb, 2026-06-17), which every Mathlib project
+#: requires. A rule set ``<rs>`` is three extensions ``declareRuleSetUnchecked`` registers
+#: (Aesop/Frontend/Extension.lean: ``registerSimpleScopedEnvExtension $ extensionDescr rsName`` named
+#: ``rsName``; ``registerSimpAttr simpExtName (ref := simpExtName)`` with ``aesop_<rs>``;
+#: ``Simp.registerSimprocAttr simprocExtName (name := simprocExtName)`` with ``aesop_<rs>_proc``);
+#: Aesop's ``initialize builtinRuleSetNames.forM (declareRuleSetUnchecked …)`` declares ``default`` and
+#: ``builtin`` (Aesop/RuleSet/Name.lean). The rule-set entries are rules proof search applies inside
+#: proofs the kernel checks (as the simp sets: lemmas); the simproc set holds meta-code (refused, as
+#: ``Lean.Meta.Simp.simprocExtension``). ``declare_aesop_rule_sets`` elaborates to ``meta initialize``
+#: (Aesop/Frontend/Command.lean), refused with Lean's init attribute; rule sets Mathlib declares that
+#: way are named by Mathlib and are not rows here (``fyan selftest`` lists them).
+_AESOP_ROWS = """
+default | lemmas | Aesop/Frontend/Extension.lean @ b5b9e2bb: `initialize builtinRuleSetNames.forM (declareRuleSetUnchecked …)` (rule set `default`: `registerSimpleScopedEnvExtension $ extensionDescr rsName`)
+builtin | lemmas | Aesop/Frontend/Extension.lean @ b5b9e2bb: `initialize builtinRuleSetNames.forM (declareRuleSetUnchecked …)` (rule set `builtin`: `registerSimpleScopedEnvExtension $ extensionDescr rsName`)
+aesop_default | lemmas | Aesop/Frontend/Extension.lean @ b5b9e2bb: `initialize builtinRuleSetNames.forM (declareRuleSetUnchecked …)` (`registerSimpAttr simpExtName`: the simp lemmas of rule set `default`)
+aesop_builtin | lemmas | Aesop/Frontend/Extension.lean @ b5b9e2bb: `initialize builtinRuleSetNames.forM (declareRuleSetUnchecked …)` (`registerSimpAttr simpExtName`: the simp lemmas of rule set `builtin`)
+aesop_default_proc | meta | Aesop/Frontend/Extension.lean @ b5b9e2bb: `initialize builtinRuleSetNames.forM (declareRuleSetUnchecked …)` (`Simp.registerSimprocAttr`: simprocs, meta-code)
+aesop_builtin_proc | meta | Aesop/Frontend/Extension.lean @ b5b9e2bb: `initialize builtinRuleSetNames.forM (declareRuleSetUnchecked …)` (`Simp.registerSimprocAttr`: simprocs, meta-code)
+Aesop.statsExtension | linter | Aesop/Stats/Extension.lean @ b5b9e2bb: `initialize statsExtension : StatsExtension ← registerSimplePersistentEnvExtension` (search statistics, a log)
+"""
+#: rows of Batteries (leanprover-community/batteries @ 45f65c8b, 2026-08-08), which every Mathlib
+#: project requires; each names its file and ``initialize`` (namespace of the file at that line)
+_BATTERIES_ROWS = """
+Batteries.Tactic.Alias.aliasExt | source | Batteries/Tactic/Alias.lean @ 45f65c8b: `initialize aliasExt : MapDeclarationExtension AliasInfo ← mkMapDeclarationExtension` (what `alias` declared: the alias itself is an elaborated, kernel-checked declaration)
+Batteries.Util.LibraryNote.libraryNoteExt | docs | Batteries/Util/LibraryNote.lean @ 45f65c8b: `initialize libraryNoteExt … ← registerSimplePersistentEnvExtension` (`library_note` texts)
+Batteries.Tactic.Lint.nolintAttr | linter | Batteries/Tactic/Lint/Basic.lean @ 45f65c8b: `initialize nolintAttr : ParametricAttribute (Array Name) ← registerParametricAttribute` (`@[nolint]`, own declarations only)
+Batteries.Linter.UnnecessarySeqFocus.multigoalAttr | linter | Batteries/Linter/UnnecessarySeqFocus.lean @ 45f65c8b: `initialize multigoalAttr : TagAttributeExtra ← registerTagAttributeExtra` (linter configuration)
+Batteries.machineApplicableDeprecated | source | Batteries/CodeAction/Deprecated.lean @ 45f65c8b: `initialize machineApplicableDeprecated : TagDeclarationExtension ← mkTagDeclarationExtension` (deprecations marked for automatic replacement)
+_private.Batteries.Util.ProofWanted.0.wantedInstancesExt | source | Batteries/Util/ProofWanted.lean @ 45f65c8b: `private initialize wantedInstancesExt … ← registerSimplePersistentEnvExtension` (file-local: `addImportedFn := fun _ => #[]`)
+_private.Batteries.Util.ProofWanted.0.wantedArityExt | source | Batteries/Util/ProofWanted.lean @ 45f65c8b: `private initialize wantedArityExt … ← registerSimplePersistentEnvExtension` (file-local: `addImportedFn := fun _ => {}`)
+Batteries.Tactic.transExt | lemmas | Batteries/Tactic/Trans.lean @ 45f65c8b: `initialize transExt … ← registerSimpleScopedEnvExtension` (`@[trans]` lemmas the `trans` tactic uses)
+Batteries.Tactic.Lint.batteriesLinterExt | meta | Batteries/Tactic/Lint/Basic.lean @ 45f65c8b: `initialize batteriesLinterExt … ← registerSimplePersistentEnvExtension` (`@[env_linter]`: linters, meta-code run by `#lint`)
+Batteries.CodeAction.tacticSeqCodeActionExt | meta | Batteries/CodeAction/Attr.lean @ 45f65c8b: `initialize tacticSeqCodeActionExt … ← registerPersistentEnvExtension` (code actions, meta-code run in the editor)
+Batteries.CodeAction.tacticCodeActionExt | meta | Batteries/CodeAction/Attr.lean @ 45f65c8b: `initialize tacticCodeActionExt … ← registerPersistentEnvExtension` (code actions, meta-code run in the editor)
+"""
+AESOP_SOURCE = "leanprover-community/aesop"
+BATTERIES_SOURCE = "leanprover-community/batteries"
 #: where the library rows were read: each row names the file and its registering line; the
 #: extension's name is the ``initialize`` declaration's (``decl_name%``, also through Batteries'
 #: ``registerNameMapExtension (name := by exact decl_name%)`` and ``NameMapAttributeImpl.ref``,
@@ -343,7 +383,10 @@ MATHLIB_SOURCE = "leanprover-community/mathlib4"
 
 #: the rows of Lean itself (complete for ``LEAN_SOURCE``: tests/test_extension_registry.py)
 LEAN_ROWS: dict[str, Row] = _rows(_LEAN_ROWS, LEAN_SOURCE)
-ROWS: dict[str, Row] = {**LEAN_ROWS, **_rows(_MATHLIB_ROWS, MATHLIB_SOURCE)}
+#: the rows of the libraries every Mathlib project requires (read in their source, not run here)
+LIBRARY_ROWS: dict[str, Row] = {**_rows(_MATHLIB_ROWS, MATHLIB_SOURCE), **_rows(_AESOP_ROWS, AESOP_SOURCE),
+                                **_rows(_BATTERIES_ROWS, BATTERIES_SOURCE)}
+ROWS: dict[str, Row] = {**LEAN_ROWS, **LIBRARY_ROWS}
 
 _PRIVATE_PREFIX = re.compile(r"^_private\.((?:[^.]+\.)*?)0\.")
 
