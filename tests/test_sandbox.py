@@ -268,10 +268,10 @@ def test_the_process_group_ends_with_the_command_even_after_a_normal_exit(tmp_pa
     if sandbox == "require" and BWRAP is None:
         pytest.skip(f"no usable bubblewrap here: {WHY}")
     late = tmp_path / "late.txt"
-    result = run_process(["/bin/sh", "-c", f"(sleep 2; echo late > {late}) & echo started"], cwd=tmp_path,
+    result = run_process(["/bin/sh", "-c", f"(sleep 1; echo late > {late}) & echo started"], cwd=tmp_path,
                          timeout_s=30, sandbox=sandbox)
     assert result.ok and "started" in result.output
-    time.sleep(2.8)
+    time.sleep(1.8)  # 0.8 s past the moment the child would have written
     assert not late.exists()  # the child left behind died with the command's process group
 
 
@@ -302,7 +302,7 @@ def test_unconfined_a_setsid_child_ends_with_the_command(tmp_path, monkeypatch, 
         result = run_process(["/bin/sh", "-c", script], cwd=tmp_path, timeout_s=2 if ending == "timeout" else 30,
                              sandbox="off")
         assert "started" in result.output and result.timed_out == (ending == "timeout"), result
-        time.sleep(delay + 3)
+        time.sleep(delay + 1.5)  # past the child's first write (at delay + 0.5 s after it started)
         assert not late.exists() and leftover_processes(str(tmp_path)) == []
     finally:
         for pid in leftover_processes(str(tmp_path)):  # only what this test started, by id
