@@ -46,7 +46,7 @@ def test_every_row_cites_a_source_and_an_existing_test():
         claim, where, says, source, test = cells
         assert where.startswith("`") and says, cells
         # Lean's source, a real run, or a library's file read at a commit (mathlib4's `Mathlib/…`)
-        assert re.search(r"src/|real 4\.35|README|unknown|lean-samples|lean4#\d+|mathlib4 Mathlib/\S+ @ [0-9a-f]{8}|hanwenzhu/LeanArchitect",
+        assert re.search(r"src/|real 4\.35|README|unknown|lean-samples|lean4#\d+|mathlib4 Mathlib/\S+ @ [0-9a-f]{8}|hanwenzhu/LeanArchitect|leanprover-community/(aesop|batteries) [^@]+ @ [0-9a-f]{8}",
                          source), f"no source: {cells}"
         named = _TEST_REF.findall(test)
         assert named or "unknown" in test or "tests/cheats/" in test or "fyan selftest" in test, cells
