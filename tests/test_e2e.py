@@ -154,12 +154,14 @@ def test_rerun_after_installing_lean_resumes_without_redoing_work(example, no_la
                                                                   double_selftest):
     assert main(["run", str(example), "--json"]) == 3
     capsys.readouterr()
-    from tests.conftest import FakeLake, instrument_confinements
+    from tests.conftest import DOUBLE_READABLE, FakeLake, instrument_confinements
 
     fake = FakeLake(tmp_path)
     monkeypatch.setenv("FYAN_LEAN__LAKE", str(fake.path))
     monkeypatch.setenv("FYAN_LEAN__SANDBOX", "auto")  # as in the fake_lake fixture
     instrument_confinements(monkeypatch, fake.instruments)
+    # the double's interpreter and sources, which a checkout under /tmp or home keeps hidden
+    monkeypatch.setenv("FYAN_LEAN__SANDBOX_READABLE", json.dumps(DOUBLE_READABLE))
     monkeypatch.delenv("FYAN_FAKE_SCENARIO", raising=False)
     code, summary = run_json(capsys, "run", str(example))
     assert code == 0 and summary["counts"] == {"complete": 11}, summary.get("blocked")
